@@ -1,0 +1,7 @@
+"""``python -m spacy_el`` commands. Each command lives in its own module and registers itself on import."""
+from ._app import app, kb_app
+
+# Importing the command modules registers their commands on the apps above.
+from . import kb  # noqa: E402,F401
+
+__all__ = ["app", "kb_app"]

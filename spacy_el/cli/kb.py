@@ -1,0 +1,86 @@
+"""``python -m spacy_el kb build|info|lookup``."""
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from ._app import kb_app
+
+VECTORS_HELP = "'compute' to encode name + description with --encoder, or a .npy file of shape (n_entities, dim)"
+INDEX_HELP = "FAISS factory string for a dense index over the vectors: Flat, HNSW32, IVF4096,PQ48, ..."
+
+
+@kb_app.command("build")
+def build_cli(
+    entities_path: Path = typer.Argument(..., help="Entities JSONL (see README: KB JSONL schema)", exists=True, dir_okay=False),
+    aliases_path: Path = typer.Argument(..., help="Aliases JSONL (see README: KB JSONL schema)", exists=True, dir_okay=False),
+    output_dir: Path = typer.Argument(..., help="Directory to write the KB to"),
+    vectors: Optional[str] = typer.Option(None, "--vectors", "-v", help=VECTORS_HELP),
+    index: Optional[str] = typer.Option(None, "--index", "-i", help=INDEX_HELP),
+    encoder: Optional[str] = typer.Option(None, "--encoder", "-e", help="Local Hugging Face model path (default: packaged MiniLM)"),
+    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Encoder batch size"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to encode on; -1 for CPU"),
+    title_aliases: bool = typer.Option(False, "--title-aliases", help="Also add each entity name as an alias"),
+    fuzzy: bool = typer.Option(True, "--fuzzy/--no-fuzzy", help="Build the trigram index for fuzzy lookup"),
+    drop_unknown: bool = typer.Option(False, "--drop-unknown", help="Drop (and count) alias candidates naming unknown entities instead of failing"),
+) -> None:
+    """Build a KB from entity and alias JSONL files, optionally with vectors and a FAISS index."""
+    from ..kb.build_steps import attach_dense_index, attach_vectors
+    from ..kb.builder import KBBuilder
+
+    builder = KBBuilder.from_jsonl(entities_path, aliases_path)
+    if title_aliases:
+        builder.add_title_aliases()
+    kb = builder.build(fuzzy=fuzzy, drop_unknown=drop_unknown, progress=True)
+    msg.good(f"Built KB: {kb.n_entities} entities, {kb.n_aliases} aliases")
+    if vectors is not None:
+        attach_vectors(kb, vectors, encoder=encoder, batch_size=batch_size, gpu_id=gpu_id)
+        msg.good(f"Entity vectors: {kb.entities.vector_dim} dimensions")
+    if index is not None:
+        attach_dense_index(kb, index)
+        msg.good(f"Dense index: {index}")
+    kb.to_disk(output_dir)
+    msg.good(f"Saved KB to {output_dir}")
+
+
+@kb_app.command("info")
+def info_cli(kb_dir: Path = typer.Argument(..., help="KB directory", exists=True, file_okay=False)) -> None:
+    """Print a KB's size, settings and memory use."""
+    from ..kb import ElKnowledgeBase
+
+    kb = ElKnowledgeBase.load(kb_dir)
+    usage = kb.memory_usage()
+    rows = [
+        ("entities", kb.n_entities),
+        ("aliases", kb.n_aliases),
+        ("entity vector dim", kb.entities.vector_dim or "none"),
+        ("dense index", f"{kb.dense_index.factory} ({kb.dense_index.ntotal})" if kb.dense_index is not None else "none"),
+        ("types", len(kb.entities.type_names)),
+        ("fuzzy lookup", kb.aliases.fuzzy_index is not None),
+        ("top_k", kb.settings.top_k),
+        ("array bytes", sum(usage.values())),
+    ]
+    msg.table(rows, header=("KB", str(kb_dir)), divider=True)
+    msg.table(sorted(usage.items()), header=("component", "bytes"), divider=True)
+
+
+@kb_app.command("lookup")
+def lookup_cli(
+    alias: str = typer.Argument(..., help="Mention text to look up"),
+    kb_dir: Path = typer.Option(Path("kb/demo"), "--kb", "-k", help="KB directory", exists=True, file_okay=False),
+    top_k: int = typer.Option(10, "--top-k", "-n", help="Number of candidates to show"),
+) -> None:
+    """Show the candidates of a mention: exact, then normalised, then fuzzy match."""
+    from ..kb import ElKnowledgeBase
+
+    kb = ElKnowledgeBase.load(kb_dir)
+    hits = kb.lookup(alias, top_k=top_k)
+    if not hits:
+        msg.warn(f"No candidates for {alias!r}")
+        return
+    rows = []
+    for hit in hits:
+        info = kb.entity_at(hit.entity_row)
+        rows.append((hit.entity_id, f"{hit.prior:.3f}", hit.match, f"{hit.score:.2f}", hit.alias, info.description[:60]))
+    msg.table(rows, header=("entity", "prior", "match", "score", "alias", "description"), divider=True)

@@ -1,0 +1,1 @@
+"""Populated by later issues; see the README for the layout."""

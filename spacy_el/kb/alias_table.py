@@ -1,0 +1,190 @@
+"""Alias table: alias -> candidate entities with prior p(e|m), looked up in three tiers.
+
+1. exact: the alias string as given;
+2. normalised: case, diacritics, punctuation, a leading "The" and possessives folded (``normalize_alias``);
+3. fuzzy: character-trigram Dice similarity over normalised aliases (optional).
+
+The first tier that finds any alias wins; candidates of all aliases matched in that tier are merged.
+"""
+from typing import Dict, List, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from .ngram_index import NgramIndex
+from .normalize import normalize_alias
+from .string_array import HashIndex, StringArray
+
+MATCH_EXACT = "exact"
+MATCH_NORMALIZED = "normalized"
+MATCH_FUZZY = "fuzzy"
+
+
+class CandidateHit(NamedTuple):
+    """One candidate entity for a queried mention.
+
+    entity_id: the KB id. entity_row: its row in the entity store. prior: p(e|alias) of the matched alias.
+    alias: the KB alias that matched. match: "exact", "normalized" or "fuzzy". score: the match quality
+    (1.0 for exact and normalised matches, the trigram Dice coefficient for fuzzy ones).
+    """
+
+    entity_id: str
+    entity_row: int
+    prior: float
+    alias: str
+    match: str
+    score: float
+
+
+class AliasTable:
+    """Aliases and their candidates in CSR form.
+
+    aliases (StringArray): n aliases.
+    cand_offsets (np.ndarray): int64 (n + 1,); alias i's candidates are positions cand_offsets[i]:cand_offsets[i+1].
+    cand_entities (np.ndarray): int32 (C,), entity rows, sorted by descending prior within each alias.
+    cand_priors (np.ndarray): float32 (C,), p(e|alias) in [0, 1].
+    exact_index, normalized_index (HashIndex): alias string / normalised alias -> alias rows.
+    fuzzy_index (Optional[NgramIndex]): trigram index over normalised aliases, None when disabled.
+    """
+
+    def __init__(
+        self,
+        aliases: StringArray,
+        cand_offsets: np.ndarray,
+        cand_entities: np.ndarray,
+        cand_priors: np.ndarray,
+        exact_index: HashIndex,
+        normalized_index: HashIndex,
+        fuzzy_index: Optional[NgramIndex],
+    ) -> None:
+        self.aliases = aliases
+        self.cand_offsets = cand_offsets
+        self.cand_entities = cand_entities
+        self.cand_priors = cand_priors
+        self.exact_index = exact_index
+        self.normalized_index = normalized_index
+        self.fuzzy_index = fuzzy_index
+
+    @classmethod
+    def build(
+        cls,
+        aliases: Sequence[str],
+        cand_offsets: np.ndarray,
+        cand_entities: np.ndarray,
+        cand_priors: np.ndarray,
+        fuzzy: bool = True,
+    ) -> "AliasTable":
+        """Build from CSR candidate arrays; candidates are re-sorted by descending prior per alias."""
+        n = len(aliases)
+        owners = np.repeat(np.arange(n, dtype=np.int64), np.diff(cand_offsets))
+        order = np.lexsort((-cand_priors.astype(np.float64), owners))
+        normalized = [normalize_alias(a) for a in aliases]
+        return cls(
+            aliases=StringArray.from_strings(aliases),
+            cand_offsets=cand_offsets.astype(np.int64),
+            cand_entities=cand_entities[order].astype(np.int32),
+            cand_priors=cand_priors[order].astype(np.float32),
+            exact_index=HashIndex.build(aliases),
+            normalized_index=HashIndex.build(normalized),
+            fuzzy_index=NgramIndex.build(normalized) if fuzzy else None,
+        )
+
+    def __len__(self) -> int:
+        return len(self.aliases)
+
+    def exact_rows(self, alias: str) -> List[int]:
+        return [int(r) for r in self.exact_index.candidate_rows(alias) if self.aliases[int(r)] == alias]
+
+    def normalized_rows(self, normalized: str) -> List[int]:
+        rows = self.normalized_index.candidate_rows(normalized)
+        return [int(r) for r in rows if normalize_alias(self.aliases[int(r)]) == normalized]
+
+    def candidates_of(self, row: int) -> "tuple[np.ndarray, np.ndarray]":
+        """(entity rows int32 (c,), priors float32 (c,)) of alias ``row``, best prior first."""
+        start, end = self.cand_offsets[row], self.cand_offsets[row + 1]
+        return self.cand_entities[start:end], self.cand_priors[start:end]
+
+    def match(
+        self, text: str, *, fuzzy: bool, fuzzy_min_score: float, fuzzy_max_aliases: int
+    ) -> "tuple[str, List[tuple[int, float]]]":
+        """Find the alias rows matching ``text`` in the first tier that has any.
+
+        RETURNS: (tier name, [(alias row, match score), ...]); ("", []) when nothing matches.
+        """
+        rows = self.exact_rows(text)
+        if rows:
+            return MATCH_EXACT, [(r, 1.0) for r in rows]
+        normalized = normalize_alias(text)
+        if not normalized:
+            return "", []
+        rows = self.normalized_rows(normalized)
+        if rows:
+            return MATCH_NORMALIZED, [(r, 1.0) for r in rows]
+        if fuzzy and self.fuzzy_index is not None:
+            found = self.fuzzy_index.search(normalized, min_score=fuzzy_min_score, max_results=fuzzy_max_aliases)
+            if found:
+                return MATCH_FUZZY, found
+        return "", []
+
+    def to_arrays(self) -> Dict[str, np.ndarray]:
+        arrays: Dict[str, np.ndarray] = {}
+        arrays.update(self.aliases.to_arrays("aliases.strings"))
+        arrays["aliases.cand_offsets"] = self.cand_offsets
+        arrays["aliases.cand_entities"] = self.cand_entities
+        arrays["aliases.cand_priors"] = self.cand_priors
+        arrays.update(self.exact_index.to_arrays("aliases.exact_index"))
+        arrays.update(self.normalized_index.to_arrays("aliases.normalized_index"))
+        if self.fuzzy_index is not None:
+            arrays.update(self.fuzzy_index.to_arrays("aliases.fuzzy_index"))
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, arrays: Dict[str, np.ndarray]) -> "AliasTable":
+        has_fuzzy = "aliases.fuzzy_index.postings" in arrays
+        return cls(
+            aliases=StringArray.from_arrays(arrays, "aliases.strings"),
+            cand_offsets=arrays["aliases.cand_offsets"],
+            cand_entities=arrays["aliases.cand_entities"],
+            cand_priors=arrays["aliases.cand_priors"],
+            exact_index=HashIndex.from_arrays(arrays, "aliases.exact_index"),
+            normalized_index=HashIndex.from_arrays(arrays, "aliases.normalized_index"),
+            fuzzy_index=NgramIndex.from_arrays(arrays, "aliases.fuzzy_index") if has_fuzzy else None,
+        )
+
+    def validate(self, n_entities: int) -> Dict[str, str]:
+        """Structural problems by array name (empty when consistent)."""
+        n = len(self.aliases)
+        problems: Dict[str, str] = {}
+        problem = self.aliases.validate()
+        if problem:
+            problems["aliases.strings"] = problem
+        offsets = self.cand_offsets
+        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(self.cand_entities):
+            problems["aliases.cand_offsets"] = "does not match the number of aliases and candidates"
+        elif n and bool(np.any(np.diff(offsets) < 0)):
+            problems["aliases.cand_offsets"] = "offsets are not non-decreasing"
+        if self.cand_priors.shape != self.cand_entities.shape:
+            problems["aliases.cand_priors"] = "shape differs from aliases.cand_entities"
+        elif len(self.cand_priors) and not bool(np.all((self.cand_priors >= 0) & (self.cand_priors <= 1))):
+            problems["aliases.cand_priors"] = "priors outside [0, 1]"
+        if len(self.cand_entities) and (
+            int(self.cand_entities.min()) < 0 or int(self.cand_entities.max()) >= n_entities
+        ):
+            problems["aliases.cand_entities"] = f"entity rows out of range [0, {n_entities})"
+        for name, index in (("exact_index", self.exact_index), ("normalized_index", self.normalized_index)):
+            problem = index.validate(n)
+            if problem:
+                problems[f"aliases.{name}"] = problem
+        if self.fuzzy_index is not None:
+            problem = self.fuzzy_index.validate(n)
+            if problem:
+                problems["aliases.fuzzy_index"] = problem
+        return problems
+
+    def memory_usage(self) -> Dict[str, int]:
+        return {
+            "alias_strings": self.aliases.nbytes,
+            "alias_candidates": int(self.cand_offsets.nbytes + self.cand_entities.nbytes + self.cand_priors.nbytes),
+            "alias_exact_index": self.exact_index.nbytes,
+            "alias_normalized_index": self.normalized_index.nbytes,
+            "alias_fuzzy_index": 0 if self.fuzzy_index is None else self.fuzzy_index.nbytes,
+        }

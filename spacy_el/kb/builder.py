@@ -1,0 +1,245 @@
+"""``KBBuilder``: collect entities and aliases (from Python or JSONL), validate them, build the KB."""
+import math
+from pathlib import Path
+from typing import Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import srsly
+from spacy.vocab import Vocab
+from tqdm import tqdm
+from wasabi import msg
+
+from .alias_table import AliasTable
+from .entity_store import EntityStore
+from .knowledge_base import ElKnowledgeBase, LookupSettings
+
+OnDuplicate = Literal["error", "max", "replace"]
+
+
+class KBBuilder:
+    """Accumulate entities and aliases, then ``build()`` an ``ElKnowledgeBase``.
+
+    Bad input raises a ``ValueError`` that names the offending entity or alias; nothing is dropped
+    silently (``build(drop_unknown=True)`` drops candidates that name unknown entities and reports how many).
+    """
+
+    def __init__(self) -> None:
+        self._ids: List[str] = []
+        self._row_of: Dict[str, int] = {}
+        self._names: List[str] = []
+        self._descriptions: List[str] = []
+        self._types: List[Tuple[str, ...]] = []
+        self._frequencies: List[float] = []
+        self._vectors: List[Optional[List[float]]] = []
+        self._aliases: Dict[str, Dict[str, float]] = {}
+
+    @property
+    def n_entities(self) -> int:
+        return len(self._ids)
+
+    @property
+    def n_aliases(self) -> int:
+        return len(self._aliases)
+
+    def add_entity(
+        self,
+        entity_id: str,
+        name: Optional[str] = None,
+        description: str = "",
+        types: Sequence[str] = (),
+        frequency: float = 0.0,
+        vector: Optional[Sequence[float]] = None,
+    ) -> None:
+        if not isinstance(entity_id, str) or not entity_id.strip():
+            raise ValueError(f"[spacy_el] Entity ids must be non-empty strings, got {entity_id!r}.")
+        if entity_id in self._row_of:
+            raise ValueError(f"[spacy_el] Entity {entity_id!r} was added twice; entity ids must be unique.")
+        frequency = float(frequency)
+        if not math.isfinite(frequency) or frequency < 0:
+            raise ValueError(f"[spacy_el] Entity {entity_id!r} has frequency {frequency}; it must be >= 0.")
+        if isinstance(types, str):
+            raise ValueError(f"[spacy_el] Entity {entity_id!r}: 'types' must be a list of strings, not a string.")
+        self._row_of[entity_id] = len(self._ids)
+        self._ids.append(entity_id)
+        self._names.append(name if name else entity_id)
+        self._descriptions.append(description or "")
+        self._types.append(tuple(str(t) for t in types))
+        self._frequencies.append(frequency)
+        self._vectors.append(list(vector) if vector is not None else None)
+
+    def add_alias(
+        self, alias: str, entity_ids: Sequence[str], priors: Sequence[float], on_duplicate: OnDuplicate = "error"
+    ) -> None:
+        """Add an alias with its candidates and their priors p(entity | alias) in [0, 1].
+
+        on_duplicate: what to do when the alias exists: "error", "max" (keep each entity's larger prior,
+        useful when merging alias sources) or "replace".
+        """
+        if not isinstance(alias, str) or not alias:
+            raise ValueError(f"[spacy_el] Aliases must be non-empty strings, got {alias!r}.")
+        if len(entity_ids) != len(priors):
+            raise ValueError(
+                f"[spacy_el] Alias {alias!r}: {len(entity_ids)} entities but {len(priors)} priors; give one prior per entity."
+            )
+        candidates: Dict[str, float] = {}
+        for entity_id, prior in zip(entity_ids, priors):
+            prior = float(prior)
+            if not (0.0 <= prior <= 1.0):
+                raise ValueError(f"[spacy_el] Alias {alias!r}: prior {prior} for {entity_id!r} is outside [0, 1].")
+            candidates[entity_id] = max(prior, candidates.get(entity_id, 0.0))
+        existing = self._aliases.get(alias)
+        if existing is not None and on_duplicate == "error":
+            raise ValueError(
+                f"[spacy_el] Alias {alias!r} was added twice. Merge its candidates first, or pass "
+                "on_duplicate='max' or 'replace'."
+            )
+        if existing is not None and on_duplicate == "max":
+            for entity_id, prior in candidates.items():
+                existing[entity_id] = max(prior, existing.get(entity_id, 0.0))
+        else:
+            self._aliases[alias] = candidates
+
+    def add_title_aliases(self) -> None:
+        """Add every entity's name as an alias (prior 1/k when k entities share the name), merging by max."""
+        by_name: Dict[str, List[str]] = {}
+        for entity_id, name in zip(self._ids, self._names):
+            by_name.setdefault(name, []).append(entity_id)
+        for name, ids in by_name.items():
+            self.add_alias(name, ids, [1.0 / len(ids)] * len(ids), on_duplicate="max")
+
+    def build(
+        self,
+        vocab: Optional[Vocab] = None,
+        *,
+        fuzzy: bool = True,
+        settings: Optional[LookupSettings] = None,
+        drop_unknown: bool = False,
+        progress: bool = False,
+    ) -> ElKnowledgeBase:
+        vectors = self._vector_matrix()
+        entities = EntityStore.build(
+            self._ids, self._names, self._descriptions, self._types, self._frequencies, vectors
+        )
+        alias_strings: List[str] = []
+        offsets = [0]
+        cand_rows: List[int] = []
+        cand_priors: List[float] = []
+        unknown = 0
+        items = tqdm(self._aliases.items(), total=len(self._aliases), desc="aliases", disable=not progress)
+        for alias, candidates in items:
+            rows = []
+            for entity_id, prior in candidates.items():
+                row = self._row_of.get(entity_id)
+                if row is None:
+                    if not drop_unknown:
+                        raise ValueError(
+                            f"[spacy_el] Alias {alias!r} names entity {entity_id!r}, which is not in the KB. "
+                            "Add the entity, or build with drop_unknown=True (--drop-unknown) to drop such candidates."
+                        )
+                    unknown += 1
+                    continue
+                rows.append((row, prior))
+            if not rows:
+                continue
+            alias_strings.append(alias)
+            cand_rows.extend(r for r, _ in rows)
+            cand_priors.extend(p for _, p in rows)
+            offsets.append(len(cand_rows))
+        if unknown:
+            msg.warn(f"Dropped {unknown} alias candidates that name entities not in the KB.")
+        aliases = AliasTable.build(
+            alias_strings,
+            np.asarray(offsets, dtype=np.int64),
+            np.asarray(cand_rows, dtype=np.int32),
+            np.asarray(cand_priors, dtype=np.float32),
+            fuzzy=fuzzy,
+        )
+        vector_length = entities.vector_dim
+        return ElKnowledgeBase(
+            vocab if vocab is not None else Vocab(),
+            vector_length,
+            entities=entities,
+            aliases=aliases,
+            settings=settings or LookupSettings(fuzzy=fuzzy),
+        )
+
+    def _vector_matrix(self) -> Optional[np.ndarray]:
+        given = [v for v in self._vectors if v is not None]
+        if not given:
+            return None
+        if len(given) != len(self._vectors):
+            missing = next(i for i, v in enumerate(self._vectors) if v is None)
+            raise ValueError(
+                f"[spacy_el] {len(given)} of {len(self._vectors)} entities have vectors (e.g. {self._ids[missing]!r} "
+                "has none). Give every entity a vector, or none and compute them with `kb build --vectors`."
+            )
+        dims = {len(v) for v in given}
+        if len(dims) != 1:
+            raise ValueError(f"[spacy_el] Entity vectors have different lengths {sorted(dims)}; they must all match.")
+        matrix = np.asarray(given, dtype=np.float32)
+        if not np.all(np.isfinite(matrix)):
+            raise ValueError("[spacy_el] Entity vectors contain NaN or infinite values.")
+        return matrix
+
+    # -- JSONL ------------------------------------------------------------------------------------
+    def read_entities_jsonl(self, path: Union[str, Path], progress: bool = True) -> None:
+        """Read entities; one JSON object per line: {"id", "name"?, "description"?, "types"?, "frequency"?, "vector"?}."""
+        for line_no, record in _iter_jsonl(path, "entities", progress):
+            if "id" not in record:
+                raise ValueError(f"[spacy_el] {path}:{line_no}: entity record has no 'id'.")
+            try:
+                self.add_entity(
+                    record["id"],
+                    name=record.get("name"),
+                    description=record.get("description") or "",
+                    types=record.get("types") or (),
+                    frequency=record.get("frequency", 0.0),
+                    vector=record.get("vector"),
+                )
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"[spacy_el] {path}:{line_no}: {err}") from err
+
+    def read_aliases_jsonl(
+        self, path: Union[str, Path], progress: bool = True, on_duplicate: OnDuplicate = "error"
+    ) -> None:
+        """Read aliases; one JSON object per line: {"alias": str, "candidates": [[entity_id, prior], ...]}."""
+        for line_no, record in _iter_jsonl(path, "aliases", progress):
+            try:
+                alias, candidates = record["alias"], record["candidates"]
+                ids = [c[0] for c in candidates]
+                priors = [c[1] for c in candidates]
+                self.add_alias(alias, ids, priors, on_duplicate=on_duplicate)
+            except (KeyError, IndexError, TypeError) as err:
+                raise ValueError(
+                    f"[spacy_el] {path}:{line_no}: expected {{\"alias\": str, \"candidates\": [[entity_id, prior], ...]}} "
+                    f"({type(err).__name__}: {err})."
+                ) from err
+            except ValueError as err:
+                raise ValueError(f"[spacy_el] {path}:{line_no}: {err}") from err
+
+    @classmethod
+    def from_jsonl(
+        cls, entities_path: Union[str, Path], aliases_path: Optional[Union[str, Path]] = None, progress: bool = True
+    ) -> "KBBuilder":
+        builder = cls()
+        builder.read_entities_jsonl(entities_path, progress=progress)
+        if aliases_path is not None:
+            builder.read_aliases_jsonl(aliases_path, progress=progress)
+        return builder
+
+
+def _iter_jsonl(path: Union[str, Path], what: str, progress: bool) -> Iterator[Tuple[int, dict]]:
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"[spacy_el] {what} file not found: {path}")
+    with path.open(encoding="utf8") as f:
+        for line_no, line in enumerate(tqdm(f, desc=f"reading {what}", unit=" lines", disable=not progress), 1):
+            if not line.strip():
+                continue
+            try:
+                record = srsly.json_loads(line)
+            except ValueError as err:
+                raise ValueError(f"[spacy_el] {path}:{line_no}: invalid JSON ({err}).") from err
+            if not isinstance(record, dict):
+                raise ValueError(f"[spacy_el] {path}:{line_no}: expected a JSON object.")
+            yield line_no, record

@@ -1,0 +1,320 @@
+"""``ElKnowledgeBase``: the KB every spacy_el component shares, and a drop-in spaCy ``KnowledgeBase``."""
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+from spacy.kb import Candidate, KnowledgeBase
+from spacy.tokens import Span
+from spacy.util import SimpleFrozenList, ensure_path
+from spacy.vocab import Vocab
+
+from .alias_table import AliasTable, CandidateHit
+from .entity_store import EntityStore
+from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
+
+DENSE_INDEX_FILE = "dense.faiss"
+
+
+@dataclass
+class LookupSettings:
+    """How candidates are looked up. Stored with the KB and overridable per call.
+
+    top_k: keep at most this many candidates per mention, best prior first (None: all).
+    fuzzy: whether the trigram tier runs when exact and normalised lookups find nothing.
+    fuzzy_min_score: minimum trigram Dice coefficient for a fuzzy alias match.
+    fuzzy_max_aliases: at most this many fuzzy-matched aliases contribute candidates.
+    """
+
+    top_k: Optional[int] = None
+    fuzzy: bool = True
+    fuzzy_min_score: float = 0.5
+    fuzzy_max_aliases: int = 5
+
+    def __post_init__(self) -> None:
+        if self.top_k is not None and self.top_k < 1:
+            raise ValueError(f"[spacy_el] top_k must be None or >= 1, got {self.top_k}.")
+        if not 0.0 < self.fuzzy_min_score <= 1.0:
+            raise ValueError(f"[spacy_el] fuzzy_min_score must be in (0, 1], got {self.fuzzy_min_score}.")
+        if self.fuzzy_max_aliases < 1:
+            raise ValueError(f"[spacy_el] fuzzy_max_aliases must be >= 1, got {self.fuzzy_max_aliases}.")
+
+
+class EntityInfo(NamedTuple):
+    id: str
+    name: str
+    description: str
+    types: List[str]
+    frequency: float
+
+
+def _empty_entities() -> EntityStore:
+    return EntityStore.build([], [], [], [], [])
+
+
+def _empty_aliases() -> AliasTable:
+    return AliasTable.build([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), fuzzy=False)
+
+
+class ElKnowledgeBase(KnowledgeBase):
+    """Entities, aliases with priors, optional entity vectors and an optional FAISS index.
+
+    Memory-efficient at scale: every field is a numpy array (see ``EntityStore`` and ``AliasTable``),
+    so there is no Python object per entity or alias. It implements spaCy's ``KnowledgeBase`` API, so
+    spaCy's built-in ``entity_linker`` can use it through the ``spacy-el.KBFromDisk.v1`` loader.
+
+    vocab (Vocab): the pipeline's vocab; entity ids and aliases are added to its StringStore when
+        candidates are returned, as spaCy's ``Candidate`` requires.
+    entity_vector_length (int): vector width reported when the KB has no vectors of its own
+        (spaCy's ``entity_linker`` sizes its model from it). When the KB holds vectors, their width wins.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        entity_vector_length: int = 0,
+        *,
+        entities: Optional[EntityStore] = None,
+        aliases: Optional[AliasTable] = None,
+        dense_index: Optional[Any] = None,
+        settings: Optional[LookupSettings] = None,
+    ) -> None:
+        super().__init__(vocab, entity_vector_length)
+        self._default_vector_length = int(entity_vector_length)
+        self.entities = entities if entities is not None else _empty_entities()
+        self.aliases = aliases if aliases is not None else _empty_aliases()
+        self.dense_index = dense_index
+        self.settings = settings or LookupSettings()
+        self._check_consistency()
+
+    # -- sizes -------------------------------------------------------------------------------------
+    @property
+    def entity_vector_length(self) -> int:  # type: ignore[override]
+        return self.entities.vector_dim or self._default_vector_length
+
+    @property
+    def n_entities(self) -> int:
+        return len(self.entities)
+
+    @property
+    def n_aliases(self) -> int:
+        return len(self.aliases)
+
+    def is_empty(self) -> bool:
+        """spaCy's entity_linker calls this to refuse training with an empty KB."""
+        return self.n_entities == 0
+
+    def __len__(self) -> int:
+        return self.n_entities
+
+    def __contains__(self, entity_id: str) -> bool:
+        return self.entities.row_of(entity_id) is not None
+
+    # -- entities ----------------------------------------------------------------------------------
+    def get_entity(self, entity_id: str) -> Optional[EntityInfo]:
+        row = self.entities.row_of(entity_id)
+        return None if row is None else self.entity_at(row)
+
+    def entity_at(self, row: int) -> EntityInfo:
+        e = self.entities
+        return EntityInfo(e.ids[row], e.names[row], e.descriptions[row], e.types_of(row), float(e.frequencies[row]))
+
+    def set_vectors(self, vectors: np.ndarray) -> None:
+        """Attach entity vectors, float32 array of shape (n_entities, dim), row i for entity row i."""
+        vectors = np.asarray(vectors)
+        if vectors.ndim != 2 or vectors.shape[0] != self.n_entities or vectors.shape[1] < 1:
+            raise ValueError(
+                f"[spacy_el] Entity vectors must have shape (n_entities={self.n_entities}, dim >= 1); "
+                f"got {vectors.shape}."
+            )
+        if not np.all(np.isfinite(vectors)):
+            raise ValueError("[spacy_el] Entity vectors contain NaN or infinite values.")
+        self.entities.vectors = vectors.astype(np.float32, copy=False)
+
+    def set_dense_index(self, index: Any) -> None:
+        """Attach a ``DenseIndex`` whose rows are this KB's entity rows."""
+        if index is not None and index.ntotal != self.n_entities:
+            raise ValueError(
+                f"[spacy_el] The dense index holds {index.ntotal} vectors but the KB has {self.n_entities} "
+                "entities; build it from this KB's vectors (e.g. `python -m spacy_el kb build --index`)."
+            )
+        self.dense_index = index
+
+    # -- candidate lookup --------------------------------------------------------------------------
+    def lookup(self, text: str, top_k: Optional[int] = None, fuzzy: Optional[bool] = None) -> List[CandidateHit]:
+        """Candidates for a mention string: exact, then normalised, then fuzzy alias match.
+
+        Candidates of all aliases matched in the winning tier are merged (each entity keeps its best
+        prior x match score), sorted by that value (ties: higher frequency first) and cut to ``top_k``.
+        Unknown or empty text gives an empty list, never an exception.
+        """
+        s = self.settings
+        tier, matched = self.aliases.match(
+            text,
+            fuzzy=s.fuzzy if fuzzy is None else fuzzy,
+            fuzzy_min_score=s.fuzzy_min_score,
+            fuzzy_max_aliases=s.fuzzy_max_aliases,
+        )
+        best: Dict[int, Tuple[float, CandidateHit]] = {}
+        for alias_row, match_score in matched:
+            entity_rows, priors = self.aliases.candidates_of(alias_row)
+            alias = self.aliases.aliases[alias_row]
+            for entity_row, prior in zip(entity_rows.tolist(), priors.tolist()):
+                value = prior * match_score
+                if entity_row not in best or value > best[entity_row][0]:
+                    hit = CandidateHit(self.entities.ids[entity_row], entity_row, prior, alias, tier, match_score)
+                    best[entity_row] = (value, hit)
+        freqs = self.entities.frequencies
+        ranked = sorted(best.items(), key=lambda item: (-item[1][0], -float(freqs[item[0]]), item[0]))
+        k = top_k if top_k is not None else s.top_k
+        return [hit for _, (_, hit) in ranked[:k]]
+
+    def lookup_batch(self, texts: Iterable[str], top_k: Optional[int] = None) -> List[List[CandidateHit]]:
+        return [self.lookup(text, top_k=top_k) for text in texts]
+
+    # -- spaCy KnowledgeBase API -------------------------------------------------------------------
+    def get_candidates(self, mention: Span, top_k: Optional[int] = None) -> List[Candidate]:
+        """spaCy ``Candidate`` objects for a mention; prior_prob is the prior x match score."""
+        candidates = []
+        for hit in self.lookup(mention.text, top_k=top_k):
+            candidates.append(
+                Candidate(
+                    kb=self,
+                    entity_hash=self.vocab.strings.add(hit.entity_id),
+                    entity_freq=float(self.entities.frequencies[hit.entity_row]),
+                    entity_vector=self._vector_at(hit.entity_row),
+                    alias_hash=self.vocab.strings.add(hit.alias),
+                    prior_prob=hit.prior * hit.score,
+                )
+            )
+        return candidates
+
+    def get_candidates_batch(self, mentions: Iterable[Span]) -> List[List[Candidate]]:
+        return [self.get_candidates(span) for span in mentions]
+
+    def get_vector(self, entity: str) -> List[float]:
+        """The entity's vector; zeros of ``entity_vector_length`` for an unknown id or a KB without vectors
+        (the same documented behaviour as spaCy's ``InMemoryLookupKB``)."""
+        row = self.entities.row_of(entity)
+        return self._vector_at(row) if row is not None else [0.0] * self.entity_vector_length
+
+    def get_vectors(self, entities: Iterable[str]) -> List[List[float]]:
+        return [self.get_vector(entity) for entity in entities]
+
+    def _vector_at(self, row: int) -> List[float]:
+        if self.entities.vectors is None:
+            return [0.0] * self.entity_vector_length
+        return self.entities.vectors[row].tolist()
+
+    # -- dense retrieval ---------------------------------------------------------------------------
+    def search_dense(self, queries: np.ndarray, k: int) -> List[List[Tuple[str, float]]]:
+        """Top-k entities by inner product for each query vector.
+
+        queries (np.ndarray): float32 (q, dim). RETURNS: q lists of (entity id, score), best first.
+        """
+        if self.dense_index is None:
+            raise ValueError(
+                "[spacy_el] This KB has no dense index. Build one with `python -m spacy_el kb build ... --index Flat`."
+            )
+        scores, rows = self.dense_index.search(queries, k)
+        return [
+            [(self.entities.ids[int(r)], float(s)) for r, s in zip(row_ids, row_scores) if r >= 0]
+            for row_ids, row_scores in zip(rows, scores)
+        ]
+
+    # -- serialisation -----------------------------------------------------------------------------
+    def _manifest(self) -> Dict[str, Any]:
+        return {
+            "n_entities": self.n_entities,
+            "n_aliases": self.n_aliases,
+            "vector_dim": self.entities.vector_dim,
+            "default_vector_length": self._default_vector_length,
+            "type_names": self.entities.type_names,
+            "settings": asdict(self.settings),
+            "dense_index": DENSE_INDEX_FILE if self.dense_index is not None else None,
+        }
+
+    def _arrays(self) -> Dict[str, np.ndarray]:
+        return {**self.entities.to_arrays(), **self.aliases.to_arrays()}
+
+    def _extra_files(self) -> Dict[str, bytes]:
+        return {DENSE_INDEX_FILE: self.dense_index.to_bytes()} if self.dense_index is not None else {}
+
+    def to_disk(self, path: Union[str, Path], exclude: Iterable[str] = SimpleFrozenList()) -> None:
+        write_kb_dir(ensure_path(path), self._manifest(), self._arrays(), self._extra_files())
+
+    def from_disk(
+        self, path: Union[str, Path], exclude: Iterable[str] = SimpleFrozenList(), *, mmap: bool = False,
+        verify: bool = True,
+    ) -> "ElKnowledgeBase":
+        """Replace this KB's content with the KB directory at ``path`` (verified; see ``serialization``)."""
+        path = ensure_path(path)
+        manifest, arrays, extra = read_kb_dir(path, mmap=mmap, verify=verify)
+        dense = None
+        if manifest.get("dense_index"):
+            dense = _load_dense_file(extra, manifest["dense_index"], path, mmap=mmap)
+        self._restore(manifest, arrays, dense, where=str(path))
+        return self
+
+    def to_bytes(self, **kwargs: Any) -> bytes:
+        return kb_to_bytes(self._manifest(), self._arrays(), self._extra_files())
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Tuple[str, ...] = tuple()) -> "ElKnowledgeBase":
+        manifest, arrays, extra = kb_from_bytes(bytes_data)
+        dense = None
+        if manifest.get("dense_index"):
+            from .dense_index import DenseIndex
+
+            dense = DenseIndex.from_bytes(extra[manifest["dense_index"]])
+        self._restore(manifest, arrays, dense, where="the KB bytes")
+        return self
+
+    @classmethod
+    def load(
+        cls, path: Union[str, Path], vocab: Optional[Vocab] = None, *, mmap: bool = True, verify: bool = True
+    ) -> "ElKnowledgeBase":
+        """Load a KB directory. ``mmap`` maps the arrays instead of reading them (fast start, shared pages);
+        ``verify=False`` skips the SHA-256 check for large trusted KBs (sizes and structure are still checked)."""
+        kb = cls(vocab if vocab is not None else Vocab())
+        return kb.from_disk(path, mmap=mmap, verify=verify)
+
+    def _restore(self, manifest: Dict[str, Any], arrays: Dict[str, np.ndarray], dense: Any, where: str) -> None:
+        try:
+            entities = EntityStore.from_arrays(arrays, list(manifest["type_names"]))
+            aliases = AliasTable.from_arrays(arrays)
+            settings = LookupSettings(**manifest["settings"])
+            default_length = int(manifest.get("default_vector_length", 0))
+        except (KeyError, TypeError, ValueError) as err:
+            raise KBFormatError(f"[spacy_el] {where} lacks a required KB field or array: {err}") from err
+        self.entities, self.aliases, self.settings = entities, aliases, settings
+        self._default_vector_length = default_length
+        self.dense_index = dense
+        self._check_consistency(where)
+
+    def _check_consistency(self, where: str = "the KB") -> None:
+        problems = {**self.entities.validate(), **self.aliases.validate(len(self.entities))}
+        if self.dense_index is not None and self.dense_index.ntotal != len(self.entities):
+            problems[DENSE_INDEX_FILE] = f"holds {self.dense_index.ntotal} vectors for {len(self.entities)} entities"
+        if problems:
+            name, problem = next(iter(problems.items()))
+            raise KBFormatError(f"[spacy_el] {where} is inconsistent: {name}: {problem}")
+
+    # -- introspection -----------------------------------------------------------------------------
+    def memory_usage(self) -> Dict[str, int]:
+        """Bytes held per component (arrays only; a memory-mapped KB keeps them in the page cache)."""
+        usage = {**self.entities.memory_usage(), **self.aliases.memory_usage()}
+        return usage
+
+    def __repr__(self) -> str:
+        return (
+            f"<ElKnowledgeBase entities={self.n_entities} aliases={self.n_aliases} "
+            f"vectors={self.entities.vector_dim or None} dense_index={self.dense_index is not None}>"
+        )
+
+
+def _load_dense_file(extra: Dict[str, Path], name: str, kb_path: Path, *, mmap: bool) -> Any:
+    from .dense_index import DenseIndex
+
+    if name not in extra:
+        raise KBFormatError(f"[spacy_el] The manifest of {kb_path} names a dense index {name} that it does not list.")
+    return DenseIndex.load(extra[name], mmap=mmap)
