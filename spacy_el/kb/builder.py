@@ -99,13 +99,19 @@ class KBBuilder:
         else:
             self._aliases[alias] = candidates
 
-    def add_title_aliases(self) -> None:
-        """Add every entity's name as an alias (prior 1/k when k entities share the name), merging by max."""
+    def add_title_aliases(self) -> int:
+        """Add every entity's name as an alias (prior 1/k when k entities share the name).
+
+        Names that already are aliases are left alone: their priors come from real mention statistics,
+        which are better evidence than the name. RETURNS: the number of aliases added.
+        """
         by_name: Dict[str, List[str]] = {}
         for entity_id, name in zip(self._ids, self._names):
-            by_name.setdefault(name, []).append(entity_id)
+            if name not in self._aliases:
+                by_name.setdefault(name, []).append(entity_id)
         for name, ids in by_name.items():
-            self.add_alias(name, ids, [1.0 / len(ids)] * len(ids), on_duplicate="max")
+            self.add_alias(name, ids, [1.0 / len(ids)] * len(ids))
+        return len(by_name)
 
     def build(
         self,

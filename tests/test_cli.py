@@ -1,0 +1,90 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import spacy_el.cli  # noqa: F401  (registers every command)
+from spacy_el.cli._app import app
+from spacy_el.kb import ElKnowledgeBase
+
+runner = CliRunner()
+
+
+def _commands(typer_app, prefix=()):
+    import typer.main
+
+    group = typer.main.get_command(typer_app)
+    stack = [(prefix, group)]
+    while stack:
+        path, command = stack.pop()
+        yield path
+        for name, sub in getattr(command, "commands", {}).items():
+            stack.append((path + (name,), sub))
+
+
+@pytest.mark.parametrize("path", list(_commands(app)), ids=lambda p: " ".join(p) or "root")
+def test_every_command_has_help(path):
+    result = runner.invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output
+
+
+@pytest.fixture
+def jsonl_files(tmp_path):
+    entities = tmp_path / "entities.jsonl"
+    aliases = tmp_path / "aliases.jsonl"
+    entities.write_text(
+        "\n".join(json.dumps(e) for e in [
+            {"id": "Ada_Lovelace", "name": "Ada Lovelace", "description": "English mathematician", "types": ["PER"]},
+            {"id": "Ada_(language)", "name": "Ada", "description": "Programming language", "types": ["MISC"]},
+        ]),
+        encoding="utf8",
+    )
+    aliases.write_text(json.dumps({"alias": "Ada", "candidates": [["Ada_Lovelace", 0.6], ["Ada_(language)", 0.4]]}))
+    return entities, aliases
+
+
+def test_kb_build_info_lookup(tmp_path, jsonl_files):
+    out = tmp_path / "kb"
+    result = runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(out), "--title-aliases"])
+    assert result.exit_code == 0, result.output
+    kb = ElKnowledgeBase.load(out)
+    assert kb.n_entities == 2 and kb.n_aliases == 2  # "Ada" plus the title "Ada Lovelace"
+    result = runner.invoke(app, ["kb", "info", str(out)])
+    assert result.exit_code == 0 and "entities" in result.output
+    result = runner.invoke(app, ["kb", "lookup", "ada", "--kb", str(out)])
+    assert result.exit_code == 0
+    assert result.output.index("Ada_Lovelace") < result.output.index("Ada_(language)")
+    assert "normalized" in result.output
+    result = runner.invoke(app, ["kb", "lookup", "Nobody", "--kb", str(out)])
+    assert result.exit_code == 0 and "No candidates" in result.output
+
+
+def test_kb_build_with_vectors_file_and_index(tmp_path, jsonl_files):
+    import numpy as np
+
+    vectors = tmp_path / "vectors.npy"
+    np.save(vectors, np.eye(2, 8, dtype=np.float32))
+    out = tmp_path / "kb"
+    result = runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(out), "--vectors", str(vectors), "--index", "Flat"])
+    assert result.exit_code == 0, result.output
+    kb = ElKnowledgeBase.load(out)
+    assert kb.entity_vector_length == 8
+    assert kb.search_dense(np.eye(1, 8, dtype=np.float32), k=1) == [[("Ada_Lovelace", 1.0)]]
+
+
+def test_kb_build_rejects_wrong_vector_shape(tmp_path, jsonl_files):
+    import numpy as np
+
+    vectors = tmp_path / "vectors.npy"
+    np.save(vectors, np.zeros((3, 8), dtype=np.float32))
+    result = runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(tmp_path / "kb"), "--vectors", str(vectors)])
+    assert result.exit_code != 0
+    assert "expected (2, dim)" in str(result.exception)
+
+
+def test_kb_build_reports_bad_jsonl(tmp_path, jsonl_files):
+    entities, aliases = jsonl_files
+    aliases.write_text('{"alias": "Ada", "candidates": [["Nobody", 0.5]]}')
+    result = runner.invoke(app, ["kb", "build", str(entities), str(aliases), str(tmp_path / "kb")])
+    assert result.exit_code != 0 and "Nobody" in str(result.exception)
