@@ -122,3 +122,40 @@ def test_bad_bytes():
     data[-5] ^= 0xFF
     with pytest.raises(KBFormatError):
         ElKnowledgeBase(kb.vocab).from_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("factory", ["Flat", "HNSW32"])
+def test_dense_index_round_trips_inside_the_kb(tmp_path, factory):
+    from spacy_el.kb.build_steps import attach_dense_index
+
+    kb = build_toy_kb(vectors=True)
+    attach_dense_index(kb, factory)
+    queries = np.eye(4, dtype=np.float32)
+    expected = kb.search_dense(queries, k=2)
+    assert [hits[0][0] for hits in expected] == ["Paris", "Paris_Hilton", "Paris,_Texas", "The_Beatles"]
+    kb.to_disk(tmp_path / "kb")
+    for mmap in (False, True):
+        assert ElKnowledgeBase.load(tmp_path / "kb", mmap=mmap).search_dense(queries, k=2) == expected
+    assert ElKnowledgeBase(kb.vocab).from_bytes(kb.to_bytes()).search_dense(queries, k=2) == expected
+
+
+def test_tampered_dense_index_is_named(tmp_path):
+    from spacy_el.kb.build_steps import attach_dense_index
+
+    kb = build_toy_kb(vectors=True)
+    attach_dense_index(kb, "Flat")
+    kb.to_disk(tmp_path / "kb")
+    target = tmp_path / "kb" / "dense.faiss"
+    target.write_bytes(target.read_bytes()[:-10])
+    with pytest.raises(KBFormatError, match="dense.faiss"):
+        ElKnowledgeBase.load(tmp_path / "kb")
+
+
+def test_dense_search_without_index_or_vectors_is_a_clear_error():
+    from spacy_el.kb.build_steps import attach_dense_index
+
+    kb = build_toy_kb()
+    with pytest.raises(ValueError, match="no dense index"):
+        kb.search_dense(np.zeros((1, 4), np.float32), k=1)
+    with pytest.raises(ValueError, match="needs entity vectors"):
+        attach_dense_index(kb, "Flat")
