@@ -84,3 +84,32 @@ def lookup_cli(
         info = kb.entity_at(hit.entity_row)
         rows.append((hit.entity_id, f"{hit.prior:.3f}", hit.match, f"{hit.score:.2f}", hit.alias, info.description[:60]))
     msg.table(rows, header=("entity", "prior", "match", "score", "alias", "description"), divider=True)
+
+
+@kb_app.command("build-eval")
+def build_eval_cli(
+    data_dir: Path = typer.Argument(..., help="The shared data directory (../shared/data)", exists=True, file_okay=False),
+    output_dir: Path = typer.Argument(..., help="Directory to write the KB to"),
+    vectors: Optional[str] = typer.Option(None, "--vectors", "-v", help=VECTORS_HELP),
+    index: Optional[str] = typer.Option(None, "--index", "-i", help=INDEX_HELP),
+    encoder: Optional[str] = typer.Option(None, "--encoder", "-e", help="Local Hugging Face model path (default: packaged MiniLM)"),
+    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Encoder batch size"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to encode on; -1 for CPU"),
+) -> None:
+    """Build the evaluation KB from ../shared/data (entities from PPRforNED, Wikipedia summaries, GUM and
+    DWIE; aliases from AIDA and GUM *train* mentions, titles and DWIE priors only)."""
+    from ..corpora import read_aida, read_gum
+    from ..kb.build_steps import attach_dense_index, attach_vectors
+    from ..kb.eval_kb import build_eval_kb_builder
+
+    aida_train = read_aida(data_dir / "aida", splits=("train",), show_progress=True)["train"]
+    gum_train = read_gum(data_dir / "gum", "train", show_progress=True)
+    builder = build_eval_kb_builder(data_dir, aida_train, gum_train)
+    kb = builder.build(progress=True)
+    msg.good(f"Built evaluation KB: {kb.n_entities} entities, {kb.n_aliases} aliases")
+    if vectors is not None:
+        attach_vectors(kb, vectors, encoder=encoder or None, batch_size=batch_size, gpu_id=gpu_id)
+    if index is not None:
+        attach_dense_index(kb, index)
+    kb.to_disk(output_dir)
+    msg.good(f"Saved KB to {output_dir}")

@@ -4,7 +4,8 @@
 2. normalised: case, diacritics, punctuation, a leading "The" and possessives folded (``normalize_alias``);
 3. fuzzy: character-trigram Dice similarity over normalised aliases (optional).
 
-The first tier that finds any alias wins; candidates of all aliases matched in that tier are merged.
+Exact matches rank first; normalised matches follow (after the exact ones, or alone when there is no exact
+match); the fuzzy tier runs only when neither finds an alias. Candidates of all matched aliases are merged.
 """
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
@@ -104,26 +105,36 @@ class AliasTable:
         return self.cand_entities[start:end], self.cand_priors[start:end]
 
     def match(
-        self, text: str, *, fuzzy: bool, fuzzy_min_score: float, fuzzy_max_aliases: int
-    ) -> "tuple[str, List[tuple[int, float]]]":
-        """Find the alias rows matching ``text`` in the first tier that has any.
+        self,
+        text: str,
+        *,
+        fuzzy: bool,
+        fuzzy_min_score: float,
+        fuzzy_max_aliases: int,
+        expand_normalized: bool = True,
+    ) -> "List[tuple[str, List[tuple[int, float]]]]":
+        """Find the alias rows matching ``text``, tier by tier.
 
-        RETURNS: (tier name, [(alias row, match score), ...]); ("", []) when nothing matches.
+        The exact tier comes first. The normalised tier follows when the exact one found nothing, or
+        always with ``expand_normalized`` (it then adds only aliases the exact tier did not match: e.g.
+        "BOSTON" also gets the candidates of "Boston"). The fuzzy tier runs only when both found nothing.
+        RETURNS: [(tier name, [(alias row, match score), ...]), ...], non-empty tiers in order.
         """
-        rows = self.exact_rows(text)
-        if rows:
-            return MATCH_EXACT, [(r, 1.0) for r in rows]
+        tiers = []
+        exact = self.exact_rows(text)
+        if exact:
+            tiers.append((MATCH_EXACT, [(r, 1.0) for r in exact]))
         normalized = normalize_alias(text)
-        if not normalized:
-            return "", []
-        rows = self.normalized_rows(normalized)
+        if not normalized or (exact and not expand_normalized):
+            return tiers
+        rows = [r for r in self.normalized_rows(normalized) if r not in exact]
         if rows:
-            return MATCH_NORMALIZED, [(r, 1.0) for r in rows]
-        if fuzzy and self.fuzzy_index is not None:
+            tiers.append((MATCH_NORMALIZED, [(r, 1.0) for r in rows]))
+        if not tiers and fuzzy and self.fuzzy_index is not None:
             found = self.fuzzy_index.search(normalized, min_score=fuzzy_min_score, max_results=fuzzy_max_aliases)
             if found:
-                return MATCH_FUZZY, found
-        return "", []
+                tiers.append((MATCH_FUZZY, found))
+        return tiers
 
     def to_arrays(self) -> Dict[str, np.ndarray]:
         arrays: Dict[str, np.ndarray] = {}

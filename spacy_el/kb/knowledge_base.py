@@ -24,12 +24,15 @@ class LookupSettings:
     fuzzy: whether the trigram tier runs when exact and normalised lookups find nothing.
     fuzzy_min_score: minimum trigram Dice coefficient for a fuzzy alias match.
     fuzzy_max_aliases: at most this many fuzzy-matched aliases contribute candidates.
+    expand_normalized: after an exact match, also append the candidates of aliases that only match
+        after normalisation ("BOSTON" -> also "Boston"), ranked after the exact ones.
     """
 
     top_k: Optional[int] = None
     fuzzy: bool = True
     fuzzy_min_score: float = 0.5
     fuzzy_max_aliases: int = 5
+    expand_normalized: bool = True
 
     def __post_init__(self) -> None:
         if self.top_k is not None and self.top_k < 1:
@@ -142,30 +145,34 @@ class ElKnowledgeBase(KnowledgeBase):
 
     # -- candidate lookup --------------------------------------------------------------------------
     def lookup(self, text: str, top_k: Optional[int] = None, fuzzy: Optional[bool] = None) -> List[CandidateHit]:
-        """Candidates for a mention string: exact, then normalised, then fuzzy alias match.
+        """Candidates for a mention string: exact, then normalised, then fuzzy alias matches.
 
-        Candidates of all aliases matched in the winning tier are merged (each entity keeps its best
-        prior x match score), sorted by that value (ties: higher frequency first) and cut to ``top_k``.
-        Unknown or empty text gives an empty list, never an exception.
+        Candidates of exact matches come first, then those that only normalised matches add; each
+        entity keeps its best prior x match score within its tier and is ranked by it (ties: higher
+        frequency first). The result is cut to ``top_k``. Unknown or empty text gives an empty list,
+        never an exception.
         """
         s = self.settings
-        tier, matched = self.aliases.match(
+        tiers = self.aliases.match(
             text,
             fuzzy=s.fuzzy if fuzzy is None else fuzzy,
             fuzzy_min_score=s.fuzzy_min_score,
             fuzzy_max_aliases=s.fuzzy_max_aliases,
+            expand_normalized=s.expand_normalized,
         )
-        best: Dict[int, Tuple[float, CandidateHit]] = {}
-        for alias_row, match_score in matched:
-            entity_rows, priors = self.aliases.candidates_of(alias_row)
-            alias = self.aliases.aliases[alias_row]
-            for entity_row, prior in zip(entity_rows.tolist(), priors.tolist()):
-                value = prior * match_score
-                if entity_row not in best or value > best[entity_row][0]:
-                    hit = CandidateHit(self.entities.ids[entity_row], entity_row, prior, alias, tier, match_score)
-                    best[entity_row] = (value, hit)
+        best: Dict[int, Tuple[Tuple[int, float], CandidateHit]] = {}
+        for tier_rank, (tier, matched) in enumerate(tiers):
+            for alias_row, match_score in matched:
+                entity_rows, priors = self.aliases.candidates_of(alias_row)
+                alias = self.aliases.aliases[alias_row]
+                for entity_row, prior in zip(entity_rows.tolist(), priors.tolist()):
+                    # Lower sorts first: an earlier tier beats any later one, then a higher value wins.
+                    key = (tier_rank, -prior * match_score)
+                    if entity_row not in best or key < best[entity_row][0]:
+                        hit = CandidateHit(self.entities.ids[entity_row], entity_row, prior, alias, tier, match_score)
+                        best[entity_row] = (key, hit)
         freqs = self.entities.frequencies
-        ranked = sorted(best.items(), key=lambda item: (-item[1][0], -float(freqs[item[0]]), item[0]))
+        ranked = sorted(best.items(), key=lambda item: (item[1][0], -float(freqs[item[0]]), item[0]))
         k = top_k if top_k is not None else s.top_k
         return [hit for _, (_, hit) in ranked[:k]]
 

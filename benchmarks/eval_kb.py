@@ -1,0 +1,81 @@
+"""Size and candidate recall@k of the evaluation KB's alias table on AIDA and GUM dev/test gold mentions.
+
+This recall is the ceiling of every alias-based linker: a gold entity that is not among a mention's
+candidates cannot be linked. Gold entities missing from the KB count as misses.
+
+    python benchmarks/eval_kb.py --kb kb/eval --data ../shared/data
+
+Writes benchmarks/results/eval_kb.json and regenerates the README table.
+"""
+import argparse
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_io import RESULTS_DIR, ROOT, row, write_results  # noqa: E402
+from tables import results_to_markdown, update_readme_section  # noqa: E402
+
+from spacy_el.corpora import read_aida, read_gum  # noqa: E402
+from spacy_el.kb import ElKnowledgeBase  # noqa: E402
+from spacy_el.kb.eval_kb import NIL_IDS  # noqa: E402
+from spacy_el.scoring.candidates import candidate_recall_at_k  # noqa: E402
+
+COMMAND = "python -m spacy project run eval-kb"
+KS = (1, 10, 30, 100)
+
+
+def gold_mentions(docs, spans_key: str = "", names_only: bool = False) -> List[Tuple[str, str]]:
+    """(mention text, gold KB id) of every InKB gold mention."""
+    mentions = []
+    for doc in docs:
+        for span in doc.spans[spans_key] if spans_key else doc.ents:
+            if span.kb_id_ in NIL_IDS:
+                continue
+            if names_only and not any(c.isupper() for c in span.text):
+                continue
+            mentions.append((span.text, span.kb_id_))
+    return mentions
+
+
+def recall_rows(kb: ElKnowledgeBase, dataset: str, mentions: List[Tuple[str, str]], system: str, notes: str) -> List[Dict]:
+    ranked = [[hit.entity_id for hit in kb.lookup(text, top_k=max(KS))] for text, _ in mentions]
+    gold = [kb_id for _, kb_id in mentions]
+    scores = candidate_recall_at_k(ranked, gold, KS)
+    in_kb = sum(1 for kb_id in gold if kb_id in kb) / max(len(gold), 1)
+    rows = [row(system, dataset, metric, round(value, 4), notes) for metric, value in scores.items()]
+    rows.append(row(system, dataset, "gold_in_kb", round(in_kb, 4), notes))
+    rows.append(row(system, dataset, "mentions", len(mentions), notes))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kb", type=Path, default=ROOT / "kb" / "eval")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "eval_kb.json")
+    args = parser.parse_args()
+    kb = ElKnowledgeBase.load(args.kb)
+    rows = [
+        row("eval_kb", "eval-kb", "entities", kb.n_entities, "PPRforNED titles + Wikipedia summaries + GUM + DWIE titles"),
+        row("eval_kb", "eval-kb", "aliases", kb.n_aliases, "titles, AIDA + GUM train mentions, PPRforNED train lists, DWIE priors"),
+    ]
+    aida = read_aida(args.data / "aida", splits=("dev", "test"))
+    system = "alias_table"
+    for split in ("dev", "test"):
+        rows += recall_rows(kb, f"aida-{split}", gold_mentions(aida[split]), system, "InKB gold mentions")
+        gum = read_gum(args.data / "gum", split)
+        rows += recall_rows(kb, f"gum-{split}", gold_mentions(gum, "mentions"), system, "all linked mentions, pronouns included")
+        rows += recall_rows(
+            kb, f"gum-{split}", gold_mentions(gum, "mentions", names_only=True), f"{system}_names",
+            "linked mentions with an upper-case letter (names)",
+        )
+    write_results(args.out, COMMAND, rows)
+    table = results_to_markdown(args.out, pivot=True, notes=True)
+    update_readme_section(ROOT / "README.md", "eval_kb", table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Evaluation-KB sources and alias combination, on invented toy inputs."""
+import io
+import tarfile
+from collections import Counter
+
+import pytest
+
+from spacy_el.kb.eval_kb import DWIE_WEIGHT, STRIPPED_WEIGHT, SURNAME_WEIGHT, TITLE_WEIGHT, combine_alias_sources
+from spacy_el.kb.sources import (
+    EntityRecord,
+    read_pprforned_candidates,
+    read_pprforned_train_aliases,
+    strip_disambiguator,
+    summary_description,
+    title_from_url,
+)
+
+
+def test_title_helpers():
+    assert title_from_url("http://en.wikipedia.org/wiki/Mesa%2C_Arizona") == "Mesa,_Arizona"
+    assert title_from_url("http://en.wikipedia.org/wiki/Lord_Byron") == "Lord_Byron"
+    assert strip_disambiguator("Paris (mythology)") == "Paris"
+    assert strip_disambiguator("Paris") == "Paris"
+
+
+@pytest.mark.parametrize(
+    "summary,expected",
+    [({"description": "English poet", "extract": "George Byron was a poet. He travelled."}, "English poet. George Byron was a poet."),
+     ({"description": "", "extract": "Arthur C. Clarke wrote it. Then more."}, "Arthur C. Clarke wrote it."),
+     ({"description": "", "extract": "No sentence end"}, "No sentence end."),
+     ({}, "")],
+)
+def test_summary_description(summary, expected):
+    assert summary_description(summary) == expected
+
+
+def test_alias_priors_combine_pseudo_counts():
+    entities = {
+        "Bob_Woolmer": EntityRecord("Bob_Woolmer", "Bob Woolmer", types=["PER"]),
+        "Paris": EntityRecord("Paris", "Paris"),
+        "Paris_(mythology)": EntityRecord("Paris_(mythology)", "Paris (mythology)"),
+    }
+    train = Counter({("Paris", "Paris"): 3})
+    dwie = [("Paris", [("Paris", 0.5), ("Paris_(mythology)", 0.5)])]
+    priors = combine_alias_sources(entities, train, dwie)
+    paris = 3 + DWIE_WEIGHT * 0.5 + TITLE_WEIGHT
+    myth = DWIE_WEIGHT * 0.5 + STRIPPED_WEIGHT
+    assert priors["Paris"]["Paris"] == pytest.approx(paris / (paris + myth))
+    assert priors["Paris"]["Paris_(mythology)"] == pytest.approx(myth / (paris + myth))
+    assert priors["Paris (mythology)"] == {"Paris_(mythology)": 1.0}
+    assert priors["Woolmer"] == {"Bob_Woolmer": 1.0}
+    assert SURNAME_WEIGHT > 0 and "mythology)" not in priors  # only people get surname aliases
+
+
+def _ppr_tar(path, docs):
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in docs.items():
+            data = text.encode("utf8")
+            info = tarfile.TarInfo(f"AIDA_candidates/PART_1_1000/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _candidate(title, in_count):
+    return f"CANDIDATE\tid:1\tinCount:{in_count}\turl:http://en.wikipedia.org/wiki/{title}\tname:{title}\tpredictedType:PER\n"
+
+
+def test_pprforned_readers_use_train_lists_only(tmp_path):
+    train = "ENTITY\ttext:Alpha\turl:x\n" + _candidate("Alpha_One", 3) + _candidate("Alpha_Two", 0)
+    test = "ENTITY\ttext:Beta\turl:x\n" + _candidate("Beta_One", 9)
+    path = _ppr_tar(tmp_path / "ppr.tar.gz", {"5": train, "1200": test})
+    weights = read_pprforned_train_aliases(path, progress=False)
+    assert weights == pytest.approx(Counter({("Alpha", "Alpha_One"): 4 / 5, ("Alpha", "Alpha_Two"): 1 / 5}))
+    titles = read_pprforned_candidates(path, progress=False)
+    assert set(titles) == {"Alpha_One", "Alpha_Two", "Beta_One"}  # titles of every split are allowed
+    assert titles["Beta_One"].in_count == 9
