@@ -1,4 +1,4 @@
-"""``python -m spacy_el kb build|info|lookup``."""
+"""``python -m spacy_el kb build|build-eval|info|lookup``."""
 from pathlib import Path
 from typing import Optional
 
@@ -7,8 +7,33 @@ from wasabi import msg
 
 from ._app import kb_app
 
-VECTORS_HELP = "'compute' to encode name + description with --encoder, or a .npy file of shape (n_entities, dim)"
-INDEX_HELP = "FAISS factory string for a dense index over the vectors: Flat, HNSW32, IVF4096,PQ48, ..."
+# Options shared by `kb build` and `kb build-eval`.
+VECTORS_OPTION = typer.Option(
+    None, "--vectors", "-v",
+    help="'compute' to encode name + description with --encoder, or a .npy file of shape (n_entities, dim)",
+)
+INDEX_OPTION = typer.Option(
+    None, "--index", "-i", help="FAISS factory string for a dense index over the vectors: Flat, HNSW32, IVF4096,PQ48, ..."
+)
+ENCODER_OPTION = typer.Option(None, "--encoder", "-e", help="Local Hugging Face model path (default: packaged MiniLM)")
+BATCH_SIZE_OPTION = typer.Option(64, "--batch-size", "-b", help="Encoder batch size")
+GPU_ID_OPTION = typer.Option(-1, "--gpu-id", "-g", help="GPU to encode on; -1 for CPU")
+
+
+def add_vectors_and_save(
+    kb, output_dir: Path, vectors: Optional[str], index: Optional[str], encoder: Optional[str], batch_size: int, gpu_id: int
+) -> None:
+    """The steps after the alias table is built: optional vectors, optional FAISS index, then save."""
+    from ..kb.build_steps import attach_dense_index, attach_vectors
+
+    if vectors is not None:
+        attach_vectors(kb, vectors, encoder=encoder or None, batch_size=batch_size, gpu_id=gpu_id)
+        msg.good(f"Entity vectors: {kb.entities.vector_dim} dimensions")
+    if index is not None:
+        attach_dense_index(kb, index)
+        msg.good(f"Dense index: {index}")
+    kb.to_disk(output_dir)
+    msg.good(f"Saved KB to {output_dir}")
 
 
 @kb_app.command("build")
@@ -16,17 +41,16 @@ def build_cli(
     entities_path: Path = typer.Argument(..., help="Entities JSONL (see README: KB JSONL schema)", exists=True, dir_okay=False),
     aliases_path: Path = typer.Argument(..., help="Aliases JSONL (see README: KB JSONL schema)", exists=True, dir_okay=False),
     output_dir: Path = typer.Argument(..., help="Directory to write the KB to"),
-    vectors: Optional[str] = typer.Option(None, "--vectors", "-v", help=VECTORS_HELP),
-    index: Optional[str] = typer.Option(None, "--index", "-i", help=INDEX_HELP),
-    encoder: Optional[str] = typer.Option(None, "--encoder", "-e", help="Local Hugging Face model path (default: packaged MiniLM)"),
-    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Encoder batch size"),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to encode on; -1 for CPU"),
+    vectors: Optional[str] = VECTORS_OPTION,
+    index: Optional[str] = INDEX_OPTION,
+    encoder: Optional[str] = ENCODER_OPTION,
+    batch_size: int = BATCH_SIZE_OPTION,
+    gpu_id: int = GPU_ID_OPTION,
     title_aliases: bool = typer.Option(False, "--title-aliases", help="Also add each entity name as an alias"),
     fuzzy: bool = typer.Option(True, "--fuzzy/--no-fuzzy", help="Build the trigram index for fuzzy lookup"),
     drop_unknown: bool = typer.Option(False, "--drop-unknown", help="Drop (and count) alias candidates naming unknown entities instead of failing"),
 ) -> None:
     """Build a KB from entity and alias JSONL files, optionally with vectors and a FAISS index."""
-    from ..kb.build_steps import attach_dense_index, attach_vectors
     from ..kb.builder import KBBuilder
 
     builder = KBBuilder.from_jsonl(entities_path, aliases_path)
@@ -34,14 +58,7 @@ def build_cli(
         builder.add_title_aliases()
     kb = builder.build(fuzzy=fuzzy, drop_unknown=drop_unknown, progress=True)
     msg.good(f"Built KB: {kb.n_entities} entities, {kb.n_aliases} aliases")
-    if vectors is not None:
-        attach_vectors(kb, vectors, encoder=encoder, batch_size=batch_size, gpu_id=gpu_id)
-        msg.good(f"Entity vectors: {kb.entities.vector_dim} dimensions")
-    if index is not None:
-        attach_dense_index(kb, index)
-        msg.good(f"Dense index: {index}")
-    kb.to_disk(output_dir)
-    msg.good(f"Saved KB to {output_dir}")
+    add_vectors_and_save(kb, output_dir, vectors, index, encoder, batch_size, gpu_id)
 
 
 @kb_app.command("info")
@@ -90,16 +107,15 @@ def lookup_cli(
 def build_eval_cli(
     data_dir: Path = typer.Argument(..., help="The shared data directory (../shared/data)", exists=True, file_okay=False),
     output_dir: Path = typer.Argument(..., help="Directory to write the KB to"),
-    vectors: Optional[str] = typer.Option(None, "--vectors", "-v", help=VECTORS_HELP),
-    index: Optional[str] = typer.Option(None, "--index", "-i", help=INDEX_HELP),
-    encoder: Optional[str] = typer.Option(None, "--encoder", "-e", help="Local Hugging Face model path (default: packaged MiniLM)"),
-    batch_size: int = typer.Option(64, "--batch-size", "-b", help="Encoder batch size"),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to encode on; -1 for CPU"),
+    vectors: Optional[str] = VECTORS_OPTION,
+    index: Optional[str] = INDEX_OPTION,
+    encoder: Optional[str] = ENCODER_OPTION,
+    batch_size: int = BATCH_SIZE_OPTION,
+    gpu_id: int = GPU_ID_OPTION,
 ) -> None:
     """Build the evaluation KB from ../shared/data (entities from PPRforNED, Wikipedia summaries, GUM and
-    DWIE; aliases from AIDA and GUM *train* mentions, titles and DWIE priors only)."""
+    DWIE; aliases only from titles, AIDA/GUM train mentions, train-split PPRforNED lists and DWIE priors)."""
     from ..corpora import read_aida, read_gum
-    from ..kb.build_steps import attach_dense_index, attach_vectors
     from ..kb.eval_kb import build_eval_kb_builder
 
     aida_train = read_aida(data_dir / "aida", splits=("train",), show_progress=True)["train"]
@@ -107,9 +123,4 @@ def build_eval_cli(
     builder = build_eval_kb_builder(data_dir, aida_train, gum_train)
     kb = builder.build(progress=True)
     msg.good(f"Built evaluation KB: {kb.n_entities} entities, {kb.n_aliases} aliases")
-    if vectors is not None:
-        attach_vectors(kb, vectors, encoder=encoder or None, batch_size=batch_size, gpu_id=gpu_id)
-    if index is not None:
-        attach_dense_index(kb, index)
-    kb.to_disk(output_dir)
-    msg.good(f"Saved KB to {output_dir}")
+    add_vectors_and_save(kb, output_dir, vectors, index, encoder, batch_size, gpu_id)

@@ -1,0 +1,156 @@
+"""The peers every spacy_el component is compared with, on AIDA dev and test with the evaluation KB.
+
+- ``spacy_ner``: spaCy's `ner` trained on CoNLL-2003 train (configs/baselines/ner.cfg): NER F1.
+- ``prior_only``: the most probable candidate of the alias table, on the spaCy NER's mentions
+  (end-to-end) and on gold mentions (ED accuracy).
+- ``spacy_entity_linker``: spaCy's `entity_linker` with our KB (configs/baselines/entity_linker.cfg),
+  end-to-end on the spaCy NER's mentions and with gold mentions.
+
+EL is strong-match InKB, GERBIL micro/macro. Each EL row states the alias table's candidate recall@30
+on the same gold mentions (the ceiling of every alias-based linker). Speeds are words per second of
+``nlp.pipe`` on the test documents (batch size and threads in the notes).
+
+    python benchmarks/baselines.py
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import spacy  # noqa: E402
+import torch  # noqa: E402
+from spacy.language import Language  # noqa: E402
+from spacy.tokens import Doc, DocBin  # noqa: E402
+
+from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
+from tables import results_to_markdown, update_readme_section  # noqa: E402
+
+from spacy_el.kb import ElKnowledgeBase  # noqa: E402
+from spacy_el.kb.eval_kb import NIL_IDS  # noqa: E402
+from spacy_el.scoring import candidate_recall_at_k, ed_accuracy, el_scores, ner_scores  # noqa: E402
+
+COMMAND = "python -m spacy project run baselines"
+BATCH_SIZE = 64
+Link = Tuple[int, int, str]
+
+
+def read_docs(path: Path, nlp: Language) -> List[Doc]:
+    return list(DocBin().from_disk(path).get_docs(nlp.vocab))
+
+
+def gold_links(doc: Doc) -> List[Link]:
+    return [(e.start_char, e.end_char, e.kb_id_) for e in doc.ents]
+
+
+def gold_entities(doc: Doc) -> List[Tuple[int, int, str]]:
+    return [(e.start_char, e.end_char, e.label_) for e in doc.ents]
+
+
+def predicted_links(doc: Doc) -> List[Link]:
+    return [(e.start_char, e.end_char, e.kb_id_) for e in doc.ents if e.kb_id_ not in NIL_IDS]
+
+
+def timed_pipe(nlp: Language, texts: List[str]) -> Tuple[List[Doc], float]:
+    """Run ``nlp.pipe``. RETURNS: the docs and the seconds it took."""
+    start = time.perf_counter()
+    docs = list(nlp.pipe(texts, batch_size=BATCH_SIZE))
+    return docs, time.perf_counter() - start
+
+
+def words_per_s(docs: List[Doc], seconds: float) -> int:
+    return round(sum(len(d) for d in docs) / seconds)
+
+
+def with_gold_mentions(nlp: Language, gold_docs: List[Doc], components: Iterable[str]) -> List[Doc]:
+    """Re-tokenise each text, put the gold mention spans (no links) on it and run ``components``."""
+    docs = []
+    for gold in gold_docs:
+        doc = nlp.make_doc(gold.text)
+        spans = [doc.char_span(e.start_char, e.end_char, label=e.label_, alignment_mode="expand") for e in gold.ents]
+        doc.ents = [s for s in spans if s is not None]
+        for name in components:
+            doc = nlp.get_pipe(name)(doc)
+        docs.append(doc)
+    return docs
+
+
+def link_with_prior(kb: ElKnowledgeBase, docs: List[Doc]) -> None:
+    for doc in docs:
+        for ent in doc.ents:
+            hits = kb.lookup(ent.text, top_k=1)
+            ent.kb_id_ = hits[0].entity_id if hits else "NIL"
+
+
+def el_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], recall30: float, notes: str) -> List[Row]:
+    pairs = [(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)]
+    scores = el_scores(pairs)
+    note = f"{notes}; cand_recall_at_30={recall30:.3f}"
+    return [row(system, dataset, m, round(scores[m], 4), note) for m in ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r")]
+
+
+def ed_row(system: str, dataset: str, gold: List[Doc], pred: List[Doc], recall30: float) -> Row:
+    value = ed_accuracy([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)])
+    return row(system, dataset, "ed_accuracy", round(value, 4), f"gold mentions; cand_recall_at_30={recall30:.3f}")
+
+
+def candidate_recall(kb: ElKnowledgeBase, gold: List[Doc]) -> float:
+    mentions = [(e.text, e.kb_id_) for doc in gold for e in doc.ents]
+    ranked = [[h.entity_id for h in kb.lookup(text, top_k=30)] for text, _ in mentions]
+    return candidate_recall_at_k(ranked, [kb_id for _, kb_id in mentions], [30])["cand_recall_at_30"]
+
+
+def evaluate(args: argparse.Namespace) -> List[Row]:
+    torch.set_num_threads(args.threads)
+    ner_nlp = spacy.load(args.ner_model)
+    el_nlp = spacy.load(args.el_model)
+    kb: ElKnowledgeBase = el_nlp.get_pipe("entity_linker").kb
+    speed_note = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
+    rows: List[Row] = []
+    for split in ("dev", "test"):
+        dataset = f"aida-{split}"
+        gold = read_docs(args.corpus / f"{split}.spacy", ner_nlp)
+        texts = [doc.text for doc in gold]
+        recall30 = candidate_recall(kb, gold)
+
+        ner_docs, ner_seconds = timed_pipe(ner_nlp, texts)
+        ner = ner_scores([(gold_entities(g), gold_entities(p)) for g, p in zip(gold, ner_docs)])
+        rows.append(row("spacy_ner", dataset, "ner_f", round(ner["ner_f"], 4), "configs/baselines/ner.cfg"))
+
+        start = time.perf_counter()
+        link_with_prior(kb, ner_docs)
+        prior_seconds = ner_seconds + time.perf_counter() - start
+        rows += el_rows("prior_only", dataset, gold, ner_docs, recall30, "spacy_ner mentions + top prior")
+        gold_mention_docs = with_gold_mentions(ner_nlp, gold, [])
+        link_with_prior(kb, gold_mention_docs)
+        rows.append(ed_row("prior_only", dataset, gold, gold_mention_docs, recall30))
+
+        el_docs, el_seconds = timed_pipe(el_nlp, texts)
+        rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, recall30, "spacy_ner mentions + entity_linker")
+        rows.append(ed_row("spacy_entity_linker", dataset, gold, with_gold_mentions(el_nlp, gold, ["sentencizer", "entity_linker"]), recall30))
+        if split == "test":
+            rows.append(row("spacy_ner", dataset, "words_per_s", words_per_s(ner_docs, ner_seconds), speed_note))
+            rows.append(row("prior_only", dataset, "words_per_s", words_per_s(ner_docs, prior_seconds), speed_note + " (ner + lookup)"))
+            rows.append(row("spacy_entity_linker", dataset, "words_per_s", words_per_s(el_docs, el_seconds), speed_note + " (ner + entity_linker)"))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
+    parser.add_argument("--ner-model", type=Path, default=ROOT / "training" / "baselines" / "ner" / "model-best")
+    parser.add_argument("--el-model", type=Path, default=ROOT / "training" / "baselines" / "entity_linker" / "model-best")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "baselines.json")
+    args = parser.parse_args()
+    rows = evaluate(args)
+    write_results(args.out, COMMAND, rows)
+    table = results_to_markdown(args.out, pivot=True, notes=False)
+    update_readme_section(ROOT / "README.md", "baselines", table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
