@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import spacy  # noqa: E402
 import torch  # noqa: E402
 from spacy.language import Language  # noqa: E402
-from spacy.tokens import Doc, DocBin  # noqa: E402
+from spacy.tokens import Doc, DocBin, Span  # noqa: E402
 
 from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
@@ -78,10 +78,14 @@ def with_gold_mentions(nlp: Language, gold_docs: List[Doc], components: Iterable
 
 
 def link_with_prior(kb: ElKnowledgeBase, docs: List[Doc]) -> None:
+    """Link every entity to its most probable candidate (NIL without candidates)."""
     for doc in docs:
+        linked = []
         for ent in doc.ents:
             hits = kb.lookup(ent.text, top_k=1)
-            ent.kb_id_ = hits[0].entity_id if hits else "NIL"
+            linked.append(Span(doc, ent.start, ent.end, ent.label_, kb_id=hits[0].entity_id if hits else "NIL"))
+        # doc.ents must be reassigned: setting kb_id_ on a span of doc.ents does not reach the tokens.
+        doc.ents = linked
 
 
 def el_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], recall30: float, notes: str) -> List[Row]:

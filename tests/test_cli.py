@@ -88,3 +88,34 @@ def test_kb_build_reports_bad_jsonl(tmp_path, jsonl_files):
     aliases.write_text('{"alias": "Ada", "candidates": [["Nobody", 0.5]]}')
     result = runner.invoke(app, ["kb", "build", str(entities), str(aliases), str(tmp_path / "kb")])
     assert result.exit_code != 0 and "Nobody" in str(result.exception)
+
+
+def test_evaluate_prints_spacy_el_metrics(tmp_path):
+    """A pipeline with a rule-based linker, scored against gold links and entities."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "PER", "pattern": "Ada", "id": "Ada_Lovelace"}])
+
+    @spacy.Language.component("copy_ent_id_to_kb_id")
+    def copy_ids(doc):
+        # doc.ents must be reassigned: setting kb_id_ on a span of doc.ents does not reach the tokens.
+        doc.ents = [spacy.tokens.Span(doc, e.start, e.end, e.label_, kb_id=e.ent_id_) for e in doc.ents]
+        return doc
+
+    nlp.add_pipe("copy_ent_id_to_kb_id")
+    nlp.to_disk(tmp_path / "model")
+    gold = nlp.make_doc("Ada met Bob .")
+    gold.ents = [gold.char_span(0, 3, "PER", kb_id="Ada_Lovelace"), gold.char_span(8, 11, "PER", kb_id="Bob_Smith")]
+    DocBin(docs=[gold]).to_disk(tmp_path / "gold.spacy")
+    out = tmp_path / "scores.json"
+    result = runner.invoke(app, ["evaluate", str(tmp_path / "model"), str(tmp_path / "gold.spacy"), "-s", "el", "-s", "ner", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(out.read_text())
+    assert scores["el_micro_p"] == 1.0 and scores["el_micro_r"] == 0.5
+    assert scores["ner_p"] == 1.0 and scores["ner_r"] == 0.5
+    assert "el_micro_f" in result.output
+    bad = runner.invoke(app, ["evaluate", str(tmp_path / "model"), str(tmp_path / "gold.spacy"), "-s", "nope"])
+    assert bad.exit_code == 1
