@@ -26,9 +26,11 @@ def format_value(value: Any) -> str:
             return f"{value:,.0f}"
         if abs(value) >= 100:
             return f"{value:.0f}"
-        if value == 0 or abs(value) >= 0.01:
+        if value == 0:
+            return "0"
+        if abs(value) >= 0.01:
             return f"{value:.3g}" if abs(value) >= 1 else f"{value:.3f}"
-        return f"{value:.2e}"
+        return f"{value:.2g}"  # 0.0016, and 3e-05 only below 1e-4
     return str(value)
 
 

@@ -7,6 +7,9 @@ from .serialization import KBFormatError
 
 __all__ = [
     "CandidateHit",
+    "DenseIndex",
+    "TextEncoder",
+    "entity_text",
     "ElKnowledgeBase",
     "EntityInfo",
     "KBBuilder",
@@ -14,3 +17,17 @@ __all__ = [
     "LookupSettings",
     "normalize_alias",
 ]
+
+
+def __getattr__(name: str):
+    # Imported on first use: dense_index loads faiss (and sets its BLAS threshold process-wide), and
+    # encoder loads transformers; neither should be paid by `import spacy_el.kb`.
+    if name == "DenseIndex":
+        from .dense_index import DenseIndex
+
+        return DenseIndex
+    if name in ("TextEncoder", "entity_text"):
+        from . import encoder
+
+        return getattr(encoder, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -244,11 +244,9 @@ class ElKnowledgeBase(KnowledgeBase):
     def _arrays(self) -> Dict[str, np.ndarray]:
         return {**self.entities.to_arrays(), **self.aliases.to_arrays()}
 
-    def _extra_files(self) -> Dict[str, bytes]:
-        return {DENSE_INDEX_FILE: self.dense_index.to_bytes()} if self.dense_index is not None else {}
-
     def to_disk(self, path: Union[str, Path], exclude: Iterable[str] = SimpleFrozenList()) -> None:
-        write_kb_dir(ensure_path(path), self._manifest(), self._arrays(), self._extra_files())
+        writers = {DENSE_INDEX_FILE: self.dense_index.save} if self.dense_index is not None else {}
+        write_kb_dir(ensure_path(path), self._manifest(), self._arrays(), writers)
 
     def from_disk(
         self, path: Union[str, Path], exclude: Iterable[str] = SimpleFrozenList(), *, mmap: bool = False,
@@ -264,7 +262,8 @@ class ElKnowledgeBase(KnowledgeBase):
         return self
 
     def to_bytes(self, **kwargs: Any) -> bytes:
-        return kb_to_bytes(self._manifest(), self._arrays(), self._extra_files())
+        extra = {DENSE_INDEX_FILE: self.dense_index.to_bytes()} if self.dense_index is not None else {}
+        return kb_to_bytes(self._manifest(), self._arrays(), extra)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Tuple[str, ...] = tuple()) -> "ElKnowledgeBase":
         manifest, arrays, extra = kb_from_bytes(bytes_data)

@@ -13,7 +13,7 @@ import hashlib
 import io
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 import srsly
@@ -37,9 +37,13 @@ def _sha256_file(path: Path) -> str:
 
 
 def write_kb_dir(
-    path: Path, manifest: Dict[str, Any], arrays: Dict[str, np.ndarray], extra_files: Dict[str, bytes]
+    path: Path,
+    manifest: Dict[str, Any],
+    arrays: Dict[str, np.ndarray],
+    extra_writers: Dict[str, Callable[[Path], Any]],
 ) -> None:
-    """Write arrays and extra files under ``path`` and a manifest that checksums them all."""
+    """Write arrays, and extra files through their writers (called with the target path, so a large
+    FAISS index goes straight to disk), under ``path``, then a manifest that checksums them all."""
     path.mkdir(parents=True, exist_ok=True)
     (path / ARRAY_DIR).mkdir(exist_ok=True)
     files: Dict[str, Dict[str, Any]] = {}
@@ -47,8 +51,8 @@ def write_kb_dir(
         rel = f"{ARRAY_DIR}/{name}.npy"
         np.save(path / rel, np.ascontiguousarray(array), allow_pickle=False)
         files[rel] = {}
-    for rel, data in extra_files.items():
-        (path / rel).write_bytes(data)
+    for rel, write in extra_writers.items():
+        write(path / rel)
         files[rel] = {}
     for rel in files:
         files[rel] = {"sha256": _sha256_file(path / rel), "bytes": (path / rel).stat().st_size}
