@@ -29,14 +29,12 @@ import numpy as np
 # Why the BLAS threshold is changed. faiss-cpu 1.15 scores exhaustive searches (Flat, and the IVF
 # coarse quantizer) with a per-query SIMD loop while ``n_queries * dim < distance_compute_blas_threshold``
 # and with BLAS sgemm from there on. Its default, 128000, keeps every batch below 334 queries at dim 384
-# on the loop, which re-reads the whole matrix for each query. Measured on 1M x 384 Flat, 2 cores
-# (benchmarks/kb_scale.py, thresholds interleaved): batches of 16 take 28.7 -> 11.8 ms/query and of 64
-# 27.7 -> 5.4 ms/query with BLAS. Threshold 1 ("always BLAS") is worse for tiny batches: 2 queries
-# 73 ms/query vs 26 on the loop, and one query through a 4096-list IVF quantizer 0.96 vs 0.30 ms.
-# The crossover is 4-8 queries, hence BLAS from 8 queries at dim 384. Single queries on a big index
-# are unaffected (FAISS then splits the database across threads). The unit (queries x dim) is that of
-# the pinned faiss 1.15; older releases compared the query count alone. Process-wide FAISS setting,
-# set once here.
+# on the loop, which re-reads the whole matrix for each query; BLAS is several times faster from about
+# 8 queries on, while "always BLAS" (threshold 1) is slower for 1-4 queries. Hence BLAS from 8 queries at
+# dim 384 (benchmarks/kb_scale.py measures all three settings: rows faiss_flat*, faiss_ivf4096_pq48*).
+# Single queries on a big index are unaffected (FAISS then splits the database across threads). The unit
+# (queries x dim) is that of the pinned faiss 1.15; older releases compared the query count alone.
+# Process-wide FAISS setting, set once here.
 BLAS_THRESHOLD = 8 * 384
 faiss.cvar.distance_compute_blas_threshold = BLAS_THRESHOLD
 
