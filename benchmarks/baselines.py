@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Tuple
+from typing import Iterable, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

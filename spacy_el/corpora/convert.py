@@ -79,7 +79,7 @@ def convert_corpus(
         parts = {f.name.split(".")[0]: read_elevant(f, limit=limit, **kwargs) for f in files}
     elif corpus in ("gum", "gum-conll"):
         read = read_gum if corpus == "gum" else read_gum_conll
-        directory = resolve_gum_tsv_dir(path) if corpus == "gum" else Path(resolve_gum_conll_dir(path))
+        directory = resolve_gum_tsv_dir(path) if corpus == "gum" else resolve_gum_conll_dir(path)
 
         def read_split(d: Path, split: Optional[str], splits_path: Optional[PathLike]) -> List[Doc]:
             return read(d, split, splits_path=splits_path, wiki_map_path=wiki_map_path, limit=limit, **kwargs)

@@ -25,14 +25,13 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from ..extensions import register_extensions
-from ._util import CorpusFormatError, PathLike, ensure_dir, get_vocab, progress
+from ._util import CorpusFormatError, PathLike, get_vocab, progress
 from .clusters import set_clusters
 from .gum_tsv import BRIDGING_PREFIX, IDENTITY_RELATIONS, GumTsvDocument, read_gum_tsv
-from .splits import find_upwards, load_splits, select_files
+from .splits import find_upwards, load_splits, resolve_corpus_dir, select_files
 from .titles import decode_url_title, load_wiki_map
 
 MENTIONS_KEY = "mentions"
-GUM_SPLITS = ("train", "dev", "test")
 
 
 class _UnionFind:
@@ -112,10 +111,7 @@ def read_gum_file(
 
 def resolve_gum_tsv_dir(path: PathLike) -> Path:
     """``path`` itself if it holds ``*.tsv`` files or split subdirectories, else ``<path>/coref/gum/tsv``."""
-    path = ensure_dir(path, "GUM directory")
-    if any(path.glob("*.tsv")) or any((path / split).is_dir() for split in GUM_SPLITS):
-        return path
-    return ensure_dir(path / "coref" / "gum" / "tsv", "GUM TSV directory")
+    return resolve_corpus_dir(path, ".tsv", "coref/gum/tsv", "GUM")
 
 
 def read_gum(

@@ -8,15 +8,16 @@ again the linked mentions reduced by ``filter_spans``.
 """
 
 import re
+from pathlib import Path
 from typing import List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import filter_spans
 
-from ._util import PathLike, ensure_dir, get_vocab, progress
+from ._util import PathLike, get_vocab, progress
 from .conll2012 import MENTIONS_KEY, coref_document_to_doc, read_conll2012
-from .splits import find_upwards, load_splits, select_files
+from .splits import find_upwards, load_splits, resolve_corpus_dir, select_files
 from .titles import decode_url_title, load_wiki_map
 
 _BODY = re.compile(r"^([^-]+)-(\d+)(?:-(.+))?$")
@@ -31,12 +32,9 @@ def gum_body(body: str) -> Tuple[str, str, Optional[str]]:
     return cluster, label, title
 
 
-def resolve_gum_conll_dir(path: PathLike) -> PathLike:
+def resolve_gum_conll_dir(path: PathLike) -> Path:
     """``path`` if it holds ``*.conll`` files or split subdirectories, else ``<path>/coref/gum/conll``."""
-    path = ensure_dir(path, "GUM directory")
-    if any(path.glob("*.conll")) or any((path / s).is_dir() for s in ("train", "dev", "test")):
-        return path
-    return ensure_dir(path / "coref" / "gum" / "conll", "GUM CoNLL directory")
+    return resolve_corpus_dir(path, ".conll", "coref/gum/conll", "GUM")
 
 
 def read_gum_conll(

@@ -93,3 +93,17 @@ def select_files(
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise FileNotFoundError(f"{len(missing)} '{split}' documents missing in {directory}: {shown}")
     return files
+
+
+SPLIT_NAMES = ("train", "dev", "test")
+
+
+def resolve_corpus_dir(path: PathLike, suffix: str, default_subdir: str, what: str) -> Path:
+    """``path`` itself if it holds ``*<suffix>`` files or split subdirectories, else ``<path>/<default_subdir>``.
+
+    Lets every converter accept the corpus root, its file directory, or a directory of split folders.
+    """
+    path = ensure_dir(path, f"{what} directory")
+    if any(path.glob(f"*{suffix}")) or any((path / split).is_dir() for split in SPLIT_NAMES):
+        return path
+    return ensure_dir(path / default_subdir, f"{what} {suffix} directory")

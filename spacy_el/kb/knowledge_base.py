@@ -1,7 +1,7 @@
 """``ElKnowledgeBase``: the KB every spacy_el component shares, and a drop-in spaCy ``KnowledgeBase``."""
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 from spacy.kb import Candidate, KnowledgeBase
