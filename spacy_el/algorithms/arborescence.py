@@ -1,0 +1,224 @@
+"""Maximum spanning arborescence (Chu-Liu/Edmonds) over a dense score matrix, numpy only.
+
+Decoder of the Global joint coreference + entity-linking model (issue 6; seed paper section 2.2:
+"We use Edmonds' algorithm for decoding the maximum spanning tree"). The graph is dense: node 0
+is usually the virtual root, the other nodes are candidate entities and mention spans.
+
+Convention (shared with :mod:`spacy_el.ml.matrix_tree`): ``scores[i, j]`` is the score of the
+directed edge ``i -> j``, i.e. of node ``i`` being the *parent* of node ``j``. A tree is rooted at
+``root`` with every edge pointing away from it, so each non-root node has exactly one incoming
+edge. ``-inf`` means "no edge". Self-loops and edges into the root are ignored whatever their
+score.
+
+Algorithm: Chu-Liu/Edmonds (Chu & Liu 1965; Edmonds 1967) in the dense O(n^2) organisation of
+Tarjan (1977) with the expansion of Camerini, Fratta & Maffioli (1979). Every non-root node wants
+its best incoming edge; following those edges from an unvisited node either reaches the root (or
+a node already known to reach it), and the whole path is final, or closes a cycle. A cycle ``C``
+is contracted into one supernode whose incoming edge ``u -> C`` scores
+``max_{v in C} s(u, v) - s(parent(v), v)`` (the gain of breaking ``C`` at ``v``) and whose
+outgoing edge ``C -> w`` scores ``max_{v in C} s(v, w)``; the walk then continues from the
+supernode. Each contraction costs O(n |C|) array work (the rows/columns of the cycle are merged
+into the representative's slot of one n x n matrix), each step of the walk one O(n) ``argmax``,
+so the total is O(n^2) numpy work in O(n) Python iterations, with no per-round recomputation of
+the whole matrix (a "contract all cycles, rebuild the matrix, repeat" loop degenerates to O(n)
+rounds of O(n^2) on dense random graphs, where a growing supernode absorbs one node per round).
+The expansion replays the contractions newest first: a supernode's chosen entering edge
+``u -> v`` replaces the cycle edge of the member containing ``v``; the other members keep theirs.
+
+The expansion climbs each supernode's nesting once, O(n * nesting depth) Python steps in the worst
+case (shallow in practice). Ties are broken deterministically (every ``argmax`` takes its first
+maximum: the lowest-index parent, the first cycle member along the walk), so the same input always
+gives the same tree.
+"""
+from typing import List
+
+import numpy as np
+
+__all__ = ["max_spanning_arborescence", "reachable_from", "arborescence_score"]
+
+
+def reachable_from(adjacency: np.ndarray, root: int = 0) -> np.ndarray:
+    """Nodes reachable from ``root`` following directed edges ``i -> j`` where ``adjacency[i, j]``.
+
+    Breadth-first, one frontier per step: O(n^2) work in total because every node enters the
+    frontier at most once, and only depth-many Python iterations.
+
+    Args:
+        adjacency: ``[n, n]`` boolean matrix, ``adjacency[i, j]`` = edge ``i -> j`` exists.
+        root: start node.
+
+    Returns:
+        ``[n]`` boolean mask, ``True`` for ``root`` and every node reachable from it.
+    """
+    adjacency = np.asarray(adjacency, dtype=bool)
+    n = adjacency.shape[0]
+    seen = np.zeros(n, dtype=bool)
+    seen[root] = True
+    frontier = np.array([root])
+    while frontier.size:
+        new = adjacency[frontier].any(axis=0) & ~seen
+        seen |= new
+        frontier = np.flatnonzero(new)
+    return seen
+
+
+def arborescence_score(scores: np.ndarray, parents: np.ndarray) -> float:
+    """Total score ``sum_j scores[parents[j], j]`` of a tree given as a parents array (root: -1)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    parents = np.asarray(parents)
+    children = np.flatnonzero(parents >= 0)
+    return float(scores[parents[children], children].sum())
+
+
+def _validate(scores: np.ndarray, root: int) -> np.ndarray:
+    scores = np.asarray(scores)
+    if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
+        raise ValueError(f"scores must be a square [n, n] matrix, got shape {scores.shape}")
+    n = scores.shape[0]
+    if n == 0:
+        raise ValueError("scores must have at least one node (the root)")
+    if not -n <= root < n:
+        raise ValueError(f"root {root} is out of range for {n} nodes")
+    if not (np.issubdtype(scores.dtype, np.floating) or np.issubdtype(scores.dtype, np.integer)
+            or scores.dtype == bool):
+        raise ValueError(f"scores must be numeric, got dtype {scores.dtype}")
+    scores = scores.astype(np.float64)  # always a copy: the caller's array is never modified
+    if np.isnan(scores).any():
+        raise ValueError("scores contain NaN")
+    if np.isposinf(scores).any():
+        raise ValueError("scores contain +inf; use -inf for missing edges and finite scores otherwise")
+    return scores
+
+
+def max_spanning_arborescence(scores: np.ndarray, root: int = 0) -> np.ndarray:
+    """Maximum-score spanning arborescence rooted at ``root`` (Chu-Liu/Edmonds).
+
+    Args:
+        scores: ``[n, n]`` array, ``scores[i, j]`` = score of edge ``i -> j`` (``i`` is the parent
+            of ``j``); ``-inf`` = no edge. The diagonal and column ``root`` are ignored.
+        root: the root node (default 0, the virtual root of the joint coref+EL graph).
+
+    Returns:
+        ``[n]`` int64 array of parents, ``parents[root] == -1``; ``parents[j]`` is the parent of
+        ``j``. The tree maximises ``sum_j scores[parents[j], j]``.
+
+    Raises:
+        ValueError: ``scores`` is not a square numeric matrix, contains NaN or +inf, or some node
+            cannot be reached from ``root`` through finite edges (then no spanning arborescence
+            exists; the message lists the unreachable nodes).
+    """
+    s = _validate(scores, root)
+    n = s.shape[0]
+    root = root % n
+    np.fill_diagonal(s, -np.inf)
+    s[:, root] = -np.inf
+
+    reachable = reachable_from(np.isfinite(s), root)
+    if not reachable.all():
+        missing = np.flatnonzero(~reachable)
+        no_in = missing[~np.isfinite(s[:, missing]).any(axis=0)]
+        detail = f" ({no_in.size} of them have no incoming edge at all)" if no_in.size else ""
+        raise ValueError(
+            f"no spanning arborescence: {missing.size} node(s) unreachable from root {root}{detail}: "
+            f"{missing[:20].tolist()}{' ...' if missing.size > 20 else ''}"
+        )
+    if n == 1:
+        return np.array([-1], dtype=np.int64)
+
+    return _edmonds_dense(s, root)
+
+
+def _edmonds_dense(s: np.ndarray, root: int) -> np.ndarray:
+    """Chu-Liu/Edmonds on a validated, feasible ``[n, n]`` float64 score matrix (modified in place).
+
+    ``s`` has ``-inf`` on the diagonal and in column ``root`` and every node reachable from ``root``.
+    """
+    n = s.shape[0]
+    # Incoming edges as rows: inc[v, u] = score of u -> v, so the hot "best parent of v" scan and
+    # the merge of a cycle's incoming edges read contiguous memory.
+    inc = np.ascontiguousarray(s.T)
+    # The original edge behind every current entry, kept up to date through contractions.
+    orig_u = np.tile(np.arange(n, dtype=np.int32), (n, 1))  # orig_u[v, u]: original tail
+    orig_v = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, n))  # orig_v[v, u]: original head
+
+    slot_id: List[int] = list(range(n))  # id of the (super)node occupying each matrix slot
+    # Per node id (originals 0..n-1, supernodes appended): chosen entering edge, container, members.
+    enter_u: List[int] = [-1] * n
+    enter_v: List[int] = [-1] * n
+    container: List[int] = [-1] * n
+    members: List[List[int]] = [[] for _ in range(n)]
+    chosen = np.zeros(n)  # score of the entering edge currently chosen by each slot
+    UNSEEN, ON_PATH, DONE = 0, 1, 2
+    state = np.zeros(n, dtype=np.int8)
+    state[root] = DONE
+
+    for start in range(n):
+        if state[start] != UNSEEN:
+            continue
+        path = [start]
+        state[start] = ON_PATH
+        a = start
+        while True:
+            b = int(np.argmax(inc[a]))  # first maximum: deterministic tie-breaking
+            if not np.isfinite(inc[a, b]):  # pragma: no cover - excluded by the reachability check
+                raise AssertionError("supernode without entering edge despite reachability")
+            node = slot_id[a]
+            enter_u[node], enter_v[node] = int(orig_u[a, b]), int(orig_v[a, b])
+            chosen[a] = inc[a, b]
+            if state[b] == DONE:
+                state[path] = DONE
+                break
+            if state[b] == UNSEEN:
+                state[b] = ON_PATH
+                path.append(b)
+                a = b
+                continue
+            # b is on the current path: path[i:] is a cycle (b -> ... -> a -> b). Contract it into
+            # the slot of b (the representative), which stays on the path.
+            i = path.index(b)
+            cyc = np.array(path[i:])
+            del path[i + 1:]
+            # Incoming edges of the supernode: best gain of breaking the cycle at any member.
+            gain = inc[cyc] - chosen[cyc, None]  # [|C|, n]
+            best_m = np.argmax(gain, axis=0)
+            cols = np.arange(n)
+            new_in = gain[best_m, cols]
+            new_in_u = orig_u[cyc[best_m], cols]
+            new_in_v = orig_v[cyc[best_m], cols]
+            # Outgoing edges of the supernode: best edge from any member.
+            out = inc[:, cyc]  # [n, |C|]
+            best_o = np.argmax(out, axis=1)
+            rows = np.arange(n)
+            new_out = out[rows, best_o]
+            new_out_u = orig_u[rows, cyc[best_o]]
+            new_out_v = orig_v[rows, cyc[best_o]]
+            inc[b], orig_u[b], orig_v[b] = new_in, new_in_u, new_in_v
+            inc[:, b], orig_u[:, b], orig_v[:, b] = new_out, new_out_u, new_out_v
+            # Members other than the representative disappear; edges inside the cycle vanish.
+            inc[:, cyc] = np.where(cyc == b, inc[:, cyc], -np.inf)
+            inc[cyc, b] = -np.inf
+            inc[cyc[cyc != b]] = -np.inf
+            super_id = len(enter_u)
+            for m in cyc:
+                container[slot_id[m]] = super_id
+            members.append([slot_id[m] for m in cyc])
+            enter_u.append(-1)
+            enter_v.append(-1)
+            container.append(-1)
+            slot_id[b] = super_id
+            a = b
+
+    # Expansion, newest supernode first: its entering edge u -> v goes to the member containing v
+    # (found by climbing v's containers), every other member keeps the cycle edge it had chosen.
+    final_u, final_v = list(enter_u), list(enter_v)
+    for c in range(len(enter_u) - 1, n - 1, -1):
+        u, v = final_u[c], final_v[c]
+        if v < 0:  # the root's id never gets an edge; supernodes always do
+            continue
+        x = v
+        while container[x] != c:
+            x = container[x]
+        final_u[x], final_v[x] = u, v
+    parents = np.asarray(final_u[:n], dtype=np.int64)
+    parents[root] = -1
+    return parents
