@@ -1,7 +1,7 @@
 """``ElKnowledgeBase``: the KB every spacy_el component shares, and a drop-in spaCy ``KnowledgeBase``."""
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Collection, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 from spacy.kb import Candidate, KnowledgeBase
@@ -12,6 +12,7 @@ from spacy.vocab import Vocab
 from .alias_table import AliasTable, CandidateHit
 from .entity_store import EntityStore
 from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
+from .type_index import TypeIndex, select_typed_first
 
 DENSE_INDEX_FILE = "dense.faiss"
 
@@ -88,6 +89,7 @@ class ElKnowledgeBase(KnowledgeBase):
         self.aliases = aliases if aliases is not None else _empty_aliases()
         self.dense_index = dense_index
         self.settings = settings or LookupSettings()
+        self._type_index: Optional[TypeIndex] = None
         self._check_consistency()
 
     # -- sizes -------------------------------------------------------------------------------------
@@ -144,13 +146,21 @@ class ElKnowledgeBase(KnowledgeBase):
         self.dense_index = index
 
     # -- candidate lookup --------------------------------------------------------------------------
-    def lookup(self, text: str, top_k: Optional[int] = None, fuzzy: Optional[bool] = None) -> List[CandidateHit]:
+    def lookup(
+        self,
+        text: str,
+        top_k: Optional[int] = None,
+        fuzzy: Optional[bool] = None,
+        prefer_types: Optional[Collection[str]] = None,
+    ) -> List[CandidateHit]:
         """Candidates for a mention string: exact, then normalised, then fuzzy alias matches.
 
         Candidates of exact matches come first, then those that only normalised matches add; each
         entity keeps its best prior x match score within its tier and is ranked by it (ties: higher
-        frequency first). The result is cut to ``top_k``. Unknown or empty text gives an empty list,
-        never an exception.
+        frequency first). The result is cut to ``top_k``; with ``prefer_types`` (the mention's
+        predicted types), candidates having one of them are kept first when cutting (NER4EL's
+        type-aware selection), in rank order. Unknown or empty text gives an empty list, never an
+        exception.
         """
         s = self.settings
         tiers = self.aliases.match(
@@ -174,7 +184,21 @@ class ElKnowledgeBase(KnowledgeBase):
         freqs = self.entities.frequencies
         ranked = sorted(best.items(), key=lambda item: (item[1][0], -float(freqs[item[0]]), item[0]))
         k = top_k if top_k is not None else s.top_k
-        return [hit for _, (_, hit) in ranked[:k]]
+        hits = [hit for _, (_, hit) in ranked]
+        if prefer_types:
+            types = self.type_index
+            keep = select_typed_first(
+                [h.entity_row for h in hits], [types.has_any_type(h.entity_row, prefer_types) for h in hits], k
+            )
+            return [hits[i] for i in keep]
+        return hits[:k]
+
+    @property
+    def type_index(self) -> TypeIndex:
+        """Type -> entities index, derived from the entity store on first use."""
+        if self._type_index is None or self._type_index._store is not self.entities:
+            self._type_index = TypeIndex(self.entities)
+        return self._type_index
 
     def lookup_batch(self, texts: Iterable[str], top_k: Optional[int] = None) -> List[List[CandidateHit]]:
         return [self.lookup(text, top_k=top_k) for text in texts]
