@@ -1,0 +1,244 @@
+"""Overlapping wordpiece passages for EntQA (issue 5; future ``entity_retriever``/``entqa_reader``).
+
+EntQA (Zhang et al., ICLR 2022, section 2 "Input representation") breaks a document ``x`` into
+overlapping passages ``p_1(x) .. p_m(x)`` of ``L`` wordpieces with stride ``S`` (``L = 32``,
+``S = 16`` in the paper) and optionally carries a document-level topical text ``psi_topic(x)``
+across the passages (the paper uses the first token ``x_1``).
+
+This module is pure Python (no torch): it only needs a Hugging Face *fast* tokenizer, whose
+``offset_mapping`` lets every wordpiece be mapped back to character offsets of the document, and
+from there (:func:`char_span_to_token_span`) to spaCy tokens, so reader predictions can become
+``Doc`` spans.
+
+Conventions
+-----------
+* Wordpiece indices inside a :class:`Passage` are 0-based over ``passage.input_ids`` and do *not*
+  count special tokens: the caller that builds ``[CLS] p [SEP] ...`` must subtract the position of
+  the first passage wordpiece (1 when ``[CLS]`` comes first) before calling
+  :func:`wordpiece_span_to_char_span`.
+* Character spans are half-open ``[start_char, end_char)``, like Python slices and spaCy.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple
+
+__all__ = [
+    "Passage",
+    "make_passages",
+    "topic_text",
+    "wordpiece_span_to_char_span",
+    "char_span_to_token_span",
+    "passages_covering",
+    "TOPIC_MODES",
+]
+
+TOPIC_MODES = ("first_token", "first_sentence", "none")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One window of ``<= length`` wordpieces of a document.
+
+    Attributes:
+        index: position of the passage in the document (0-based).
+        wordpiece_start: index of the passage's first wordpiece in the whole document's
+            wordpiece sequence (a multiple of the stride).
+        input_ids: wordpiece ids, *without* special tokens; ``len(input_ids) <= length``.
+        offsets: per-wordpiece ``(char_start, char_end)`` into the document text, same length as
+            ``input_ids``.
+        start_char: document offset of the first character covered by the passage.
+        end_char: document offset one past the last character covered by the passage.
+    """
+
+    index: int
+    wordpiece_start: int
+    input_ids: Tuple[int, ...]
+    offsets: Tuple[Tuple[int, int], ...]
+    start_char: int
+    end_char: int
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+    @property
+    def wordpiece_end(self) -> int:
+        """Exclusive end of the passage in the document's wordpiece sequence."""
+        return self.wordpiece_start + len(self.input_ids)
+
+
+def _check_window(length: int, stride: int) -> None:
+    if not isinstance(length, int) or length < 1:
+        raise ValueError(f"passage length must be a positive integer, got {length!r}")
+    if not isinstance(stride, int) or stride < 1:
+        raise ValueError(f"passage stride must be a positive integer, got {stride!r}")
+    if stride > length:
+        # A stride larger than the window would silently skip wordpieces between passages.
+        raise ValueError(
+            f"passage stride ({stride}) must not exceed passage length ({length}); "
+            "otherwise some wordpieces would belong to no passage"
+        )
+
+
+def make_passages(text: str, tokenizer: Any, length: int = 32, stride: int = 16) -> List[Passage]:
+    """Split ``text`` into overlapping passages of ``length`` wordpieces with stride ``stride``.
+
+    Windows start at wordpiece ``0, stride, 2*stride, ...``; the last window is the first one
+    that reaches the end of the document (it may be shorter than ``length``), so consecutive
+    passages always share exactly ``length - stride`` wordpieces (or all of the last, shorter
+    one's) and every wordpiece is in at least one passage. Windows that start at a multiple of
+    the stride (instead of right-aligning the last window at ``n - length``) keep passage
+    boundaries identical between training and inference and match the paper's fixed ``S``.
+
+    Args:
+        text: the document.
+        tokenizer: a Hugging Face *fast* tokenizer (``is_fast``); slow tokenizers cannot return
+            ``offset_mapping``.
+        length: ``L``, the maximum number of wordpieces per passage (special tokens excluded).
+        stride: ``S``, distance between the starts of consecutive passages, ``1 <= S <= L``.
+
+    Returns:
+        The passages in document order; ``[]`` for empty or whitespace-only text.
+
+    Raises:
+        ValueError: on an invalid ``length``/``stride`` or a tokenizer that is not fast.
+    """
+    _check_window(length, stride)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError("make_passages needs a Hugging Face *fast* tokenizer (offset mapping)")
+    if not text or not text.strip():
+        return []
+    encoding = tokenizer(
+        text,
+        add_special_tokens=False,  # special tokens are added per passage by the model input
+        return_offsets_mapping=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        truncation=False,  # the whole document; windowing is done here
+        verbose=False,  # do not warn that the document exceeds model_max_length
+    )
+    ids: List[int] = list(encoding["input_ids"])
+    offsets: List[Tuple[int, int]] = [(int(s), int(e)) for s, e in encoding["offset_mapping"]]
+    # Drop wordpieces that cover no characters (some tokenizers emit them); they cannot be aligned.
+    kept = [(i, o) for i, o in zip(ids, offsets) if o[1] > o[0]]
+    if not kept:
+        return []
+    ids = [i for i, _ in kept]
+    offsets = [o for _, o in kept]
+
+    n = len(ids)
+    passages: List[Passage] = []
+    start = 0
+    while True:
+        end = min(start + length, n)
+        window = offsets[start:end]
+        passages.append(
+            Passage(
+                index=len(passages),
+                wordpiece_start=start,
+                input_ids=tuple(ids[start:end]),
+                offsets=tuple(window),
+                start_char=window[0][0],
+                end_char=window[-1][1],
+            )
+        )
+        if end >= n:
+            break
+        start += stride
+    return passages
+
+
+# Sentence end: . ! or ? (plus closing quotes/brackets) followed by whitespace, or a line break.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)|\n")
+
+
+def topic_text(doc_text: str, mode: str = "first_token") -> str:
+    """The document-level topical text ``psi_topic(x)`` carried across passages.
+
+    Args:
+        doc_text: the document.
+        mode: ``"first_token"`` -- the first whitespace-delimited token (the paper's ``x_1``;
+            in AIDA this is the topic word of the article); ``"first_sentence"`` -- the text up
+            to the first sentence-final ``.!?`` followed by whitespace, or the first line break
+            (a cheap heuristic so no spaCy pipeline is needed); ``"none"`` -- ``""``.
+
+    Returns:
+        The topic text without surrounding whitespace (``""`` for empty documents).
+
+    Note:
+        The paper writes ``x_1 in V`` (the first *wordpiece*). We return the first whitespace
+        token instead so the topic is tokenizer-independent and not cut mid-word (e.g. the
+        wordpiece ``"le"`` of ``"Leicestershire"``); for AIDA's one-word topics
+        (``"SOCCER"``, ``"CRICKET"``) both coincide up to case/splitting.
+
+    Raises:
+        ValueError: on an unknown ``mode``.
+    """
+    if mode not in TOPIC_MODES:
+        raise ValueError(f"unknown topic mode {mode!r}; expected one of {TOPIC_MODES}")
+    stripped = doc_text.strip() if doc_text else ""
+    if mode == "none" or not stripped:
+        return ""
+    if mode == "first_token":
+        return stripped.split(None, 1)[0]
+    match = _SENTENCE_END.search(stripped)
+    return (stripped[: match.end()] if match else stripped).strip()
+
+
+def wordpiece_span_to_char_span(passage: Passage, s: int, t: int) -> Tuple[int, int]:
+    """Map an inclusive wordpiece span ``[s, t]`` of ``passage`` to a document character span.
+
+    Args:
+        passage: the passage the reader read.
+        s: index of the first wordpiece, 0-based over ``passage.input_ids`` (special tokens
+            excluded -- subtract the ``[CLS]`` offset first).
+        t: index of the last wordpiece (inclusive, as in the paper's ``(s, t)``).
+
+    Returns:
+        ``(start_char, end_char)``, half-open, into the document text.
+
+    Raises:
+        ValueError: when ``not 0 <= s <= t < len(passage)``.
+    """
+    if not (0 <= s <= t < len(passage.offsets)):
+        raise ValueError(
+            f"invalid wordpiece span ({s}, {t}) for a passage of {len(passage.offsets)} wordpieces"
+        )
+    return passage.offsets[s][0], passage.offsets[t][1]
+
+
+def char_span_to_token_span(doc: Any, start_char: int, end_char: int) -> Optional[Tuple[int, int]]:
+    """Map a document character span to spaCy token indices, expanding to whole tokens.
+
+    Wordpiece boundaries need not coincide with spaCy token boundaries (``"Leicestershire"`` is
+    several wordpieces; ``"U.S."`` may be several wordpieces but one spaCy token), so the span is
+    expanded to cover every token it touches (``alignment_mode="expand"``).
+
+    Args:
+        doc: a spaCy ``Doc`` whose text is the document the passages were made from.
+        start_char: start offset (inclusive).
+        end_char: end offset (exclusive).
+
+    Returns:
+        ``(start_token, end_token)`` with ``end_token`` exclusive (like ``Span.start/end``), or
+        ``None`` when the span is empty, out of range, or covers only whitespace.
+    """
+    if start_char < 0 or end_char > len(doc.text) or start_char >= end_char:
+        return None
+    span = doc.char_span(start_char, end_char, alignment_mode="expand")
+    if span is None or len(span) == 0:
+        return None
+    return span.start, span.end
+
+
+def passages_covering(passages: Sequence[Passage], start_char: int, end_char: int) -> List[int]:
+    """Indices of the passages whose wordpieces fully contain ``[start_char, end_char)``.
+
+    Useful to assign a gold mention to the passages in which the reader can see it whole.
+    """
+    return [
+        p.index
+        for p in passages
+        if p.start_char <= start_char and end_char <= p.end_char
+    ]
