@@ -17,7 +17,7 @@ Result per document (``doc.user_data["doc_id"]`` = file stem, e.g. ``"GUM_bio_by
 """
 
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
@@ -114,6 +114,29 @@ def resolve_gum_tsv_dir(path: PathLike) -> Path:
     return resolve_corpus_dir(path, ".tsv", "coref/gum/tsv", "GUM")
 
 
+def select_gum_files(
+    directory: Path,
+    suffix: str,
+    split: Optional[str],
+    splits_path: Optional[PathLike],
+    wiki_map_path: Optional[PathLike],
+    limit: int,
+) -> Tuple[List[Path], Optional[Dict[str, str]]]:
+    """The GUM files of ``split`` in ``directory`` (at most ``limit`` when > 0) and the title -> QID map.
+
+    ``splits.md`` and ``wiki_map.tab`` default to the first found in ``directory`` or up to three levels
+    above it; the splits file is only needed when there is no ``<directory>/<split>/`` folder.
+    """
+    splits = None
+    if split is not None and not (directory / split).is_dir():
+        found = splits_path or find_upwards(directory, ["splits.md"])
+        splits = load_splits(found) if found else None
+    map_path = wiki_map_path or find_upwards(directory, ["wiki_map.tab", "coref/wiki_map.tab"])
+    wiki_map = load_wiki_map(map_path) if map_path else None
+    files = select_files(directory, suffix, split, splits)
+    return (files[:limit] if limit else files), wiki_map
+
+
 def read_gum(
     path: PathLike,
     split: Optional[str] = None,
@@ -132,16 +155,7 @@ def read_gum(
     splits_path / wiki_map_path: default to the ``splits.md`` / ``coref/wiki_map.tab`` found in the
         directory or up to three levels above it; without a wiki map, ``span._.qid`` stays None.
     """
-    tsv_dir = resolve_gum_tsv_dir(path)
-    splits = None
-    if split is not None and not (tsv_dir / split).is_dir():
-        found = splits_path or find_upwards(tsv_dir, ["splits.md"])
-        splits = load_splits(found) if found else None
-    map_path = wiki_map_path or find_upwards(tsv_dir, ["wiki_map.tab", "coref/wiki_map.tab"])
-    wiki_map = load_wiki_map(map_path) if map_path else None
-    files = select_files(tsv_dir, ".tsv", split, splits)
-    if limit:
-        files = files[:limit]
+    files, wiki_map = select_gum_files(resolve_gum_tsv_dir(path), ".tsv", split, splits_path, wiki_map_path, limit)
     vocab = get_vocab(nlp)
     return [
         gum_document_to_doc(vocab, read_gum_tsv(f), f.stem, wiki_map, set_ents)

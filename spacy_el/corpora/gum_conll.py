@@ -17,8 +17,9 @@ from spacy.util import filter_spans
 
 from ._util import PathLike, get_vocab, progress
 from .conll2012 import MENTIONS_KEY, coref_document_to_doc, read_conll2012
-from .splits import find_upwards, load_splits, resolve_corpus_dir, select_files
-from .titles import decode_url_title, load_wiki_map
+from .gum import select_gum_files
+from .splits import resolve_corpus_dir
+from .titles import decode_url_title
 
 _BODY = re.compile(r"^([^-]+)-(\d+)(?:-(.+))?$")
 
@@ -49,16 +50,9 @@ def read_gum_conll(
     show_progress: bool = False,
 ) -> List[Doc]:
     """Convert GUM CoNLL files of one split (or all); paths are found as in :func:`.gum.read_gum`."""
-    conll_dir = resolve_gum_conll_dir(path)
-    splits = None
-    if split is not None:
-        found = splits_path or find_upwards(conll_dir, ["splits.md"])
-        splits = load_splits(found) if found else None
-    map_path = wiki_map_path or find_upwards(conll_dir, ["wiki_map.tab", "coref/wiki_map.tab"])
-    wiki_map = load_wiki_map(map_path) if map_path else None
-    files = select_files(conll_dir, ".conll", split, splits)
-    if limit:
-        files = files[:limit]
+    files, wiki_map = select_gum_files(
+        resolve_gum_conll_dir(path), ".conll", split, splits_path, wiki_map_path, limit
+    )
     vocab = get_vocab(nlp)
     docs = []
     for f in progress(files, f"GUM CoNLL {split or 'all'}", show_progress):
