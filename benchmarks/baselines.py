@@ -29,8 +29,8 @@ from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.kb.eval_kb import NIL_IDS  # noqa: E402
-from spacy_el.scoring import candidate_recall_at_k, ed_accuracy, el_scores, ner_scores  # noqa: E402
+from spacy_el.kb.eval_kb import NIL_IDS, alias_table_recall, linked_mentions  # noqa: E402
+from spacy_el.scoring import ed_accuracy, el_scores, ner_scores  # noqa: E402
 
 COMMAND = "python -m spacy project run baselines"
 BATCH_SIZE = 64
@@ -101,9 +101,7 @@ def ed_row(system: str, dataset: str, gold: List[Doc], pred: List[Doc], recall30
 
 
 def candidate_recall(kb: ElKnowledgeBase, gold: List[Doc]) -> float:
-    mentions = [(e.text, e.kb_id_) for doc in gold for e in doc.ents]
-    ranked = [[h.entity_id for h in kb.lookup(text, top_k=30)] for text, _ in mentions]
-    return candidate_recall_at_k(ranked, [kb_id for _, kb_id in mentions], [30])["cand_recall_at_30"]
+    return alias_table_recall(kb, list(linked_mentions(gold)), [30])["cand_recall_at_30"]
 
 
 def evaluate(args: argparse.Namespace) -> List[Row]:

@@ -19,31 +19,15 @@ from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 from spacy_el.corpora import read_aida, read_gum  # noqa: E402
 from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.kb.eval_kb import NIL_IDS  # noqa: E402
-from spacy_el.scoring.candidates import candidate_recall_at_k  # noqa: E402
+from spacy_el.kb.eval_kb import alias_table_recall, linked_mentions  # noqa: E402
 
 COMMAND = "python -m spacy project run eval-kb"
 KS = (1, 10, 30, 100)
 
 
-def gold_mentions(docs, spans_key: str = "", names_only: bool = False) -> List[Tuple[str, str]]:
-    """(mention text, gold KB id) of every InKB gold mention."""
-    mentions = []
-    for doc in docs:
-        for span in doc.spans[spans_key] if spans_key else doc.ents:
-            if span.kb_id_ in NIL_IDS:
-                continue
-            if names_only and not any(c.isupper() for c in span.text):
-                continue
-            mentions.append((span.text, span.kb_id_))
-    return mentions
-
-
 def recall_rows(kb: ElKnowledgeBase, dataset: str, mentions: List[Tuple[str, str]], system: str, notes: str) -> List[Dict]:
-    ranked = [[hit.entity_id for hit in kb.lookup(text, top_k=max(KS))] for text, _ in mentions]
-    gold = [kb_id for _, kb_id in mentions]
-    scores = candidate_recall_at_k(ranked, gold, KS)
-    in_kb = sum(1 for kb_id in gold if kb_id in kb) / max(len(gold), 1)
+    scores = alias_table_recall(kb, mentions, KS)
+    in_kb = sum(1 for _, kb_id in mentions if kb_id in kb) / max(len(mentions), 1)
     rows = [row(system, dataset, metric, round(value, 4), notes) for metric, value in scores.items()]
     rows.append(row(system, dataset, "gold_in_kb", round(in_kb, 4), notes))
     rows.append(row(system, dataset, "mentions", len(mentions), notes))
@@ -64,11 +48,11 @@ def main() -> None:
     aida = read_aida(args.data / "aida", splits=("dev", "test"))
     system = "alias_table"
     for split in ("dev", "test"):
-        rows += recall_rows(kb, f"aida-{split}", gold_mentions(aida[split]), system, "InKB gold mentions")
+        rows += recall_rows(kb, f"aida-{split}", list(linked_mentions(aida[split])), system, "InKB gold mentions")
         gum = read_gum(args.data / "gum", split)
-        rows += recall_rows(kb, f"gum-{split}", gold_mentions(gum, "mentions"), system, "all linked mentions, pronouns included")
+        rows += recall_rows(kb, f"gum-{split}", list(linked_mentions(gum, "mentions")), system, "all linked mentions, pronouns included")
         rows += recall_rows(
-            kb, f"gum-{split}", gold_mentions(gum, "mentions", names_only=True), f"{system}_names",
+            kb, f"gum-{split}", list(linked_mentions(gum, "mentions", names_only=True)), f"{system}_names",
             "linked mentions with an upper-case letter (names)",
         )
     write_results(args.out, COMMAND, rows)

@@ -20,12 +20,14 @@ Dev/test data never contributes an alias, a prior or a frequency.
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Sequence, Tuple, Union
 
 from spacy.tokens import Doc
 from wasabi import msg
 
+from ..scoring.candidates import candidate_recall_at_k
 from .builder import KBBuilder
+from .knowledge_base import ElKnowledgeBase
 from .sources import (
     EntityRecord,
     name_of,
@@ -95,18 +97,31 @@ def collect_entities(sources: EvalKBSources, progress: bool = True) -> Dict[str,
     return entities
 
 
-def mention_counts(docs: Iterable[Doc], spans_key: str = "", names_only: bool = False) -> Counter:
-    """(mention text, kb id) -> count over gold linked mentions (``doc.ents`` or ``doc.spans[spans_key]``)."""
-    counts: Counter = Counter()
+def linked_mentions(docs: Iterable[Doc], spans_key: str = "", names_only: bool = False) -> Iterator[Tuple[str, str]]:
+    """(mention text, kb id) of every gold linked (non-NIL) mention in ``doc.ents`` or ``doc.spans[spans_key]``.
+
+    names_only: skip mentions without an upper-case letter (pronouns, common-noun phrases).
+    """
     for doc in docs:
-        spans = doc.spans[spans_key] if spans_key else doc.ents
-        for span in spans:
+        for span in doc.spans[spans_key] if spans_key else doc.ents:
             if span.kb_id_ in NIL_IDS:
                 continue
             if names_only and not any(c.isupper() for c in span.text):
                 continue
-            counts[(span.text, span.kb_id_)] += 1
-    return counts
+            yield span.text, span.kb_id_
+
+
+def mention_counts(docs: Iterable[Doc], spans_key: str = "", names_only: bool = False) -> Counter:
+    """(mention text, kb id) -> count over gold linked mentions (see ``linked_mentions``)."""
+    return Counter(linked_mentions(docs, spans_key, names_only))
+
+
+def alias_table_recall(
+    kb: ElKnowledgeBase, mentions: Sequence[Tuple[str, str]], ks: Sequence[int] = (1, 10, 30, 100)
+) -> Dict[str, float]:
+    """``cand_recall_at_K`` of the KB's alias lookup for (mention text, gold kb id) pairs."""
+    ranked = [[hit.entity_id for hit in kb.lookup(text, top_k=max(ks))] for text, _ in mentions]
+    return candidate_recall_at_k(ranked, [kb_id for _, kb_id in mentions], ks)
 
 
 def combine_alias_sources(
