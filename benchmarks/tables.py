@@ -81,6 +81,24 @@ def results_to_markdown(
     return _table(header, lines)
 
 
+def results_to_matrix(json_path: PathLike, metric: str) -> str:
+    """One line per system, one column per dataset, the values of ``metric`` (first appearance order)."""
+    data = json.loads(Path(json_path).read_text(encoding="utf8"))
+    systems: List[str] = []
+    datasets: List[str] = []
+    cells: Dict[Tuple[str, str], str] = {}
+    for row in data["rows"]:
+        if row["metric"] != metric:
+            continue
+        if row["system"] not in systems:
+            systems.append(row["system"])
+        if row["dataset"] not in datasets:
+            datasets.append(row["dataset"])
+        cells[row["system"], row["dataset"]] = format_value(row["value"])
+    lines = [[system] + [cells.get((system, d), "") for d in datasets] for system in systems]
+    return _table([f"system ({metric})"] + datasets, lines)
+
+
 def _table(header: List[str], lines: List[List[str]]) -> str:
     out = ["| " + " | ".join(_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(_escape(c) for c in line) + " |" for line in lines]

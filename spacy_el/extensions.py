@@ -41,6 +41,7 @@ SPAN_EXTENSIONS: Dict[str, Any] = {
     "candidate_scores": None,  # [[kb_id, score], ...] in rank order, or None
     "link_score": None,  # score of the chosen kb_id
     "cluster_id": None,  # 1-based index of the mention's coref cluster (coref_clusters_<id>)
+    "nil_reason": None,  # why a linker wrote NIL: "no_candidates", "type_constraint", "below_threshold"
 }
 
 ClusterList = List[List[Tuple[int, int]]]

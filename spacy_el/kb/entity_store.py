@@ -16,6 +16,9 @@ class EntityStore:
     frequencies (np.ndarray): float32 (n,), popularity/frequency counts (>= 0).
     vectors (Optional[np.ndarray]): float32 (n, d), or None when the KB has no entity vectors.
     id_index (HashIndex): entity id -> row.
+    type_probs (Optional[np.ndarray]): float32 (n, T), a distribution over the T labels of
+        ``type_prob_names`` per entity (NER4EL entity typing), or None when the KB has none.
+    type_prob_names (List[str]): the T labels of ``type_probs`` in column order; [] when absent.
     """
 
     def __init__(
@@ -29,6 +32,8 @@ class EntityStore:
         frequencies: np.ndarray,
         vectors: Optional[np.ndarray],
         id_index: HashIndex,
+        type_probs: Optional[np.ndarray] = None,
+        type_prob_names: Optional[List[str]] = None,
     ) -> None:
         self.ids = ids
         self.names = names
@@ -39,6 +44,8 @@ class EntityStore:
         self.frequencies = frequencies
         self.vectors = vectors
         self.id_index = id_index
+        self.type_probs = type_probs
+        self.type_prob_names: List[str] = list(type_prob_names or [])
 
     @classmethod
     def build(
@@ -99,10 +106,16 @@ class EntityStore:
         arrays.update(self.id_index.to_arrays("entities.id_index"))
         if self.vectors is not None:
             arrays["entities.vectors"] = self.vectors
+        if self.type_probs is not None:
+            arrays["entities.type_probs"] = self.type_probs
         return arrays
 
     @classmethod
-    def from_arrays(cls, arrays: Dict[str, np.ndarray], type_names: List[str]) -> "EntityStore":
+    def from_arrays(
+        cls, arrays: Dict[str, np.ndarray], type_names: List[str], type_prob_names: Sequence[str] = ()
+    ) -> "EntityStore":
+        """The store from ``to_arrays`` output; ``type_prob_names`` are the column labels of
+        ``entities.type_probs`` (absent array and no names: no type distributions)."""
         return cls(
             ids=StringArray.from_arrays(arrays, "entities.ids"),
             names=StringArray.from_arrays(arrays, "entities.names"),
@@ -113,6 +126,8 @@ class EntityStore:
             frequencies=arrays["entities.frequencies"],
             vectors=arrays.get("entities.vectors"),
             id_index=HashIndex.from_arrays(arrays, "entities.id_index"),
+            type_probs=arrays.get("entities.type_probs"),
+            type_prob_names=list(type_prob_names),
         )
 
     def validate(self) -> Dict[str, str]:
@@ -136,7 +151,27 @@ class EntityStore:
         problem = self.id_index.validate(n)
         if problem:
             problems["entities.id_index"] = problem
+        problem = self._type_probs_problem()
+        if problem:
+            problems["entities.type_probs"] = problem
         return problems
+
+    def _type_probs_problem(self) -> Optional[str]:
+        """What is wrong with ``type_probs`` / ``type_prob_names``, or None when they are consistent."""
+        probs, names, n = self.type_probs, self.type_prob_names, len(self.ids)
+        if probs is None:
+            return f"missing, but {len(names)} type_prob_names are given" if names else None
+        if not all(isinstance(name, str) for name in names) or len(set(names)) != len(names):
+            return "type_prob_names must be distinct strings"
+        if probs.ndim != 2 or probs.shape != (n, len(names)) or not names:
+            return f"shape {probs.shape}, expected (n_entities={n}, len(type_prob_names)={len(names)} >= 1)"
+        if probs.dtype != np.float32:
+            return f"dtype {probs.dtype}, expected float32"
+        if probs.size and not np.all(np.isfinite(probs)):
+            return "contains NaN or infinite values"
+        if probs.size and (float(probs.min()) < 0.0 or float(probs.max()) > 1.0 + 1e-4):
+            return "probabilities must lie in [0, 1]"
+        return None
 
     def memory_usage(self) -> Dict[str, int]:
         return {
@@ -145,4 +180,5 @@ class EntityStore:
             "entity_frequencies": int(self.frequencies.nbytes),
             "entity_id_index": self.id_index.nbytes,
             "entity_vectors": 0 if self.vectors is None else int(self.vectors.nbytes),
+            "entity_type_probs": 0 if self.type_probs is None else int(self.type_probs.nbytes),
         }

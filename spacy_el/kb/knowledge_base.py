@@ -1,7 +1,7 @@
 """``ElKnowledgeBase``: the KB every spacy_el component shares, and a drop-in spaCy ``KnowledgeBase``."""
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Collection, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Collection, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from spacy.kb import Candidate, KnowledgeBase
@@ -136,6 +136,45 @@ class ElKnowledgeBase(KnowledgeBase):
             raise ValueError("[spacy_el] Entity vectors contain NaN or infinite values.")
         self.entities.vectors = vectors.astype(np.float32, copy=False)
 
+    def set_type_probs(self, labels: Sequence[str], probs: np.ndarray) -> None:
+        """Attach a type distribution per entity (NER4EL entity typing, see ``entity_typing``).
+
+        labels (Sequence[str]): the T type labels, in column order; distinct, non-empty strings.
+        probs (np.ndarray): float (n_entities, T), row i for entity row i, values in [0, 1] (rows are
+            normally distributions, but their sums are not checked). Stored as float32, replacing any
+            earlier distributions.
+        """
+        labels = list(labels)
+        if not labels or not all(isinstance(label, str) and label for label in labels):
+            raise ValueError(f"[spacy_el] Type labels must be a non-empty list of non-empty strings, got {labels!r}.")
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"[spacy_el] Type labels must be distinct, got {labels!r}.")
+        probs = np.asarray(probs)
+        if probs.ndim != 2 or probs.shape != (self.n_entities, len(labels)):
+            raise ValueError(
+                f"[spacy_el] Type probabilities must have shape (n_entities={self.n_entities}, "
+                f"len(labels)={len(labels)}); got {probs.shape}."
+            )
+        if probs.dtype.kind not in "fiu":
+            raise ValueError(f"[spacy_el] Type probabilities must be numeric, got dtype {probs.dtype}.")
+        probs = probs.astype(np.float32)
+        if probs.size and not np.all(np.isfinite(probs)):
+            raise ValueError("[spacy_el] Type probabilities contain NaN or infinite values.")
+        if probs.size and (float(probs.min()) < 0.0 or float(probs.max()) > 1.0 + 1e-4):
+            raise ValueError(
+                f"[spacy_el] Type probabilities must lie in [0, 1]; got values in "
+                f"[{float(probs.min())}, {float(probs.max())}]. Normalise each row first."
+            )
+        self.entities.type_probs = np.clip(probs, 0.0, 1.0)
+        self.entities.type_prob_names = labels
+
+    def get_type_probs(self, labels: Sequence[str]) -> Optional[np.ndarray]:
+        """The stored type distributions, float32 (n_entities, T), when they were stored for exactly
+        ``labels`` (same labels, same order); None when the KB has none or has them for other labels."""
+        if self.entities.type_probs is None or list(labels) != self.entities.type_prob_names:
+            return None
+        return self.entities.type_probs
+
     def set_dense_index(self, index: Any) -> None:
         """Attach a ``DenseIndex`` whose rows are this KB's entity rows."""
         if index is not None and index.ntotal != self.n_entities:
@@ -261,6 +300,7 @@ class ElKnowledgeBase(KnowledgeBase):
             "vector_dim": self.entities.vector_dim,
             "default_vector_length": self._default_vector_length,
             "type_names": self.entities.type_names,
+            "type_prob_names": self.entities.type_prob_names,
             "settings": asdict(self.settings),
             "dense_index": DENSE_INDEX_FILE if self.dense_index is not None else None,
         }
@@ -310,7 +350,11 @@ class ElKnowledgeBase(KnowledgeBase):
 
     def _restore(self, manifest: Dict[str, Any], arrays: Dict[str, np.ndarray], dense: Any, where: str) -> None:
         try:
-            entities = EntityStore.from_arrays(arrays, list(manifest["type_names"]))
+            # KBs written before type distributions existed have no "type_prob_names": none stored.
+            type_prob_names = manifest.get("type_prob_names") or []
+            if not isinstance(type_prob_names, list):
+                raise TypeError(f"type_prob_names must be a list, got {type(type_prob_names).__name__}")
+            entities = EntityStore.from_arrays(arrays, list(manifest["type_names"]), type_prob_names)
             aliases = AliasTable.from_arrays(arrays)
             settings = LookupSettings(**manifest["settings"])
             default_length = int(manifest.get("default_vector_length", 0))

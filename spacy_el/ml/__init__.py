@@ -1,1 +1,1 @@
-"""Populated by later issues; see the README for the layout."""
+"""Thinc-wrapped PyTorch models (torch modules apart from their Thinc glue) and their losses."""

@@ -1,1 +1,1 @@
-"""Populated by later issues; see the README for the layout."""
+"""spaCy components (one module per factory). Factories register through setup.cfg entry points."""

@@ -1,0 +1,195 @@
+"""NER4EL ablation: the ner_constrained_linker variants beside the prior-only linker and spaCy's
+entity_linker, on the same evaluation KB and the same alias-table candidates (top 30).
+
+Rows (``benchmarks/results/ner_constrained_linker.json``):
+
+- ``ed_accuracy`` with gold mentions (InKB) on AIDA dev/test, MSNBC and ACE2004. MSNBC/ACE gold QIDs
+  become titles through ``spacy_el.corpora.qid_titles`` (labels whose entity has no title are left
+  out); their mention types come from the ELEVANT Wikidata types (person -> PER, organisation -> ORG,
+  geographic entity -> LOC, else MISC), as AIDA's come from the CoNLL labels.
+- ``el_micro_f`` end to end on AIDA test after the baseline spaCy ``ner`` (the pipelines source it).
+- ``cand_recall_at_K`` of the candidate lists the linker sees, with and without type-aware selection.
+- ``mentions_per_s`` of the component alone on AIDA test gold mentions.
+
+Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed entity representations),
+``ner4el_selection`` (type-aware selection at inference, on the baseline model), ``ner4el_negatives``
+(same-type negatives), ``ner4el_decoding`` (soft type-constrained decoding on the baseline model;
+``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four), ``prior_only``, ``spacy_entity_linker``.
+
+    python benchmarks/ner_constrained_linker.py
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import spacy  # noqa: E402
+import torch  # noqa: E402
+from spacy.language import Language  # noqa: E402
+from spacy.tokens import Doc, Span  # noqa: E402
+
+from baselines import gold_links, link_with_prior, predicted_links, read_docs, with_gold_mentions  # noqa: E402
+from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
+from tables import results_to_markdown, results_to_matrix, update_readme_section  # noqa: E402
+
+from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map  # noqa: E402
+from spacy_el.scoring import ed_accuracy, el_scores  # noqa: E402
+from spacy_el.scoring.candidates import candidate_recall_at_k  # noqa: E402
+
+COMMAND = "python -m spacy project run ner4el-benchmark"
+BATCH_SIZE = 64
+PIPE = "ner_constrained_linker"
+# Wikidata classes in ELEVANT's label types -> CoNLL types (checked in this order).
+ELEVANT_TYPES = (("Q215627", "PER"), ("Q5", "PER"), ("Q43229", "ORG"), ("Q27096213", "LOC"))
+
+
+def coarse_label(elevant_type: str) -> str:
+    classes = set(elevant_type.split("|"))
+    return next((label for qid, label in ELEVANT_TYPES if qid in classes), "MISC")
+
+
+def relabel_coarse(docs: List[Doc]) -> List[Doc]:
+    for doc in docs:
+        doc.ents = [Span(doc, e.start, e.end, coarse_label(e.label_), kb_id=e.kb_id_) for e in doc.ents]
+    return docs
+
+
+def load_datasets(args: argparse.Namespace, nlp: Language, kb) -> Dict[str, List[Doc]]:
+    data = {f"aida-{split}": read_docs(args.corpus / f"{split}.spacy", nlp) for split in ("dev", "test")}
+    qids = qid_title_map(args.data)
+    for name, file in (("msnbc", "msnbc.benchmark.jsonl"), ("ace2004", "ace.benchmark.jsonl")):
+        docs, _ = elevant_title_docs(args.data / "elevant" / file, nlp, qids, kb=kb)
+        data[name] = relabel_coarse(docs)
+    return data
+
+
+def ed(gold: List[Doc], pred: List[Doc]) -> float:
+    return round(ed_accuracy([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)]), 4)
+
+
+def configure(nlp: Language, **cfg) -> None:
+    pipe = nlp.get_pipe(PIPE)
+    pipe.cfg.update(cfg)
+    pipe._selector = None
+
+
+Variant = Tuple[str, str, Dict]
+VARIANTS: List[Variant] = [
+    ("ner4el_baseline", "baseline", {}),
+    ("ner4el_types_repr", "types_repr", {}),
+    ("ner4el_selection", "baseline", {"type_aware_selection": True}),
+    ("ner4el_negatives", "negatives", {}),
+    ("ner4el_decoding", "baseline", {"decoding": "soft"}),
+    ("ner4el_decoding_hard", "baseline", {"decoding": "hard"}),
+    ("ner4el_all", "all", {"type_aware_selection": True, "decoding": "soft"}),
+]
+
+
+def variant_rows(
+    system: str, nlp: Language, cfg: Dict, data: Dict[str, List[Doc]], note: str
+) -> List[Row]:
+    configure(nlp, **cfg)
+    rows = []
+    for dataset, gold in data.items():
+        pred = with_gold_mentions(nlp, gold, [PIPE])
+        rows.append(row(system, dataset, "ed_accuracy", ed(gold, pred), f"gold mentions; {note}"))
+    return rows
+
+
+def end_to_end_row(system: str, nlp: Language, gold: List[Doc], note: str) -> Row:
+    pred = list(nlp.pipe([d.text for d in gold], batch_size=BATCH_SIZE))
+    scores = el_scores([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)])
+    return row(system, "aida-test", "el_micro_f", round(scores["el_micro_f"], 4), f"spacy_ner mentions; {note}")
+
+
+def recall_rows(nlp: Language, gold: List[Doc]) -> List[Row]:
+    """Candidate recall of the linker's lists, without and with type-aware selection."""
+    pipe = nlp.get_pipe(PIPE)
+    mentions = [(e.text, e.label_, e.kb_id_) for doc in gold for e in doc.ents if e.kb_id_ not in ("", "NIL")]
+    rows = []
+    for selection in (False, True):
+        configure(nlp, type_aware_selection=selection)
+        ranked = []
+        for ks in (1, 10, 30):
+            configure(nlp, top_k=ks)
+            ids = pipe.kb.entities.ids
+            ranked = [[ids[int(r)] for r in pipe.selector.select(t, pipe.inventory.mention_label(lab)).rows] for t, lab, _ in mentions]
+            recall = candidate_recall_at_k(ranked, [g for _, _, g in mentions], [ks])[f"cand_recall_at_{ks}"]
+            system = "type_aware_selection" if selection else "alias_table_top_k"
+            rows.append(row(system, "aida-test", f"cand_recall_at_{ks}", round(recall, 4), "gold mentions, CoNLL types"))
+    configure(nlp, top_k=30, type_aware_selection=False)
+    return rows
+
+
+def speed_row(system: str, nlp: Language, gold: List[Doc], threads: int) -> Row:
+    docs = with_gold_mentions(nlp, gold, [])
+    n_mentions = sum(len(d.ents) for d in docs)
+    pipe = nlp.get_pipe(PIPE)
+    start = time.perf_counter()
+    list(pipe.pipe(docs, batch_size=BATCH_SIZE))
+    seconds = time.perf_counter() - start
+    return row(system, "aida-test", "mentions_per_s", round(n_mentions / seconds), f"component.pipe batch_size={BATCH_SIZE} docs, {threads} thread(s), CPU, gold mentions")
+
+
+def peer_rows(args: argparse.Namespace, data: Dict[str, List[Doc]], kb) -> List[Row]:
+    rows = []
+    el_nlp = spacy.load(args.el_model)
+    for dataset, gold in data.items():
+        prior_docs = with_gold_mentions(el_nlp, gold, [])
+        link_with_prior(kb, prior_docs)
+        rows.append(row("prior_only", dataset, "ed_accuracy", ed(gold, prior_docs), "gold mentions; top prior"))
+        el_docs = with_gold_mentions(el_nlp, gold, ["sentencizer", "entity_linker"])
+        rows.append(row("spacy_entity_linker", dataset, "ed_accuracy", ed(gold, el_docs), "gold mentions; configs/baselines/entity_linker.cfg"))
+    rows.append(end_to_end_row("spacy_entity_linker", el_nlp, data["aida-test"], "configs/baselines/entity_linker.cfg"))
+    return rows
+
+
+def evaluate(args: argparse.Namespace) -> List[Row]:
+    torch.set_num_threads(args.threads)
+    models: Dict[str, Language] = {}
+
+    def model(name: str) -> Language:
+        if name not in models:
+            models[name] = spacy.load(args.models / name / "model-best")
+        return models[name]
+
+    base = model("baseline")
+    kb = base.get_pipe(PIPE).kb
+    data = load_datasets(args, base, kb)
+    rows: List[Row] = []
+    for system, name, cfg in VARIANTS:
+        note = f"training/ner4el/{name}" + (f" + {cfg}" if cfg else "")
+        rows += variant_rows(system, model(name), cfg, data, note)
+    configure(model("all"), type_aware_selection=True, decoding="soft")
+    rows.append(end_to_end_row("ner4el_all", model("all"), data["aida-test"], "training/ner4el/all"))
+    configure(base, type_aware_selection=False, decoding="none")
+    rows.append(end_to_end_row("ner4el_baseline", base, data["aida-test"], "training/ner4el/baseline"))
+    rows += recall_rows(base, data["aida-test"])
+    rows.append(speed_row("ner4el_all", model("all"), data["aida-test"], args.threads))
+    rows += peer_rows(args, data, kb)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
+    parser.add_argument("--models", type=Path, default=ROOT / "training" / "ner4el")
+    parser.add_argument("--el-model", type=Path, default=ROOT / "training" / "baselines" / "entity_linker" / "model-best")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_constrained_linker.json")
+    args = parser.parse_args()
+    rows = evaluate(args)
+    write_results(args.out, COMMAND, rows)
+    accuracy = results_to_matrix(args.out, "ed_accuracy")
+    other = results_to_markdown(args.out, pivot=False, notes=True, select=lambda r: r["metric"] != "ed_accuracy")
+    table = accuracy + "\n\n" + other
+    update_readme_section(ROOT / "README.md", "ner_constrained_linker", table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

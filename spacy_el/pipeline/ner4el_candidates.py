@@ -1,0 +1,130 @@
+"""Candidate sets of the ner_constrained_linker: type-aware selection (NER4EL contribution 2) and
+training negatives, uniform and same-type (contribution 3)."""
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from ..kb import ElKnowledgeBase
+from ..kb.type_index import select_typed_first
+
+LOG_PRIOR_FLOOR = float(np.log(1e-4))
+
+
+@dataclass
+class CandidateSet:
+    """KB rows with their features. rows: int64 (C,); log_prior, from_alias: float32 (C,);
+    gold: index of the gold entity in ``rows`` (training only, else None)."""
+
+    rows: np.ndarray
+    log_prior: np.ndarray
+    from_alias: np.ndarray
+    gold: Optional[int] = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def _log_prior(prior: float) -> float:
+    return max(float(np.log(max(prior, 1e-12))), LOG_PRIOR_FLOOR)
+
+
+class CandidateSelector:
+    """Looks up, cuts and (for training) extends the candidate lists of mentions.
+
+    type_probs: float32 (n_entities, T), each entity's type distribution (kept in the KB).
+    top_k: candidates kept per mention. type_aware: keep candidates compatible with the mention's
+        type first when cutting to ``top_k``; compatible means ``type_probs[row, t] >= compat_threshold``.
+    """
+
+    def __init__(
+        self, kb: ElKnowledgeBase, type_probs: np.ndarray, top_k: int, type_aware: bool, compat_threshold: float
+    ) -> None:
+        self.kb = kb
+        self.type_probs = type_probs
+        self.top_k = top_k
+        self.type_aware = type_aware
+        self.compat_threshold = compat_threshold
+        self._type_pools: Optional[List[np.ndarray]] = None
+
+    def compatible(self, rows: np.ndarray, mention_type: int) -> np.ndarray:
+        """bool (len(rows),): which entities may have the mention's type."""
+        return self.type_probs[rows, mention_type] >= self.compat_threshold
+
+    def select(self, text: str, mention_type: Optional[int]) -> CandidateSet:
+        """The mention's candidates from the alias table, cut to ``top_k``."""
+        hits = self.kb.lookup(text, top_k=None)
+        if len(hits) > self.top_k:
+            if self.type_aware and mention_type is not None:
+                rows = np.fromiter((h.entity_row for h in hits), dtype=np.int64, count=len(hits))
+                keep = select_typed_first(rows.tolist(), self.compatible(rows, mention_type).tolist(), self.top_k)
+                hits = [hits[i] for i in keep]
+            else:
+                hits = hits[: self.top_k]
+        return CandidateSet(
+            rows=np.fromiter((h.entity_row for h in hits), dtype=np.int64, count=len(hits)),
+            log_prior=np.fromiter((_log_prior(h.prior * h.score) for h in hits), dtype=np.float32, count=len(hits)),
+            from_alias=np.ones(len(hits), dtype=np.float32),
+        )
+
+    def training_set(
+        self,
+        text: str,
+        mention_type: Optional[int],
+        gold_row: int,
+        rng: np.random.Generator,
+        n_random: int,
+        n_same_type: int,
+    ) -> CandidateSet:
+        """Selected candidates + the gold (if the cut lost it) + uniform and same-type negatives.
+
+        Negatives come from outside the alias candidates, so they carry the floor log-prior and
+        ``from_alias = 0``; same-type negatives share the gold entity's most probable type.
+        """
+        selected = self.select(text, mention_type)
+        rows = selected.rows.tolist()
+        log_prior = selected.log_prior.tolist()
+        from_alias = selected.from_alias.tolist()
+        if gold_row not in rows:
+            rows.append(gold_row)
+            log_prior.append(LOG_PRIOR_FLOOR)
+            from_alias.append(0.0)
+        taken = set(rows)
+        extra: List[int] = []
+        if n_same_type > 0:
+            pool = self.type_pools()[int(np.argmax(self.type_probs[gold_row]))]
+            extra += _sample(pool, n_same_type, rng, taken)
+        if n_random > 0:
+            extra += _sample(np.arange(self.kb.n_entities), n_random, rng, taken)
+        rows += extra
+        log_prior += [LOG_PRIOR_FLOOR] * len(extra)
+        from_alias += [0.0] * len(extra)
+        return CandidateSet(
+            rows=np.asarray(rows, dtype=np.int64),
+            log_prior=np.asarray(log_prior, dtype=np.float32),
+            from_alias=np.asarray(from_alias, dtype=np.float32),
+            gold=rows.index(gold_row),
+        )
+
+    def type_pools(self) -> List[np.ndarray]:
+        """Entity rows by most probable type (derived once from ``type_probs``)."""
+        if self._type_pools is None:
+            best = np.argmax(self.type_probs, axis=1) if len(self.type_probs) else np.zeros(0, dtype=np.int64)
+            self._type_pools = [np.flatnonzero(best == t) for t in range(self.type_probs.shape[1])]
+        return self._type_pools
+
+
+def _sample(pool: np.ndarray, n: int, rng: np.random.Generator, taken: set) -> List[int]:
+    """Up to ``n`` distinct rows of ``pool`` not in ``taken`` (which is updated)."""
+    out: List[int] = []
+    if len(pool) == 0:
+        return out
+    # Draws with replacement and skips repeats: O(n) per mention, where choice(replace=False) would
+    # permute the whole pool (tens of thousands of rows) for every mention.
+    for row in pool[rng.integers(0, len(pool), size=2 * n + len(taken))].tolist():
+        if row not in taken:
+            taken.add(row)
+            out.append(row)
+            if len(out) == n:
+                break
+    return out

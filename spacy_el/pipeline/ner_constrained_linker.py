@@ -1,0 +1,438 @@
+"""``ner_constrained_linker``: NER-aware entity disambiguation (NER4EL, Tedeschi et al., EMNLP Findings 2021).
+
+Disambiguates the mentions already in ``doc.ents`` (or a span group) against the shared KB, using
+entity types at four switchable points:
+
+1. typed entity representations (``model.typed_entities``): a learned type embedding joins each
+   candidate's representation;
+2. type-aware candidate selection (``type_aware_selection``): when the alias table's candidates are
+   cut to ``top_k``, those compatible with the mention's type are kept first;
+3. type-based negative sampling (``n_type_negatives``): training negatives of the gold's type;
+4. type-constrained decoding (``decoding = "hard" | "soft"``): drop incompatible candidates, or add
+   ``soft_weight * log P(type agreement)`` to the scores.
+
+The mention's type comes from its NER label mapped into the type inventory, or from the model's
+mention-typing head (``mention_type_source = "head"``, and whenever the label is not in the inventory).
+Each KB entity's type distribution is kept in the KB; at ``initialize``, entities without a type get
+one from an entity-typing classifier trained on the typed ones (``kb.entity_typing``).
+"""
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span
+from spacy.training import Example, validate_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer
+
+from ..extensions import register_extensions
+from ..kb import ElKnowledgeBase
+from ..kb.entity_typing import TypeInventory, entity_type_distributions, observed_type_counts
+from ..ml.ner4el_batch import MentionCandidates, Ner4elBatch, encode_mentions, make_batch
+from ..ml.ner4el_model import build_torch_layer, tokenizer_of
+from ..scoring.el import NIL_ID
+from .ner4el_candidates import CandidateSelector, CandidateSet
+
+DEFAULT_NER4EL_MODEL = """
+[model]
+@architectures = "spacy-el.Ner4elScorer.v1"
+encoder = ""
+hidden_width = 256
+max_length = 128
+typed_entities = false
+"""
+DEFAULT_MODEL = Config().from_str(DEFAULT_NER4EL_MODEL)["model"]
+DECODINGS = ("none", "hard", "soft")
+TYPE_SOURCES = ("label", "head")
+CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
+
+
+@Language.factory(
+    "ner_constrained_linker",
+    assigns=["doc.ents", "token.ent_kb_id", "span._.candidate_scores", "span._.link_score", "span._.nil_reason"],
+    requires=["doc.ents"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "spans_key": None,
+        "top_k": 30,
+        "type_inventory": "coarse",
+        "type_aware_selection": False,
+        "n_random_negatives": 4,
+        "n_type_negatives": 0,
+        "decoding": "none",
+        "soft_weight": 1.0,
+        "compat_threshold": 0.05,
+        "mention_type_source": "label",
+        "threshold": None,
+        "type_loss_weight": 0.1,
+        "seed": 0,
+        "scorer": {"@scorers": "spacy-el.el_scorer.v1"},
+    },
+    default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None, "ed_accuracy": None},
+)
+def make_ner_constrained_linker(
+    nlp: Language,
+    name: str,
+    model: Model,
+    spans_key: Optional[str],
+    top_k: int,
+    type_inventory: str,
+    type_aware_selection: bool,
+    n_random_negatives: int,
+    n_type_negatives: int,
+    decoding: str,
+    soft_weight: float,
+    compat_threshold: float,
+    mention_type_source: str,
+    threshold: Optional[float],
+    type_loss_weight: float,
+    seed: int,
+    scorer: Optional[Callable],
+) -> "NerConstrainedLinker":
+    """spans_key: link ``doc.spans[spans_key]`` instead of ``doc.ents``. top_k: candidates per mention.
+    threshold: write NIL when the best candidate's probability is below it (None: never)."""
+    return NerConstrainedLinker(
+        nlp.vocab, model, name, spans_key=spans_key, top_k=top_k, type_inventory=type_inventory,
+        type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
+        n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight,
+        compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
+        type_loss_weight=type_loss_weight, seed=seed, scorer=scorer,
+    )
+
+
+class NerConstrainedLinker(TrainablePipe):
+    """NER4EL entity disambiguation over given mentions; see the module docstring."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "ner_constrained_linker", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
+        register_extensions()
+        if cfg.get("decoding", "none") not in DECODINGS:
+            raise ValueError(f"[spacy_el] decoding must be one of {DECODINGS}, got {cfg['decoding']!r}.")
+        if cfg.get("mention_type_source", "label") not in TYPE_SOURCES:
+            raise ValueError(f"[spacy_el] mention_type_source must be one of {TYPE_SOURCES}, got {cfg['mention_type_source']!r}.")
+        if int(cfg.get("top_k", 30)) < 1:
+            raise ValueError(f"[spacy_el] top_k must be >= 1, got {cfg['top_k']}.")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg: Dict[str, Any] = dict(cfg)
+        self.scorer = scorer
+        self.inventory = TypeInventory.from_name(self.cfg.get("type_inventory", "coarse"))
+        self.kb = ElKnowledgeBase(vocab)
+        self._selector: Optional[CandidateSelector] = None
+        self._rng = np.random.default_rng(self.cfg.get("seed", 0))
+
+    # -- set-up ------------------------------------------------------------------------------------
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None,
+    ) -> None:
+        """Load the KB, give every KB entity a type distribution (from its KB types and the training
+        mentions' NER labels, else the entity-typing classifier) and build the model."""
+        validate_examples(get_examples(), "NerConstrainedLinker.initialize")
+        if kb_loader is not None:
+            self.set_kb(kb_loader)
+        self._check_kb()
+        mentions = [
+            (span.kb_id_, span.label_) for eg in get_examples() for span in self._spans(eg.reference) if span.kb_id_
+        ]
+        observed = observed_type_counts(self.kb, self.inventory, mentions)
+        probs, _ = entity_type_distributions(self.kb, self.inventory, observed)
+        self.kb.set_type_probs(self.inventory.labels, probs)
+        self.model.set_dim("nE", self.kb.entity_vector_length)
+        self.model.set_dim("nT", len(self.inventory.labels))
+        self.model.initialize()
+        self._selector = None
+
+    def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
+        kb = kb_loader(self.vocab)
+        if not isinstance(kb, ElKnowledgeBase):
+            raise ValueError(f"[spacy_el] ner_constrained_linker needs an ElKnowledgeBase, got {type(kb).__name__}.")
+        self.kb = kb
+        self._selector = None
+
+    def _check_kb(self) -> None:
+        if self.kb.is_empty():
+            raise ValueError(
+                "[spacy_el] ner_constrained_linker has an empty KB. Give one in the config: "
+                "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
+            )
+        if self.kb.entities.vectors is None:
+            raise ValueError(
+                "[spacy_el] ner_constrained_linker needs entity vectors in the KB: build it with "
+                "`python -m spacy_el kb build ... --vectors compute`."
+            )
+
+    def _check_initialized(self) -> None:
+        if not self.model.layers:
+            raise ValueError(
+                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
+                "(with a kb_loader) or load a trained pipeline."
+            )
+        if self.model.get_dim("nE") != self.kb.entity_vector_length and not self.kb.is_empty():
+            raise ValueError(
+                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
+                f"was trained with width {self.model.get_dim('nE')}: use the KB it was trained with."
+            )
+
+    @property
+    def selector(self) -> CandidateSelector:
+        if self._selector is None:
+            probs = self.kb.get_type_probs(self.inventory.labels)
+            if probs is None:
+                probs = np.full((self.kb.n_entities, len(self.inventory.labels)), 1.0 / len(self.inventory.labels), np.float32)
+            self._selector = CandidateSelector(
+                self.kb, probs, self.cfg["top_k"], self.cfg["type_aware_selection"], self.cfg["compat_threshold"]
+            )
+        return self._selector
+
+    def _spans(self, doc: Doc) -> List[Span]:
+        key = self.cfg.get("spans_key")
+        if key is None:
+            return list(doc.ents)
+        return list(doc.spans[key]) if key in doc.spans else []
+
+    def _mention_type(self, span: Span) -> Optional[int]:
+        if self.cfg["mention_type_source"] == "head":
+            return None
+        return self.inventory.mention_label(span.label_)
+
+    # -- features ----------------------------------------------------------------------------------
+    def _batch(self, texts_spans: Sequence[Tuple[str, Sequence[Tuple[int, int]]]], cand_sets: Sequence[CandidateSet]) -> Ner4elBatch:
+        input_ids, attention_mask, slots = encode_mentions(texts_spans, tokenizer_of(self.model), self.model.attrs["max_length"])
+        probs = self.selector.type_probs
+        vectors = self.kb.entities.vectors
+        width = self.model.get_dim("nE")
+        candidates = [
+            MentionCandidates(vectors[c.rows] if len(c) else np.zeros((0, width), np.float32), probs[c.rows], c.log_prior, c.from_alias)
+            for c in cand_sets
+        ]
+        return make_batch(input_ids, attention_mask, slots, candidates, width, len(self.inventory.labels))
+
+    # -- prediction --------------------------------------------------------------------------------
+    def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:
+        """Per doc, per mention: the chosen KB id ("NIL" when none) with its scores and NIL reason."""
+        docs = list(docs)
+        self._check_initialized()
+        spans_per_doc = [self._spans(doc) for doc in docs]
+        if not any(spans_per_doc):
+            return [[] for _ in docs]
+        sets = [[self.selector.select(s.text, self._mention_type(s)) for s in spans] for spans in spans_per_doc]
+        flat_spans = [s for spans in spans_per_doc for s in spans]
+        flat_sets = [c for doc_sets in sets for c in doc_sets]
+        texts_spans = [(doc.text, [(s.start_char, s.end_char) for s in spans]) for doc, spans in zip(docs, spans_per_doc)]
+        batch = self._batch(texts_spans, flat_sets)
+        scores, type_logits = self.model.predict(batch)
+        decisions = self._decode(flat_spans, flat_sets, batch, self.model.ops.to_numpy(scores), self.model.ops.to_numpy(type_logits))
+        it = iter(decisions)
+        return [list(islice(it, len(spans))) for spans in spans_per_doc]
+
+    def _decode(
+        self, spans: Sequence[Span], sets: Sequence[CandidateSet], batch: Ner4elBatch, scores: np.ndarray, type_logits: np.ndarray
+    ) -> List[Dict[str, Any]]:
+        """Constrained decoding (contribution 4). scores: (M, C); type_logits: (M, T)."""
+        head_probs = _softmax(type_logits)
+        decoding = self.cfg["decoding"]
+        out = []
+        for i, (span, cands) in enumerate(zip(spans, sets)):
+            if len(cands) == 0:
+                out.append({"kb_id": NIL_ID, "reason": "no_candidates", "candidates": [], "score": None})
+                continue
+            mention_type = self._mention_type(span)
+            q = np.eye(len(self.inventory.labels), dtype=np.float32)[mention_type] if mention_type is not None else head_probs[i]
+            row_scores = scores[i, : len(cands)].astype(np.float64)
+            entity_types = batch.cand_type_probs[i, : len(cands)]
+            if decoding == "hard":
+                allowed = entity_types[:, int(np.argmax(q))] >= self.cfg["compat_threshold"]
+                if not allowed.any():
+                    out.append({"kb_id": NIL_ID, "reason": "type_constraint", "candidates": [], "score": None})
+                    continue
+                row_scores = np.where(allowed, row_scores, -np.inf)
+            elif decoding == "soft":
+                row_scores = row_scores + self.cfg["soft_weight"] * np.log(entity_types @ q + 1e-6)
+            probs = _softmax(row_scores[None, :])[0]
+            order = np.argsort(-probs, kind="stable")
+            ids = self.kb.entities.ids
+            ranked = [[ids[int(cands.rows[j])], float(probs[j])] for j in order[:CANDIDATES_KEPT] if np.isfinite(row_scores[j])]
+            best = int(order[0])
+            threshold = self.cfg.get("threshold")
+            if threshold is not None and probs[best] < threshold:
+                out.append({"kb_id": NIL_ID, "reason": "below_threshold", "candidates": ranked, "score": float(probs[best])})
+            else:
+                out.append({"kb_id": ids[int(cands.rows[best])], "reason": None, "candidates": ranked, "score": float(probs[best])})
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], decisions: List[List[Dict[str, Any]]]) -> None:
+        key = self.cfg.get("spans_key")
+        for doc, doc_decisions in zip(docs, decisions):
+            spans = self._spans(doc)
+            if not spans:
+                continue
+            linked = [Span(doc, s.start, s.end, s.label, kb_id=d["kb_id"]) for s, d in zip(spans, doc_decisions)]
+            for span, decision in zip(linked, doc_decisions):
+                span._.candidate_scores = decision["candidates"]
+                span._.link_score = decision["score"]
+                span._.nil_reason = decision["reason"]
+            # Reassign: kb_id_ set on a span of doc.ents does not reach the tokens.
+            if key is None:
+                doc.ents = linked
+            else:
+                doc.spans[key] = linked
+
+    # -- training ----------------------------------------------------------------------------------
+    def _training_mentions(self, examples: Iterable[Example]) -> Tuple[list, list, list]:
+        """Gold mentions in the KB: (text, char spans) per predicted doc, candidate sets, gold spans."""
+        texts_spans, sets, golds = [], [], []
+        cfg = self.cfg
+        for eg in examples:
+            spans = []
+            for gold in self._spans(eg.reference):
+                row = self.kb.entities.row_of(gold.kb_id_) if gold.kb_id_ not in ("", NIL_ID) else None
+                if row is None:
+                    continue  # NIL or not in the KB: nothing to disambiguate towards
+                cands = self.selector.training_set(
+                    gold.text, self.inventory.mention_label(gold.label_), row, self._rng,
+                    cfg["n_random_negatives"], cfg["n_type_negatives"],
+                )
+                spans.append((gold.start_char, gold.end_char))
+                sets.append(cands)
+                golds.append(gold)
+            texts_spans.append((eg.reference.text, spans))
+        return texts_spans, sets, golds
+
+    def update(
+        self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None
+    ) -> Dict[str, float]:
+        """Cross-entropy over each gold mention's candidates and negatives, plus the mention-typing loss."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "NerConstrainedLinker.update")
+        self._check_initialized()
+        texts_spans, sets, golds = self._training_mentions(examples)
+        if not sets:
+            return losses
+        batch = self._batch(texts_spans, sets)
+        (scores, type_logits), backprop = self.model.begin_update(batch)
+        loss, d_scores, d_types = self.get_loss(examples, (scores, type_logits), batch=batch, sets=sets, golds=golds)
+        backprop((d_scores, d_types))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Any, *, batch: Ner4elBatch = None, sets: Sequence[CandidateSet] = (), golds: Sequence[Span] = ()) -> Tuple[float, Any, Any]:
+        """Mean cross-entropy of the gold candidate + ``type_loss_weight`` x mention-typing cross-entropy.
+        RETURNS: the loss and the gradients of the scores (M, C) and the type logits (M, T)."""
+        ops = self.model.ops
+        cand_scores = ops.to_numpy(scores[0]).astype(np.float64)
+        type_logits = ops.to_numpy(scores[1]).astype(np.float64)
+        m = len(sets)
+        masked = np.where(batch.cand_mask, cand_scores, -np.inf)
+        probs = _softmax(masked)
+        gold_index = np.fromiter((c.gold for c in sets), dtype=np.int64, count=m)
+        target = np.zeros_like(probs)
+        target[np.arange(m), gold_index] = 1.0
+        loss = -np.log(probs[np.arange(m), gold_index] + 1e-12).sum() / m
+        d_scores = (probs - target) / m
+        type_targets = np.stack([self._type_target(span, c) for span, c in zip(golds, sets)])
+        type_probs = _softmax(type_logits)
+        weight = self.cfg["type_loss_weight"]
+        loss += weight * -(type_targets * np.log(type_probs + 1e-12)).sum() / m
+        d_types = weight * (type_probs - type_targets) / m
+        return float(loss), ops.asarray(d_scores.astype(np.float32)), ops.asarray(d_types.astype(np.float32))
+
+    def _type_target(self, span: Span, cands: CandidateSet) -> np.ndarray:
+        """The NER label's type, or the gold entity's type distribution when the label has none."""
+        label = self.inventory.mention_label(span.label_)
+        if label is not None:
+            return np.eye(len(self.inventory.labels))[label]
+        return self.selector.type_probs[cands.rows[cands.gold]].astype(np.float64)
+
+    # -- serialisation -----------------------------------------------------------------------------
+    def _dims(self) -> Dict[str, int]:
+        return {"nE": self.model.get_dim("nE"), "nT": self.model.get_dim("nT")} if self.model.layers else {}
+
+    def _restore_model(self, dims: Dict[str, int]) -> None:
+        """Build the torch layer from saved dims before its weights are read."""
+        if dims:
+            for name, value in dims.items():
+                if not self.model.has_dim(name):
+                    self.model.set_dim(name, value)
+            build_torch_layer(self.model)
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        serializers = {
+            "cfg": lambda: srsly.json_dumps({**self.cfg, "dims": self._dims()}),
+            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
+            "kb": self.kb.to_bytes,
+            "model": self.model.to_bytes,
+        }
+        return util.to_bytes(serializers, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "NerConstrainedLinker":
+        def load_model(b: bytes) -> None:
+            self._restore_model(self.cfg.get("dims", {}))
+            self.model.from_bytes(b)
+
+        deserializers = {
+            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
+            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
+            "kb": lambda b: self.kb.from_bytes(b),
+            "model": load_model,
+        }
+        util.from_bytes(bytes_data, deserializers, exclude)
+        self._after_load()
+        return self
+
+    def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
+        serializers = {
+            "cfg": lambda p: srsly.write_json(p, {**self.cfg, "dims": self._dims()}),
+            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
+            "kb": lambda p: self.kb.to_disk(p),
+            "model": lambda p: self.model.to_disk(p),
+        }
+        util.to_disk(path, serializers, exclude)
+
+    def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "NerConstrainedLinker":
+        def load_model(p: Path) -> None:
+            self._restore_model(self.cfg.get("dims", {}))
+            try:
+                self.model.from_bytes(p.open("rb").read())
+            except (ValueError, KeyError, TypeError) as err:
+                raise ValueError(f"[spacy_el] Cannot load the {self.name} model from {p}: {err}") from err
+
+        deserializers = {
+            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            "kb": lambda p: self.kb.from_disk(p),
+            "model": load_model,
+        }
+        util.from_disk(path, deserializers, exclude)
+        self._after_load()
+        return self
+
+    def _after_load(self) -> None:
+        self.inventory = TypeInventory.from_name(self.cfg.get("type_inventory", "coarse"))
+        self._selector = None
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of a (N, K) array; -inf entries get probability 0."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return x
+    shifted = x - np.max(x, axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+__all__ = ["NerConstrainedLinker", "make_ner_constrained_linker", "DEFAULT_NER4EL_MODEL"]

@@ -1,0 +1,300 @@
+"""ner_constrained_linker: the standard component tests with a tiny BERT and an invented toy KB."""
+import numpy as np
+import pytest
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+from spacy_el.kb import ElKnowledgeBase, KBBuilder
+from spacy_el.kb.loaders import kb_from_disk
+
+DIM = 8
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A randomly initialised 1-layer BERT with the packaged MiniLM's tokenizer (fast to train)."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from spacy_el.kb.encoder import default_model_path
+
+    path = tmp_path_factory.mktemp("tiny_bert")
+    tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=512,
+    )
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def build_kb(with_vectors: bool = True) -> ElKnowledgeBase:
+    """Invented entities: "Mercer" is a person, a town and a company; "Lumen" a band and a unit."""
+    rng = np.random.default_rng(0)
+    builder = KBBuilder()
+    entities = [
+        ("Ada_Mercer", "Ada Mercer", "Invented painter", ["PER"]),
+        ("Mercer_(town)", "Mercer", "Invented river town", ["LOC"]),
+        ("Mercer_Corp", "Mercer Corp", "Invented shipping company", ["ORG"]),
+        ("Lumen_(band)", "Lumen", "Invented rock band", ["ORG"]),
+        ("Lumen_(unit)", "Lumen", "Unit of light", ["topic:Physical sciences"]),
+        ("Velda", "Velda", "Invented country", ["LOC"]),
+    ]
+    for entity_id, name, description, types in entities:
+        vector = rng.normal(size=DIM).tolist() if with_vectors else None
+        builder.add_entity(entity_id, name, description, types, 10.0, vector=vector)
+    builder.add_alias("Mercer", ["Mercer_(town)", "Ada_Mercer", "Mercer_Corp"], [0.6, 0.3, 0.1])
+    builder.add_alias("Lumen", ["Lumen_(unit)", "Lumen_(band)"], [0.7, 0.3])
+    builder.add_alias("Velda", ["Velda"], [1.0])
+    return builder.build()
+
+
+TRAIN = [
+    ("Mercer painted the harbour at dawn .", [(0, 1, "PER", "Ada_Mercer")]),
+    ("Shares of Mercer fell after the storm .", [(2, 3, "ORG", "Mercer_Corp")]),
+    ("We drove to Mercer along the river .", [(3, 4, "LOC", "Mercer_(town)")]),
+    ("Lumen played three encores in Velda .", [(0, 1, "ORG", "Lumen_(band)"), (5, 6, "LOC", "Velda")]),
+    ("The lamp gives 800 Lumen of light .", [(4, 5, "MISC", "Lumen_(unit)")]),
+]
+
+
+def make_examples(nlp: Language):
+    examples = []
+    for text, ents in TRAIN:
+        reference = Doc(nlp.vocab, words=text.split())
+        reference.ents = [Span(reference, s, e, label, kb_id=kb_id) for s, e, label, kb_id in ents]
+        examples.append(Example(Doc(nlp.vocab, words=text.split()), reference))
+    return examples
+
+
+def with_gold_mentions(nlp: Language, text: str, ents) -> Doc:
+    doc = Doc(nlp.vocab, words=text.split())
+    doc.ents = [Span(doc, s, e, label) for s, e, label, _ in ents]
+    return doc
+
+
+def make_nlp(tiny_encoder: str, tmp_path, **cfg) -> Language:
+    kb_dir = tmp_path / "kb"
+    if not kb_dir.exists():
+        build_kb().to_disk(kb_dir)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24}, **cfg})
+    return nlp, kb_dir
+
+
+def initialize(nlp: Language, kb_dir) -> None:
+    examples = make_examples(nlp)
+    nlp.get_pipe("ner_constrained_linker").initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+
+
+def links(docs):
+    return [[(e.start, e.end, e.kb_id_) for e in doc.ents] for doc in docs]
+
+
+def gold_docs(nlp):
+    return [with_gold_mentions(nlp, text, ents) for text, ents in TRAIN]
+
+
+def train(nlp: Language, steps: int = 60):
+    examples = make_examples(nlp)
+    optimizer = nlp.create_optimizer()
+    optimizer.learn_rate = 0.01
+    losses = {}
+    for _ in range(steps):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+    return losses
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_encoder, tmp_path_factory):
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path_factory.mktemp("ner4el"), n_random_negatives=2)
+    initialize(nlp, kb_dir)
+    losses = train(nlp)
+    return nlp, losses
+
+
+def test_add_pipe_and_config_defaults(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path)
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    assert pipe.cfg["top_k"] == 30 and pipe.cfg["decoding"] == "none"
+    assert pipe.inventory.labels == ["PER", "LOC", "ORG", "MISC"]
+
+
+@pytest.mark.parametrize("bad", [{"decoding": "strict"}, {"mention_type_source": "gold"}, {"top_k": 0}, {"type_inventory": "tiny"}])
+def test_bad_config_is_refused(tiny_encoder, tmp_path, bad):
+    with pytest.raises(ValueError, match="spacy_el"):
+        make_nlp(tiny_encoder, tmp_path, **bad)
+
+
+def test_uninitialised_component_raises(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path)
+    with pytest.raises(ValueError, match="not initialised"):
+        nlp.get_pipe("ner_constrained_linker")(with_gold_mentions(nlp, *TRAIN[0]))
+
+
+def test_initialize_needs_a_kb_with_vectors(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path)
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    examples = make_examples(nlp)
+    with pytest.raises(ValueError, match="empty KB"):
+        pipe.initialize(lambda: examples, nlp=nlp)
+    no_vectors = tmp_path / "kb_no_vectors"
+    build_kb(with_vectors=False).to_disk(no_vectors)
+    with pytest.raises(ValueError, match="entity vectors"):
+        pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(no_vectors))
+
+
+def test_initialize_types_every_entity_in_the_kb(trained):
+    nlp, _ = trained
+    kb = nlp.get_pipe("ner_constrained_linker").kb
+    probs = kb.get_type_probs(["PER", "LOC", "ORG", "MISC"])
+    assert probs.shape == (kb.n_entities, 4)
+    # The unit is typed MISC by its training mention (its KB topic also maps to MISC).
+    assert int(np.argmax(probs[kb.entities.row_of("Lumen_(unit)")])) == 3
+
+
+def test_overfits_to_gold(trained):
+    nlp, losses = trained
+    assert losses["ner_constrained_linker"] < 0.2
+    docs = [nlp(doc) for doc in gold_docs(nlp)]
+    expected = [[(s, e, kb_id) for s, e, _, kb_id in ents] for _, ents in TRAIN]
+    assert links(docs) == expected
+    # Contextual choice, not the prior: the prior's top for "Mercer" is the town.
+    assert docs[0].ents[0].kb_id_ == "Ada_Mercer"
+    assert docs[0].ents[0]._.candidate_scores[0][0] == "Ada_Mercer"
+    assert 0.0 < docs[0].ents[0]._.link_score <= 1.0
+
+
+def test_pipe_equals_call(trained):
+    nlp, _ = trained
+    singles = [nlp(doc) for doc in gold_docs(nlp)]
+    batched = list(nlp.pipe(gold_docs(nlp), batch_size=3))
+    assert links(singles) == links(batched)
+    for a, b in zip(singles, batched):
+        assert [e._.link_score for e in a.ents] == pytest.approx([e._.link_score for e in b.ents], abs=1e-5)
+
+
+def test_disk_and_bytes_round_trips_give_identical_predictions(trained, tmp_path):
+    nlp, _ = trained
+    before = [nlp(doc) for doc in gold_docs(nlp)]
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    from_bytes = spacy.blank("en")
+    config = {k: v for k, v in nlp.config["components"]["ner_constrained_linker"].items() if k != "factory"}
+    from_bytes.add_pipe("ner_constrained_linker", config=config)
+    from_bytes.from_bytes(nlp.to_bytes())
+    for other in (loaded, from_bytes):
+        after = [other(doc) for doc in gold_docs(other)]
+        assert links(after) == links(before)
+        assert [e._.link_score for d in after for e in d.ents] == pytest.approx([e._.link_score for d in before for e in d.ents], abs=1e-6)
+
+
+def test_corrupted_weights_raise_a_clear_error(trained, tmp_path):
+    nlp, _ = trained
+    nlp.to_disk(tmp_path / "pipeline")
+    model_file = tmp_path / "pipeline" / "ner_constrained_linker" / "model"
+    model_file.write_bytes(model_file.read_bytes()[:200])
+    with pytest.raises(ValueError):
+        spacy.load(tmp_path / "pipeline")
+
+
+def test_docs_without_mentions_empty_and_whitespace(trained):
+    nlp, _ = trained
+    for text in ["", "   ", "Nothing to link here ."]:
+        doc = nlp(nlp.make_doc(text))
+        assert list(doc.ents) == []
+
+
+def test_unknown_mention_is_nil_with_a_reason(trained):
+    nlp, _ = trained
+    doc = with_gold_mentions(nlp, "Zqxv met Mercer .", [(0, 1, "PER", None), (2, 3, "PER", None)])
+    doc = nlp(doc)
+    assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "no_candidates"
+    assert doc.ents[1].kb_id_ != "NIL" and doc.ents[1]._.nil_reason is None
+
+
+def test_hard_constraint_filters_everything_gives_nil_with_reason(trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    pipe.cfg["decoding"] = "hard"
+    try:
+        # "Velda" has one candidate, a LOC: a PER mention of it has no type-compatible candidate.
+        doc = nlp(with_gold_mentions(nlp, "Velda waved .", [(0, 1, "PER", None)]))
+        assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "type_constraint"
+        doc = nlp(with_gold_mentions(nlp, "Velda waved .", [(0, 1, "LOC", None)]))
+        assert doc.ents[0].kb_id_ == "Velda"
+    finally:
+        pipe.cfg["decoding"] = "none"
+
+
+def test_soft_constraint_and_head_typing_keep_links_valid(trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    pipe.cfg.update(decoding="soft", mention_type_source="head")
+    try:
+        docs = [nlp(doc) for doc in gold_docs(nlp)]
+        assert all(e.kb_id_ in pipe.kb for d in docs for e in d.ents)
+    finally:
+        pipe.cfg.update(decoding="none", mention_type_source="label")
+
+
+def test_threshold_writes_nil_below_it(trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    pipe.cfg["threshold"] = 1.01
+    try:
+        doc = nlp(gold_docs(nlp)[0])
+        assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "below_threshold"
+    finally:
+        pipe.cfg["threshold"] = None
+
+
+def test_long_document_longer_than_a_window(trained):
+    nlp, _ = trained
+    words = ("filler " * 400).split() + ["Mercer", "painted", "."]
+    doc = Doc(nlp.vocab, words=words)
+    doc.ents = [Span(doc, 400, 401, "PER")]
+    doc = nlp(doc)
+    assert doc.ents[0].kb_id_ in {"Ada_Mercer", "Mercer_(town)", "Mercer_Corp"}
+
+
+def test_span_group_source_leaves_ents_alone(tiny_encoder, tmp_path, trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    pipe.cfg["spans_key"] = "mentions"
+    try:
+        doc = Doc(nlp.vocab, words="Lumen played in Velda .".split())
+        doc.spans["mentions"] = [Span(doc, 0, 1, "ORG"), Span(doc, 3, 4, "LOC"), Span(doc, 0, 4, "MISC")]
+        doc = nlp(doc)
+        assert list(doc.ents) == []
+        assert [s.kb_id_ for s in doc.spans["mentions"]][:2] == ["Lumen_(band)", "Velda"]
+    finally:
+        pipe.cfg["spans_key"] = None
+
+
+def test_empty_kb_at_inference_links_nothing(trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    kb = pipe.kb
+    pipe.kb = ElKnowledgeBase(nlp.vocab)
+    pipe._selector = None
+    try:
+        doc = nlp(gold_docs(nlp)[0])
+        assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "no_candidates"
+    finally:
+        pipe.kb = kb
+        pipe._selector = None
+
+
+def test_after_spacy_ner_in_an_existing_pipeline(trained):
+    """A pipeline with its own entity source (here an entity_ruler) plus this component."""
+    nlp, _ = trained
+    pipeline = spacy.blank("en")
+    ruler = pipeline.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "ORG", "pattern": "Lumen"}, {"label": "LOC", "pattern": "Velda"}])
+    pipeline.add_pipe("ner_constrained_linker", source=nlp)
+    doc = pipeline("Lumen played in Velda.")
+    assert [(e.text, e.kb_id_) for e in doc.ents] == [("Lumen", "Lumen_(band)"), ("Velda", "Velda")]
