@@ -22,7 +22,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -42,8 +42,9 @@ from spacy_el.scoring.candidates import candidate_recall_at_k  # noqa: E402
 COMMAND = "python -m spacy project run ner4el-benchmark"
 BATCH_SIZE = 64
 PIPE = "ner_constrained_linker"
-# Wikidata classes in ELEVANT's label types -> CoNLL types (checked in this order).
-ELEVANT_TYPES = (("Q215627", "PER"), ("Q5", "PER"), ("Q43229", "ORG"), ("Q27096213", "LOC"))
+# Wikidata classes in ELEVANT label types -> CoNLL types, checked in this order: a country is both a
+# geographic entity and an organisation in Wikidata, and LOC in CoNLL.
+ELEVANT_TYPES = (("Q215627", "PER"), ("Q5", "PER"), ("Q27096213", "LOC"), ("Q43229", "ORG"))
 
 
 def coarse_label(elevant_type: str) -> str:
@@ -63,6 +64,8 @@ def load_datasets(args: argparse.Namespace, nlp: Language, kb) -> Dict[str, List
     for name, file in (("msnbc", "msnbc.benchmark.jsonl"), ("ace2004", "ace.benchmark.jsonl")):
         docs, _ = elevant_title_docs(args.data / "elevant" / file, nlp, qids, kb=kb)
         data[name] = relabel_coarse(docs)
+    if args.limit:
+        data = {name: docs[: args.limit] for name, docs in data.items()}
     return data
 
 
@@ -70,9 +73,15 @@ def ed(gold: List[Doc], pred: List[Doc]) -> float:
     return round(ed_accuracy([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)]), 4)
 
 
+# Inference settings every variant starts from (a trained pipeline's own cfg may differ); the variants
+# below change only their own switches.
+INFERENCE_DEFAULTS = {"top_k": 30, "type_aware_selection": False, "decoding": "none", "compat_threshold": 0.2,
+                      "soft_weight": 1.0, "mention_type_source": "label", "threshold": None}
+
+
 def configure(nlp: Language, **cfg) -> None:
     pipe = nlp.get_pipe(PIPE)
-    pipe.cfg.update(cfg)
+    pipe.cfg.update({**INFERENCE_DEFAULTS, **cfg})
     pipe._selector = None
 
 
@@ -111,16 +120,14 @@ def recall_rows(nlp: Language, gold: List[Doc]) -> List[Row]:
     mentions = [(e.text, e.label_, e.kb_id_) for doc in gold for e in doc.ents if e.kb_id_ not in ("", "NIL")]
     rows = []
     for selection in (False, True):
-        configure(nlp, type_aware_selection=selection)
-        ranked = []
         for ks in (1, 10, 30):
-            configure(nlp, top_k=ks)
+            configure(nlp, top_k=ks, type_aware_selection=selection)
             ids = pipe.kb.entities.ids
             ranked = [[ids[int(r)] for r in pipe.selector.select(t, pipe.inventory.mention_label(lab)).rows] for t, lab, _ in mentions]
             recall = candidate_recall_at_k(ranked, [g for _, _, g in mentions], [ks])[f"cand_recall_at_{ks}"]
             system = "type_aware_selection" if selection else "alias_table_top_k"
             rows.append(row(system, "aida-test", f"cand_recall_at_{ks}", round(recall, 4), "gold mentions, CoNLL types"))
-    configure(nlp, top_k=30, type_aware_selection=False)
+    configure(nlp)
     return rows
 
 
@@ -165,7 +172,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         rows += variant_rows(system, model(name), cfg, data, note)
     configure(model("all"), type_aware_selection=True, decoding="soft")
     rows.append(end_to_end_row("ner4el_all", model("all"), data["aida-test"], "training/ner4el/all"))
-    configure(base, type_aware_selection=False, decoding="none")
+    configure(base)
     rows.append(end_to_end_row("ner4el_baseline", base, data["aida-test"], "training/ner4el/baseline"))
     rows += recall_rows(base, data["aida-test"])
     rows.append(speed_row("ner4el_all", model("all"), data["aida-test"], args.threads))
@@ -180,6 +187,7 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=ROOT / "training" / "ner4el")
     parser.add_argument("--el-model", type=Path, default=ROOT / "training" / "baselines" / "entity_linker" / "model-best")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=0, help="docs per dataset (0 = all; for smoke tests only)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_constrained_linker.json")
     args = parser.parse_args()
     rows = evaluate(args)

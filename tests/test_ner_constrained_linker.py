@@ -80,7 +80,8 @@ def make_nlp(tiny_encoder: str, tmp_path, **cfg) -> Language:
     if not kb_dir.exists():
         build_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
-    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24}, **cfg})
+    model = {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24, **cfg.pop("model", {})}
+    nlp.add_pipe("ner_constrained_linker", config={"model": model, **cfg})
     return nlp, kb_dir
 
 
@@ -290,11 +291,31 @@ def test_empty_kb_at_inference_links_nothing(trained):
 
 
 def test_after_spacy_ner_in_an_existing_pipeline(trained):
-    """A pipeline with its own entity source (here an entity_ruler) plus this component."""
+    """A pipeline with its own trained spaCy `ner`, plus this component sourced from another pipeline."""
     nlp, _ = trained
     pipeline = spacy.blank("en")
-    ruler = pipeline.add_pipe("entity_ruler")
-    ruler.add_patterns([{"label": "ORG", "pattern": "Lumen"}, {"label": "LOC", "pattern": "Velda"}])
+    pipeline.add_pipe("ner")
+    examples = make_examples(pipeline)
+    optimizer = pipeline.initialize(lambda: examples)
+    for _ in range(40):
+        pipeline.update(examples, sgd=optimizer, drop=0.0)
     pipeline.add_pipe("ner_constrained_linker", source=nlp)
-    doc = pipeline("Lumen played in Velda.")
-    assert [(e.text, e.kb_id_) for e in doc.ents] == [("Lumen", "Lumen_(band)"), ("Velda", "Velda")]
+    doc = pipeline("Lumen played three encores in Velda .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("Lumen", "ORG"), ("Velda", "LOC")]
+    assert [e.kb_id_ for e in doc.ents] == ["Lumen_(band)", "Velda"]
+
+
+def test_bfloat16_inference_gives_the_same_links(trained):
+    nlp, _ = trained
+    model = nlp.get_pipe("ner_constrained_linker").model
+    expected = links([nlp(doc) for doc in gold_docs(nlp)])
+    model.attrs["inference_dtype"] = "bfloat16"
+    try:
+        assert links([nlp(doc) for doc in gold_docs(nlp)]) == expected
+    finally:
+        model.attrs["inference_dtype"] = "float32"
+
+
+def test_bad_inference_dtype_is_refused(tiny_encoder, tmp_path):
+    with pytest.raises(ValueError, match="inference_dtype"):
+        make_nlp(tiny_encoder, tmp_path, model={"encoder": tiny_encoder, "inference_dtype": "int4"})

@@ -90,4 +90,5 @@ class Ner4elScorer(nn.Module):
         sim = torch.einsum("md,mcd->mc", mentions, entities) * self.scale  # (M, C)
         combined = self.combine(torch.stack([sim, cand_log_prior, cand_from_alias], dim=-1)).squeeze(-1)
         scores = self.sim_weight * sim + self.prior_weight * cand_log_prior + combined
-        return scores, self.type_head(features)
+        # float32 outputs even under bfloat16 autocast (numpy has no bfloat16).
+        return scores.float(), self.type_head(features).float()

@@ -66,7 +66,7 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
         "n_type_negatives": 0,
         "decoding": "none",
         "soft_weight": 1.0,
-        "compat_threshold": 0.05,
+        "compat_threshold": 0.2,
         "mention_type_source": "label",
         "threshold": None,
         "type_loss_weight": 0.1,
