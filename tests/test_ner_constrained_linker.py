@@ -124,7 +124,9 @@ def test_add_pipe_and_config_defaults(tiny_encoder, tmp_path):
     assert pipe.inventory.labels == ["PER", "LOC", "ORG", "MISC"]
 
 
-@pytest.mark.parametrize("bad", [{"decoding": "strict"}, {"mention_type_source": "gold"}, {"top_k": 0}, {"type_inventory": "tiny"}])
+@pytest.mark.parametrize(
+    "bad", [{"decoding": "strict"}, {"mention_type_source": "gold"}, {"top_k": 0}, {"type_inventory": "tiny"}, {"type_smoothing": 0.0}]
+)
 def test_bad_config_is_refused(tiny_encoder, tmp_path, bad):
     with pytest.raises(ValueError, match="spacy_el"):
         make_nlp(tiny_encoder, tmp_path, **bad)

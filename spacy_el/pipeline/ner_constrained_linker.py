@@ -9,7 +9,8 @@ entity types at four switchable points:
    cut to ``top_k``, those compatible with the mention's type are kept first;
 3. type-based negative sampling (``n_type_negatives``): training negatives of the gold's type;
 4. type-constrained decoding (``decoding = "hard" | "soft"``): drop incompatible candidates, or add
-   ``soft_weight * log P(type agreement)`` to the scores.
+   ``soft_weight * log P(type agreement)`` to the scores, with the entity types smoothed by
+   ``type_smoothing`` (a KB-typed entity's one-hot type would otherwise make "soft" as strict as "hard").
 
 The mention's type comes from its NER label mapped into the type inventory, or from the model's
 mention-typing head (``mention_type_source = "head"``, and whenever the label is not in the inventory).
@@ -66,6 +67,7 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
         "n_type_negatives": 0,
         "decoding": "none",
         "soft_weight": 1.0,
+        "type_smoothing": 0.1,
         "compat_threshold": 0.2,
         "mention_type_source": "label",
         "threshold": None,
@@ -87,6 +89,7 @@ def make_ner_constrained_linker(
     n_type_negatives: int,
     decoding: str,
     soft_weight: float,
+    type_smoothing: float,
     compat_threshold: float,
     mention_type_source: str,
     threshold: Optional[float],
@@ -99,7 +102,7 @@ def make_ner_constrained_linker(
     return NerConstrainedLinker(
         nlp.vocab, model, name, spans_key=spans_key, top_k=top_k, type_inventory=type_inventory,
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
-        n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight,
+        n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
         compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
         type_loss_weight=type_loss_weight, seed=seed, scorer=scorer,
     )
@@ -114,6 +117,8 @@ class NerConstrainedLinker(TrainablePipe):
             raise ValueError(f"[spacy_el] decoding must be one of {DECODINGS}, got {cfg['decoding']!r}.")
         if cfg.get("mention_type_source", "label") not in TYPE_SOURCES:
             raise ValueError(f"[spacy_el] mention_type_source must be one of {TYPE_SOURCES}, got {cfg['mention_type_source']!r}.")
+        if not 0.0 < float(cfg.get("type_smoothing", 0.1)) <= 1.0:
+            raise ValueError(f"[spacy_el] type_smoothing must be in (0, 1], got {cfg['type_smoothing']}.")
         if int(cfg.get("top_k", 30)) < 1:
             raise ValueError(f"[spacy_el] top_k must be >= 1, got {cfg['top_k']}.")
         self.vocab = vocab
@@ -256,7 +261,11 @@ class NerConstrainedLinker(TrainablePipe):
                     continue
                 row_scores = np.where(allowed, row_scores, -np.inf)
             elif decoding == "soft":
-                row_scores = row_scores + self.cfg["soft_weight"] * np.log(entity_types @ q + 1e-6)
+                # Smoothed entity types: a KB-typed entity's one-hot distribution would make the soft
+                # constraint as strict as the hard one.
+                eps = self.cfg.get("type_smoothing", 0.1)
+                smoothed = (1.0 - eps) * entity_types + eps / entity_types.shape[1]
+                row_scores = row_scores + self.cfg["soft_weight"] * np.log(smoothed @ q)
             probs = _softmax(row_scores[None, :])[0]
             order = np.argsort(-probs, kind="stable")
             ids = self.kb.entities.ids
