@@ -12,7 +12,7 @@ Rows (``benchmarks/results/ner_constrained_linker.json``):
 - ``mentions_per_s`` of the component alone on AIDA test gold mentions.
 
 Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed entity representations),
-``ner4el_selection`` (type-aware selection at inference, on the baseline model), ``ner4el_negatives``
+``ner4el_selection`` (type-aware candidate selection, in training and inference), ``ner4el_negatives``
 (same-type negatives), ``ner4el_decoding`` (soft type-constrained decoding on the baseline model;
 ``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four; ``ner4el_all_bf16`` the same model
 predicting under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
@@ -91,7 +91,7 @@ Variant = Tuple[str, str, Dict]
 VARIANTS: List[Variant] = [
     ("ner4el_baseline", "baseline", {}),
     ("ner4el_types_repr", "types_repr", {}),
-    ("ner4el_selection", "baseline", {"type_aware_selection": True}),
+    ("ner4el_selection", "selection", {"type_aware_selection": True}),
     ("ner4el_negatives", "negatives", {}),
     ("ner4el_decoding", "baseline", {"decoding": "soft"}),
     ("ner4el_decoding_hard", "baseline", {"decoding": "hard"}),
