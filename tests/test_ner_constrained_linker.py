@@ -285,7 +285,8 @@ def test_empty_kb_at_inference_links_nothing(trained):
     pipe.kb = ElKnowledgeBase(nlp.vocab)
     pipe._selector = None
     try:
-        doc = nlp(gold_docs(nlp)[0])
+        with pytest.warns(UserWarning, match="no type distributions"):
+            doc = nlp(gold_docs(nlp)[0])
         assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "no_candidates"
     finally:
         pipe.kb = kb
@@ -321,3 +322,17 @@ def test_bfloat16_inference_gives_the_same_links(trained):
 def test_bad_inference_dtype_is_refused(tiny_encoder, tmp_path):
     with pytest.raises(ValueError, match="inference_dtype"):
         make_nlp(tiny_encoder, tmp_path, model={"encoder": tiny_encoder, "inference_dtype": "int4"})
+
+
+def test_kb_with_other_vector_width_is_refused(trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    kb = pipe.kb
+    other = build_kb()
+    other.set_vectors(np.ones((other.n_entities, DIM + 1), dtype=np.float32))
+    pipe.kb, pipe._selector = other, None
+    try:
+        with pytest.raises(ValueError, match="width"):
+            nlp(gold_docs(nlp)[0])
+    finally:
+        pipe.kb, pipe._selector = kb, None

@@ -17,6 +17,7 @@ mention-typing head (``mention_type_source = "head"``, and whenever the label is
 Each KB entity's type distribution is kept in the KB; at ``initialize``, entities without a type get
 one from an entity-typing classifier trained on the typed ones (``kb.entity_typing``).
 """
+import warnings
 from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -192,6 +193,11 @@ class NerConstrainedLinker(TrainablePipe):
         if self._selector is None:
             probs = self.kb.get_type_probs(self.inventory.labels)
             if probs is None:
+                warnings.warn(
+                    f"[spacy_el] The KB of {self.name} has no type distributions for {self.inventory.labels}: "
+                    "every entity counts as compatible with every type (initialize the component with this KB "
+                    "to compute them)."
+                )
                 probs = np.full((self.kb.n_entities, len(self.inventory.labels)), 1.0 / len(self.inventory.labels), np.float32)
             self._selector = CandidateSelector(
                 self.kb, probs, self.cfg["top_k"], self.cfg["type_aware_selection"], self.cfg["compat_threshold"]
