@@ -1,0 +1,774 @@
+"""Scoring model, losses and decoding of joint coreference + entity linking (pure PyTorch).
+
+The model of the future ``joint_coref_linker``: eqs. (1)-(6) of the seed paper (Zaporojets et al.
+2022, "Towards consistent document-level entity linking: joint models for entity linking and
+coreference resolution", ``../shared/seeds/joint-coref-el-spanning-trees.txt``), its Local loss
+(eq. (2)), its Global loss (eqs. (7)-(10), in :mod:`spacy_el.ml.matrix_tree`), the Standalone
+coref (eqs. (2)-(4)) and EL (eq. (6)) baselines of section 3, and decoding (Edmonds for Global).
+No Thinc, no spaCy: the pipeline component wraps this.
+
+Inputs: one document's ``M`` pruned mentions (:func:`spacy_el.ml.span_representations.prune_spans`,
+sorted in document order), their span representations ``g`` ``(M, D)``, and for every mention up to
+``C`` candidate entities given by KB vectors ``(M, C, E)``, a mask ``(M, C)`` and KB entity ids
+``(M, C)`` (``-1`` = padding).
+
+Equations (the paper's numbers)
+-------------------------------
+* (1) ``Phi_p(s_i) = FFNN_P(g_i)`` -- the mention (pruning) score, :attr:`JointScores.mention_scores`.
+* (3) ``Phi_cl(s_i, s_j) = Phi_p(s_i) + Phi_p(s_j) + Phi_c(s_i, s_j)`` -- span ``s_j`` is the
+  antecedent (Local) / the parent (Global) of ``s_i``.
+* (4) ``Phi_c(s_i, s_j) = FFNN_C([g_i; g_j; g_i * g_j; phi_ij])`` with ``phi_ij`` a learned
+  embedding of the bucketed distance (Lee et al. 2017 buckets ``0, 1, 2, 3, 4, 5-7, 8-15, 16-31,
+  32-63, 64+``). Footnote 3: the distance is "measured in number of spans, after pruning",
+  ``|i - j|`` (``distance="spans"``, default); ``distance="tokens"`` uses ``|start_i - start_j|``
+  as Lee et al. 2017. The distance is unsigned, so ``FFNN_C`` sees which span is the child (the
+  first slot) but not which comes first in the text.
+* (5) ``Phi_cl(s_i, e_j) = Phi_p(s_i) + Phi_l(s_i, e_j)``;
+* (6) ``Phi_l(s_i, e_j) = FFNN_L([g_i; e_j])`` with ``e_j = W_e v_j`` a learned linear projection of
+  the candidate's KB vector ``v_j`` (width ``E``).
+* Root edges (section 2.2, Global): ``Phi_cl(r, e_j) = 0``; the NIL edge of a mention (it starts
+  a NIL cluster, attached to the root) is "eq. (3) with ``Phi_p(r) = 0``", i.e.
+  ``Phi_cl(s_i, r) = Phi_p(s_i) + Phi_c(s_i, r)``. The paper does not say what ``Phi_c(s_i, r)``
+  is; ``FFNN_C`` needs a span representation and a distance for ``r``, which it has not.
+  ``nil_score="learned"`` (default) scores it like a link to a learned "root entity" vector
+  ``v_r``: ``Phi_c(s_i, r) := Phi_l(s_i, v_r)`` -- the paper authors' code does exactly this (a
+  learned root embedding scored by the linking FFNN, plus ``Phi_p(s_i)``). ``nil_score="zero"``
+  takes ``Phi_c(s_i, r) := 0``, so ``Phi_cl(s_i, r) = Phi_p(s_i)`` (Lee et al.'s fixed dummy score,
+  shifted by ``Phi_p(s_i)``).
+* (2) Local: ``P_cl(y | s_i) = softmax over y in Y(s_i)`` of ``Phi_cl(s_i, y)``, ``Y(s_i)`` = the
+  preceding spans ``{s_j : j < i}``, ``s_i``'s candidate entities and the dummy/root ``r``
+  (the paper lists only spans and entities; a mention must be able to start a cluster, and its
+  Global model uses the root for that, so the root edge above is the dummy here too).
+
+``Phi_p(s_i)`` is in every edge *into* ``s_i`` (root, entity and antecedent alike), so it cancels
+in the softmax of eq. (2) and in the tree distribution of eq. (8) for ``s_i`` as the child; it is
+trained through the edges *out of* ``s_i`` (``s_i`` as an antecedent/parent, eq. (3)).
+
+Bounded scores: with ``score_bound = b`` (default 10) every edge score ``Phi_cl`` is soft-clamped
+to ``b * tanh(Phi_cl / b)`` (applied to the whole sum of eq. (3)/(5), not to its parts), because
+the Matrix-Tree determinants lose accuracy when edges differ by more than ~30 nats (see
+:mod:`spacy_el.ml.matrix_tree`, "Numerics"; the authors' code bounds scores too). ``None``
+disables it. :attr:`JointScores.mention_scores` (pruning) stays unbounded.
+
+Refinement (optional, ``refinement=`` :data:`~spacy_el.ml.entity_equalization.REFINEMENTS`): one
+iteration as in Lee et al. 2018 / Kantor & Globerson 2019: score with ``g``, take the antecedent
+distribution ``P(y_i)`` over the preceding mentions and a dummy, refine ``g' = refine(g, P)``
+(:func:`~spacy_el.ml.entity_equalization.build_refinement`), recompute ``Phi_c`` (eq. (4)) with
+``g'``. ``Phi_p``, ``Phi_l`` and the NIL score keep the unrefined ``g`` (as Lee et al. 2018 keep
+their mention scores). The dummy of ``P(y_i)`` collects everything that is not a preceding
+mention: ``logsumexp`` of the root edge and the candidate links (``s_i`` starts an entity).
+
+Layout conventions
+------------------
+* :class:`JointScores` holds *child-first* blocks: ``coref_scores[i, j] = Phi_cl(s_i, s_j)`` =
+  edge ``s_j -> s_i`` (``s_j`` antecedent/parent of ``s_i``), full ``(M, M)`` (both text orders;
+  Local uses only ``j < i``), ``-inf`` on the diagonal; ``link_scores[i, c] = Phi_cl(s_i, e_ic)``,
+  ``-inf`` for masked candidates; ``nil_scores[i] = Phi_cl(s_i, r)``.
+* The joint graph (:meth:`JointScores.graph`, built by
+  :func:`spacy_el.ml.matrix_tree.assemble_scores`) is *parent-first*, nodes
+  ``[root, entity_0 .. entity_{E-1}, mention_0 .. mention_{M-1}]``, ``scores[parent, child]``; its
+  entity axis is the sorted set of distinct KB ids among all valid candidates of the document
+  (:attr:`JointGraph.entity_ids`), so a mention's candidate column ``c`` is entity node
+  ``1 + candidate_entities[i, c]``.
+* Gold: :class:`GoldMentionCluster` (mention indices into the ``M`` scored mentions, KB entity id
+  or ``None`` for NIL). Mentions in no gold cluster (pruned spans that are not gold mentions) are
+  NIL singletons, as in the authors' code and :func:`~spacy_el.ml.matrix_tree.mtt_loss`.
+
+Gold rules
+----------
+* Local (eq. (2)), following the authors' target construction: the correct ``y`` for ``s_i`` are
+  the preceding mentions of its gold cluster, plus its gold entity if that is among ``s_i``'s
+  candidates; the dummy/root is correct only when there is neither (``s_i`` starts its cluster
+  and its gold entity is NIL or not a candidate of ``s_i``; always for non-gold spans). The loss
+  is ``-sum_i log sum_{y correct} P_cl(y | s_i)`` (marginal log-likelihood, summed over mentions).
+* Global (eq. (8)): a gold cluster is *linked* in the graph when its gold entity is a candidate
+  of at least one of its mentions, else it is a NIL cluster (the authors' ``is_valid_link``);
+  linked clusters with the same entity are merged (a tree puts every mention below an entity
+  node into one cluster).
+* Coref (eqs. (2)-(4), no entity nodes): ``Y(s_i)`` = root + preceding spans; root correct iff no
+  preceding gold antecedent.
+* Link (eq. (6)): softmax over ``s_i``'s candidates and NIL (the root edge); NIL correct when the
+  gold entity is not among the candidates (or the span is no gold mention). ``Phi_p(s_i)`` is in
+  every option and cancels (exactly when ``score_bound=None``).
+
+Decoding (:func:`decode`): a parent for every mention -- Global: the maximum spanning arborescence
+(Edmonds, section 2.2) of the joint graph; Local: each mention's argmax of eq. (2) over root,
+its candidates and the *preceding* mentions (parents precede children, so this is always a tree);
+Coref: the same without entities; Link: argmax over root and candidates. Clusters are the
+subtrees hanging from the root: mentions connected by mention->mention edges *or* sharing an
+entity node (all mentions below one entity are one cluster, the paper's premise and the gold
+convention of the Global loss). A cluster's link is the entity node at the top of its subtree,
+``None`` (NIL) when a mention hangs from the root. Link-only decoding predicts no coreference:
+one singleton cluster per mention.
+"""
+from dataclasses import dataclass
+from operator import index
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..algorithms.arborescence import max_spanning_arborescence
+from .entity_equalization import build_refinement
+from .matrix_tree import GoldCluster, assemble_scores, mtt_loss
+
+__all__ = [
+    "DISTANCE_BUCKETS",
+    "MODES",
+    "GoldMentionCluster",
+    "JointCorefScorer",
+    "JointDecoding",
+    "JointGraph",
+    "JointScores",
+    "bucket_distance",
+    "compute_loss",
+    "coref_loss",
+    "decode",
+    "global_loss",
+    "link_loss",
+    "local_loss",
+]
+
+#: Training/decoding modes: joint Local, joint Global, Standalone coref, Standalone EL.
+MODES: Tuple[str, ...] = ("local", "global", "coref", "link")
+#: Number of distance buckets: 0, 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+ (Lee et al. 2017).
+DISTANCE_BUCKETS = 10
+
+NEG_INF = float("-inf")
+
+
+def bucket_distance(distance: Tensor) -> Tensor:
+    """Lee et al. (2017) distance buckets: ``0..4`` identity, then ``5-7, 8-15, 16-31, 32-63, 64+``.
+
+    Args:
+        distance: integer tensor of non-negative distances, any shape.
+
+    Returns:
+        Long tensor of bucket ids in ``[0, DISTANCE_BUCKETS)``, same shape.
+    """
+    d = distance.long().clamp(min=0)
+    log_bucket = torch.floor(torch.log2(d.clamp(min=1).double())).long() + 3  # 5-7 -> 5, 8-15 -> 6, ...
+    return torch.where(d <= 4, d, log_bucket).clamp(max=DISTANCE_BUCKETS - 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Data classes
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GoldMentionCluster:
+    """One gold cluster of a document, in the scorer's mention indexing.
+
+    Attributes:
+        mentions: indices into the ``M`` scored (pruned) mentions, at least one.
+        entity_id: gold KB entity id (the value space of ``candidate_entity_ids``), ``None`` = NIL.
+    """
+
+    mentions: Tuple[int, ...]
+    entity_id: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        mentions = tuple(index(m) for m in self.mentions)
+        if not mentions:
+            raise ValueError("a GoldMentionCluster needs at least one mention")
+        if len(set(mentions)) != len(mentions):
+            raise ValueError(f"GoldMentionCluster has repeated mentions: {mentions}")
+        object.__setattr__(self, "mentions", mentions)
+        if self.entity_id is not None:
+            object.__setattr__(self, "entity_id", index(self.entity_id))
+
+
+@dataclass
+class JointGraph:
+    """The joint graph of one document, ready for :func:`~spacy_el.ml.matrix_tree.mtt_loss`.
+
+    Attributes:
+        scores: ``(1 + E + M, 1 + E + M)`` edge scores, ``scores[parent, child]``, nodes
+            ``[root, entities, mentions]`` (:func:`~spacy_el.ml.matrix_tree.assemble_scores`).
+        entity_ids: ``(E,)`` long, sorted distinct KB ids of the entity nodes.
+        candidate_entities: ``(M, C)`` long, entity index (``0..E-1``) of every candidate slot,
+            ``-1`` for masked/padding slots.
+    """
+
+    scores: Tensor
+    entity_ids: Tensor
+    candidate_entities: Tensor
+
+    @property
+    def n_entities(self) -> int:
+        return int(self.entity_ids.shape[0])
+
+    @property
+    def n_mentions(self) -> int:
+        return int(self.candidate_entities.shape[0])
+
+
+@dataclass
+class JointScores:
+    """Edge scores of one document (child-first blocks; see the module docstring).
+
+    Attributes:
+        mention_scores: ``(M,)`` ``Phi_p(s_i)`` (eq. (1)), unbounded; for pruning.
+        coref_scores: ``(M, M)``, ``[i, j] = Phi_cl(s_i, s_j)`` (eq. (3)): ``s_j`` antecedent /
+            parent of ``s_i``, both text orders; diagonal ``-inf``.
+        link_scores: ``(M, C)``, ``[i, c] = Phi_cl(s_i, e_ic)`` (eq. (5)); ``-inf`` where masked.
+        nil_scores: ``(M,)``, ``Phi_cl(s_i, r)``: root/NIL edge (eq. (3) with ``Phi_p(r) = 0``).
+        candidate_mask: ``(M, C)`` bool, valid candidate slots.
+        candidate_entity_ids: ``(M, C)`` long KB ids (``-1`` padding) or ``None`` (then entity
+            nodes, links and gold entities are unavailable: only ``coref`` mode works, or ``C = 0``).
+    """
+
+    mention_scores: Tensor
+    coref_scores: Tensor
+    link_scores: Tensor
+    nil_scores: Tensor
+    candidate_mask: Tensor
+    candidate_entity_ids: Optional[Tensor] = None
+
+    @property
+    def n_mentions(self) -> int:
+        return int(self.nil_scores.shape[0])
+
+    @property
+    def n_candidates(self) -> int:
+        return int(self.link_scores.shape[1])
+
+    def candidate_ids(self) -> Tensor:
+        """``(M, C)`` KB ids with ``-1`` on masked slots; raises if ids are needed but missing."""
+        m, c = self.link_scores.shape
+        if self.candidate_entity_ids is None:
+            if c == 0 or not bool(self.candidate_mask.any()):
+                return torch.full((m, c), -1, dtype=torch.long, device=self.link_scores.device)
+            raise ValueError("candidate_entity_ids are required for entity nodes and links (pass them to forward)")
+        ids = self.candidate_entity_ids
+        if ids.shape != (m, c) or ids.dtype != torch.long:
+            raise ValueError(f"candidate_entity_ids must be a ({m}, {c}) long tensor, got {tuple(ids.shape)} {ids.dtype}")
+        if bool((self.candidate_mask & (ids < 0)).any()):
+            raise ValueError("candidate_mask marks slots whose candidate_entity_ids are negative (padding)")
+        return ids.masked_fill(~self.candidate_mask, -1)
+
+    def graph(self) -> JointGraph:
+        """Assemble the joint graph (:func:`~spacy_el.ml.matrix_tree.assemble_scores`).
+
+        The entity axis is the sorted set of distinct KB ids among the valid candidates of all
+        mentions; ``link block[e, i] = link_scores[i, c]`` where candidate ``c`` of ``s_i`` is
+        entity ``e``; the coref block is ``coref_scores.T`` (parent-first); ``root -> entity`` = 0.
+
+        Returns:
+            :class:`JointGraph` with ``(1 + E + M, 1 + E + M)`` scores, differentiable.
+
+        Raises:
+            ValueError: a mention lists the same entity twice among its valid candidates.
+        """
+        ids = self.candidate_ids()
+        m = self.n_mentions
+        valid = ids >= 0
+        entity_ids, inverse = torch.unique(ids[valid], sorted=True, return_inverse=True)
+        n_entities = int(entity_ids.shape[0])
+        candidate_entities = torch.full_like(ids, -1)
+        candidate_entities[valid] = inverse
+        rows, cols = valid.nonzero(as_tuple=True)
+        if n_entities and int(torch.unique(rows * n_entities + inverse).numel()) != int(rows.numel()):
+            raise ValueError("a mention lists the same candidate entity twice")
+        link_block = self.link_scores.new_full((n_entities, m), NEG_INF)
+        link_block = link_block.index_put((inverse, rows), self.link_scores[rows, cols])
+        scores = assemble_scores(self.nil_scores, link_block, self.coref_scores.t())
+        return JointGraph(scores=scores, entity_ids=entity_ids, candidate_entities=candidate_entities)
+
+
+@dataclass
+class JointDecoding:
+    """Decoded structure of one document.
+
+    Attributes:
+        parents: ``(M,)`` int64, parent node of each mention in the joint-graph numbering:
+            ``0`` root (NIL), ``1 + e`` entity ``entity_ids[e]``, ``1 + E + j`` mention ``j``.
+        entity_ids: ``(E,)`` int64 KB ids of the entity nodes (empty for ``coref`` mode).
+        clusters: mention-index lists, each sorted, ordered by first mention; every mention is in
+            exactly one cluster.
+        links: per cluster, its KB entity id or ``None`` (NIL).
+    """
+
+    parents: np.ndarray
+    entity_ids: np.ndarray
+    clusters: List[List[int]]
+    links: List[Optional[int]]
+
+    def parent_of(self, mention: int) -> Tuple[str, Optional[int]]:
+        """``("root", None)``, ``("entity", kb_id)`` or ``("mention", j)`` for ``mention``."""
+        node = int(self.parents[mention])
+        n_entities = len(self.entity_ids)
+        if node == 0:
+            return "root", None
+        if node <= n_entities:
+            return "entity", int(self.entity_ids[node - 1])
+        return "mention", node - 1 - n_entities
+
+
+# --------------------------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------------------------
+
+
+def _ffnn_tail(hidden: int, depth: int, dropout: float) -> nn.Sequential:
+    """Everything of an FFNN after its first linear layer: ReLU, dropout, more layers, 1 output."""
+    layers: List[nn.Module] = [nn.ReLU(), nn.Dropout(dropout)]
+    for _ in range(depth - 1):
+        layers += [nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(dropout)]
+    layers.append(nn.Linear(hidden, 1))
+    return nn.Sequential(*layers)
+
+
+class JointCorefScorer(nn.Module):
+    """Eqs. (1)-(6): mention, coreference, linking and NIL scores of one document.
+
+    Every FFNN has ``ffnn_depth`` hidden ReLU layers of width ``ffnn`` (Lee et al. 2017: 2 x 150).
+    The first layers of ``FFNN_C`` and ``FFNN_L`` are single ``nn.Linear`` layers over the
+    concatenations of eqs. (4)/(6), applied block-wise (``W [a; b] = W_a a + W_b b``) so the
+    ``(M, M, 3D)`` pair tensor is never built (``W_prod (g_i * g_j)`` costs ``O(M H D)`` memory).
+
+    Args:
+        span_width: ``D``, width of ``g``.
+        entity_width: ``E``, width of the KB entity vectors.
+        ffnn: hidden width ``H``.
+        ffnn_depth: hidden layers per FFNN (>= 1).
+        distance_width: width of the distance embedding ``phi``.
+        entity_proj: width of the projected entity vector ``W_e v``.
+        dropout: dropout inside the FFNNs.
+        refinement: ``"none" | "antecedent_averaging" | "entity_equalization"`` (module docstring).
+        nil_score: ``"learned"`` or ``"zero"``: ``Phi_c(s_i, r)`` of the root/NIL edge.
+        distance: ``"spans"`` (paper, footnote 3) or ``"tokens"`` (Lee et al. 2017).
+        score_bound: ``b`` of the soft clamp ``b tanh(s / b)`` on every edge score; ``None`` = off.
+    """
+
+    def __init__(
+        self,
+        span_width: int,
+        entity_width: int,
+        *,
+        ffnn: int = 150,
+        ffnn_depth: int = 2,
+        distance_width: int = 20,
+        entity_proj: int = 150,
+        dropout: float = 0.0,
+        refinement: str = "none",
+        nil_score: str = "learned",
+        distance: str = "spans",
+        score_bound: Optional[float] = 10.0,
+    ):
+        super().__init__()
+        for name, value in (("span_width", span_width), ("entity_width", entity_width), ("ffnn", ffnn),
+                            ("ffnn_depth", ffnn_depth), ("distance_width", distance_width),
+                            ("entity_proj", entity_proj)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if nil_score not in ("learned", "zero"):
+            raise ValueError(f"nil_score must be 'learned' or 'zero', got {nil_score!r}")
+        if distance not in ("spans", "tokens"):
+            raise ValueError(f"distance must be 'spans' or 'tokens', got {distance!r}")
+        if score_bound is not None and not score_bound > 0:
+            raise ValueError(f"score_bound must be positive or None, got {score_bound!r}")
+        self.span_width = span_width
+        self.entity_width = entity_width
+        self.nil_score = nil_score
+        self.distance = distance
+        self.score_bound = score_bound
+        self.refinement_name = refinement
+        self.refinement = build_refinement(refinement, span_width)
+        # (1) Phi_p
+        self.mention_ffnn = nn.Sequential(nn.Linear(span_width, ffnn), _ffnn_tail(ffnn, ffnn_depth, dropout))
+        # (4) Phi_c: first layer over [g_i; g_j; g_i * g_j; phi_ij]
+        self.distance_embedding = nn.Embedding(DISTANCE_BUCKETS, distance_width)
+        self.coref_first = nn.Linear(3 * span_width + distance_width, ffnn)
+        self.coref_tail = _ffnn_tail(ffnn, ffnn_depth, dropout)
+        # (6) Phi_l: first layer over [g_i; W_e v_j]
+        self.entity_projection = nn.Linear(entity_width, entity_proj)
+        self.link_first = nn.Linear(span_width + entity_proj, ffnn)
+        self.link_tail = _ffnn_tail(ffnn, ffnn_depth, dropout)
+        # Root "entity" v_r of the learned NIL score (the authors' root embedding).
+        self.root_vector = nn.Parameter(torch.randn(entity_width) / entity_width ** 0.5) if nil_score == "learned" else None
+
+    # -- components --------------------------------------------------------------------------
+
+    def _bound(self, scores: Tensor) -> Tensor:
+        if self.score_bound is None:
+            return scores
+        b = self.score_bound
+        return b * torch.tanh(scores / b)
+
+    def pair_scores(self, span_embs: Tensor, distances: Tensor) -> Tensor:
+        """Eq. (4): ``Phi_c(s_i, s_j)`` for all ordered pairs.
+
+        Args:
+            span_embs: ``(M, D)`` ``g``.
+            distances: ``(M, M)`` long non-negative distances.
+
+        Returns:
+            ``(M, M)``, ``[i, j] = FFNN_C([g_i; g_j; g_i * g_j; phi(d_ij)])``.
+        """
+        d = self.span_width
+        w = self.coref_first.weight  # (H, 3D + dist)
+        w_i, w_j, w_prod, w_dist = w[:, :d], w[:, d:2 * d], w[:, 2 * d:3 * d], w[:, 3 * d:]
+        h = (span_embs @ w_i.t())[:, None, :] + (span_embs @ w_j.t())[None, :, :]  # (M, M, H)
+        scaled = span_embs[:, None, :] * w_prod[None, :, :]  # (M, H, D)
+        h = h + torch.matmul(scaled, span_embs.t()).permute(0, 2, 1)  # + W_prod (g_i * g_j)
+        h = h + self.distance_embedding(bucket_distance(distances)) @ w_dist.t() + self.coref_first.bias
+        return self.coref_tail(h).squeeze(-1)
+
+    def link_logits(self, span_embs: Tensor, entity_vectors: Tensor) -> Tensor:
+        """Eq. (6): ``Phi_l(s_i, e_j)`` for every mention and entity vector.
+
+        Args:
+            span_embs: ``(M, D)``.
+            entity_vectors: ``(M, C, E)`` raw KB vectors (projected here).
+
+        Returns:
+            ``(M, C)``.
+        """
+        d = self.span_width
+        w = self.link_first.weight  # (H, D + P)
+        projected = self.entity_projection(entity_vectors)  # (M, C, P)
+        h = (span_embs @ w[:, :d].t())[:, None, :] + projected @ w[:, d:].t() + self.link_first.bias
+        return self.link_tail(h).squeeze(-1)
+
+    def _distances(self, span_starts: Tensor) -> Tensor:
+        if self.distance == "spans":
+            idx = torch.arange(span_starts.shape[0], device=span_starts.device)
+        else:
+            idx = span_starts.long()
+        return (idx[:, None] - idx[None, :]).abs()
+
+    def _coref_edges(self, span_embs: Tensor, mention_scores: Tensor, distances: Tensor) -> Tensor:
+        m = span_embs.shape[0]
+        pair = mention_scores[:, None] + mention_scores[None, :] + self.pair_scores(span_embs, distances)  # eq. (3)
+        eye = torch.eye(m, dtype=torch.bool, device=span_embs.device)
+        return self._bound(pair).masked_fill(eye, NEG_INF)
+
+    # -- forward -----------------------------------------------------------------------------
+
+    def forward(
+        self,
+        span_embs: Tensor,
+        span_starts: Tensor,
+        candidate_vectors: Tensor,
+        candidate_mask: Tensor,
+        candidate_entity_ids: Optional[Tensor] = None,
+    ) -> JointScores:
+        """Score one document.
+
+        Args:
+            span_embs: ``(M, D)`` representations ``g`` of the mentions, in document order.
+            span_starts: ``(M,)`` start token of every mention, non-decreasing (document order).
+            candidate_vectors: ``(M, C, E)`` KB vectors of the candidates (anything on masked slots).
+            candidate_mask: ``(M, C)`` bool, valid candidates.
+            candidate_entity_ids: optional ``(M, C)`` long KB ids (``-1`` padding), stored in the
+                result for :meth:`JointScores.graph`, the losses and :func:`decode`.
+
+        Returns:
+            :class:`JointScores` (mention ``(M,)``, coref ``(M, M)``, link ``(M, C)``, NIL ``(M,)``).
+        """
+        if span_embs.dim() != 2 or span_embs.shape[1] != self.span_width:
+            raise ValueError(f"span_embs must be (M, {self.span_width}), got {tuple(span_embs.shape)}")
+        m = span_embs.shape[0]
+        if span_starts.shape != (m,):
+            raise ValueError(f"span_starts must be ({m},), got {tuple(span_starts.shape)}")
+        if m > 1 and bool((span_starts[1:] < span_starts[:-1]).any()):
+            raise ValueError("mentions must be in document order (span_starts non-decreasing)")
+        if candidate_vectors.dim() != 3 or candidate_vectors.shape[0] != m or candidate_vectors.shape[2] != self.entity_width:
+            raise ValueError(
+                f"candidate_vectors must be ({m}, C, {self.entity_width}), got {tuple(candidate_vectors.shape)}"
+            )
+        c = candidate_vectors.shape[1]
+        if candidate_mask.shape != (m, c) or candidate_mask.dtype != torch.bool:
+            raise ValueError(f"candidate_mask must be a ({m}, {c}) bool tensor, got {tuple(candidate_mask.shape)}")
+        if candidate_entity_ids is not None and candidate_entity_ids.shape != (m, c):
+            raise ValueError(f"candidate_entity_ids must be ({m}, {c}), got {tuple(candidate_entity_ids.shape)}")
+
+        mention_scores = self.mention_ffnn(span_embs).squeeze(-1)  # eq. (1): (M,)
+        vectors = candidate_vectors.masked_fill(~candidate_mask[..., None], 0.0)  # keep padding finite
+        links = self._bound(mention_scores[:, None] + self.link_logits(span_embs, vectors))  # eq. (5)
+        links = links.masked_fill(~candidate_mask, NEG_INF)
+        if self.root_vector is not None:
+            root = self.root_vector.to(span_embs.dtype).expand(m, 1, self.entity_width)
+            nil_pair = self.link_logits(span_embs, root).squeeze(-1)  # Phi_c(s_i, r) := Phi_l(s_i, v_r)
+        else:
+            nil_pair = torch.zeros_like(mention_scores)
+        nil = self._bound(mention_scores + nil_pair)  # eq. (3) with Phi_p(r) = 0
+
+        distances = self._distances(span_starts)
+        coref = self._coref_edges(span_embs, mention_scores, distances)
+        if self.refinement is not None and m > 0:
+            probs = _antecedent_distribution(coref, nil, links)
+            refined = self.refinement(span_embs, probs)
+            coref = self._coref_edges(refined, mention_scores, distances)
+        return JointScores(
+            mention_scores=mention_scores,
+            coref_scores=coref,
+            link_scores=links,
+            nil_scores=nil,
+            candidate_mask=candidate_mask,
+            candidate_entity_ids=None if candidate_entity_ids is None else candidate_entity_ids.long(),
+        )
+
+    def extra_repr(self) -> str:
+        return (f"span_width={self.span_width}, entity_width={self.entity_width}, refinement={self.refinement_name!r}, "
+                f"nil_score={self.nil_score!r}, distance={self.distance!r}, score_bound={self.score_bound}")
+
+
+def _antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
+    """``(M, M)`` square antecedent matrix (dummy on the diagonal) for the refinement.
+
+    Row ``i``: softmax over the preceding mentions ``j < i`` (``coref[i, j]``) and the dummy, whose
+    logit is ``logsumexp(nil[i], links[i, :])`` (``s_i`` is not coreferent with a preceding mention).
+    """
+    m = coref.shape[0]
+    dummy = torch.logsumexp(torch.cat([nil[:, None], links], dim=1), dim=1)  # (M,)
+    eye = torch.eye(m, dtype=torch.bool, device=coref.device)
+    lower = torch.tril(torch.ones(m, m, dtype=torch.bool, device=coref.device), diagonal=-1)
+    logits = torch.where(eye, dummy[:, None].expand(m, m), coref.masked_fill(~lower, NEG_INF))
+    return torch.softmax(logits, dim=1)
+
+
+# --------------------------------------------------------------------------------------------
+# Gold handling
+# --------------------------------------------------------------------------------------------
+
+
+def _cluster_of(gold: Sequence[GoldMentionCluster], n_mentions: int) -> Tuple[np.ndarray, List[Optional[int]]]:
+    """``(M,)`` gold cluster index of every mention (``-1``: none) and the clusters' entity ids."""
+    cluster = np.full(n_mentions, -1, dtype=np.int64)
+    entities: List[Optional[int]] = []
+    for c, g in enumerate(gold):
+        if not isinstance(g, GoldMentionCluster):
+            raise TypeError(f"gold[{c}] must be a GoldMentionCluster, got {type(g).__name__}")
+        for m in g.mentions:
+            if not 0 <= m < n_mentions:
+                raise ValueError(f"gold[{c}]: mention {m} out of range (M = {n_mentions})")
+            if cluster[m] >= 0:
+                raise ValueError(f"mention {m} is in gold clusters {cluster[m]} and {c}")
+            cluster[m] = c
+        entities.append(g.entity_id)
+    return cluster, entities
+
+
+def _gold_entity_columns(ids: Tensor, cluster: np.ndarray, entities: List[Optional[int]]) -> Tensor:
+    """``(M, C)`` bool: candidate slot holds the mention's gold entity."""
+    m, c = ids.shape
+    gold_ids = torch.tensor(
+        [-2 if k < 0 or entities[k] is None else entities[k] for k in cluster.tolist()], dtype=torch.long,
+        device=ids.device,
+    ).reshape(m)
+    return (ids == gold_ids[:, None]) & (ids >= 0)
+
+
+def _graph_clusters(gold: Sequence[GoldMentionCluster], graph: JointGraph) -> List[GoldCluster]:
+    """Gold clusters in graph indexing (Global rule of the module docstring)."""
+    _cluster_of(gold, graph.n_mentions)  # validation
+    position: Dict[int, int] = {int(e): i for i, e in enumerate(graph.entity_ids.tolist())}
+    cand = graph.candidate_entities.cpu().numpy()
+    linked: Dict[int, List[int]] = {}
+    result: List[GoldCluster] = []
+    for g in gold:
+        e = position.get(g.entity_id) if g.entity_id is not None else None
+        if e is not None and (cand[list(g.mentions)] == e).any():
+            linked.setdefault(e, []).extend(g.mentions)
+        else:
+            result.append(GoldCluster(g.mentions, None))
+    result += [GoldCluster(tuple(sorted(ms)), e) for e, ms in linked.items()]
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Losses
+# --------------------------------------------------------------------------------------------
+
+
+def _local_logits(scores: JointScores, with_entities: bool, with_mentions: bool) -> Tensor:
+    """``(M, 1 + C' + M')`` logits of ``Y(s_i)``: [root, candidates (C' = C or 0), mentions j < i]."""
+    m = scores.n_mentions
+    parts = [scores.nil_scores[:, None]]
+    if with_entities:
+        parts.append(scores.link_scores)
+    if with_mentions:
+        lower = torch.tril(torch.ones(m, m, dtype=torch.bool, device=scores.coref_scores.device), diagonal=-1)
+        parts.append(scores.coref_scores.masked_fill(~lower, NEG_INF))
+    return torch.cat(parts, dim=1)
+
+
+def _local_targets(
+    scores: JointScores, gold: Sequence[GoldMentionCluster], with_entities: bool, with_mentions: bool
+) -> Tensor:
+    """``(M, 1 + C' + M')`` bool correct set, matching :func:`_local_logits`."""
+    m = scores.n_mentions
+    device = scores.nil_scores.device
+    cluster, entities = _cluster_of(gold, m)
+    parts = []
+    has_correct = torch.zeros(m, dtype=torch.bool, device=device)
+    if with_entities:
+        link_ok = _gold_entity_columns(scores.candidate_ids(), cluster, entities)  # (M, C)
+        has_correct |= link_ok.any(dim=1)
+        parts.append(link_ok)
+    if with_mentions:
+        c = torch.as_tensor(cluster, device=device)
+        lower = torch.tril(torch.ones(m, m, dtype=torch.bool, device=device), diagonal=-1)
+        same = (c[:, None] == c[None, :]) & (c[:, None] >= 0) & lower
+        has_correct |= same.any(dim=1)
+        parts.append(same)
+    return torch.cat([(~has_correct)[:, None]] + parts, dim=1)
+
+
+def _marginal_nll(logits: Tensor, targets: Tensor) -> Tensor:
+    """``-sum_i [logsumexp(logits_i over targets) - logsumexp(logits_i)]``; ``[]`` scalar."""
+    if logits.shape[0] == 0:
+        return logits.sum()
+    gold = torch.logsumexp(logits.masked_fill(~targets, NEG_INF), dim=1)
+    return (torch.logsumexp(logits, dim=1) - gold).sum()
+
+
+def local_loss(scores: JointScores, gold: Sequence[GoldMentionCluster]) -> Tensor:
+    """Local joint loss, eq. (2): marginal NLL over preceding spans, candidates and root.
+
+    Args:
+        scores: :class:`JointScores` of ``M`` mentions (needs ``candidate_entity_ids`` when ``C > 0``).
+        gold: gold clusters (module docstring "Gold rules"); other mentions are NIL singletons.
+
+    Returns:
+        ``[]`` scalar, summed over mentions, differentiable.
+    """
+    logits = _local_logits(scores, True, True)
+    return _marginal_nll(logits, _local_targets(scores, gold, True, True))
+
+
+def coref_loss(scores: JointScores, gold: Sequence[GoldMentionCluster]) -> Tensor:
+    """Standalone coreference, eqs. (2)-(4): eq. (2) over root + preceding spans (no entities).
+
+    Gold entities are ignored. Returns a ``[]`` scalar summed over mentions.
+    """
+    logits = _local_logits(scores, False, True)
+    return _marginal_nll(logits, _local_targets(scores, gold, False, True))
+
+
+def link_loss(scores: JointScores, gold: Sequence[GoldMentionCluster]) -> Tensor:
+    """Standalone EL, eq. (6): per mention, softmax over its candidates and NIL (the root edge).
+
+    NIL is correct when the gold entity is not among the mention's candidates. Returns a ``[]``
+    scalar summed over mentions.
+    """
+    logits = _local_logits(scores, True, False)
+    return _marginal_nll(logits, _local_targets(scores, gold, True, False))
+
+
+def global_loss(scores: JointScores, gold: Sequence[GoldMentionCluster], *, dtype: torch.dtype = torch.float64) -> Tensor:
+    """Global joint loss, eqs. (8)-(10): :func:`~spacy_el.ml.matrix_tree.mtt_loss` on the joint graph.
+
+    Args:
+        scores: :class:`JointScores` (needs ``candidate_entity_ids`` when ``C > 0``).
+        gold: gold clusters; a cluster whose entity is a candidate of none of its mentions is a NIL
+            cluster, linked clusters sharing an entity are merged; uncovered mentions are NIL
+            singletons.
+        dtype: computation dtype of the determinants.
+
+    Returns:
+        ``[]`` scalar (``log Z - log numerator``) in the scores' dtype, differentiable.
+    """
+    graph = scores.graph()
+    return mtt_loss(graph.scores, _graph_clusters(gold, graph), graph.n_entities, uncovered="nil", dtype=dtype)
+
+
+_LOSSES = {"local": local_loss, "global": global_loss, "coref": coref_loss, "link": link_loss}
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(map(repr, MODES))}")
+
+
+def compute_loss(scores: JointScores, gold: Sequence[GoldMentionCluster], mode: str) -> Tensor:
+    """The loss of ``mode`` (:data:`MODES`): ``"local"``, ``"global"``, ``"coref"`` or ``"link"``.
+
+    Raises:
+        ValueError: unknown ``mode``.
+    """
+    _check_mode(mode)
+    return _LOSSES[mode](scores, gold)
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+# --------------------------------------------------------------------------------------------
+
+
+def _clusters_from_parents(parents: np.ndarray, n_entities: int, entity_ids: np.ndarray):
+    """Subtrees below the root: clusters (sorted lists) and their links."""
+    m = parents.shape[0]
+    if m == 0:
+        return [], []
+    offset = 1 + n_entities
+    # up[v]: v's parent, except that children of the root point to themselves; pointer jumping then
+    # maps every node to the top of its subtree (a child of the root) in O(log depth) steps.
+    up = np.arange(offset + m)
+    up[offset:] = np.where(parents == 0, np.arange(offset, offset + m), parents)
+    while True:
+        nxt = up[up]
+        if np.array_equal(nxt, up):
+            break
+        up = nxt
+    top = up[offset:]
+    groups: Dict[int, List[int]] = {}
+    for mention, t in enumerate(top.tolist()):
+        groups.setdefault(t, []).append(mention)
+    clusters = sorted(groups.items(), key=lambda item: item[1][0])
+    links = [int(entity_ids[t - 1]) if 1 <= t <= n_entities else None for t, _ in clusters]
+    return [ms for _, ms in clusters], links
+
+
+def decode(scores: JointScores, mode: str) -> JointDecoding:
+    """Decode clusters and links (module docstring, "Decoding").
+
+    Args:
+        scores: :class:`JointScores` of one document (detached internally).
+        mode: ``"global"`` (Edmonds over the joint graph), ``"local"`` (argmax of eq. (2)),
+            ``"coref"`` (argmax over root and preceding spans) or ``"link"`` (argmax over root and
+            candidates; singleton clusters).
+
+    Returns:
+        :class:`JointDecoding`.
+
+    Raises:
+        ValueError: unknown ``mode``.
+    """
+    _check_mode(mode)
+    m = scores.n_mentions
+    with torch.no_grad():
+        if mode == "coref":
+            entity_ids = np.zeros(0, dtype=np.int64)
+            n_entities = 0
+            logits = _local_logits(scores, False, True)
+            parents = logits.argmax(dim=1).cpu().numpy()  # column 0 = root, 1 + j = mention node 1 + j
+        else:
+            graph = scores.graph()
+            entity_ids = graph.entity_ids.cpu().numpy()
+            n_entities = graph.n_entities
+            if mode == "global":
+                tree = max_spanning_arborescence(graph.scores.detach().double().cpu().numpy(), root=0)
+                parents = tree[1 + n_entities:]
+            else:
+                logits = _local_logits(scores, True, mode == "local")
+                best = logits.argmax(dim=1).cpu().numpy()
+                c = scores.n_candidates
+                cand = graph.candidate_entities.cpu().numpy()
+                rows = np.arange(m)
+                parents = np.zeros(m, dtype=np.int64)
+                is_link = (best >= 1) & (best <= c)
+                parents[is_link] = 1 + cand[rows[is_link], best[is_link] - 1]
+                is_mention = best > c
+                parents[is_mention] = 1 + n_entities + (best[is_mention] - 1 - c)
+    parents = np.asarray(parents, dtype=np.int64)
+    if mode == "link":
+        clusters = [[i] for i in range(m)]
+        links = [int(entity_ids[p - 1]) if p > 0 else None for p in parents.tolist()]
+    else:
+        clusters, links = _clusters_from_parents(parents, n_entities, entity_ids)
+    return JointDecoding(parents=parents, entity_ids=entity_ids, clusters=clusters, links=links)

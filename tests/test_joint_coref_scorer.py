@@ -1,0 +1,360 @@
+"""Joint coref + EL scoring model, losses and decoding (spacy_el.ml.joint_coref_scorer)."""
+import math
+
+import pytest
+import torch
+
+from spacy_el.ml.joint_coref_scorer import (
+    MODES,
+    GoldMentionCluster,
+    JointCorefScorer,
+    JointScores,
+    bucket_distance,
+    compute_loss,
+    coref_loss,
+    decode,
+    global_loss,
+    link_loss,
+    local_loss,
+)
+from spacy_el.ml.matrix_tree import GoldCluster, mtt_loss
+
+NEG = float("-inf")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def lse(*xs: float) -> float:
+    top = max(xs)
+    return top + math.log(sum(math.exp(x - top) for x in xs))
+
+
+def toy_scores() -> JointScores:
+    """3 mentions, 2 candidate slots; hand-picked scores (child-first blocks)."""
+    coref = torch.tensor([[NEG, 1.2, -0.2], [1.5, NEG, 0.4], [-0.3, 0.9, NEG]], dtype=torch.float64)
+    return JointScores(
+        mention_scores=torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64),
+        coref_scores=coref,
+        link_scores=torch.tensor([[1.0, NEG], [0.3, 2.0], [NEG, NEG]], dtype=torch.float64),
+        nil_scores=torch.tensor([0.5, -1.0, 0.2], dtype=torch.float64),
+        candidate_mask=torch.tensor([[True, False], [True, True], [False, False]]),
+        candidate_entity_ids=torch.tensor([[7, -1], [7, 9], [-1, -1]]),
+    )
+
+
+TOY_GOLD = [GoldMentionCluster((0, 1), 7), GoldMentionCluster((2,), None)]
+
+
+# ------------------------------------------------------------------------------------------
+# Six mentions in two clusters, for the model tests
+# ------------------------------------------------------------------------------------------
+
+M, D, E, C = 6, 12, 6, 3
+GOLD6 = [GoldMentionCluster((0, 2, 4), 7), GoldMentionCluster((1, 3, 5), None)]
+
+
+def six_mentions(first_has_entity: bool):
+    """Fixed random span embeddings of 6 mentions; cluster {0, 2, 4} -> entity 7, {1, 3, 5} NIL.
+
+    Mention 5 has no candidate; the NIL mentions have distractors. Without ``first_has_entity``,
+    entity 7 is only a candidate of the later mentions 2 and 4 (the case Local cannot solve).
+    """
+    gen = torch.Generator().manual_seed(0)
+    span_embs = torch.randn(M, D, generator=gen)
+    vectors = torch.randn(M, C, E, generator=gen)
+    ids = torch.tensor([[7 if first_has_entity else 3, 5, -1], [4, -1, -1], [7, 3, -1],
+                        [5, -1, -1], [9, 7, 4], [-1, -1, -1]])
+    starts = torch.arange(M) * 3
+    return span_embs, starts, vectors, ids >= 0, ids
+
+
+def small_model(**kwargs) -> JointCorefScorer:
+    torch.manual_seed(1)
+    return JointCorefScorer(D, E, ffnn=24, entity_proj=12, distance_width=6, **kwargs)
+
+
+def train(model, inputs, mode, steps=200, lr=1e-2):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    for _ in range(steps):
+        loss = compute_loss(model(*inputs), GOLD6, mode)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return float(loss.detach())
+
+
+# ------------------------------------------------------------------------------------------
+# Components
+# ------------------------------------------------------------------------------------------
+
+
+def test_bucket_distance_lee_buckets():
+    d = torch.tensor([0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 31, 32, 63, 64, 1000])
+    assert bucket_distance(d).tolist() == [0, 1, 2, 3, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9]
+
+
+def test_scorer_shapes_masks_and_bounds():
+    inputs = six_mentions(True)
+    model = small_model(score_bound=3.0)
+    scores = model(*inputs)
+    mask, ids = inputs[3], inputs[4]
+    assert scores.mention_scores.shape == (M,)
+    assert scores.coref_scores.shape == (M, M)
+    assert scores.link_scores.shape == (M, C)
+    assert scores.nil_scores.shape == (M,)
+    assert torch.all(torch.isneginf(scores.link_scores[~mask]))
+    assert torch.all(torch.isfinite(scores.link_scores[mask]))
+    assert torch.all(torch.isneginf(scores.coref_scores.diagonal()))
+    off = ~torch.eye(M, dtype=torch.bool)
+    assert torch.all(torch.isfinite(scores.coref_scores[off]))
+    for block in (scores.coref_scores[off], scores.link_scores[mask], scores.nil_scores):
+        assert torch.all(block.abs() <= 3.0)
+    graph = scores.graph()
+    assert graph.entity_ids.tolist() == [3, 4, 5, 7, 9]
+    n = 1 + 5 + M
+    assert graph.scores.shape == (n, n)
+    for i in range(M):
+        for e, kb_id in enumerate(graph.entity_ids.tolist()):
+            edge = graph.scores[1 + e, 1 + 5 + i]
+            slot = (ids[i] == kb_id).nonzero()
+            if slot.numel():
+                assert edge == scores.link_scores[i, slot[0, 0]]
+            else:  # not a candidate of mention i: no edge
+                assert torch.isneginf(edge)
+        assert graph.scores[0, 1 + 5 + i] == scores.nil_scores[i]
+        for j in range(M):  # parent-first: edge j -> i is Phi_cl(s_i, s_j)
+            if i != j:
+                assert graph.scores[1 + 5 + j, 1 + 5 + i] == scores.coref_scores[i, j]
+    assert torch.all(graph.scores[0, 1:6] == 0)  # root -> entity: 0
+
+
+def test_score_composition_eqs_3_and_5():
+    inputs = six_mentions(True)
+    model = small_model(score_bound=None, nil_score="zero")
+    scores = model(*inputs)
+    span_embs, starts = inputs[0], inputs[1]
+    p = scores.mention_scores
+    distances = (torch.arange(M)[:, None] - torch.arange(M)[None, :]).abs()
+    pair = model.pair_scores(span_embs, distances)
+    # Reference eq. (4) with an explicit concatenation [g_i; g_j; g_i * g_j; phi_ij].
+    gi = span_embs[:, None, :].expand(M, M, D)
+    gj = span_embs[None, :, :].expand(M, M, D)
+    feats = torch.cat([gi, gj, gi * gj, model.distance_embedding(bucket_distance(distances))], dim=-1)
+    ref = model.coref_tail(model.coref_first(feats)).squeeze(-1)
+    assert torch.allclose(pair, ref, atol=1e-5)
+    off = ~torch.eye(M, dtype=torch.bool)
+    assert torch.allclose(scores.coref_scores[off], (p[:, None] + p[None, :] + pair)[off], atol=1e-5)
+    link_ref = p[:, None] + model.link_logits(span_embs, inputs[2].masked_fill(~inputs[3][..., None], 0.0))
+    assert torch.allclose(scores.link_scores[inputs[3]], link_ref[inputs[3]], atol=1e-5)
+    assert torch.allclose(scores.nil_scores, p)  # nil_score="zero": Phi_cl(s_i, r) = Phi_p(s_i)
+    # Token distances only change the coref block.
+    tok = JointCorefScorer(D, E, ffnn=24, entity_proj=12, distance_width=6, distance="tokens")
+    assert tok(*inputs).coref_scores.shape == (M, M)
+    assert starts.shape == (M,)
+
+
+@pytest.mark.parametrize("refinement", ["antecedent_averaging", "entity_equalization"])
+def test_refinement_rescores_only_coreference(refinement):
+    inputs = six_mentions(True)
+    plain = small_model()
+    refined = small_model(refinement=refinement)
+    refined.load_state_dict(plain.state_dict(), strict=False)
+    a, b = plain(*inputs), refined(*inputs)
+    assert torch.equal(a.mention_scores, b.mention_scores)
+    assert torch.equal(a.link_scores, b.link_scores)
+    assert torch.equal(a.nil_scores, b.nil_scores)
+    assert not torch.allclose(a.coref_scores, b.coref_scores)
+    global_loss(b, GOLD6).backward()
+    assert refined.refinement.gate.weight.grad is not None
+
+
+def test_forward_validates_inputs():
+    span_embs, starts, vectors, mask, ids = six_mentions(True)
+    model = small_model()
+    with pytest.raises(ValueError, match="document order"):
+        model(span_embs, starts.flip(0), vectors, mask, ids)
+    with pytest.raises(ValueError, match="candidate_mask"):
+        model(span_embs, starts, vectors, mask.long(), ids)
+    with pytest.raises(ValueError, match="span_embs"):
+        model(span_embs[:, :3], starts, vectors, mask, ids)
+    with pytest.raises(ValueError, match="refinement"):
+        JointCorefScorer(D, E, refinement="bogus")
+    scores = model(span_embs, starts, vectors, mask)  # no ids: the graph cannot be built
+    with pytest.raises(ValueError, match="candidate_entity_ids"):
+        global_loss(scores, GOLD6)
+    coref_loss(scores, GOLD6)  # coref mode needs no entities
+    dup = ids.clone()
+    dup[4, 2] = 7
+    with pytest.raises(ValueError, match="twice"):
+        model(span_embs, starts, vectors, mask, dup).graph()
+
+
+# ------------------------------------------------------------------------------------------
+# Losses
+# ------------------------------------------------------------------------------------------
+
+
+def test_local_loss_hand_computed():
+    s = toy_scores()
+    # Mention 0: Y = {root 0.5, e7 1.0}; first of its cluster, e7 is a candidate -> correct {e7}.
+    l0 = lse(0.5, 1.0) - 1.0
+    # Mention 1: Y = {root -1, e7 0.3, e9 2.0, m0 1.5}; correct {e7, m0}.
+    l1 = lse(-1.0, 0.3, 2.0, 1.5) - lse(0.3, 1.5)
+    # Mention 2: Y = {root 0.2, m0 -0.3, m1 0.9}; NIL singleton -> correct {root}.
+    l2 = lse(0.2, -0.3, 0.9) - 0.2
+    assert float(local_loss(s, TOY_GOLD)) == pytest.approx(l0 + l1 + l2, abs=1e-12)
+    # Standalone coref (no entities): root is correct for mention 0 now.
+    c0 = 0.0  # only the root
+    c1 = lse(-1.0, 1.5) - 1.5
+    assert float(coref_loss(s, TOY_GOLD)) == pytest.approx(c0 + c1 + l2, abs=1e-12)
+    # Standalone EL: softmax over candidates and NIL.
+    k0 = lse(0.5, 1.0) - 1.0
+    k1 = lse(-1.0, 0.3, 2.0) - 0.3
+    k2 = 0.0  # no candidate: NIL is the only option
+    assert float(link_loss(s, TOY_GOLD)) == pytest.approx(k0 + k1 + k2, abs=1e-12)
+
+
+def test_local_dummy_rule_when_entity_not_a_candidate():
+    s = toy_scores()
+    # Gold entity 9 is a candidate of mention 1 only: mention 0 starts the cluster -> root correct.
+    gold = [GoldMentionCluster((0, 1), 9), GoldMentionCluster((2,), None)]
+    l0 = lse(0.5, 1.0) - 0.5
+    l1 = lse(-1.0, 0.3, 2.0, 1.5) - lse(2.0, 1.5)
+    l2 = lse(0.2, -0.3, 0.9) - 0.2
+    assert float(local_loss(s, gold)) == pytest.approx(l0 + l1 + l2, abs=1e-12)
+
+
+def test_global_loss_equals_mtt_loss_on_assembled_graph():
+    s = toy_scores()
+    graph = s.graph()
+    assert graph.entity_ids.tolist() == [7, 9]
+    loss = global_loss(s, TOY_GOLD)
+    expected = mtt_loss(graph.scores, [GoldCluster((0, 1), 0), GoldCluster((2,), None)], 2)
+    assert torch.isfinite(loss) and float(loss) >= 0
+    assert float(loss) == pytest.approx(float(expected), abs=1e-12)
+    # An entity that is a candidate of none of the cluster's mentions: the cluster is NIL.
+    nil_gold = [GoldMentionCluster((0, 1), 123), GoldMentionCluster((2,), None)]
+    expected_nil = mtt_loss(graph.scores, [GoldCluster((0, 1), None), GoldCluster((2,), None)], 2)
+    assert float(global_loss(s, nil_gold)) == pytest.approx(float(expected_nil), abs=1e-12)
+    # Uncovered mentions are NIL singletons.
+    partial = [GoldMentionCluster((0, 1), 7)]
+    assert float(global_loss(s, partial)) == pytest.approx(float(expected), abs=1e-12)
+
+
+def test_global_loss_on_model_scores_is_differentiable():
+    inputs = six_mentions(False)
+    model = small_model()
+    scores = model(*inputs)
+    loss = global_loss(scores, GOLD6)
+    graph = scores.graph()
+    gold = [GoldCluster((0, 2, 4), int((graph.entity_ids == 7).nonzero())), GoldCluster((1, 3, 5), None)]
+    assert float(loss.detach()) == pytest.approx(float(mtt_loss(graph.scores.detach(), gold, graph.n_entities)), rel=1e-6)
+    loss.backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters() if p.requires_grad)
+
+
+def test_gold_validation_and_mode_errors():
+    s = toy_scores()
+    with pytest.raises(ValueError, match="out of range"):
+        local_loss(s, [GoldMentionCluster((0, 5), 7)])
+    with pytest.raises(ValueError, match="gold clusters"):
+        local_loss(s, [GoldMentionCluster((0, 1), 7), GoldMentionCluster((1,), None)])
+    with pytest.raises(ValueError, match="unknown mode"):
+        compute_loss(s, TOY_GOLD, "joint")
+    with pytest.raises(ValueError, match="unknown mode"):
+        decode(s, "joint")
+    for mode in MODES:
+        assert torch.isfinite(compute_loss(s, TOY_GOLD, mode))
+
+
+# ------------------------------------------------------------------------------------------
+# Decoding
+# ------------------------------------------------------------------------------------------
+
+
+def test_decode_toy_all_modes():
+    s = toy_scores()
+    # Local: m0 -> e7 (1.0 > 0.5); m1 -> e9 (2.0); m2 -> m1 (0.9). Following mentions are ignored.
+    local = decode(s, "local")
+    assert local.parent_of(0) == ("entity", 7)
+    assert local.parent_of(1) == ("entity", 9)
+    assert local.parent_of(2) == ("mention", 1)
+    assert local.clusters == [[0], [1, 2]] and local.links == [7, 9]
+    coref = decode(s, "coref")
+    assert coref.parents.tolist() == [0, 1, 2] and coref.clusters == [[0, 1, 2]] and coref.links == [None]
+    link = decode(s, "link")
+    assert link.clusters == [[0], [1], [2]] and link.links == [7, 9, None]
+    # Global: every node takes its best incoming edge (no cycle, so that is the maximum tree):
+    # m0 <- m1 (coref[0, 1] = 1.2, a *following* mention, beats e7 1.0), m1 <- e9, m2 <- m1.
+    glob = decode(s, "global")
+    assert glob.parent_of(1) == ("entity", 9)
+    assert glob.parent_of(0) == ("mention", 1)
+    assert glob.parent_of(2) == ("mention", 1)
+    assert glob.clusters == [[0, 1, 2]] and glob.links == [9]
+
+
+def test_decode_merges_mentions_below_one_entity():
+    s = toy_scores()
+    s.coref_scores = torch.full((3, 3), -5.0, dtype=torch.float64).fill_diagonal_(NEG)
+    s.link_scores = torch.tensor([[3.0, NEG], [3.0, 0.0], [NEG, NEG]], dtype=torch.float64)
+    for mode in ("local", "global"):
+        out = decode(s, mode)
+        assert out.clusters == [[0, 1], [2]] and out.links == [7, None]
+
+
+def test_empty_document():
+    model = small_model()
+    scores = model(torch.zeros(0, D), torch.zeros(0, dtype=torch.long), torch.zeros(0, 2, E),
+                   torch.zeros(0, 2, dtype=torch.bool), torch.zeros(0, 2, dtype=torch.long))
+    for mode in MODES:
+        assert float(compute_loss(scores, [], mode).detach()) == 0.0
+        out = decode(scores, mode)
+        assert out.clusters == [] and out.links == []
+
+
+# ------------------------------------------------------------------------------------------
+# Overfitting: 200 Adam steps recover the gold structure
+# ------------------------------------------------------------------------------------------
+
+
+def test_overfit_global_links_through_a_later_mention():
+    # Entity 7 is not a candidate of the cluster's first mention: Global links it anyway.
+    inputs = six_mentions(first_has_entity=False)
+    model = small_model()
+    final = train(model, inputs, "global")
+    assert final < 0.05
+    out = decode(model(*inputs), "global")
+    assert out.clusters == [[0, 2, 4], [1, 3, 5]]
+    assert out.links == [7, None]
+
+
+def test_overfit_local():
+    inputs = six_mentions(first_has_entity=True)
+    model = small_model()
+    final = train(model, inputs, "local")
+    assert final < 0.05
+    out = decode(model(*inputs), "local")
+    assert out.clusters == [[0, 2, 4], [1, 3, 5]]
+    assert out.links == [7, None]
+
+
+def test_standalone_modes_train_and_decode():
+    inputs = six_mentions(first_has_entity=False)
+    coref_model = small_model(refinement="entity_equalization")
+    train(coref_model, inputs, "coref", steps=60, lr=2e-2)
+    out = decode(coref_model(*inputs), "coref")
+    assert out.clusters == [[0, 2, 4], [1, 3, 5]] and out.links == [None, None]
+    link_model = small_model()
+    train(link_model, inputs, "link", steps=60, lr=2e-2)
+    out = decode(link_model(*inputs), "link")
+    assert out.clusters == [[i] for i in range(M)]
+    # Gold entity 7 where it is a candidate (mentions 2, 4), NIL elsewhere; mention 5 has none.
+    assert out.links == [None, None, 7, None, 7, None]
+    untrained = decode(small_model()(*inputs), "link")
+    assert untrained.links[5] is None and untrained.parent_of(5) == ("root", None)
