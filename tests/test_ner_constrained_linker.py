@@ -336,3 +336,24 @@ def test_kb_with_other_vector_width_is_refused(trained):
             nlp(gold_docs(nlp)[0])
     finally:
         pipe.kb, pipe._selector = kb, None
+
+
+def test_training_candidates_add_the_gold_and_same_type_negatives():
+    from spacy_el.pipeline.ner4el_candidates import CandidateSelector
+
+    kb = KBBuilder()
+    rng = np.random.default_rng(1)
+    for i in range(40):
+        kb.add_entity(f"P{i}", f"P{i}", "", ["PER" if i % 2 else "LOC"], 1.0, vector=rng.normal(size=4).tolist())
+    kb.add_alias("Pat", ["P1", "P2"], [0.6, 0.4])
+    kb = kb.build()
+    probs = np.zeros((40, 4), dtype=np.float32)
+    probs[np.arange(40), np.where(np.arange(40) % 2, 0, 1)] = 1.0  # odd rows PER, even rows LOC
+    selector = CandidateSelector(kb, probs, top_k=1, type_aware=False, compat_threshold=0.2)
+    gold = kb.entities.row_of("P3")
+    cands = selector.training_set("Pat", 0, gold, np.random.default_rng(0), n_random=0, n_same_type=5)
+    ids = [kb.entities.ids[int(r)] for r in cands.rows]
+    assert ids[0] == "P1" and ids[cands.gold] == "P3"  # top-1 alias candidate, then the gold added
+    negatives = cands.rows[2:]
+    assert len(negatives) == 5 and all(int(r) % 2 == 1 and int(r) != gold for r in negatives)
+    assert cands.from_alias.tolist() == [1.0] + [0.0] * 6

@@ -1,7 +1,7 @@
 """Candidate sets of the ner_constrained_linker: type-aware selection (NER4EL contribution 2) and
 training negatives, uniform and same-type (contribution 3)."""
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -9,6 +9,7 @@ from ..kb import ElKnowledgeBase
 from ..kb.type_index import select_typed_first
 
 LOG_PRIOR_FLOOR = float(np.log(1e-4))
+NEIGHBOURS = 32  # same-type negatives are drawn among the gold's NEIGHBOURS nearest same-type entities
 
 
 @dataclass
@@ -46,6 +47,7 @@ class CandidateSelector:
         self.type_aware = type_aware
         self.compat_threshold = compat_threshold
         self._type_pools: Optional[List[np.ndarray]] = None
+        self._neighbours: Dict[int, np.ndarray] = {}
 
     def compatible(self, rows: np.ndarray, mention_type: int) -> np.ndarray:
         """bool (len(rows),): which entities may have the mention's type."""
@@ -79,7 +81,8 @@ class CandidateSelector:
         """Selected candidates + the gold (if the cut lost it) + uniform and same-type negatives.
 
         Negatives come from outside the alias candidates, so they carry the floor log-prior and
-        ``from_alias = 0``; same-type negatives share the gold entity's most probable type.
+        ``from_alias = 0``; same-type negatives share the gold entity's most probable type and are
+        among its nearest such entities (``same_type_neighbours``).
         """
         selected = self.select(text, mention_type)
         rows = selected.rows.tolist()
@@ -92,8 +95,7 @@ class CandidateSelector:
         taken = set(rows)
         extra: List[int] = []
         if n_same_type > 0:
-            pool = self.type_pools()[int(np.argmax(self.type_probs[gold_row]))]
-            extra += _sample(pool, n_same_type, rng, taken)
+            extra += _sample(self.same_type_neighbours(gold_row), n_same_type, rng, taken)
         if n_random > 0:
             extra += _sample(np.arange(self.kb.n_entities), n_random, rng, taken)
         rows += extra
@@ -105,6 +107,21 @@ class CandidateSelector:
             from_alias=np.asarray(from_alias, dtype=np.float32),
             gold=rows.index(gold_row),
         )
+
+    def same_type_neighbours(self, row: int) -> np.ndarray:
+        """The ``NEIGHBOURS`` entities of ``row``'s most probable type nearest to it in the KB's vector
+        space (cached per entity). A uniformly drawn same-type entity is almost always trivially far
+        from the gold (tens of thousands share a coarse type), so the type negatives are drawn among
+        the gold's close same-type neighbours, the confusable ones. Without vectors: the whole pool."""
+        if row not in self._neighbours:
+            pool = self.type_pools()[int(np.argmax(self.type_probs[row]))]
+            pool = pool[pool != row]
+            vectors = self.kb.entities.vectors
+            if vectors is not None and len(pool) > NEIGHBOURS:
+                similarity = vectors[pool] @ vectors[row]
+                pool = pool[np.argpartition(-similarity, NEIGHBOURS)[:NEIGHBOURS]]
+            self._neighbours[row] = pool
+        return self._neighbours[row]
 
     def type_pools(self) -> List[np.ndarray]:
         """Entity rows by most probable type (derived once from ``type_probs``)."""
