@@ -1,0 +1,529 @@
+"""``joint_coref_linker``: coreference resolution and entity linking as one spanning-tree problem.
+
+Zaporojets et al. (2022), "Towards consistent document-level entity linking: joint models for entity
+linking and coreference resolution" (Local and Global joint models, Standalone baselines), with the
+Entity-Equalization refinement of Kantor & Globerson (2019) as a config switch. The model is
+``spacy-el.JointCorefLinker.v1`` (:mod:`spacy_el.ml.joint_coref_model`); the scores, losses and
+decoding are :mod:`spacy_el.ml.joint_coref_scorer`.
+
+What the component does
+-----------------------
+* **Spans**: every span of up to ``model.max_span_width`` tokens; when the doc has sentence
+  boundaries (``doc.has_annotation("SENT_START")``, e.g. after a ``senter`` or ``parser``) spans stay
+  inside a sentence, otherwise they are enumerated over the whole doc. Spans that start or end with
+  a whitespace token are skipped. The model keeps the ``ceil(model.span_ratio * len(doc))`` best by
+  ``Phi_p`` (no two crossing).
+* **Candidates**: for each kept span, ``kb.lookup(span.text, top_k=model.top_k_candidates)`` (the
+  alias table; the fuzzy tier only with ``fuzzy_candidates = true``), with the KB entity vectors.
+* **Decoding** (``mode``): Global = maximum spanning arborescence, Local = per-mention argmax,
+  ``coref`` / ``link`` = the Standalone baselines. Clusters are the subtrees below the root; a
+  cluster's link is the entity at the top of its subtree, written to *every* mention of the cluster
+  (consistent by construction).
+* **Output** (clusters are written with :func:`spacy_el.corpora.clusters.set_clusters`): a predicted
+  cluster is written when it has two or more mentions or a link; a NIL singleton (a kept span
+  hanging from the root alone) only when its mention score ``Phi_p > 0`` and the model is trained
+  with a mention loss (``mention_loss_weight > 0``), since otherwise it cannot be told apart from a
+  pruned non-mention. Each mention span in ``doc.spans["coref_clusters_N"]`` gets its cluster's
+  ``kb_id_`` (a KB id, or ``"NIL"``; ``""`` in ``coref`` mode, which links nothing and leaves the link
+extensions at None) and the extensions
+  ``span._.cluster_id`` (N), ``span._.candidate_scores`` (its own top candidates with their
+  probabilities under the softmax over NIL and its candidates), ``span._.nil_prob`` (NIL's
+  probability there), ``span._.link_score`` (the *cluster's* score for its link: the mean over its
+  mentions of their probability of that link, or of NIL) and ``span._.nil_reason``
+  (``"no_candidates"`` when no mention of the cluster has a candidate, ``"below_threshold"`` when the
+  model's NIL edge outscored every candidate). ``doc.ents`` is left alone unless
+  ``write_ents = true``: then the linked mentions become entities (label of an existing entity with
+  the same offsets, else ``"ENT"``), merged with the non-overlapping existing ones.
+  With ``spans_prefix`` other than ``"coref_clusters"`` the groups are written as
+  ``{spans_prefix}_N`` only and ``doc._.coref_clusters`` is not touched (two coref components can
+  then live in one pipeline); the scorers follow ``spans_prefix``.
+
+Training (``update``)
+---------------------
+Gold clusters come from ``eg.reference`` via :func:`~spacy_el.corpora.clusters.get_clusters`, plus
+every linked reference entity outside the clusters as a singleton. A cluster's gold link is the most
+frequent KB id (not ``""``/``"NIL"``) among its mentions, read from the ``kb_id_`` of the reference's
+spans with the same character offsets: the cluster span groups first, then ``doc.ents``, then any
+other span group (GUM's ``mentions`` group has every mention's link, while its ``doc.ents`` are
+reduced to a non-overlapping set). Ids missing from the KB count as NIL. Gold mentions are aligned to
+the predicted doc's tokens by character offsets (``Doc.char_span``, strict); a mention that does not
+align, or that is wider than ``max_span_width``, is left out. Gold mentions are added to the kept
+spans in training (common practice), so each is scored. References without clusters and without
+entities carry no annotation and are skipped, as are those none of whose mentions align. The
+``drop`` argument of ``update`` is not used: dropout is the model's ``dropout`` setting.
+"""
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span
+from spacy.training import Example, validate_examples
+from spacy.util import filter_spans
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer
+
+from ..corpora.clusters import CLUSTER_PREFIX, cluster_keys, get_clusters, set_clusters
+from ..extensions import register_extensions
+from ..kb import ElKnowledgeBase
+from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_inputs
+from ..ml.joint_coref_scorer import MODES, decode
+from ..ml.entity_equalization import REFINEMENTS
+from ..scoring.el import NIL_ID
+
+DEFAULT_JOINT_COREF_MODEL = """
+[model]
+@architectures = "spacy-el.JointCorefLinker.v1"
+encoder = ""
+max_span_width = 5
+span_ratio = 0.4
+top_k_candidates = 16
+mode = "global"
+refinement = "none"
+window = 128
+stride = 64
+ffnn = 150
+ffnn_depth = 2
+width_emb = 20
+distance_width = 20
+entity_proj = 150
+dropout = 0.1
+nil_score = "learned"
+distance = "spans"
+score_bound = 10.0
+mention_loss_weight = 1.0
+encoder_batch = 32
+"""
+DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
+DEFAULT_PREFIX = CLUSTER_PREFIX.rstrip("_")  # "coref_clusters"
+CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
+ENT_LABEL = "ENT"
+
+
+@Language.factory(
+    "joint_coref_linker",
+    assigns=["doc.spans", "doc._.coref_clusters", "span._.cluster_id", "span._.candidate_scores",
+             "span._.link_score", "span._.nil_prob", "span._.nil_reason"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "mode": None,
+        "refinement": None,
+        "write_ents": False,
+        "spans_prefix": DEFAULT_PREFIX,
+        "fuzzy_candidates": False,
+        "scorer": {"@scorers": "spacy-el.coref_scorer.v1"},
+        "el_scorer": {"@scorers": "spacy-el.cluster_el_scorer.v1"},
+    },
+    default_score_weights={
+        "elh_f": 0.5, "coref_avg_f": 0.5, "elh_p": None, "elh_r": None, "elm_f": None, "elm_p": None, "elm_r": None,
+        "coref_avg_p": None, "coref_avg_r": None,
+    },
+)
+def make_joint_coref_linker(
+    nlp: Language,
+    name: str,
+    model: Model,
+    mode: Optional[str],
+    refinement: Optional[str],
+    write_ents: bool,
+    spans_prefix: str,
+    fuzzy_candidates: bool,
+    scorer: Optional[Callable],
+    el_scorer: Optional[Callable],
+) -> "JointCorefLinker":
+    """mode / refinement: override the model's (null: keep them). write_ents: also write linked
+    mentions to doc.ents. spans_prefix: span-group prefix of the clusters. fuzzy_candidates: use the
+    KB's fuzzy tier for span candidates. scorer / el_scorer: coreference and ELm/ELh scorers."""
+    return JointCorefLinker(
+        nlp.vocab, model, name, mode=mode, refinement=refinement, write_ents=write_ents, spans_prefix=spans_prefix,
+        fuzzy_candidates=fuzzy_candidates, scorer=scorer, el_scorer=el_scorer,
+    )
+
+
+class JointCorefLinker(TrainablePipe):
+    """Joint coreference + entity linking over enumerated spans; see the module docstring."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "joint_coref_linker",
+        *,
+        scorer: Optional[Callable] = None,
+        el_scorer: Optional[Callable] = None,
+        **cfg: Any,
+    ) -> None:
+        register_extensions()
+        mode, refinement = cfg.get("mode"), cfg.get("refinement")
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"[spacy_el] joint_coref_linker: mode must be one of {MODES} or null, got {mode!r}.")
+        if refinement is not None and refinement not in REFINEMENTS:
+            raise ValueError(
+                f"[spacy_el] joint_coref_linker: refinement must be one of {REFINEMENTS} or null, got {refinement!r}."
+            )
+        prefix = cfg.get("spans_prefix", DEFAULT_PREFIX)
+        if not isinstance(prefix, str) or not prefix or prefix.endswith("_"):
+            raise ValueError(f"[spacy_el] joint_coref_linker: spans_prefix must be a non-empty string not ending in '_', got {prefix!r}.")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg: Dict[str, Any] = {"write_ents": False, "spans_prefix": DEFAULT_PREFIX, "fuzzy_candidates": False, **cfg}
+        self.scorer = scorer
+        self.el_scorer = el_scorer
+        self.kb = ElKnowledgeBase(vocab)
+        self._apply_overrides()
+
+    def _apply_overrides(self) -> None:
+        """The component's mode / refinement win over the model's (refinement only before the layer exists)."""
+        if self.cfg.get("mode") is not None:
+            self.model.attrs["mode"] = self.cfg["mode"]
+        refinement = self.cfg.get("refinement")
+        if refinement is not None and refinement != self.model.attrs["refinement"]:
+            if self.model.layers:
+                raise ValueError(
+                    f"[spacy_el] joint_coref_linker: refinement {refinement!r} differs from the built model's "
+                    f"{self.model.attrs['refinement']!r}; it can only be changed before initialisation."
+                )
+            self.model.attrs["refinement"] = refinement
+
+    @property
+    def mode(self) -> str:
+        return self.model.attrs["mode"]
+
+    # -- set-up ------------------------------------------------------------------------------------
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None,
+    ) -> None:
+        """Load the KB (saved inside the pipeline afterwards) and build the model from its vector width."""
+        validate_examples(get_examples(), "JointCorefLinker.initialize")
+        if kb_loader is not None:
+            self.set_kb(kb_loader)
+        if self.kb.is_empty():
+            raise ValueError(
+                "[spacy_el] joint_coref_linker has an empty KB. Give one in the config: "
+                "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
+            )
+        if self.kb.entities.vectors is None:
+            raise ValueError(
+                "[spacy_el] joint_coref_linker needs entity vectors in the KB: build it with "
+                "`python -m spacy_el kb build ... --vectors compute`."
+            )
+        self.model.set_dim("nE", self.kb.entity_vector_length)
+        self.model.initialize()
+
+    def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
+        kb = kb_loader(self.vocab)
+        if not isinstance(kb, ElKnowledgeBase):
+            raise ValueError(f"[spacy_el] joint_coref_linker needs an ElKnowledgeBase, got {type(kb).__name__}.")
+        self.kb = kb
+
+    def _check_initialized(self) -> None:
+        if not self.model.layers:
+            raise ValueError(
+                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
+                "(with a kb_loader) or load a trained pipeline."
+            )
+        if not self.kb.is_empty() and self.kb.entity_vector_length != self.model.get_dim("nE"):
+            raise ValueError(
+                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
+                f"was trained with width {self.model.get_dim('nE')}: use the KB it was trained with."
+            )
+
+    # -- inputs ------------------------------------------------------------------------------------
+    def _candidate_fn(self, doc: Doc) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]:
+        """Alias-table candidates of kept spans: (K, C) KB rows (-1 padding) and (K, C, nE) vectors."""
+        kb = self.kb
+        width = self.model.get_dim("nE")
+        top_k = self.model.attrs["top_k_candidates"]
+        fuzzy = bool(self.cfg.get("fuzzy_candidates", False))
+        cache: Dict[str, List[int]] = {}
+
+        def lookup(spans: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+            per_span = []
+            for start, end in spans.tolist():
+                text = doc[start:end].text
+                if text not in cache:
+                    cache[text] = [] if kb.is_empty() else [h.entity_row for h in kb.lookup(text, top_k=top_k, fuzzy=fuzzy)]
+                per_span.append(cache[text])
+            c = max(1, max((len(r) for r in per_span), default=0))
+            rows = np.full((len(per_span), c), -1, dtype=np.int64)
+            vectors = np.zeros((len(per_span), c, width), dtype=np.float32)
+            for i, r in enumerate(per_span):
+                if r:
+                    rows[i, : len(r)] = r
+                    vectors[i, : len(r)] = kb.entities.vectors[np.asarray(r)]
+            return rows, vectors
+
+        return lookup
+
+    def _batch(self, docs: Sequence[Doc], golds: Optional[Sequence[Any]] = None) -> JointCorefBatch:
+        golds = golds if golds is not None else [None] * len(docs)
+        return JointCorefBatch([make_doc_inputs(self.model, doc, self._candidate_fn(doc), gold) for doc, gold in zip(docs, golds)])
+
+    # -- prediction --------------------------------------------------------------------------------
+    def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:
+        """Per doc, the clusters to write: mentions, link, scores and per-mention candidates."""
+        docs = list(docs)
+        self._check_initialized()
+        if not docs:
+            return []
+        batch = self._batch(docs)
+        if not any(len(d.spans) for d in batch.docs):
+            return [[] for _ in docs]
+        _, outputs = self.model.predict(batch)
+        return [self._clusters(out) for out in outputs]
+
+    def _clusters(self, out: Any) -> List[Dict[str, Any]]:
+        if out.scores is None:
+            return []
+        decoding = decode(out.scores, self.mode)
+        ids = self.kb.entities.ids
+        nil = out.scores.nil_scores.double().numpy()
+        links = out.scores.link_scores.double().numpy()
+        mention_scores = out.scores.mention_scores.double().numpy()
+        rows = out.candidate_rows
+        # Each mention's own distribution over NIL and its candidates.
+        logits = np.concatenate([nil[:, None], links], axis=1)
+        logits = logits - logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        keep_singletons = self.model.attrs["mention_loss_weight"] > 0
+        result = []
+        for mentions, link in zip(decoding.clusters, decoding.links):
+            if len(mentions) == 1 and link is None and not (keep_singletons and mention_scores[mentions[0]] > 0):
+                continue
+            info = []
+            link_probs = []
+            for m in mentions:
+                valid = rows[m] >= 0
+                order = np.argsort(-probs[m, 1:][valid], kind="stable")[:CANDIDATES_KEPT]
+                cand_rows = rows[m][valid]
+                cand_probs = probs[m, 1:][valid]
+                info.append({
+                    "span": tuple(int(x) for x in out.spans[m]),
+                    "candidates": [[ids[int(cand_rows[j])], float(cand_probs[j])] for j in order],
+                    "nil_prob": float(probs[m, 0]),
+                })
+                if link is None:
+                    link_probs.append(float(probs[m, 0]))
+                else:
+                    hit = np.nonzero(rows[m] == link)[0]
+                    link_probs.append(float(probs[m, 1 + hit[0]]) if len(hit) else 0.0)
+            has_candidates = bool((rows[list(mentions)] >= 0).any())
+            score: Optional[float] = float(np.mean(link_probs))
+            if self.mode == "coref":  # Standalone coreference links nothing: no link, no link scores
+                kb_id, reason, score = "", None, None
+                info = [{**i, "candidates": [], "nil_prob": None} for i in info]
+            elif link is None:
+                kb_id, reason = NIL_ID, "below_threshold" if has_candidates else "no_candidates"
+            else:
+                kb_id, reason = ids[int(link)], None
+            result.append({"mentions": info, "kb_id": kb_id, "reason": reason, "score": score})
+        return result
+
+    def set_annotations(self, docs: Iterable[Doc], clusters: List[List[Dict[str, Any]]]) -> None:
+        prefix = self.cfg.get("spans_prefix", DEFAULT_PREFIX)
+        for doc, doc_clusters in zip(docs, clusters):
+            # Sorted as set_clusters sorts them, so that cluster n is coref_clusters_n.
+            ordered = sorted(
+                ((sorted(m["span"] for m in c["mentions"]), c) for c in doc_clusters), key=lambda item: item[0]
+            )
+            if prefix == DEFAULT_PREFIX:
+                set_clusters(doc, [offsets for offsets, _ in ordered])
+                keys = cluster_keys(doc)
+            else:
+                for key in [k for k in doc.spans if k.startswith(f"{prefix}_") and k[len(prefix) + 1:].isdigit()]:
+                    del doc.spans[key]
+                keys = [f"{prefix}_{n}" for n in range(1, len(ordered) + 1)]
+            linked_mentions = []
+            for n, (key, (_, cluster)) in enumerate(zip(keys, ordered), start=1):
+                by_span = {m["span"]: m for m in cluster["mentions"]}
+                spans = []
+                for start, end in sorted(by_span):
+                    mention = by_span[(start, end)]
+                    span = Span(doc, start, end, kb_id=cluster["kb_id"])
+                    span._.cluster_id = n
+                    span._.candidate_scores = mention["candidates"]
+                    span._.nil_prob = mention["nil_prob"]
+                    span._.link_score = cluster["score"]
+                    span._.nil_reason = cluster["reason"]
+                    spans.append(span)
+                    if cluster["kb_id"] not in ("", NIL_ID):
+                        linked_mentions.append(span)
+                # Reassign the group: kb_id_ set on a span read from a group does not reach the group.
+                doc.spans[key] = spans
+            if self.cfg.get("write_ents"):
+                self._write_ents(doc, linked_mentions)
+
+    @staticmethod
+    def _write_ents(doc: Doc, linked: List[Span]) -> None:
+        labels = {(e.start, e.end): e.label_ for e in doc.ents}
+        new = [Span(doc, s.start, s.end, labels.get((s.start, s.end), ENT_LABEL), kb_id=s.kb_id_) for s in linked]
+        taken = {(s.start, s.end) for s in new}
+        doc.ents = filter_spans(new + [e for e in doc.ents if (e.start, e.end) not in taken])
+
+    # -- training ----------------------------------------------------------------------------------
+    def _gold(self, eg: Example) -> Optional[List[Tuple[List[Tuple[int, int]], Optional[int]]]]:
+        """Gold clusters of ``eg.reference`` in ``eg.predicted`` tokens, with KB rows (module docstring)."""
+        ref, pred = eg.reference, eg.predicted
+        clusters = [[ref[s:e] for s, e in cluster] for cluster in get_clusters(ref)]
+        if not clusters and not len(ref.ents):
+            return None
+        links: Dict[Tuple[int, int], str] = {}
+        keys = cluster_keys(ref)
+        groups = [ref.spans[k] for k in keys] + [ref.ents] + [ref.spans[k] for k in ref.spans if k not in set(keys)]
+        for group in groups:
+            for span in group:
+                if span.kb_id_:
+                    links.setdefault((span.start_char, span.end_char), span.kb_id_)
+        covered = {(s.start_char, s.end_char) for cluster in clusters for s in cluster}
+        clusters += [[e] for e in ref.ents if e.kb_id_ and (e.start_char, e.end_char) not in covered]
+        gold = []
+        for cluster in clusters:
+            votes = Counter(
+                links.get((s.start_char, s.end_char), "") for s in cluster
+            )
+            votes.pop("", None)
+            votes.pop(NIL_ID, None)
+            kb_id = votes.most_common(1)[0][0] if votes else None
+            row = self.kb.entities.row_of(kb_id) if kb_id is not None else None
+            mentions = []
+            for s in cluster:
+                aligned = pred.char_span(s.start_char, s.end_char)
+                if aligned is not None:
+                    mentions.append((aligned.start, aligned.end))
+            if mentions:
+                gold.append((sorted(set(mentions)), None if row is None else int(row)))
+        # Annotated, but nothing aligns with the predicted tokens: no usable gold (not "no mentions").
+        return _disjoint(gold) or None
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """One step on the mode's loss (+ the mention loss), computed in torch (scalar-loss pattern)."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "JointCorefLinker.update")
+        self._check_initialized()
+        pairs = [(eg.predicted, gold) for eg in examples for gold in [self._gold(eg)] if gold is not None]
+        if not pairs:
+            return losses
+        batch = self._batch([doc for doc, _ in pairs], [gold for _, gold in pairs])
+        if not batch.has_gold:
+            return losses
+        (loss, outputs), backprop = self.model.begin_update(batch)
+        value, d_loss = self.get_loss(examples, loss)
+        backprop((d_loss, outputs))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += value
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        """``scores`` is the model's (1,) loss array: the loss is its value and its gradient is 1."""
+        return float(self.model.ops.to_numpy(scores)[0]), self.model.ops.alloc1f(1) + 1.0
+
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """Coreference (``scorer``) and ELm/ELh (``el_scorer``) scores over the ``spans_prefix`` groups."""
+        examples = list(examples)
+        validate_examples(examples, "JointCorefLinker.score")
+        kwargs = {"prefix": self.cfg.get("spans_prefix", DEFAULT_PREFIX), **kwargs}
+        scores: Dict[str, Any] = {}
+        for scorer in (self.scorer, self.el_scorer):
+            if scorer is not None:
+                scores.update(scorer(examples, **kwargs))
+        return scores
+
+    # -- serialisation -----------------------------------------------------------------------------
+    def _dims(self) -> Dict[str, int]:
+        return {"nE": self.model.get_dim("nE")} if self.model.layers else {}
+
+    def _restore_model(self, dims: Dict[str, int]) -> None:
+        """Build the torch layer from saved dims (and the saved mode/refinement) before its weights are read."""
+        self._apply_overrides()
+        if dims:
+            if not self.model.has_dim("nE"):
+                self.model.set_dim("nE", dims["nE"])
+            build_torch_layer(self.model)
+
+    def _cfg_to_save(self) -> Dict[str, Any]:
+        return {**self.cfg, "dims": self._dims()}
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        serializers = {
+            "cfg": lambda: srsly.json_dumps(self._cfg_to_save()),
+            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
+            "kb": self.kb.to_bytes,
+            "model": self.model.to_bytes,
+        }
+        return util.to_bytes(serializers, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "JointCorefLinker":
+        def load_model(b: bytes) -> None:
+            self._restore_model(self.cfg.get("dims", {}))
+            self.model.from_bytes(b)
+
+        deserializers = {
+            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
+            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
+            "kb": lambda b: self.kb.from_bytes(b),
+            "model": load_model,
+        }
+        util.from_bytes(bytes_data, deserializers, exclude)
+        return self
+
+    def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
+        serializers = {
+            "cfg": lambda p: srsly.write_json(p, self._cfg_to_save()),
+            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
+            "kb": lambda p: self.kb.to_disk(p),
+            "model": lambda p: self.model.to_disk(p),
+        }
+        util.to_disk(path, serializers, exclude)
+
+    def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "JointCorefLinker":
+        def load_model(p: Path) -> None:
+            self._restore_model(self.cfg.get("dims", {}))
+            try:
+                self.model.from_bytes(p.open("rb").read())
+            except (ValueError, KeyError, TypeError) as err:
+                raise ValueError(f"[spacy_el] Cannot load the {self.name} model from {p}: {err}") from err
+
+        deserializers = {
+            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            "kb": lambda p: self.kb.from_disk(p),
+            "model": load_model,
+        }
+        util.from_disk(path, deserializers, exclude)
+        return self
+
+
+def _disjoint(gold: List[Tuple[List[Tuple[int, int]], Optional[int]]]) -> List[Tuple[List[Tuple[int, int]], Optional[int]]]:
+    """Drop repeated mentions (a span in two gold clusters stays in the first), then empty clusters."""
+    seen = set()
+    result = []
+    for mentions, row in gold:
+        kept = [m for m in mentions if m not in seen]
+        seen.update(kept)
+        if kept:
+            result.append((kept, row))
+    return result
+
+
+__all__ = ["JointCorefLinker", "make_joint_coref_linker", "DEFAULT_JOINT_COREF_MODEL"]

@@ -1,0 +1,436 @@
+"""joint_coref_linker: the standard component tests with a tiny BERT and an invented toy KB.
+
+All sentences, names and entities here are invented. torch runs on one thread to keep the CPU quiet.
+"""
+import numpy as np
+import pytest
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+from spacy_el.corpora.clusters import get_clusters, set_clusters
+from spacy_el.kb import ElKnowledgeBase, KBBuilder
+from spacy_el.kb.loaders import kb_from_disk
+from spacy_el.ml.joint_coref_model import (
+    candidate_spans, encoder_windows, make_doc_inputs, most_central_window, token_wordpiece_pairs,
+)
+
+torch.set_num_threads(1)
+
+DIM = 8
+NAME = "joint_coref_linker"
+TINY_MODEL = {
+    "max_span_width": 3, "window": 16, "stride": 8, "ffnn": 32, "ffnn_depth": 1, "width_emb": 8,
+    "distance_width": 8, "entity_proj": 16, "dropout": 0.0, "encoder_batch": 8,
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A randomly initialised 1-layer BERT with the packaged MiniLM's tokenizer (fast to train)."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from spacy_el.kb.encoder import default_model_path
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny_bert_joint")
+    tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=64,
+    )
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def build_kb(with_vectors: bool = True) -> ElKnowledgeBase:
+    """Invented entities: "Mercer" is a painter, a town and a company; "Lumen" a band and a unit."""
+    rng = np.random.default_rng(0)
+    builder = KBBuilder()
+    entities = [
+        ("Ada_Mercer", "Ada Mercer", "Invented painter", ["PER"]),
+        ("Mercer_(town)", "Mercer", "Invented river town", ["LOC"]),
+        ("Mercer_Corp", "Mercer Corp", "Invented shipping company", ["ORG"]),
+        ("Lumen_(band)", "Lumen", "Invented rock band", ["ORG"]),
+        ("Lumen_(unit)", "Lumen", "Unit of light", ["MISC"]),
+        ("Velda", "Velda", "Invented country", ["LOC"]),
+    ]
+    for entity_id, name, description, types in entities:
+        vector = rng.normal(size=DIM).tolist() if with_vectors else None
+        builder.add_entity(entity_id, name, description, types, 10.0, vector=vector)
+    builder.add_alias("Mercer", ["Mercer_(town)", "Ada_Mercer", "Mercer_Corp"], [0.6, 0.3, 0.1])
+    builder.add_alias("Lumen", ["Lumen_(unit)", "Lumen_(band)"], [0.7, 0.3])
+    builder.add_alias("Velda", ["Velda"], [1.0])
+    return builder.build()
+
+
+# (text, clusters as [(token spans), kb_id or "NIL"]): one linked and one NIL cluster per document.
+TRAIN = [
+    ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
+     [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
+    ("Lumen played for Orrin in a small hall ; Orrin said Lumen was loud .",
+     [([(0, 1), (11, 12)], "Lumen_(band)"), ([(3, 4), (9, 10)], "NIL")]),
+    ("Brisk winds reached Velda where Quill waited , and Quill left Velda at noon .",
+     [([(3, 4), (12, 13)], "Velda"), ([(5, 6), (9, 10)], "NIL")]),
+]
+
+
+def reference_doc(vocab, text, clusters) -> Doc:
+    doc = Doc(vocab, words=text.split())
+    set_clusters(doc, [mentions for mentions, _ in clusters])
+    # Links on the cluster spans (reassigned groups), as the GUM converter's doc.ents would carry them.
+    for key in [k for k in doc.spans if k.startswith("coref_clusters_")]:
+        spans = list(doc.spans[key])
+        kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
+        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id) for s in spans]
+    return doc
+
+
+def make_examples(nlp: Language):
+    return [Example(Doc(nlp.vocab, words=text.split()), reference_doc(nlp.vocab, text, clusters)) for text, clusters in TRAIN]
+
+
+def make_nlp(tiny_encoder: str, tmp_path, model=None, **cfg):
+    kb_dir = tmp_path / "kb"
+    if not kb_dir.exists():
+        build_kb().to_disk(kb_dir)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(NAME, config={"model": {"encoder": tiny_encoder, **TINY_MODEL, **(model or {})}, **cfg})
+    return nlp, kb_dir
+
+
+def initialize(nlp: Language, kb_dir) -> None:
+    examples = make_examples(nlp)
+    nlp.get_pipe(NAME).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+
+
+def predicted(docs):
+    """Per doc: sorted (mention spans, kb_id) per cluster."""
+    out = []
+    for doc in docs:
+        clusters = []
+        for key in [k for k in doc.spans if k.startswith("coref_clusters_")]:
+            spans = list(doc.spans[key])
+            assert len({s.kb_id_ for s in spans}) == 1, "a cluster's mentions must share their link"
+            clusters.append((sorted((s.start, s.end) for s in spans), spans[0].kb_id_))
+        out.append(sorted(clusters))
+    return out
+
+
+def expected():
+    return [sorted((sorted(m), kb) for m, kb in clusters) for _, clusters in TRAIN]
+
+
+def plain_docs(nlp):
+    return [Doc(nlp.vocab, words=text.split()) for text, _ in TRAIN]
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_encoder, tmp_path_factory):
+    torch.manual_seed(0)
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path_factory.mktemp("joint"))
+    initialize(nlp, kb_dir)
+    examples = make_examples(nlp)
+    optimizer = nlp.create_optimizer()
+    optimizer.learn_rate = 0.005
+    history = []
+    for step in range(150):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+        history.append(losses[NAME])
+        if step >= 20 and step % 10 == 0 and predicted([nlp(d) for d in plain_docs(nlp)]) == expected():
+            break
+    return nlp, history
+
+
+def copy_of(nlp: Language) -> Language:
+    other = spacy.blank("en")
+    config = {k: v for k, v in nlp.config["components"][NAME].items() if k != "factory"}
+    other.add_pipe(NAME, config=config)
+    other.from_bytes(nlp.to_bytes())
+    return other
+
+
+# -- construction ------------------------------------------------------------------------------
+
+
+def test_add_pipe_and_config_defaults(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path)
+    pipe = nlp.get_pipe(NAME)
+    assert pipe.cfg["write_ents"] is False and pipe.cfg["spans_prefix"] == "coref_clusters"
+    assert pipe.mode == "global" and pipe.model.attrs["refinement"] == "none"
+    assert pipe.model.attrs["top_k_candidates"] == 16 and pipe.model.attrs["span_ratio"] == 0.4
+
+
+def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path, mode="local", refinement="entity_equalization")
+    pipe = nlp.get_pipe(NAME)
+    assert pipe.mode == "local" and pipe.model.attrs["refinement"] == "entity_equalization"
+
+
+@pytest.mark.parametrize(
+    "model, cfg, option",
+    [
+        ({"mode": "tree"}, {}, "mode"),
+        ({"refinement": "average"}, {}, "refinement"),
+        ({"window": 2}, {}, "window"),
+        ({"stride": 0}, {}, "stride"),
+        ({"stride": 15}, {}, "stride"),
+        ({"span_ratio": 0.0}, {}, "span_ratio"),
+        ({"max_span_width": 0}, {}, "max_span_width"),
+        ({"top_k_candidates": 0}, {}, "top_k_candidates"),
+        ({"dropout": 1.5}, {}, "dropout"),
+        ({}, {"mode": "joint"}, "mode"),
+        ({}, {"refinement": "ee"}, "refinement"),
+        ({}, {"spans_prefix": ""}, "spans_prefix"),
+    ],
+)
+def test_bad_config_values_raise_naming_the_option(tiny_encoder, tmp_path, model, cfg, option):
+    with pytest.raises(ValueError, match=option):
+        make_nlp(tiny_encoder, tmp_path, model=model, **cfg)
+
+
+def test_window_longer_than_the_encoder_is_refused(tiny_encoder, tmp_path):
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"window": 128, "stride": 64})
+    with pytest.raises(ValueError, match="window"):
+        initialize(nlp, kb_dir)
+
+
+def test_nlp_initialize_loads_the_kb_from_the_config(tiny_encoder, tmp_path):
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path)
+    nlp.config["initialize"]["components"][NAME] = {"kb_loader": {"@misc": "spacy-el.KBFromDisk.v1", "path": str(kb_dir)}}
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    pipe = nlp.get_pipe(NAME)
+    assert pipe.kb.n_entities == 6 and pipe.model.get_dim("nE") == DIM
+    assert isinstance(get_clusters(nlp(TRAIN[0][0])), list)
+
+
+def test_uninitialised_component_raises(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path)
+    with pytest.raises(ValueError, match="not initialised"):
+        nlp(TRAIN[0][0])
+
+
+def test_initialize_needs_a_kb_with_vectors(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path)
+    pipe = nlp.get_pipe(NAME)
+    examples = make_examples(nlp)
+    with pytest.raises(ValueError, match="empty KB"):
+        pipe.initialize(lambda: examples, nlp=nlp)
+    no_vectors = tmp_path / "kb_no_vectors"
+    build_kb(with_vectors=False).to_disk(no_vectors)
+    with pytest.raises(ValueError, match="entity vectors"):
+        pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(no_vectors))
+
+
+# -- windows -------------------------------------------------------------------------------------
+
+
+def test_windows_cover_everything_and_pick_the_most_central():
+    ranges = encoder_windows(30, window=12, stride=5)  # 10 content wordpieces per window
+    assert ranges == [(0, 10), (5, 15), (10, 20), (15, 25), (20, 30)]
+    which, offset = most_central_window(ranges, 30)
+    assert np.all(np.array([s for s, _ in ranges])[which] + offset == np.arange(30))
+    # Wordpiece 7 is 2 from the end of window 0 but 2 from the start of window 1 (tie: earlier);
+    # wordpiece 8 is central in window 1 (3 and 6 from its edges), not window 0 (1 from its end).
+    assert which[7] == 0 and which[8] == 1
+    assert which[0] == 0 and which[29] == 4  # document edges are not window edges
+    assert encoder_windows(0, 12, 5) == [] and encoder_windows(4, 12, 5) == [(0, 4)]
+
+
+def test_tokens_map_to_the_wordpieces_they_overlap(tiny_encoder):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_encoder)
+    doc = spacy.blank("en")("Quillbrook's  harbour, glowing.")
+    encoded = tokenizer(doc.text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = np.asarray(encoded["offset_mapping"])
+    tokens, pieces = token_wordpiece_pairs(doc, offsets)
+    for t in doc:
+        mine = offsets[pieces[tokens == t.i]]
+        if t.is_space:
+            assert len(mine) == 0
+        else:
+            assert len(mine) >= 1 and mine[0][0] == t.idx and mine[-1][1] == t.idx + len(t)
+    assert len(set(pieces.tolist())) == len(offsets), "every wordpiece belongs to one token here"
+
+
+def test_spans_stay_in_sentences_and_skip_whitespace():
+    nlp = spacy.blank("en")
+    words = ["Ada", "slept", ".", "Then", "Tobin", "\n", "woke", "."]
+    doc = Doc(nlp.vocab, words=words, spaces=[True, False, True, True, False, False, False, False])
+    whole = candidate_spans(doc, 3)
+    assert [1, 4] in whole.tolist()  # no sentences: spans cross "." freely
+    assert [3, 6] not in whole.tolist() and [5, 6] not in whole.tolist()  # none ends on the newline token
+    assert not any(doc[s].is_space or doc[e - 1].is_space for s, e in whole.tolist())
+    doc = Doc(nlp.vocab, words=words, sent_starts=[True, False, False, True, False, False, False, False])
+    within = candidate_spans(doc, 3).tolist()
+    assert [1, 4] not in within and [2, 3] in within and [3, 5] in within
+    assert all((s < 3) == (e <= 3) for s, e in within)
+    assert candidate_spans(nlp.make_doc(""), 3).shape == (0, 2)
+
+
+def test_doc_longer_than_one_window_is_fully_encoded(trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe(NAME)
+    text = " ".join(TRAIN[0][0] for _ in range(4))  # about 80 wordpieces, windows of 14
+    doc = nlp.make_doc(text)
+    inputs = make_doc_inputs(pipe.model, doc, pipe._candidate_fn(doc))
+    assert inputs.input_ids.shape[0] > 4 and inputs.input_ids.shape[1] <= 16
+    module = pipe.model.layers[0].shims[0]._model
+    with torch.no_grad():
+        vectors = module.token_vectors([inputs])[0]
+    assert vectors.shape[0] == len(doc)
+    assert bool((vectors.abs().sum(dim=1) > 0).all()), "every token gets a vector: nothing truncated"
+    doc = nlp(text)
+    clusters = get_clusters(doc)
+    assert all(0 <= s < e <= len(doc) for c in clusters for s, e in c)
+    # The same text repeated: the painter is mentioned in every copy, and every copy is linked.
+    linked = [(s.start, s.kb_id_) for k in doc.spans if k.startswith("coref_clusters_") for s in doc.spans[k]]
+    assert {kb for _, kb in linked if kb != "NIL"} <= {"Ada_Mercer", "Mercer_(town)", "Mercer_Corp"}
+
+
+# -- training and prediction ---------------------------------------------------------------------
+
+
+def test_overfits_to_gold_clusters_and_links(trained):
+    nlp, history = trained
+    assert history[-1] < history[0]
+    docs = [nlp(d) for d in plain_docs(nlp)]
+    assert predicted(docs) == expected()
+    doc = docs[0]
+    assert get_clusters(doc) == [[(0, 1), (9, 10)], [(11, 12), (13, 14)]]
+    assert doc._.coref_clusters == [[[0, 1], [9, 10]], [[11, 12], [13, 14]]]
+    mercer = doc.spans["coref_clusters_1"][0]
+    assert mercer.kb_id_ == "Ada_Mercer" and mercer._.cluster_id == 1 and mercer._.nil_reason is None
+    assert mercer._.candidate_scores[0][0] in {"Ada_Mercer", "Mercer_(town)", "Mercer_Corp"}
+    assert 0.0 < mercer._.link_score <= 1.0 and 0.0 <= mercer._.nil_prob <= 1.0
+    tobin = doc.spans["coref_clusters_2"][1]
+    assert tobin.kb_id_ == "NIL" and tobin._.nil_reason == "no_candidates" and tobin._.candidate_scores == []
+    assert tobin._.cluster_id == 2
+    assert list(doc.ents) == [], "doc.ents is untouched unless write_ents"
+
+
+def test_write_ents(trained):
+    other = copy_of(trained[0])
+    other.get_pipe(NAME).cfg["write_ents"] = True
+    doc = other(Doc(other.vocab, words=TRAIN[1][0].split()))
+    assert [(e.start, e.end, e.label_, e.kb_id_) for e in doc.ents] == [(0, 1, "ENT", "Lumen_(band)"), (11, 12, "ENT", "Lumen_(band)")]
+
+
+def test_score_reports_coref_and_cluster_el(trained):
+    nlp, _ = trained
+    scores = nlp.evaluate(make_examples(nlp))
+    assert scores["coref_avg_f"] == pytest.approx(1.0) and scores["elh_f"] == pytest.approx(1.0)
+
+
+def test_pipe_equals_call(trained):
+    nlp, _ = trained
+    singles = [nlp(doc) for doc in plain_docs(nlp)]
+    batched = list(nlp.pipe(plain_docs(nlp), batch_size=2))
+    assert predicted(singles) == predicted(batched)
+    for a, b in zip(singles, batched):
+        sa = [s._.link_score for k in sorted(a.spans) for s in a.spans[k]]
+        sb = [s._.link_score for k in sorted(b.spans) for s in b.spans[k]]
+        assert sa == pytest.approx(sb, abs=1e-5)
+
+
+def test_disk_and_bytes_round_trips_give_identical_predictions(trained, tmp_path):
+    nlp, _ = trained
+    before = [nlp(doc) for doc in plain_docs(nlp)]
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    for other in (loaded, copy_of(nlp)):
+        after = [other(doc) for doc in plain_docs(other)]
+        assert predicted(after) == predicted(before)
+        scores_before = [s._.link_score for d in before for k in sorted(d.spans) for s in d.spans[k]]
+        scores_after = [s._.link_score for d in after for k in sorted(d.spans) for s in d.spans[k]]
+        assert scores_after == pytest.approx(scores_before, abs=1e-6)
+        assert other.get_pipe(NAME).kb.n_entities == 6
+
+
+def test_corrupted_weights_raise_a_clear_error(trained, tmp_path):
+    nlp, _ = trained
+    nlp.to_disk(tmp_path / "pipeline")
+    model_file = tmp_path / "pipeline" / NAME / "model"
+    model_file.write_bytes(model_file.read_bytes()[:200])
+    with pytest.raises(ValueError):
+        spacy.load(tmp_path / "pipeline")
+
+
+def test_empty_whitespace_and_mentionless_docs(trained):
+    nlp, _ = trained
+    for text in ["", "   ", "\n\n"]:
+        doc = nlp(text)
+        assert get_clusters(doc) == [] and list(doc.ents) == []
+    doc = nlp("it is , of the .")
+    for cluster in get_clusters(doc):
+        assert all(0 <= s < e <= len(doc) for s, e in cluster)
+    assert list(nlp.pipe(["", "Mercer painted .", "   "]))  # mixed batch
+
+
+def test_spans_without_candidates_are_nil(trained):
+    nlp, _ = trained
+    pipe = nlp.get_pipe(NAME)
+    doc = nlp.make_doc("Zqxv met Wrenna .")
+    rows, vectors = pipe._candidate_fn(doc)(np.array([[0, 1], [2, 3]]))
+    assert rows.shape == (2, 1) and (rows == -1).all() and vectors.shape == (2, 1, DIM)
+    # The model scores kept spans whose candidate lists are all padding; decoding makes them NIL.
+    _, outputs = pipe.model.predict(pipe._batch([doc]))
+    assert len(outputs[0].spans) and (outputs[0].candidate_rows == -1).all()
+    assert outputs[0].scores.link_scores.shape == (len(outputs[0].spans), 1)
+    for cluster in pipe._clusters(outputs[0]):
+        assert cluster["kb_id"] == "NIL" and cluster["reason"] == "no_candidates"
+    doc = nlp(doc)
+    for key in [k for k in doc.spans if k.startswith("coref_clusters_")]:
+        for span in doc.spans[key]:
+            assert span.kb_id_ == "NIL" and span._.nil_reason == "no_candidates" and span._.candidate_scores == []
+
+
+def test_empty_kb_at_inference_gives_all_nil(trained):
+    other = copy_of(trained[0])
+    pipe = other.get_pipe(NAME)
+    pipe.kb = ElKnowledgeBase(other.vocab)
+    docs = [other(d) for d in plain_docs(other)]
+    spans = [s for d in docs for k in d.spans if k.startswith("coref_clusters_") for s in d.spans[k]]
+    assert spans, "the trained coreference still finds the mentions"
+    assert all(s.kb_id_ == "NIL" and s._.nil_reason == "no_candidates" for s in spans)
+
+
+def test_update_skips_unannotated_examples_and_aligns_by_characters(trained):
+    nlp = copy_of(trained[0])
+    pipe = nlp.get_pipe(NAME)
+    text = "Mercer painted the harbour."
+    unannotated = Example(nlp.make_doc(text), Doc(nlp.vocab, words=["Mercer", "painted", "the", "harbour."]))
+    assert pipe.update([unannotated]) == {NAME: 0.0}
+    # Reference tokens differ from the predicted ones ("harb" "our." vs "harbour" "."): aligned by characters.
+    reference = Doc(nlp.vocab, words=["Mercer", "painted", "the", "harb", "our."], spaces=[True, True, True, False, False])
+    set_clusters(reference, [[(0, 1)], [(3, 4)]])
+    reference.ents = [Span(reference, 0, 1, "PER", kb_id="Ada_Mercer")]
+    gold = pipe._gold(Example(nlp.make_doc(text), reference))
+    row = pipe.kb.entities.row_of("Ada_Mercer")
+    assert gold == [([(0, 1)], row)]  # "harb" does not align with predicted tokens: left out
+    losses = pipe.update([Example(nlp.make_doc(text), reference)], sgd=nlp.create_optimizer())
+    assert np.isfinite(losses[NAME]) and losses[NAME] > 0
+
+
+@pytest.mark.parametrize("mode", ["local", "coref", "link"])
+def test_other_modes_train_and_predict(tiny_encoder, tmp_path, mode):
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, mode=mode, refinement="entity_equalization" if mode == "local" else None)
+    initialize(nlp, kb_dir)
+    optimizer = nlp.create_optimizer()
+    losses = {}
+    nlp.update(make_examples(nlp), sgd=optimizer, losses=losses)
+    assert np.isfinite(losses[NAME])
+    doc = nlp(TRAIN[0][0])
+    kb_ids = {s.kb_id_ for k in doc.spans if k.startswith("coref_clusters_") for s in doc.spans[k]}
+    if mode == "coref":
+        assert kb_ids <= {""}
+        spans = [s for k in doc.spans if k.startswith("coref_clusters_") for s in doc.spans[k]]
+        assert all(s._.link_score is None and s._.candidate_scores == [] for s in spans)
+    if mode == "link":
+        assert all(len(c) == 1 for c in get_clusters(doc))
