@@ -358,3 +358,105 @@ def test_standalone_modes_train_and_decode():
     assert out.links == [None, None, 7, None, 7, None]
     untrained = decode(small_model()(*inputs), "link")
     assert untrained.links[5] is None and untrained.parent_of(5) == ("root", None)
+
+
+# ------------------------------------------------------------------------------------------
+# Antecedent window (max_antecedents, Lee et al. 2017/2018)
+# ------------------------------------------------------------------------------------------
+
+
+def ten_mentions():
+    gen = torch.Generator().manual_seed(3)
+    m = 10
+    span_embs = torch.randn(m, D, generator=gen, dtype=torch.float64)
+    vectors = torch.randn(m, C, E, generator=gen, dtype=torch.float64)
+    ids = torch.tensor([[7, 5, -1], [4, -1, -1], [7, 3, -1], [5, -1, -1], [9, 7, 4],
+                        [-1, -1, -1], [7, -1, -1], [3, 4, -1], [-1, -1, -1], [9, -1, -1]])
+    starts = torch.tensor([0, 2, 3, 7, 11, 12, 20, 33, 34, 70])
+    return span_embs, starts, vectors, ids >= 0, ids
+
+
+@pytest.mark.parametrize("refinement", ["none", "antecedent_averaging"])
+@pytest.mark.parametrize("distance", ["spans", "tokens"])
+def test_window_at_least_m_minus_1_is_the_unwindowed_model(refinement, distance):
+    inputs = ten_mentions()
+    full = small_model(refinement=refinement, distance=distance).double()
+    for k in (9, 10, 1000):
+        windowed = small_model(refinement=refinement, distance=distance, max_antecedents=k).double()
+        windowed.load_state_dict(full.state_dict())
+        a, b = full(*inputs), windowed(*inputs)
+        for name in ("mention_scores", "coref_scores", "link_scores", "nil_scores"):
+            assert torch.equal(getattr(a, name), getattr(b, name)), (k, name)
+
+
+@pytest.mark.parametrize("distance", ["spans", "tokens"])
+def test_window_k2_drops_far_pairs_in_both_orders(distance):
+    inputs = ten_mentions()
+    full = small_model(distance=distance).double()
+    windowed = small_model(distance=distance, max_antecedents=2).double()
+    windowed.load_state_dict(full.state_dict())
+    a, b = full(*inputs), windowed(*inputs)
+    i, j = torch.meshgrid(torch.arange(10), torch.arange(10), indexing="ij")
+    near = ((i - j).abs() <= 2) & (i != j)
+    assert torch.all(torch.isneginf(b.coref_scores[~near]))  # far pairs and the diagonal, both orders
+    assert torch.all(torch.isfinite(b.coref_scores[near]))
+    torch.testing.assert_close(b.coref_scores[near], a.coref_scores[near], rtol=1e-12, atol=1e-12)
+    for name in ("mention_scores", "link_scores", "nil_scores"):
+        assert torch.equal(getattr(a, name), getattr(b, name))
+    # Losses and decoding work on the graph with missing mention -> mention edges.
+    for mode in MODES:
+        loss = compute_loss(b, GOLD_TEN, mode)
+        assert torch.isfinite(loss)
+        loss.backward(retain_graph=True)
+        decoded = decode(b, mode)
+        for child, parent in enumerate(decoded.parents.tolist()):
+            kind, target = decoded.parent_of(child)
+            if kind == "mention":
+                assert abs(target - child) <= 2, (mode, child, target)
+    assert all(torch.isfinite(p.grad).all() for p in windowed.parameters() if p.grad is not None)
+
+
+# With K = 2: (0, 6) reaches entity 7 from both parts; (2, 5) splits and {5} has no candidate 3 (NIL
+# part); the NIL cluster (1, 3, 8) splits into {1, 3} and {8}; mention 7 is an uncovered NIL singleton.
+GOLD_TEN = [GoldMentionCluster((0, 6), 7), GoldMentionCluster((2, 5), 3), GoldMentionCluster((1, 3, 8), None),
+            GoldMentionCluster((4, 9), 9)]
+
+
+def test_window_splits_unreachable_gold_clusters():
+    from spacy_el.ml.joint_coref_scorer import _finite_coref, _graph_clusters
+
+    inputs = ten_mentions()
+    model = small_model(max_antecedents=2).double()
+    scores = model(*inputs)
+    graph = scores.graph()
+    clusters = _graph_clusters(GOLD_TEN, graph, _finite_coref(scores.coref_scores))
+    ent = {int(e): i for i, e in enumerate(graph.entity_ids.tolist())}
+    got = sorted((tuple(sorted(c.mentions)), c.entity) for c in clusters)
+    assert got == sorted([((0, 6), ent[7]), ((2,), ent[3]), ((5,), None), ((1, 3), None), ((8,), None),
+                          ((4, 9), ent[9])])
+    # Unwindowed: nothing is split.
+    full = small_model().double()(*inputs)
+    assert _finite_coref(full.coref_scores) is None
+
+
+def test_window_never_scores_all_pairs():
+    """M = 3000, K = 10: FFNN_C sees at most M (2K + 1) pairs (no M x M x H tensor)."""
+    m, d, k = 3000, 16, 10
+    torch.manual_seed(0)
+    model = JointCorefScorer(d, 8, ffnn=16, entity_proj=8, distance_width=4, max_antecedents=k)
+    seen = []
+    model.coref_tail.register_forward_hook(lambda mod, inp, out: seen.append(inp[0].numel() // inp[0].shape[-1]))
+    biggest = []
+    model.coref_first.register_forward_hook(lambda mod, inp, out: biggest.append(out.numel()))
+    span_embs = torch.randn(m, d)
+    with torch.no_grad():
+        scores = model(span_embs, torch.arange(m) * 2, torch.randn(m, 1, 8), torch.ones(m, 1, dtype=torch.bool),
+                       torch.arange(m)[:, None])
+    assert 0 < sum(seen) <= m * (2 * k + 1)
+    assert max(biggest) < m * m  # no block holds an M x M x H hidden tensor (M x M x H = 144M floats)
+    coref = scores.coref_scores
+    assert coref.shape == (m, m)
+    n_finite = int(torch.isfinite(coref).sum())
+    assert n_finite == 2 * sum(min(k, m - 1 - i) for i in range(m))
+    band = torch.isfinite(coref).nonzero()
+    assert int((band[:, 0] - band[:, 1]).abs().max()) == k

@@ -165,6 +165,7 @@ def build_joint_coref_linker(
     score_bound: Optional[float] = 10.0,
     mention_loss_weight: float = 1.0,
     encoder_batch: int = 32,
+    max_antecedents: Optional[int] = 50,
 ) -> Model:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
     in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
@@ -174,7 +175,9 @@ def build_joint_coref_linker(
     window (with [CLS]/[SEP]) and the step between windows. ffnn, ffnn_depth, width_emb,
     distance_width, entity_proj, dropout, nil_score, distance, score_bound: JointCorefScorer /
     SpanEmbedder settings. mention_loss_weight: weight of the mention BCE on Phi_p (0 = off; also
-    decides whether NIL singletons are output). encoder_batch: windows per encoder call."""
+    decides whether NIL singletons are output). encoder_batch: windows per encoder call.
+    max_antecedents: antecedent window K (Lee et al. 2017/2018): only mention pairs at most K apart
+    in mention order get a coreference edge, so scoring is O(M K) (null = all pairs)."""
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
     _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
     _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
@@ -192,6 +195,8 @@ def build_joint_coref_linker(
     _check("distance", distance in ("spans", "tokens"), "'spans' or 'tokens'", distance)
     _check("score_bound", score_bound is None or (isinstance(score_bound, (int, float)) and score_bound > 0),
            "a positive number or null", score_bound)
+    _check("max_antecedents", max_antecedents is None or (_is_int(max_antecedents) and max_antecedents >= 1),
+           "an int >= 1 or null", max_antecedents)
     _check("mention_loss_weight", isinstance(mention_loss_weight, (int, float)) and mention_loss_weight >= 0,
            "a number >= 0", mention_loss_weight)
     return Model(
@@ -206,6 +211,7 @@ def build_joint_coref_linker(
             "distance_width": distance_width, "entity_proj": entity_proj, "dropout": float(dropout),
             "nil_score": nil_score, "distance": distance, "score_bound": score_bound,
             "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch, "tokenizer": None,
+            "max_antecedents": max_antecedents,
         },
     )
 
@@ -433,7 +439,7 @@ class JointCorefModule(nn.Module):
             self.span_embedder.out_width, entity_width, ffnn=attrs["ffnn"], ffnn_depth=attrs["ffnn_depth"],
             distance_width=attrs["distance_width"], entity_proj=attrs["entity_proj"], dropout=attrs["dropout"],
             refinement=attrs["refinement"], nil_score=attrs["nil_score"], distance=attrs["distance"],
-            score_bound=attrs["score_bound"],
+            score_bound=attrs["score_bound"], max_antecedents=attrs.get("max_antecedents"),
         )
 
     def _device(self) -> Any:

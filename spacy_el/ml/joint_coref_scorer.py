@@ -85,6 +85,11 @@ Gold rules
   of at least one of its mentions, else it is a NIL cluster (the authors' ``is_valid_link``);
   linked clusters with the same entity are merged (a tree puts every mention below an entity
   node into one cluster).
+* Antecedent window (``max_antecedents=K``): mention pairs more than ``K`` apart have no edge
+  (``-inf``). Local/Coref: a gold antecedent outside the window is not a correct ``y`` (so the
+  dummy/root is correct when no gold antecedent and no gold entity is reachable, as in Lee et al.
+  2017). Global: a gold cluster is split into its parts connected by finite mention edges; a part
+  none of whose mentions has the gold entity as a candidate is a NIL cluster.
 * Coref (eqs. (2)-(4), no entity nodes): ``Y(s_i)`` = root + preceding spans; root correct iff no
   preceding gold antecedent.
 * Link (eq. (6)): softmax over ``s_i``'s candidates and NIL (the root edge); NIL correct when the
@@ -341,6 +346,11 @@ class JointCorefScorer(nn.Module):
         nil_score: ``"learned"`` or ``"zero"``: ``Phi_c(s_i, r)`` of the root/NIL edge.
         distance: ``"spans"`` (paper, footnote 3) or ``"tokens"`` (Lee et al. 2017).
         score_bound: ``b`` of the soft clamp ``b tanh(s / b)`` on every edge score; ``None`` = off.
+        max_antecedents: antecedent window ``K`` (Lee et al. 2017/2018): only pairs with
+            ``|i - j| <= K`` in mention order get a finite ``Phi_cl(s_i, s_j)`` (both text orders);
+            all other pairs are ``-inf`` (no edge) and ``FFNN_C`` never sees them, so memory is
+            ``O(M K H)`` and time ``O(M K)`` instead of ``O(M^2 H)``. ``None`` (default) or
+            ``K >= M - 1`` = all pairs (the unwindowed computation, bit for bit).
     """
 
     def __init__(
@@ -357,6 +367,7 @@ class JointCorefScorer(nn.Module):
         nil_score: str = "learned",
         distance: str = "spans",
         score_bound: Optional[float] = 10.0,
+        max_antecedents: Optional[int] = None,
     ):
         super().__init__()
         for name, value in (("span_width", span_width), ("entity_width", entity_width), ("ffnn", ffnn),
@@ -370,6 +381,11 @@ class JointCorefScorer(nn.Module):
             raise ValueError(f"distance must be 'spans' or 'tokens', got {distance!r}")
         if score_bound is not None and not score_bound > 0:
             raise ValueError(f"score_bound must be positive or None, got {score_bound!r}")
+        if max_antecedents is not None and (
+            not isinstance(max_antecedents, int) or isinstance(max_antecedents, bool) or max_antecedents < 1
+        ):
+            raise ValueError(f"max_antecedents must be a positive int or None, got {max_antecedents!r}")
+        self.max_antecedents = max_antecedents
         self.span_width = span_width
         self.entity_width = entity_width
         self.nil_score = nil_score
@@ -433,15 +449,75 @@ class JointCorefScorer(nn.Module):
         h = (span_embs @ w[:, :d].t())[:, None, :] + projected @ w[:, d:].t() + self.link_first.bias
         return self.link_tail(h).squeeze(-1)
 
-    def _distances(self, span_starts: Tensor) -> Tensor:
+    def window_pair_scores(self, span_embs: Tensor, positions: Tensor, window: int) -> Tuple[Tensor, Tensor, Tensor]:
+        """Eq. (4) for the pairs ``0 < |i - j| <= window`` only (mention order), in blocks of rows.
+
+        Each block of ``B`` rows gathers its ``(B, 2 window + 1)`` partners and runs ``FFNN_C`` over
+        ``(B, 2 window + 1, 3D + dist)`` features, so no ``(M, M, .)`` tensor is built.
+
+        Args:
+            span_embs: ``(M, D)`` ``g``.
+            positions: ``(M,)`` long positions whose absolute differences are the distances
+                (mention indices for ``distance="spans"``, start tokens for ``"tokens"``).
+            window: ``K >= 1``.
+
+        Returns:
+            ``(rows, cols, values)``: the ``(P,)`` child / antecedent indices of the in-window pairs
+            and their ``Phi_c`` ``(P,)``.
+        """
+        m = span_embs.shape[0]
+        device = span_embs.device
+        offsets = torch.arange(-window, window + 1, device=device)  # (W,)
+        width = int(offsets.shape[0])
+        block = max(1, self._PAIR_BLOCK // width)
+        all_rows, all_cols, all_values = [], [], []
+        for start in range(0, m, block):
+            r = torch.arange(start, min(start + block, m), device=device)  # (B,)
+            cols = r[:, None] + offsets[None, :]  # (B, W)
+            valid = (cols >= 0) & (cols < m) & (offsets[None, :] != 0)
+            safe = cols.clamp(0, m - 1)
+            g_i = span_embs[r][:, None, :].expand(-1, width, -1)  # (B, W, D)
+            g_j = span_embs[safe]  # (B, W, D)
+            dist = (positions[r][:, None] - positions[safe]).abs()
+            phi = self.distance_embedding(bucket_distance(dist))  # (B, W, dist)
+            h = self.coref_first(torch.cat([g_i, g_j, g_i * g_j, phi], dim=-1))  # (B, W, H)
+            values = self.coref_tail(h).squeeze(-1)  # (B, W)
+            rr, cc = valid.nonzero(as_tuple=True)
+            all_rows.append(r[rr])
+            all_cols.append(cols[rr, cc])
+            all_values.append(values[rr, cc])
+        if not all_rows:
+            empty = torch.zeros(0, dtype=torch.long, device=device)
+            return empty, empty, span_embs.new_zeros(0)
+        return torch.cat(all_rows), torch.cat(all_cols), torch.cat(all_values)
+
+    #: Pairs (rows x window width) per block of :meth:`window_pair_scores`.
+    _PAIR_BLOCK = 1 << 15
+
+    def _windowed(self, m: int) -> bool:
+        return self.max_antecedents is not None and self.max_antecedents < m - 1
+
+    def _positions(self, span_starts: Tensor) -> Tensor:
         if self.distance == "spans":
-            idx = torch.arange(span_starts.shape[0], device=span_starts.device)
-        else:
-            idx = span_starts.long()
+            return torch.arange(span_starts.shape[0], device=span_starts.device)
+        return span_starts.long()
+
+    def _distances(self, span_starts: Tensor) -> Optional[Tensor]:
+        """``(M, M)`` distances, or ``None`` in the windowed case (computed per pair there)."""
+        if self._windowed(span_starts.shape[0]):
+            return None
+        idx = self._positions(span_starts)
         return (idx[:, None] - idx[None, :]).abs()
 
-    def _coref_edges(self, span_embs: Tensor, mention_scores: Tensor, distances: Tensor) -> Tensor:
+    def _coref_edges(self, span_embs: Tensor, mention_scores: Tensor, distances: Optional[Tensor],
+                     span_starts: Optional[Tensor] = None) -> Tensor:
         m = span_embs.shape[0]
+        if distances is None:  # antecedent window: only |i - j| <= K is scored, the rest is -inf
+            assert self.max_antecedents is not None and span_starts is not None
+            rows, cols, phi_c = self.window_pair_scores(span_embs, self._positions(span_starts), self.max_antecedents)
+            pair = self._bound(mention_scores[rows] + mention_scores[cols] + phi_c)  # eq. (3)
+            dense = pair.new_full((m, m), NEG_INF)
+            return dense.index_put((rows, cols), pair)
         pair = mention_scores[:, None] + mention_scores[None, :] + self.pair_scores(span_embs, distances)  # eq. (3)
         eye = torch.eye(m, dtype=torch.bool, device=span_embs.device)
         return self._bound(pair).masked_fill(eye, NEG_INF)
@@ -498,11 +574,11 @@ class JointCorefScorer(nn.Module):
         nil = self._bound(mention_scores + nil_pair)  # eq. (3) with Phi_p(r) = 0
 
         distances = self._distances(span_starts)
-        coref = self._coref_edges(span_embs, mention_scores, distances)
+        coref = self._coref_edges(span_embs, mention_scores, distances, span_starts)
         if self.refinement is not None and m > 0:
             probs = _antecedent_distribution(coref, nil, links)
             refined = self.refinement(span_embs, probs)
-            coref = self._coref_edges(refined, mention_scores, distances)
+            coref = self._coref_edges(refined, mention_scores, distances, span_starts)
         return JointScores(
             mention_scores=mention_scores,
             coref_scores=coref,
@@ -514,7 +590,8 @@ class JointCorefScorer(nn.Module):
 
     def extra_repr(self) -> str:
         return (f"span_width={self.span_width}, entity_width={self.entity_width}, refinement={self.refinement_name!r}, "
-                f"nil_score={self.nil_score!r}, distance={self.distance!r}, score_bound={self.score_bound}")
+                f"nil_score={self.nil_score!r}, distance={self.distance!r}, score_bound={self.score_bound}, "
+                f"max_antecedents={self.max_antecedents}")
 
 
 def _antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
@@ -563,8 +640,52 @@ def _gold_entity_columns(ids: Tensor, cluster: np.ndarray, entities: List[Option
     return (ids == gold_ids[:, None]) & (ids >= 0)
 
 
-def _graph_clusters(gold: Sequence[GoldMentionCluster], graph: JointGraph) -> List[GoldCluster]:
-    """Gold clusters in graph indexing (Global rule of the module docstring)."""
+def _window_components(mentions: Tuple[int, ...], finite: Optional[np.ndarray]) -> List[Tuple[int, ...]]:
+    """Split a gold cluster into the groups connected by finite mention -> mention edges.
+
+    ``finite``: ``(M, M)`` bool of finite coref edges, or ``None`` when all off-diagonal edges are
+    finite (then the cluster is returned whole). With an antecedent window the gold antecedents
+    outside it are unreachable, as in Lee et al. 2017 (their dummy becomes gold).
+    """
+    if finite is None or len(mentions) < 2:
+        return [mentions]
+    nodes = np.asarray(mentions)
+    adjacency = finite[np.ix_(nodes, nodes)]
+    adjacency = adjacency | adjacency.T
+    label = np.full(len(nodes), -1)
+    for start in range(len(nodes)):
+        if label[start] >= 0:
+            continue
+        label[start] = start
+        stack = [start]
+        while stack:
+            u = stack.pop()
+            for v in np.flatnonzero(adjacency[u] & (label < 0)).tolist():
+                label[v] = start
+                stack.append(v)
+    groups: Dict[int, List[int]] = {}
+    for k, lab in enumerate(label.tolist()):
+        groups.setdefault(lab, []).append(int(nodes[k]))
+    return [tuple(g) for g in groups.values()]
+
+
+def _finite_coref(coref: Tensor) -> Optional[np.ndarray]:
+    """``(M, M)`` bool finite mask of the coref block, ``None`` when every off-diagonal edge is finite."""
+    finite = torch.isfinite(coref.detach())
+    m = coref.shape[0]
+    if int(finite.sum()) == m * (m - 1) and not bool(finite.diagonal().any()):
+        return None
+    return finite.cpu().numpy()
+
+
+def _graph_clusters(gold: Sequence[GoldMentionCluster], graph: JointGraph,
+                    finite: Optional[np.ndarray] = None) -> List[GoldCluster]:
+    """Gold clusters in graph indexing (Global rule of the module docstring).
+
+    With missing mention -> mention edges (``finite``, antecedent window), a gold cluster is first
+    split into its parts connected by finite edges; a part whose mentions do not have the gold
+    entity as a candidate is a NIL cluster (it cannot reach the entity node).
+    """
     _cluster_of(gold, graph.n_mentions)  # validation
     position: Dict[int, int] = {int(e): i for i, e in enumerate(graph.entity_ids.tolist())}
     cand = graph.candidate_entities.cpu().numpy()
@@ -572,10 +693,11 @@ def _graph_clusters(gold: Sequence[GoldMentionCluster], graph: JointGraph) -> Li
     result: List[GoldCluster] = []
     for g in gold:
         e = position.get(g.entity_id) if g.entity_id is not None else None
-        if e is not None and (cand[list(g.mentions)] == e).any():
-            linked.setdefault(e, []).extend(g.mentions)
-        else:
-            result.append(GoldCluster(g.mentions, None))
+        for part in _window_components(g.mentions, finite):
+            if e is not None and (cand[list(part)] == e).any():
+                linked.setdefault(e, []).extend(part)
+            else:
+                result.append(GoldCluster(part, None))
     result += [GoldCluster(tuple(sorted(ms)), e) for e, ms in linked.items()]
     return result
 
@@ -613,7 +735,8 @@ def _local_targets(
     if with_mentions:
         c = torch.as_tensor(cluster, device=device)
         lower = torch.tril(torch.ones(m, m, dtype=torch.bool, device=device), diagonal=-1)
-        same = (c[:, None] == c[None, :]) & (c[:, None] >= 0) & lower
+        # Gold antecedents without an edge (outside the antecedent window) cannot be chosen: Lee et al.
+        same = (c[:, None] == c[None, :]) & (c[:, None] >= 0) & lower & torch.isfinite(scores.coref_scores.detach())
         has_correct |= same.any(dim=1)
         parts.append(same)
     return torch.cat([(~has_correct)[:, None]] + parts, dim=1)
@@ -674,7 +797,8 @@ def global_loss(scores: JointScores, gold: Sequence[GoldMentionCluster], *, dtyp
         ``[]`` scalar (``log Z - log numerator``) in the scores' dtype, differentiable.
     """
     graph = scores.graph()
-    return mtt_loss(graph.scores, _graph_clusters(gold, graph), graph.n_entities, uncovered="nil", dtype=dtype)
+    clusters = _graph_clusters(gold, graph, _finite_coref(scores.coref_scores))
+    return mtt_loss(graph.scores, clusters, graph.n_entities, uncovered="nil", dtype=dtype)
 
 
 _LOSSES = {"local": local_loss, "global": global_loss, "coref": coref_loss, "link": link_loss}

@@ -97,6 +97,7 @@ distance = "spans"
 score_bound = 10.0
 mention_loss_weight = 1.0
 encoder_batch = 32
+max_antecedents = 50
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
 DEFAULT_PREFIX = CLUSTER_PREFIX.rstrip("_")  # "coref_clusters"
