@@ -17,7 +17,7 @@ from spacy.util import registry
 
 from .ner4el_batch import Ner4elBatch
 
-Output = Tuple[Floats2d, Floats2d, Floats2d]  # scores (M, C), type_logits (M, T), sim (M, C)
+Output = Tuple[Floats2d, Floats2d]
 INFERENCE_DTYPES = ("float32", "bfloat16")
 
 
@@ -122,15 +122,15 @@ def forward(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[Output, Calla
 
         device_type = model.layers[0].shims[0].device.type
         with torch.autocast(device_type=device_type, dtype=torch.bfloat16):
-            outputs, backprop_torch = model.layers[0](X, is_train)
+            (scores, type_logits), backprop_torch = model.layers[0](X, is_train)
     else:
-        outputs, backprop_torch = model.layers[0](X, is_train)
+        (scores, type_logits), backprop_torch = model.layers[0](X, is_train)
 
     def backprop(dY: Output) -> Ner4elBatch:
         backprop_torch(dY)
         return X
 
-    return outputs, backprop
+    return (scores, type_logits), backprop
 
 
 def _convert_inputs(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[ArgsKwargs, Callable]:
@@ -152,14 +152,14 @@ def _convert_inputs(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[ArgsK
 
 
 def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Output, Callable]:
-    """(scores, type_logits, sim) tensors -> xp arrays; their gradients back to one torch backward call."""
-    _, outputs = inputs_outputs
+    """(scores, type_logits) tensors -> xp arrays; their gradients back to one torch backward call."""
+    _, (scores, type_logits) = inputs_outputs
 
     def convert_for_torch_backward(dY: Output) -> ArgsKwargs:
-        grads = tuple(xp2torch(model.ops.asarray(d), device=outputs[0].device) for d in dY)
-        return ArgsKwargs(args=(tuple(outputs),), kwargs={"grad_tensors": grads})
+        d_scores, d_types = (xp2torch(model.ops.asarray(d), device=scores.device) for d in dY)
+        return ArgsKwargs(args=((scores, type_logits),), kwargs={"grad_tensors": (d_scores, d_types)})
 
-    return tuple(torch2xp(t) for t in outputs), convert_for_torch_backward
+    return (torch2xp(scores), torch2xp(type_logits)), convert_for_torch_backward
 
 
 __all__ = ["build_ner4el_scorer", "build_torch_layer", "tokenizer_of", "resolve_encoder_path"]

@@ -75,14 +75,12 @@ class Ner4elScorer(nn.Module):
         cand_type_probs: torch.Tensor,
         cand_log_prior: torch.Tensor,
         cand_from_alias: torch.Tensor,
-    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Candidate scores, mention-type logits and the similarity term.
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Candidate scores and mention-type logits.
 
         cand_vectors: (M, C, E); cand_type_probs: (M, C, T); cand_log_prior, cand_from_alias: (M, C).
         RETURNS: scores (M, C) (padding candidates get arbitrary scores: mask them outside),
-            type_logits (M, T), and sim (M, C), the similarity term alone, which the training
-            objective also ranks on its own so that negatives outside the alias table, which the
-            prior term rejects at once, still shape the mention and entity representations.
+            type_logits (M, T).
         """
         features = self.encode_mentions(input_ids, attention_mask, window, marker, span_weights)
         mentions = self.mention_proj(features)  # (M, D)
@@ -93,4 +91,4 @@ class Ner4elScorer(nn.Module):
         combined = self.combine(torch.stack([sim, cand_log_prior, cand_from_alias], dim=-1)).squeeze(-1)
         scores = self.sim_weight * sim + self.prior_weight * cand_log_prior + combined
         # float32 outputs even under bfloat16 autocast (numpy has no bfloat16).
-        return scores.float(), self.type_head(features).float(), sim.float()
+        return scores.float(), self.type_head(features).float()

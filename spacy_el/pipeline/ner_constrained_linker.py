@@ -73,7 +73,6 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
         "mention_type_source": "label",
         "threshold": None,
         "type_loss_weight": 0.1,
-        "sim_loss_weight": 1.0,
         "seed": 0,
         "scorer": {"@scorers": "spacy-el.el_scorer.v1"},
     },
@@ -96,7 +95,6 @@ def make_ner_constrained_linker(
     mention_type_source: str,
     threshold: Optional[float],
     type_loss_weight: float,
-    sim_loss_weight: float,
     seed: int,
     scorer: Optional[Callable],
 ) -> "NerConstrainedLinker":
@@ -107,7 +105,7 @@ def make_ner_constrained_linker(
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
         n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
         compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
-        type_loss_weight=type_loss_weight, sim_loss_weight=sim_loss_weight, seed=seed, scorer=scorer,
+        type_loss_weight=type_loss_weight, seed=seed, scorer=scorer,
     )
 
 
@@ -242,7 +240,7 @@ class NerConstrainedLinker(TrainablePipe):
         flat_sets = [c for doc_sets in sets for c in doc_sets]
         texts_spans = [(doc.text, [(s.start_char, s.end_char) for s in spans]) for doc, spans in zip(docs, spans_per_doc)]
         batch = self._batch(texts_spans, flat_sets)
-        scores, type_logits, _ = self.model.predict(batch)
+        scores, type_logits = self.model.predict(batch)
         decisions = self._decode(flat_spans, flat_sets, batch, self.model.ops.to_numpy(scores), self.model.ops.to_numpy(type_logits))
         it = iter(decisions)
         return [list(islice(it, len(spans))) for spans in spans_per_doc]
@@ -338,33 +336,34 @@ class NerConstrainedLinker(TrainablePipe):
         if not sets:
             return losses
         batch = self._batch(texts_spans, sets)
-        outputs, backprop = self.model.begin_update(batch)
-        loss, d_outputs = self.get_loss(examples, outputs, batch=batch, sets=sets, golds=golds)
-        backprop(d_outputs)
+        (scores, type_logits), backprop = self.model.begin_update(batch)
+        loss, d_scores, d_types = self.get_loss(examples, (scores, type_logits), batch=batch, sets=sets, golds=golds)
+        backprop((d_scores, d_types))
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
 
-    def get_loss(self, examples: Iterable[Example], scores: Any, *, batch: Ner4elBatch = None, sets: Sequence[CandidateSet] = (), golds: Sequence[Span] = ()) -> Tuple[float, Any]:
-        """Mean cross-entropy of the gold candidate under the full score, + ``sim_loss_weight`` x the
-        same under the similarity term alone, + ``type_loss_weight`` x mention-typing cross-entropy.
-        scores: (scores (M, C), type_logits (M, T), sim (M, C)).
-        RETURNS: the loss and the gradients of the three outputs, in the same order."""
+    def get_loss(self, examples: Iterable[Example], scores: Any, *, batch: Ner4elBatch = None, sets: Sequence[CandidateSet] = (), golds: Sequence[Span] = ()) -> Tuple[float, Any, Any]:
+        """Mean cross-entropy of the gold candidate + ``type_loss_weight`` x mention-typing cross-entropy.
+        RETURNS: the loss and the gradients of the scores (M, C) and the type logits (M, T)."""
         ops = self.model.ops
-        cand_scores, type_logits, sim = (ops.to_numpy(x).astype(np.float64) for x in scores)
+        cand_scores = ops.to_numpy(scores[0]).astype(np.float64)
+        type_logits = ops.to_numpy(scores[1]).astype(np.float64)
         m = len(sets)
+        masked = np.where(batch.cand_mask, cand_scores, -np.inf)
+        probs = _softmax(masked)
         gold_index = np.fromiter((c.gold for c in sets), dtype=np.int64, count=m)
-        loss, d_scores = _candidate_cross_entropy(cand_scores, batch.cand_mask, gold_index)
-        sim_weight = self.cfg.get("sim_loss_weight", 1.0)
-        sim_loss, d_sim = _candidate_cross_entropy(sim, batch.cand_mask, gold_index)
+        target = np.zeros_like(probs)
+        target[np.arange(m), gold_index] = 1.0
+        loss = -np.log(probs[np.arange(m), gold_index] + 1e-12).sum() / m
+        d_scores = (probs - target) / m
         type_targets = np.stack([self._type_target(span, c) for span, c in zip(golds, sets)])
         type_probs = _softmax(type_logits)
         weight = self.cfg["type_loss_weight"]
-        loss += sim_weight * sim_loss + weight * -(type_targets * np.log(type_probs + 1e-12)).sum() / m
+        loss += weight * -(type_targets * np.log(type_probs + 1e-12)).sum() / m
         d_types = weight * (type_probs - type_targets) / m
-        grads = (d_scores, d_types, sim_weight * d_sim)
-        return float(loss), tuple(ops.asarray(g.astype(np.float32)) for g in grads)
+        return float(loss), ops.asarray(d_scores.astype(np.float32)), ops.asarray(d_types.astype(np.float32))
 
     def _type_target(self, span: Span, cands: CandidateSet) -> np.ndarray:
         """The NER label's type, or the gold entity's type distribution when the label has none."""
@@ -439,17 +438,6 @@ class NerConstrainedLinker(TrainablePipe):
     def _after_load(self) -> None:
         self.inventory = TypeInventory.from_name(self.cfg.get("type_inventory", "coarse"))
         self._selector = None
-
-
-def _candidate_cross_entropy(scores: np.ndarray, mask: np.ndarray, gold: np.ndarray) -> Tuple[float, np.ndarray]:
-    """Mean -log softmax(scores)[gold] over rows, padding (``mask`` False) excluded.
-    scores: (M, C); mask: bool (M, C); gold: (M,). RETURNS: the loss and its gradient (M, C)."""
-    m = len(gold)
-    probs = _softmax(np.where(mask, scores, -np.inf))
-    loss = -np.log(probs[np.arange(m), gold] + 1e-12).sum() / m
-    grad = probs.copy()
-    grad[np.arange(m), gold] -= 1.0
-    return float(loss), grad / m
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
