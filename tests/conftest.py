@@ -35,3 +35,24 @@ def toy_kb() -> ElKnowledgeBase:
 @pytest.fixture
 def toy_kb_with_vectors() -> ElKnowledgeBase:
     return build_toy_kb(vectors=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A randomly initialised (seed 0) 1-layer BERT with the packaged MiniLM's tokenizer: a stand-in
+    encoder that the torch-backed components' tests train in seconds."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from spacy_el.kb.encoder import default_model_path
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny_bert")
+    tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=512,
+    )
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)

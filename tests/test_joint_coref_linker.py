@@ -27,25 +27,6 @@ TINY_MODEL = {
 }
 
 
-@pytest.fixture(scope="session")
-def tiny_encoder(tmp_path_factory) -> str:
-    """A randomly initialised 1-layer BERT with the packaged MiniLM's tokenizer (fast to train)."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from spacy_el.kb.encoder import default_model_path
-
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny_bert_joint")
-    tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64,
-    )
-    BertModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return str(path)
-
-
 def build_kb(with_vectors: bool = True) -> ElKnowledgeBase:
     """Invented entities: "Mercer" is a painter, a town and a company; "Lumen" a band and a unit."""
     rng = np.random.default_rng(0)
@@ -194,7 +175,7 @@ def test_bad_config_values_raise_naming_the_option(tiny_encoder, tmp_path, model
 
 
 def test_window_longer_than_the_encoder_is_refused(tiny_encoder, tmp_path):
-    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"window": 128, "stride": 64})
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"window": 1024, "stride": 64})  # tiny_encoder: 512 positions
     with pytest.raises(ValueError, match="window"):
         initialize(nlp, kb_dir)
 

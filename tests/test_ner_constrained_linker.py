@@ -12,24 +12,6 @@ from spacy_el.kb.loaders import kb_from_disk
 DIM = 8
 
 
-@pytest.fixture(scope="session")
-def tiny_encoder(tmp_path_factory) -> str:
-    """A randomly initialised 1-layer BERT with the packaged MiniLM's tokenizer (fast to train)."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from spacy_el.kb.encoder import default_model_path
-
-    path = tmp_path_factory.mktemp("tiny_bert")
-    tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=512,
-    )
-    BertModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return str(path)
-
-
 def build_kb(with_vectors: bool = True) -> ElKnowledgeBase:
     """Invented entities: "Mercer" is a person, a town and a company; "Lumen" a band and a unit."""
     rng = np.random.default_rng(0)

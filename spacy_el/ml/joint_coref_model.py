@@ -75,7 +75,7 @@ from torch import nn
 from .entity_equalization import REFINEMENTS
 from .joint_coref_scorer import MODES, GoldMentionCluster, JointCorefScorer, JointScores, compute_loss
 from .span_representations import SpanEmbedder, enumerate_spans, prune_spans
-from .ner4el_model import resolve_encoder_path, serialize_state
+from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
 
 #: ``(K, 2)`` kept spans -> ``(K, C)`` int64 KB rows (``-1`` padding) and ``(K, C, nE)`` float32 vectors.
 CandidateFn = Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]
@@ -219,29 +219,8 @@ def build_joint_coref_linker(
 def tokenizer_of(model: Model) -> Any:
     """The encoder's fast tokenizer, loaded on first use (never serialised: it comes from the encoder path)."""
     if model.attrs["tokenizer"] is None:
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(resolve_encoder_path(model.attrs["encoder"]), use_fast=True)
-        if not getattr(tokenizer, "is_fast", False):
-            raise ValueError("[spacy_el] joint_coref_linker needs a fast tokenizer (offset mappings).")
-        model.attrs["tokenizer"] = tokenizer
+        model.attrs["tokenizer"] = load_fast_tokenizer(model.attrs["encoder"], "joint_coref_linker")
     return model.attrs["tokenizer"]
-
-
-def deserialize_state(module: Any, data: bytes, device: Any) -> Any:
-    from safetensors.torch import load
-
-    try:
-        state = load(data)
-    except Exception as err:  # safetensors raises its own error types for malformed headers
-        raise ValueError(f"[spacy_el] The joint_coref_linker weights are corrupted: {err}") from err
-    missing, unexpected = module.load_state_dict(state, strict=False)
-    if missing or unexpected:
-        raise ValueError(
-            f"[spacy_el] The saved joint_coref_linker weights do not fit the model config "
-            f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]}): was it trained with other settings?"
-        )
-    return module.to(device)
 
 
 def build_torch_layer(model: Model) -> None:
@@ -263,7 +242,7 @@ def build_torch_layer(model: Model) -> None:
     model.layers.append(
         PyTorchWrapper_v3(
             module, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs,
-            serialize_model=serialize_state, deserialize_model=deserialize_state,
+            serialize_model=serialize_state, deserialize_model=state_deserializer("joint_coref_linker"),
         )
     )
 

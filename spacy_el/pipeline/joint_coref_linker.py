@@ -53,14 +53,10 @@ entities carry no annotation and are skipped, as are those none of whose mention
 ``drop`` argument of ``update`` is not used: dropout is the model's ``dropout`` setting.
 """
 from collections import Counter
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
-import srsly
-from spacy import util
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.util import filter_spans
@@ -74,6 +70,7 @@ from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_
 from ..ml.joint_coref_scorer import MODES, decode
 from ..ml.entity_equalization import REFINEMENTS
 from ..scoring.el import NIL_ID
+from .kb_torch_pipe import KBTorchPipe
 
 DEFAULT_JOINT_COREF_MODEL = """
 [model]
@@ -145,7 +142,7 @@ def make_joint_coref_linker(
     )
 
 
-class JointCorefLinker(TrainablePipe):
+class JointCorefLinker(KBTorchPipe):
     """Joint coreference + entity linking over enumerated spans; see the module docstring."""
 
     def __init__(
@@ -207,38 +204,13 @@ class JointCorefLinker(TrainablePipe):
         validate_examples(get_examples(), "JointCorefLinker.initialize")
         if kb_loader is not None:
             self.set_kb(kb_loader)
-        if self.kb.is_empty():
-            raise ValueError(
-                "[spacy_el] joint_coref_linker has an empty KB. Give one in the config: "
-                "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
-            )
-        if self.kb.entities.vectors is None:
-            raise ValueError(
-                "[spacy_el] joint_coref_linker needs entity vectors in the KB: build it with "
-                "`python -m spacy_el kb build ... --vectors compute`."
-            )
+        self._require_kb_with_vectors()
         self.model.set_dim("nE", self.kb.entity_vector_length)
         self.model.initialize()
 
-    def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
-        kb = kb_loader(self.vocab)
-        if not isinstance(kb, ElKnowledgeBase):
-            raise ValueError(f"[spacy_el] joint_coref_linker needs an ElKnowledgeBase, got {type(kb).__name__}.")
-        self.kb = kb
+    def _build_torch_layer(self) -> None:
+        build_torch_layer(self.model)
 
-    def _check_initialized(self) -> None:
-        if not self.model.layers:
-            raise ValueError(
-                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
-                "(with a kb_loader) or load a trained pipeline."
-            )
-        if not self.kb.is_empty() and self.kb.entity_vector_length != self.model.get_dim("nE"):
-            raise ValueError(
-                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
-                f"was trained with width {self.model.get_dim('nE')}: use the KB it was trained with."
-            )
-
-    # -- inputs ------------------------------------------------------------------------------------
     def _candidate_fn(self, doc: Doc) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]:
         """Alias-table candidates of kept spans: (K, C) KB rows (-1 padding) and (K, C, nE) vectors."""
         kb = self.kb
@@ -450,69 +422,11 @@ class JointCorefLinker(TrainablePipe):
                 scores.update(scorer(examples, **kwargs))
         return scores
 
-    # -- serialisation -----------------------------------------------------------------------------
-    def _dims(self) -> Dict[str, int]:
-        return {"nE": self.model.get_dim("nE")} if self.model.layers else {}
-
+    # -- serialisation (KBTorchPipe) --------------------------------------------------------------
     def _restore_model(self, dims: Dict[str, int]) -> None:
-        """Build the torch layer from saved dims (and the saved mode/refinement) before its weights are read."""
+        """The saved mode/refinement apply before the torch layer is rebuilt."""
         self._apply_overrides()
-        if dims:
-            if not self.model.has_dim("nE"):
-                self.model.set_dim("nE", dims["nE"])
-            build_torch_layer(self.model)
-
-    def _cfg_to_save(self) -> Dict[str, Any]:
-        return {**self.cfg, "dims": self._dims()}
-
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        serializers = {
-            "cfg": lambda: srsly.json_dumps(self._cfg_to_save()),
-            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
-            "kb": self.kb.to_bytes,
-            "model": self.model.to_bytes,
-        }
-        return util.to_bytes(serializers, exclude)
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "JointCorefLinker":
-        def load_model(b: bytes) -> None:
-            self._restore_model(self.cfg.get("dims", {}))
-            self.model.from_bytes(b)
-
-        deserializers = {
-            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
-            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
-            "kb": lambda b: self.kb.from_bytes(b),
-            "model": load_model,
-        }
-        util.from_bytes(bytes_data, deserializers, exclude)
-        return self
-
-    def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
-        serializers = {
-            "cfg": lambda p: srsly.write_json(p, self._cfg_to_save()),
-            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
-            "kb": lambda p: self.kb.to_disk(p),
-            "model": lambda p: self.model.to_disk(p),
-        }
-        util.to_disk(path, serializers, exclude)
-
-    def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "JointCorefLinker":
-        def load_model(p: Path) -> None:
-            self._restore_model(self.cfg.get("dims", {}))
-            try:
-                self.model.from_bytes(p.open("rb").read())
-            except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"[spacy_el] Cannot load the {self.name} model from {p}: {err}") from err
-
-        deserializers = {
-            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
-            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            "kb": lambda p: self.kb.from_disk(p),
-            "model": load_model,
-        }
-        util.from_disk(path, deserializers, exclude)
-        return self
+        super()._restore_model(dims)
 
 
 def _disjoint(gold: List[Tuple[List[Tuple[int, int]], Optional[int]]]) -> List[Tuple[List[Tuple[int, int]], Optional[int]]]:

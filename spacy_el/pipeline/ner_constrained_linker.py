@@ -19,14 +19,10 @@ one from an entity-typing classifier trained on the typed ones (``kb.entity_typi
 """
 import warnings
 from itertools import islice
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
-import srsly
-from spacy import util
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
@@ -38,6 +34,7 @@ from ..kb.entity_typing import TypeInventory, entity_type_distributions, observe
 from ..ml.ner4el_batch import MentionCandidates, Ner4elBatch, encode_mentions, make_batch
 from ..ml.ner4el_model import build_torch_layer, tokenizer_of
 from ..scoring.el import NIL_ID
+from .kb_torch_pipe import KBTorchPipe
 from .ner4el_candidates import CandidateSelector, CandidateSet
 
 DEFAULT_NER4EL_MODEL = """
@@ -109,8 +106,10 @@ def make_ner_constrained_linker(
     )
 
 
-class NerConstrainedLinker(TrainablePipe):
+class NerConstrainedLinker(KBTorchPipe):
     """NER4EL entity disambiguation over given mentions; see the module docstring."""
+
+    dim_names = ("nE", "nT")
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "ner_constrained_linker", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
         register_extensions()
@@ -145,7 +144,7 @@ class NerConstrainedLinker(TrainablePipe):
         validate_examples(get_examples(), "NerConstrainedLinker.initialize")
         if kb_loader is not None:
             self.set_kb(kb_loader)
-        self._check_kb()
+        self._require_kb_with_vectors()
         mentions = [
             (span.kb_id_, span.label_) for eg in get_examples() for span in self._spans(eg.reference) if span.kb_id_
         ]
@@ -158,35 +157,11 @@ class NerConstrainedLinker(TrainablePipe):
         self._selector = None
 
     def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
-        kb = kb_loader(self.vocab)
-        if not isinstance(kb, ElKnowledgeBase):
-            raise ValueError(f"[spacy_el] ner_constrained_linker needs an ElKnowledgeBase, got {type(kb).__name__}.")
-        self.kb = kb
+        super().set_kb(kb_loader)
         self._selector = None
 
-    def _check_kb(self) -> None:
-        if self.kb.is_empty():
-            raise ValueError(
-                "[spacy_el] ner_constrained_linker has an empty KB. Give one in the config: "
-                "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
-            )
-        if self.kb.entities.vectors is None:
-            raise ValueError(
-                "[spacy_el] ner_constrained_linker needs entity vectors in the KB: build it with "
-                "`python -m spacy_el kb build ... --vectors compute`."
-            )
-
-    def _check_initialized(self) -> None:
-        if not self.model.layers:
-            raise ValueError(
-                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
-                "(with a kb_loader) or load a trained pipeline."
-            )
-        if self.model.get_dim("nE") != self.kb.entity_vector_length and not self.kb.is_empty():
-            raise ValueError(
-                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
-                f"was trained with width {self.model.get_dim('nE')}: use the KB it was trained with."
-            )
+    def _build_torch_layer(self) -> None:
+        build_torch_layer(self.model)
 
     @property
     def selector(self) -> CandidateSelector:
@@ -372,69 +347,7 @@ class NerConstrainedLinker(TrainablePipe):
             return np.eye(len(self.inventory.labels))[label]
         return self.selector.type_probs[cands.rows[cands.gold]].astype(np.float64)
 
-    # -- serialisation -----------------------------------------------------------------------------
-    def _dims(self) -> Dict[str, int]:
-        return {"nE": self.model.get_dim("nE"), "nT": self.model.get_dim("nT")} if self.model.layers else {}
-
-    def _restore_model(self, dims: Dict[str, int]) -> None:
-        """Build the torch layer from saved dims before its weights are read."""
-        if dims:
-            for name, value in dims.items():
-                if not self.model.has_dim(name):
-                    self.model.set_dim(name, value)
-            build_torch_layer(self.model)
-
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        serializers = {
-            "cfg": lambda: srsly.json_dumps({**self.cfg, "dims": self._dims()}),
-            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
-            "kb": self.kb.to_bytes,
-            "model": self.model.to_bytes,
-        }
-        return util.to_bytes(serializers, exclude)
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "NerConstrainedLinker":
-        def load_model(b: bytes) -> None:
-            self._restore_model(self.cfg.get("dims", {}))
-            self.model.from_bytes(b)
-
-        deserializers = {
-            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
-            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
-            "kb": lambda b: self.kb.from_bytes(b),
-            "model": load_model,
-        }
-        util.from_bytes(bytes_data, deserializers, exclude)
-        self._after_load()
-        return self
-
-    def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
-        serializers = {
-            "cfg": lambda p: srsly.write_json(p, {**self.cfg, "dims": self._dims()}),
-            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
-            "kb": lambda p: self.kb.to_disk(p),
-            "model": lambda p: self.model.to_disk(p),
-        }
-        util.to_disk(path, serializers, exclude)
-
-    def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "NerConstrainedLinker":
-        def load_model(p: Path) -> None:
-            self._restore_model(self.cfg.get("dims", {}))
-            try:
-                self.model.from_bytes(p.open("rb").read())
-            except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"[spacy_el] Cannot load the {self.name} model from {p}: {err}") from err
-
-        deserializers = {
-            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
-            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            "kb": lambda p: self.kb.from_disk(p),
-            "model": load_model,
-        }
-        util.from_disk(path, deserializers, exclude)
-        self._after_load()
-        return self
-
+    # -- serialisation (KBTorchPipe) --------------------------------------------------------------
     def _after_load(self) -> None:
         self.inventory = TypeInventory.from_name(self.cfg.get("type_inventory", "coarse"))
         self._selector = None

@@ -1,0 +1,125 @@
+"""``KBTorchPipe``: what spacy_el's trainable components share (the shared KB saved inside the pipeline,
+a PyTorch layer built lazily from dims the KB gives, and serialisation that restores that layer
+before reading its weights, as spacy-experimental's coref does)."""
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Tuple
+
+import srsly
+from spacy import util
+from spacy.pipeline import TrainablePipe
+from spacy.vocab import Vocab
+
+from ..kb import ElKnowledgeBase
+
+
+class KBTorchPipe(TrainablePipe):
+    """Base class. Subclasses set ``dim_names`` (the model dims saved with the component, e.g. "nE"),
+    implement ``_build_torch_layer`` (create the model's PyTorch layer from those dims) and may
+    override ``_after_load`` (rebuild state derived from ``cfg`` after deserialisation)."""
+
+    dim_names: Tuple[str, ...] = ("nE",)
+    kb: ElKnowledgeBase
+
+    def _build_torch_layer(self) -> None:
+        raise NotImplementedError
+
+    def _after_load(self) -> None:
+        """Hook run after from_bytes/from_disk."""
+
+    # -- the KB ------------------------------------------------------------------------------------
+    def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
+        kb = kb_loader(self.vocab)
+        if not isinstance(kb, ElKnowledgeBase):
+            raise ValueError(f"[spacy_el] {self.name} needs an ElKnowledgeBase, got {type(kb).__name__}.")
+        self.kb = kb
+
+    def _require_kb_with_vectors(self) -> None:
+        """At initialize: the model is sized from the KB's entity vectors, so they must exist."""
+        if self.kb.is_empty():
+            raise ValueError(
+                f"[spacy_el] {self.name} has an empty KB. Give one in the config: "
+                "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
+            )
+        if self.kb.entities.vectors is None:
+            raise ValueError(
+                f"[spacy_el] {self.name} needs entity vectors in the KB: build it with "
+                "`python -m spacy_el kb build ... --vectors compute`."
+            )
+
+    def _check_initialized(self) -> None:
+        if not self.model.layers:
+            raise ValueError(
+                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
+                "(with a kb_loader) or load a trained pipeline."
+            )
+        if not self.kb.is_empty() and self.kb.entity_vector_length != self.model.get_dim("nE"):
+            raise ValueError(
+                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
+                f"was trained with width {self.model.get_dim('nE')}: use the KB it was trained with."
+            )
+
+    # -- serialisation -----------------------------------------------------------------------------
+    def _dims(self) -> Dict[str, int]:
+        return {name: self.model.get_dim(name) for name in self.dim_names} if self.model.layers else {}
+
+    def _cfg_to_save(self) -> Dict[str, Any]:
+        return {**self.cfg, "dims": self._dims()}
+
+    def _restore_model(self, dims: Dict[str, int]) -> None:
+        """Build the torch layer from saved dims before its weights are read (nothing to build when
+        the component was saved uninitialised)."""
+        if dims:
+            for name, value in dims.items():
+                if not self.model.has_dim(name):
+                    self.model.set_dim(name, value)
+            self._build_torch_layer()
+
+    def _load_model_bytes(self, data: bytes, where: str) -> None:
+        self._restore_model(self.cfg.get("dims", {}))
+        try:
+            self.model.from_bytes(data)
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"[spacy_el] Cannot load the {self.name} model from {where}: {err}") from err
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        serializers = {
+            "cfg": lambda: srsly.json_dumps(self._cfg_to_save()),
+            "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
+            "kb": self.kb.to_bytes,
+            "model": self.model.to_bytes,
+        }
+        return util.to_bytes(serializers, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
+        deserializers = {
+            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
+            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
+            "kb": lambda b: self.kb.from_bytes(b),
+            "model": lambda b: self._load_model_bytes(b, "bytes"),
+        }
+        util.from_bytes(bytes_data, deserializers, exclude)
+        self._after_load()
+        return self
+
+    def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
+        serializers = {
+            "cfg": lambda p: srsly.write_json(p, self._cfg_to_save()),
+            "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
+            "kb": lambda p: self.kb.to_disk(p),
+            "model": lambda p: self.model.to_disk(p),
+        }
+        util.to_disk(path, serializers, exclude)
+
+    def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
+        deserializers = {
+            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            "kb": lambda p: self.kb.from_disk(p),
+            "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p)),
+        }
+        util.from_disk(path, deserializers, exclude)
+        self._after_load()
+        return self
+
+
+__all__ = ["KBTorchPipe"]
