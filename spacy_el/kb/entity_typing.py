@@ -291,7 +291,8 @@ def _train_and_predict(
     rng = np.random.default_rng(seed)
     batch = min(n_known, _MAX_BATCH)
     loss_value = float("nan")
-    steps = tqdm(range(epochs), desc="Entity typing", unit="step", disable=not progress, leave=False)
+    # disable=None: tqdm shows no bar when stderr is not a terminal (training logs stay readable).
+    steps = tqdm(range(epochs), desc="Entity typing", unit="step", disable=None if progress else True, leave=False)
     for _ in steps:
         if batch < n_known:
             idx = torch.from_numpy(rng.choice(n_known, size=batch, replace=False))
