@@ -27,6 +27,30 @@ def build_toy_kb(vectors: bool = False, fuzzy: bool = True) -> ElKnowledgeBase:
     return builder.build(fuzzy=fuzzy)
 
 
+def build_invented_kb(with_vectors: bool = True, dim: int = 8) -> ElKnowledgeBase:
+    """Invented entities for the component tests: "Mercer" is a painter, a town and a company; "Lumen" a
+    band and a unit (a KB topic that the coarse type inventory maps to MISC); random ``dim``-d vectors."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    builder = KBBuilder()
+    entities = [
+        ("Ada_Mercer", "Ada Mercer", "Invented painter", ["PER"]),
+        ("Mercer_(town)", "Mercer", "Invented river town", ["LOC"]),
+        ("Mercer_Corp", "Mercer Corp", "Invented shipping company", ["ORG"]),
+        ("Lumen_(band)", "Lumen", "Invented rock band", ["ORG"]),
+        ("Lumen_(unit)", "Lumen", "Unit of light", ["topic:Physical sciences"]),
+        ("Velda", "Velda", "Invented country", ["LOC"]),
+    ]
+    for entity_id, name, description, types in entities:
+        vector = rng.normal(size=dim).tolist() if with_vectors else None
+        builder.add_entity(entity_id, name, description, types, 10.0, vector=vector)
+    builder.add_alias("Mercer", ["Mercer_(town)", "Ada_Mercer", "Mercer_Corp"], [0.6, 0.3, 0.1])
+    builder.add_alias("Lumen", ["Lumen_(unit)", "Lumen_(band)"], [0.7, 0.3])
+    builder.add_alias("Velda", ["Velda"], [1.0])
+    return builder.build()
+
+
 @pytest.fixture
 def toy_kb() -> ElKnowledgeBase:
     return build_toy_kb()

@@ -11,8 +11,10 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_el.corpora.clusters import get_clusters, set_clusters
-from spacy_el.kb import ElKnowledgeBase, KBBuilder
+from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
+
+from .conftest import build_invented_kb
 from spacy_el.ml.joint_coref_model import (
     candidate_spans, encoder_windows, make_doc_inputs, most_central_window, token_wordpiece_pairs,
 )
@@ -28,24 +30,7 @@ TINY_MODEL = {
 
 
 def build_kb(with_vectors: bool = True) -> ElKnowledgeBase:
-    """Invented entities: "Mercer" is a painter, a town and a company; "Lumen" a band and a unit."""
-    rng = np.random.default_rng(0)
-    builder = KBBuilder()
-    entities = [
-        ("Ada_Mercer", "Ada Mercer", "Invented painter", ["PER"]),
-        ("Mercer_(town)", "Mercer", "Invented river town", ["LOC"]),
-        ("Mercer_Corp", "Mercer Corp", "Invented shipping company", ["ORG"]),
-        ("Lumen_(band)", "Lumen", "Invented rock band", ["ORG"]),
-        ("Lumen_(unit)", "Lumen", "Unit of light", ["MISC"]),
-        ("Velda", "Velda", "Invented country", ["LOC"]),
-    ]
-    for entity_id, name, description, types in entities:
-        vector = rng.normal(size=DIM).tolist() if with_vectors else None
-        builder.add_entity(entity_id, name, description, types, 10.0, vector=vector)
-    builder.add_alias("Mercer", ["Mercer_(town)", "Ada_Mercer", "Mercer_Corp"], [0.6, 0.3, 0.1])
-    builder.add_alias("Lumen", ["Lumen_(unit)", "Lumen_(band)"], [0.7, 0.3])
-    builder.add_alias("Velda", ["Velda"], [1.0])
-    return builder.build()
+    return build_invented_kb(with_vectors, dim=DIM)
 
 
 # (text, clusters as [(token spans), kb_id or "NIL"]): one linked and one NIL cluster per document.
