@@ -387,12 +387,7 @@ class JointCorefLinker(KBTorchPipe):
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
         """One step on the mode's loss (+ the mention loss), computed in torch (scalar-loss pattern)."""
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "JointCorefLinker.update")
-        self._check_initialized()
+        examples, losses = self._start_update(examples, losses)
         pairs = [(eg.predicted, gold) for eg in examples for gold in [self._gold(eg)] if gold is not None]
         if not pairs:
             return losses

@@ -2,11 +2,12 @@
 a PyTorch layer built lazily from dims the KB gives, and serialisation that restores that layer
 before reading its weights, as spacy-experimental's coref does)."""
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import srsly
 from spacy import util
 from spacy.pipeline import TrainablePipe
+from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..kb import ElKnowledgeBase
@@ -57,6 +58,17 @@ class KBTorchPipe(TrainablePipe):
                 f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
                 f"was trained with width {self.model.get_dim('nE')}: use the KB it was trained with."
             )
+
+    def _start_update(self, examples: Iterable[Example], losses: Optional[Dict[str, float]]) -> Tuple[List[Example], Dict[str, float]]:
+        """The checks every ``update`` starts with. RETURNS: the examples as a list, and ``losses``
+        (created if None) with this component's entry."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        self._check_initialized()
+        return examples, losses
 
     # -- serialisation -----------------------------------------------------------------------------
     def _dims(self) -> Dict[str, int]:

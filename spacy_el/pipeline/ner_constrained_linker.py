@@ -301,12 +301,7 @@ class NerConstrainedLinker(KBTorchPipe):
         self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None
     ) -> Dict[str, float]:
         """Cross-entropy over each gold mention's candidates and negatives, plus the mention-typing loss."""
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, "NerConstrainedLinker.update")
-        self._check_initialized()
+        examples, losses = self._start_update(examples, losses)
         texts_spans, sets, golds = self._training_mentions(examples)
         if not sets:
             return losses
