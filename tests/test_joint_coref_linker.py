@@ -343,8 +343,9 @@ def test_spans_without_candidates_are_nil(trained):
     nlp, _ = trained
     pipe = nlp.get_pipe(NAME)
     doc = nlp.make_doc("Zqxv met Wrenna .")
-    rows, vectors = pipe._candidate_fn(doc)(np.array([[0, 1], [2, 3]]))
+    rows, vectors, priors = pipe._candidate_fn(doc)(np.array([[0, 1], [2, 3]]))
     assert rows.shape == (2, 1) and (rows == -1).all() and vectors.shape == (2, 1, DIM)
+    assert priors.shape == (2, 1) and (priors == 0).all()
     # The model scores kept spans whose candidate lists are all padding; decoding makes them NIL.
     _, outputs = pipe.model.predict(pipe._batch([doc]))
     assert len(outputs[0].spans) and (outputs[0].candidate_rows == -1).all()
@@ -400,3 +401,19 @@ def test_other_modes_train_and_predict(tiny_encoder, tmp_path, mode):
         assert all(s._.link_score is None and s._.candidate_scores == [] for s in spans)
     if mode == "link":
         assert all(len(c) == 1 for c in get_clusters(doc))
+
+
+def test_prior_feature_trains_with_the_thinc_optimizer_and_round_trips(tiny_encoder, tmp_path):
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"prior_feature": True})
+    initialize(nlp, kb_dir)
+    optimizer = nlp.create_optimizer()
+    scorer = nlp.get_pipe(NAME).model.layers[0].shims[0]._model.scorer
+    before = float(scorer.prior_weight.detach()[0])
+    for _ in range(3):
+        losses = {}
+        nlp.update(make_examples(nlp), sgd=optimizer, losses=losses)
+        assert np.isfinite(losses[NAME])
+    assert float(scorer.prior_weight.detach()[0]) != before, "the prior weight is trained"
+    other = copy_of(nlp)
+    docs = plain_docs(nlp)
+    assert predicted([nlp(d) for d in docs]) == predicted([other(Doc(nlp.vocab, words=[t.text for t in d])) for d in docs])

@@ -1,9 +1,11 @@
 """Joint coref + EL scoring model, losses and decoding (spacy_el.ml.joint_coref_scorer)."""
 import math
 
+import numpy as np
 import pytest
 import torch
 
+from spacy_el.algorithms.arborescence import arborescence_score, max_spanning_arborescence
 from spacy_el.ml.joint_coref_scorer import (
     MODES,
     GoldMentionCluster,
@@ -157,6 +159,24 @@ def test_score_composition_eqs_3_and_5():
     tok = JointCorefScorer(D, E, ffnn=24, entity_proj=12, distance_width=6, distance="tokens")
     assert tok(*inputs).coref_scores.shape == (M, M)
     assert starts.shape == (M,)
+
+
+def test_prior_feature_adds_weighted_log_prior_to_links_only():
+    inputs = six_mentions(True)
+    mask = inputs[3]
+    log_prior = torch.log(torch.rand(M, C, generator=torch.Generator().manual_seed(3)).clamp(min=1e-3))
+    plain = small_model(score_bound=None)(*inputs)
+    with_prior = small_model(score_bound=None, prior_feature=True)  # same seed: same weights + w_p = 1
+    scores = with_prior(*inputs, log_prior)
+    assert torch.allclose(scores.link_scores[mask], (plain.link_scores + log_prior)[mask], atol=1e-5)
+    assert torch.equal(scores.nil_scores, plain.nil_scores)
+    assert torch.equal(scores.coref_scores, plain.coref_scores)
+    with torch.no_grad():
+        with_prior.prior_weight.fill_(0.5)
+    half = with_prior(*inputs, log_prior)
+    assert torch.allclose(half.link_scores[mask], (plain.link_scores + 0.5 * log_prior)[mask], atol=1e-5)
+    with pytest.raises(ValueError, match="candidate_log_prior"):
+        with_prior(*inputs)
 
 
 @pytest.mark.parametrize("refinement", ["antecedent_averaging", "entity_equalization"])
@@ -444,10 +464,9 @@ def test_window_never_scores_all_pairs():
     m, d, k = 3000, 16, 10
     torch.manual_seed(0)
     model = JointCorefScorer(d, 8, ffnn=16, entity_proj=8, distance_width=4, max_antecedents=k)
-    seen = []
+    seen, biggest = [], []  # pairs per FFNN_C call, and the size of its hidden input
     model.coref_tail.register_forward_hook(lambda mod, inp, out: seen.append(inp[0].numel() // inp[0].shape[-1]))
-    biggest = []
-    model.coref_first.register_forward_hook(lambda mod, inp, out: biggest.append(out.numel()))
+    model.coref_tail.register_forward_hook(lambda mod, inp, out: biggest.append(inp[0].numel()))
     span_embs = torch.randn(m, d)
     with torch.no_grad():
         scores = model(span_embs, torch.arange(m) * 2, torch.randn(m, 1, 8), torch.ones(m, 1, dtype=torch.bool),
@@ -460,3 +479,28 @@ def test_window_never_scores_all_pairs():
     assert n_finite == 2 * sum(min(k, m - 1 - i) for i in range(m))
     band = torch.isfinite(coref).nonzero()
     assert int((band[:, 0] - band[:, 1]).abs().max()) == k
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_global_decoding_without_entity_nodes_matches_the_joint_graph(seed):
+    """decode("global") drops the entity nodes (module docstring of _global_parents); its tree must
+    score exactly as much as Edmonds on the full (1 + E + M) joint graph."""
+    gen = torch.Generator().manual_seed(seed)
+    m, c = 7, 3
+    ids = torch.randint(0, 5, (m, c), generator=gen)
+    ids[:, 1] = torch.where(ids[:, 1] == ids[:, 0], -1, ids[:, 1])
+    ids[:, 2] = torch.where((ids[:, 2] == ids[:, 0]) | (ids[:, 2] == ids[:, 1]), -1, ids[:, 2])
+    ids[seed % m] = -1  # one mention without candidates
+    mask = ids >= 0
+    coref = torch.randn(m, m, generator=gen, dtype=torch.float64).masked_fill(torch.eye(m, dtype=torch.bool), NEG)
+    scores = JointScores(
+        mention_scores=torch.zeros(m, dtype=torch.float64), coref_scores=coref,
+        link_scores=torch.randn(m, c, generator=gen, dtype=torch.float64).masked_fill(~mask, NEG),
+        nil_scores=torch.randn(m, generator=gen, dtype=torch.float64), candidate_mask=mask, candidate_entity_ids=ids,
+    )
+    full = scores.graph().scores.double().numpy()
+    n_entities = full.shape[0] - 1 - m
+    best = arborescence_score(full, max_spanning_arborescence(full, root=0))
+    decoded = decode(scores, "global")
+    parents = np.concatenate([[-1], np.zeros(n_entities, dtype=np.int64), decoded.parents])
+    assert arborescence_score(full, parents) == pytest.approx(best, abs=1e-9)

@@ -14,6 +14,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
+from .aida_plus import read_aida_plus
 from .aida_tsv import read_aida_tsv
 from .conll2003_aida import read_aida_split
 from .conll2012 import read_conll2012_dir
@@ -80,6 +81,13 @@ def create_aida_tsv_reader(
     return CachedDocReader(
         lambda nlp: read_aida_tsv(path, conll_dir=conll_dir, nlp=nlp)[split], limit, gold_preproc
     )
+
+
+@registry.readers("spacy-el.AidaPlusReader.v1")
+def create_aida_plus_reader(path: Path, limit: int = 0, gold_preproc: bool = False) -> ExampleReader:
+    """A converted AIDA split (``corpus/aida/<split>.spacy``) with clusters of same-entity mentions
+    (:mod:`spacy_el.corpora.aida_plus`)."""
+    return CachedDocReader(lambda nlp: read_aida_plus(path, nlp), limit, gold_preproc)
 
 
 @registry.readers("spacy-el.ElevantReader.v1")

@@ -30,7 +30,7 @@ Input: :class:`JointCorefBatch`, one :class:`DocInputs` of numpy arrays per docu
 wordpiece maps, the enumerated spans, how many to keep, the spans that must be kept (gold
 mentions in training), a candidate look-up callable and, in training, the gold clusters.
 Candidates are looked up *after* pruning (``DocInputs.candidates`` maps the kept ``(K, 2)`` spans
-to ``(K, C)`` KB rows and ``(K, C, nE)`` vectors), so the alias table is queried for ``0.4 T``
+to ``(K, C)`` KB rows, ``(K, C, nE)`` vectors and ``(K, C)`` priors), so the alias table is queried for ``0.4 T``
 spans rather than every enumerated one.
 
 Output: ``(loss, outputs)``: ``loss`` a ``(1,)`` float array (``0`` without gold), ``outputs``
@@ -67,7 +67,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, torch2xp, xp2torch
+from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
 import torch
 from torch import nn
@@ -77,12 +78,14 @@ from .joint_coref_scorer import MODES, GoldMentionCluster, JointCorefScorer, Joi
 from .span_representations import SpanEmbedder, enumerate_spans, prune_spans
 from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
 
-#: ``(K, 2)`` kept spans -> ``(K, C)`` int64 KB rows (``-1`` padding) and ``(K, C, nE)`` float32 vectors.
-CandidateFn = Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]
+#: ``(K, 2)`` kept spans -> ``(K, C)`` int64 KB rows (``-1`` padding), ``(K, C, nE)`` float32 vectors
+#: and ``(K, C)`` float32 alias-table priors (0 on padding).
+CandidateFn = Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
 #: One gold cluster in span indexing: (indices into ``DocInputs.spans``, KB row or None for NIL).
 GoldClusterIdx = Tuple[Tuple[int, ...], Optional[int]]
 
 PRUNE_CHUNK = 4096  # spans scored at once in the pruning pass
+PRIOR_FLOOR = 1e-6  # priors are clamped here before the log (a prior of 0 must not give -inf)
 
 
 @dataclass
@@ -166,6 +169,9 @@ def build_joint_coref_linker(
     mention_loss_weight: float = 1.0,
     encoder_batch: int = 32,
     max_antecedents: Optional[int] = 50,
+    encoder_dtype: str = "float32",
+    prior_feature: bool = False,
+    encoder_lr_scale: float = 1.0,
 ) -> Model:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
     in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
@@ -177,7 +183,12 @@ def build_joint_coref_linker(
     SpanEmbedder settings. mention_loss_weight: weight of the mention BCE on Phi_p (0 = off; also
     decides whether NIL singletons are output). encoder_batch: windows per encoder call.
     max_antecedents: antecedent window K (Lee et al. 2017/2018): only mention pairs at most K apart
-    in mention order get a coreference edge, so scoring is O(M K) (null = all pairs)."""
+    in mention order get a coreference edge, so scoring is O(M K) (null = all pairs).
+    encoder_dtype: "float32" | "bfloat16": the encoder runs under torch autocast in this dtype, in
+    training and prediction (bfloat16 is 2-3x faster on CPUs with AVX512-BF16 and on GPUs); its
+    weights and everything after it stay float32. prior_feature: add a learned multiple of the
+    log alias-table prior to Phi_l (Kolitsas et al. 2018; not in the paper's Phi_l, off by default).
+    encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder)."""
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
     _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
     _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
@@ -197,6 +208,10 @@ def build_joint_coref_linker(
            "a positive number or null", score_bound)
     _check("max_antecedents", max_antecedents is None or (_is_int(max_antecedents) and max_antecedents >= 1),
            "an int >= 1 or null", max_antecedents)
+    _check("encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
+           and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
+    _check("prior_feature", isinstance(prior_feature, bool), "true or false", prior_feature)
+    _check("encoder_dtype", encoder_dtype in ("float32", "bfloat16"), "'float32' or 'bfloat16'", encoder_dtype)
     _check("mention_loss_weight", isinstance(mention_loss_weight, (int, float)) and mention_loss_weight >= 0,
            "a number >= 0", mention_loss_weight)
     return Model(
@@ -211,7 +226,8 @@ def build_joint_coref_linker(
             "distance_width": distance_width, "entity_proj": entity_proj, "dropout": float(dropout),
             "nil_score": nil_score, "distance": distance, "score_bound": score_bound,
             "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch, "tokenizer": None,
-            "max_antecedents": max_antecedents,
+            "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype,
+            "prior_feature": prior_feature, "encoder_lr_scale": float(encoder_lr_scale),
         },
     )
 
@@ -239,12 +255,42 @@ def build_torch_layer(model: Model) -> None:
             f"({max_positions}), got {a['window']}."
         )
     module = JointCorefModule(encoder, model.get_dim("nE"), a)
+    # PyTorchWrapper_v3, with a shim that updates the encoder at its own learning rate.
+    shim = EncoderLRShim(
+        module, encoder_lr_scale=a.get("encoder_lr_scale", 1.0),
+        serialize_model=serialize_state, deserialize_model=state_deserializer("joint_coref_linker"),
+    )
     model.layers.append(
-        PyTorchWrapper_v3(
-            module, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs,
-            serialize_model=serialize_state, deserialize_model=state_deserializer("joint_coref_linker"),
+        Model(
+            "pytorch", pytorch_forward, attrs={"convert_inputs": _convert_inputs, "convert_outputs": _convert_outputs},
+            shims=[shim], dims={"nI": None, "nO": None},
         )
     )
+
+
+class EncoderLRShim(PyTorchShim):
+    """A ``PyTorchShim`` whose ``finish_update`` scales the learning rate of the ``encoder.*``
+    parameters by ``encoder_lr_scale`` (Thinc's optimizer ``lr_scale``): the usual recipe of a
+    pretrained encoder fine-tuned about ten times slower than the freshly initialised layers above
+    it (Lee et al. 2018 / Joshi et al. 2019: 1e-5 to 2e-5 for BERT, 2e-4 for the task layers)."""
+
+    def __init__(self, model: Any, *, encoder_lr_scale: float = 1.0, **kwargs: Any):
+        super().__init__(model, **kwargs)
+        self.encoder_lr_scale = float(encoder_lr_scale)
+
+    def finish_update(self, optimizer: Optimizer) -> None:
+        for name, torch_data in self._model.named_parameters():
+            if torch_data.grad is None:
+                continue
+            frozen = self.encoder_lr_scale == 0 and name.startswith("encoder.")
+            if not frozen and not self._grad_scaler.found_inf:  # as PyTorchShim: skip overflowed steps
+                scale = self.encoder_lr_scale if name.startswith("encoder.") else 1.0
+                param, _ = optimizer(
+                    (self.id, name), torch2xp(torch_data.data), torch2xp(torch_data.grad), lr_scale=scale,
+                )
+                torch_data.data = xp2torch(param, requires_grad=True, device=torch_data.device)
+            torch_data.grad.zero_()
+        self._grad_scaler.update()
 
 
 def init(model: Model, X: Optional[JointCorefBatch] = None, Y: Optional[Any] = None) -> None:
@@ -412,17 +458,28 @@ class JointCorefModule(nn.Module):
         super().__init__()
         self.encoder = encoder
         self.encoder_batch = attrs["encoder_batch"]
+        self.encoder_dtype = attrs.get("encoder_dtype", "float32")
         hidden = int(encoder.config.hidden_size)
+        # Sentence-embedding encoders such as MiniLM have small outputs (mean |x| about 0.14): a
+        # LayerNorm brings the token vectors to unit scale, so the freshly initialised FFNNs above
+        # start with usable signal instead of the base rate alone.
+        self.token_norm = nn.LayerNorm(hidden) if attrs.get("token_norm", True) else nn.Identity()
         self.span_embedder = SpanEmbedder(hidden, attrs["max_span_width"], attrs["width_emb"], attrs["ffnn"], attrs["dropout"])
         self.scorer = JointCorefScorer(
             self.span_embedder.out_width, entity_width, ffnn=attrs["ffnn"], ffnn_depth=attrs["ffnn_depth"],
             distance_width=attrs["distance_width"], entity_proj=attrs["entity_proj"], dropout=attrs["dropout"],
             refinement=attrs["refinement"], nil_score=attrs["nil_score"], distance=attrs["distance"],
             score_bound=attrs["score_bound"], max_antecedents=attrs.get("max_antecedents"),
+            prior_feature=attrs.get("prior_feature", False),
         )
 
     def _device(self) -> Any:
         return next(self.parameters()).device
+
+    def _encoder_autocast(self, device: Any) -> Any:
+        """torch autocast in ``encoder_dtype`` around the encoder (a no-op for float32)."""
+        enabled = self.encoder_dtype != "float32"
+        return torch.autocast(device_type=device.type, dtype=getattr(torch, self.encoder_dtype), enabled=enabled)
 
     def token_vectors(self, docs: Sequence[DocInputs]) -> List[Any]:
         """``(T, d)`` token vectors per document (zeros for documents with nothing to encode)."""
@@ -436,11 +493,12 @@ class JointCorefModule(nn.Module):
             mask = np.concatenate([np.pad(d.attention_mask, ((0, 0), (0, length - d.attention_mask.shape[1]))) for d in todo])
             ids_t = torch.as_tensor(ids, device=device)
             mask_t = torch.as_tensor(mask, device=device)
-            chunks = [
-                self.encoder(input_ids=ids_t[i:i + self.encoder_batch], attention_mask=mask_t[i:i + self.encoder_batch]).last_hidden_state
-                for i in range(0, ids.shape[0], self.encoder_batch)
-            ]
-            states = torch.cat(chunks, dim=0)  # (P_total, L, d)
+            with self._encoder_autocast(device):
+                chunks = [
+                    self.encoder(input_ids=ids_t[i:i + self.encoder_batch], attention_mask=mask_t[i:i + self.encoder_batch]).last_hidden_state
+                    for i in range(0, ids.shape[0], self.encoder_batch)
+                ]
+            states = torch.cat(chunks, dim=0).float()  # (P_total, L, d)
         result = []
         first = 0
         for d in docs:
@@ -455,7 +513,7 @@ class JointCorefModule(nn.Module):
                     vectors = vectors.to(pieces.dtype).index_add(0, tokens, pieces[torch.as_tensor(d.pair_wordpiece, device=device)])
                     counts = torch.bincount(tokens, minlength=d.n_tokens).clamp(min=1).to(pieces.dtype)
                     vectors = vectors / counts[:, None]
-            result.append(vectors)
+            result.append(self.token_norm(vectors))
         return result
 
     def _kept(self, vectors: Any, spans: Any, doc: DocInputs) -> Any:
@@ -482,11 +540,13 @@ class JointCorefModule(nn.Module):
             kept = self._kept(vectors, spans, d)
             kept_np = kept.cpu().numpy()
             kept_spans = spans[kept]
-            rows, cand_vectors = d.candidates(d.spans[kept_np])
+            rows, cand_vectors, priors = d.candidates(d.spans[kept_np])
             rows_t = torch.as_tensor(rows, device=device, dtype=torch.long)
             g = self.span_embedder(vectors, kept_spans)
+            log_prior = torch.log(torch.as_tensor(priors, device=device, dtype=g.dtype).clamp(min=PRIOR_FLOOR))
             scores = self.scorer(
                 g, kept_spans[:, 0], torch.as_tensor(cand_vectors, device=device, dtype=g.dtype), rows_t >= 0, rows_t,
+                log_prior,
             )
             if with_loss and d.gold is not None:
                 position = {int(i): k for k, i in enumerate(kept_np.tolist())}

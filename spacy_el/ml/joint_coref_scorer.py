@@ -267,20 +267,39 @@ class JointScores:
         Raises:
             ValueError: a mention lists the same entity twice among its valid candidates.
         """
-        ids = self.candidate_ids()
         m = self.n_mentions
-        valid = ids >= 0
-        entity_ids, inverse = torch.unique(ids[valid], sorted=True, return_inverse=True)
+        entity_ids, candidate_entities = _entity_axis(self.candidate_ids())
         n_entities = int(entity_ids.shape[0])
-        candidate_entities = torch.full_like(ids, -1)
-        candidate_entities[valid] = inverse
+        valid = candidate_entities >= 0
         rows, cols = valid.nonzero(as_tuple=True)
-        if n_entities and int(torch.unique(rows * n_entities + inverse).numel()) != int(rows.numel()):
-            raise ValueError("a mention lists the same candidate entity twice")
+        inverse = candidate_entities[valid]
         link_block = self.link_scores.new_full((n_entities, m), NEG_INF)
         link_block = link_block.index_put((inverse, rows), self.link_scores[rows, cols])
         scores = assemble_scores(self.nil_scores, link_block, self.coref_scores.t())
         return JointGraph(scores=scores, entity_ids=entity_ids, candidate_entities=candidate_entities)
+
+
+def _entity_axis(ids: Tensor) -> Tuple[Tensor, Tensor]:
+    """The entity nodes of a document: its distinct candidate KB ids, sorted.
+
+    Args:
+        ids: ``(M, C)`` long KB ids of the candidates (``-1`` padding).
+
+    Returns:
+        ``(E,)`` KB ids and ``(M, C)`` index of each candidate's entity node (``-1`` padding).
+
+    Raises:
+        ValueError: a mention lists the same entity twice among its valid candidates.
+    """
+    valid = ids >= 0
+    entity_ids, inverse = torch.unique(ids[valid], sorted=True, return_inverse=True)
+    n_entities = int(entity_ids.shape[0])
+    candidate_entities = torch.full_like(ids, -1)
+    candidate_entities[valid] = inverse
+    rows = valid.nonzero(as_tuple=True)[0]
+    if n_entities and int(torch.unique(rows * n_entities + inverse).numel()) != int(rows.numel()):
+        raise ValueError("a mention lists the same candidate entity twice")
+    return entity_ids, candidate_entities
 
 
 @dataclass
@@ -351,6 +370,10 @@ class JointCorefScorer(nn.Module):
             all other pairs are ``-inf`` (no edge) and ``FFNN_C`` never sees them, so memory is
             ``O(M K H)`` and time ``O(M K)`` instead of ``O(M^2 H)``. ``None`` (default) or
             ``K >= M - 1`` = all pairs (the unwindowed computation, bit for bit).
+        prior_feature: add ``w_p log p(e_j | s_i)`` (the alias-table prior, ``w_p`` learned, initially
+            1) to ``Phi_l``, as Kolitsas et al. (2018) do, whose candidates the paper uses for AIDA+.
+            The paper's own ``Phi_l`` has no prior (``False``); with little training, as on CPU, the
+            prior is what ranks the candidates until ``FFNN_L`` has learned to.
     """
 
     def __init__(
@@ -368,6 +391,7 @@ class JointCorefScorer(nn.Module):
         distance: str = "spans",
         score_bound: Optional[float] = 10.0,
         max_antecedents: Optional[int] = None,
+        prior_feature: bool = False,
     ):
         super().__init__()
         for name, value in (("span_width", span_width), ("entity_width", entity_width), ("ffnn", ffnn),
@@ -405,6 +429,8 @@ class JointCorefScorer(nn.Module):
         self.link_tail = _ffnn_tail(ffnn, ffnn_depth, dropout)
         # Root "entity" v_r of the learned NIL score (the authors' root embedding).
         self.root_vector = nn.Parameter(torch.randn(entity_width) / entity_width ** 0.5) if nil_score == "learned" else None
+        # (1,), not a 0-d tensor: Thinc's optimizer takes len() of every parameter
+        self.prior_weight = nn.Parameter(torch.ones(1)) if prior_feature else None
 
     # -- components --------------------------------------------------------------------------
 
@@ -450,10 +476,15 @@ class JointCorefScorer(nn.Module):
         return self.link_tail(h).squeeze(-1)
 
     def window_pair_scores(self, span_embs: Tensor, positions: Tensor, window: int) -> Tuple[Tensor, Tensor, Tensor]:
-        """Eq. (4) for the pairs ``0 < |i - j| <= window`` only (mention order), in blocks of rows.
+        """Eq. (4) for the pairs ``0 < |i - j| <= window`` only (mention order), one offset at a time.
 
-        Each block of ``B`` rows gathers its ``(B, 2 window + 1)`` partners and runs ``FFNN_C`` over
-        ``(B, 2 window + 1, 3D + dist)`` features, so no ``(M, M, .)`` tensor is built.
+        ``FFNN_C``'s first layer is linear, so ``W [g_i; g_j; g_i * g_j; phi_ij] = A_i + B_j + S_ij``
+        with ``A = g W_i^T`` and ``B = g W_j^T`` computed once per span, and
+        ``S_ij = W_prod (g_i * g_j) + W_dist phi(|d_ij|)`` symmetric in ``i, j``. For each offset
+        ``o = 1..window`` the pairs ``(i, i - o)`` are contiguous slices of ``g``: ``S`` is computed
+        once for them and serves both ``(i, i - o)`` and ``(i - o, i)``. That is a sixth of the first
+        layer's work on concatenated features, no gathers and no ``(P, 3D)`` concatenation; memory
+        is ``O(M (D + H))`` per offset, whatever the window.
 
         Args:
             span_embs: ``(M, D)`` ``g``.
@@ -467,32 +498,27 @@ class JointCorefScorer(nn.Module):
         """
         m = span_embs.shape[0]
         device = span_embs.device
-        offsets = torch.arange(-window, window + 1, device=device)  # (W,)
-        width = int(offsets.shape[0])
-        block = max(1, self._PAIR_BLOCK // width)
+        d = self.span_width
+        w = self.coref_first.weight  # (H, 3D + dist)
+        w_i, w_j, w_prod, w_dist = w[:, :d], w[:, d:2 * d], w[:, 2 * d:3 * d], w[:, 3 * d:]
+        as_child = span_embs @ w_i.t() + self.coref_first.bias  # (M, H): A + bias
+        as_antecedent = span_embs @ w_j.t()  # (M, H): B
+        distance_rows = self.distance_embedding.weight @ w_dist.t()  # (buckets, H)
         all_rows, all_cols, all_values = [], [], []
-        for start in range(0, m, block):
-            r = torch.arange(start, min(start + block, m), device=device)  # (B,)
-            cols = r[:, None] + offsets[None, :]  # (B, W)
-            valid = (cols >= 0) & (cols < m) & (offsets[None, :] != 0)
-            safe = cols.clamp(0, m - 1)
-            g_i = span_embs[r][:, None, :].expand(-1, width, -1)  # (B, W, D)
-            g_j = span_embs[safe]  # (B, W, D)
-            dist = (positions[r][:, None] - positions[safe]).abs()
-            phi = self.distance_embedding(bucket_distance(dist))  # (B, W, dist)
-            h = self.coref_first(torch.cat([g_i, g_j, g_i * g_j, phi], dim=-1))  # (B, W, H)
-            values = self.coref_tail(h).squeeze(-1)  # (B, W)
-            rr, cc = valid.nonzero(as_tuple=True)
-            all_rows.append(r[rr])
-            all_cols.append(cols[rr, cc])
-            all_values.append(values[rr, cc])
-        if not all_rows:
+        for o in range(1, min(window, m - 1) + 1):
+            later = torch.arange(o, m, device=device)  # (M - o,) i
+            earlier = later - o  # j = i - o
+            dist = (positions[o:] - positions[:-o]).abs()
+            shared = (span_embs[o:] * span_embs[:-o]) @ w_prod.t() + distance_rows[bucket_distance(dist)]  # (M - o, H)
+            forward_h = as_child[o:] + as_antecedent[:-o] + shared  # (i, j): i's antecedent j
+            backward_h = as_child[:-o] + as_antecedent[o:] + shared  # (j, i)
+            all_values.append(self.coref_tail(torch.cat([forward_h, backward_h])).squeeze(-1))  # (2 (M - o),)
+            all_rows += [later, earlier]
+            all_cols += [earlier, later]
+        if not all_values:
             empty = torch.zeros(0, dtype=torch.long, device=device)
             return empty, empty, span_embs.new_zeros(0)
         return torch.cat(all_rows), torch.cat(all_cols), torch.cat(all_values)
-
-    #: Pairs (rows x window width) per block of :meth:`window_pair_scores`.
-    _PAIR_BLOCK = 1 << 15
 
     def _windowed(self, m: int) -> bool:
         return self.max_antecedents is not None and self.max_antecedents < m - 1
@@ -531,6 +557,7 @@ class JointCorefScorer(nn.Module):
         candidate_vectors: Tensor,
         candidate_mask: Tensor,
         candidate_entity_ids: Optional[Tensor] = None,
+        candidate_log_prior: Optional[Tensor] = None,
     ) -> JointScores:
         """Score one document.
 
@@ -541,6 +568,8 @@ class JointCorefScorer(nn.Module):
             candidate_mask: ``(M, C)`` bool, valid candidates.
             candidate_entity_ids: optional ``(M, C)`` long KB ids (``-1`` padding), stored in the
                 result for :meth:`JointScores.graph`, the losses and :func:`decode`.
+            candidate_log_prior: ``(M, C)`` log alias-table priors; required with
+                ``prior_feature``, ignored without.
 
         Returns:
             :class:`JointScores` (mention ``(M,)``, coref ``(M, M)``, link ``(M, C)``, NIL ``(M,)``).
@@ -564,7 +593,12 @@ class JointCorefScorer(nn.Module):
 
         mention_scores = self.mention_ffnn(span_embs).squeeze(-1)  # eq. (1): (M,)
         vectors = candidate_vectors.masked_fill(~candidate_mask[..., None], 0.0)  # keep padding finite
-        links = self._bound(mention_scores[:, None] + self.link_logits(span_embs, vectors))  # eq. (5)
+        link_logits = self.link_logits(span_embs, vectors)
+        if self.prior_weight is not None:
+            if candidate_log_prior is None or candidate_log_prior.shape != (m, c):
+                raise ValueError(f"prior_feature needs candidate_log_prior of shape ({m}, {c})")
+            link_logits = link_logits + self.prior_weight * candidate_log_prior.masked_fill(~candidate_mask, 0.0)
+        links = self._bound(mention_scores[:, None] + link_logits)  # eq. (5)
         links = links.masked_fill(~candidate_mask, NEG_INF)
         if self.root_vector is not None:
             root = self.root_vector.to(span_embs.dtype).expand(m, 1, self.entity_width)
@@ -591,7 +625,7 @@ class JointCorefScorer(nn.Module):
     def extra_repr(self) -> str:
         return (f"span_width={self.span_width}, entity_width={self.entity_width}, refinement={self.refinement_name!r}, "
                 f"nil_score={self.nil_score!r}, distance={self.distance!r}, score_bound={self.score_bound}, "
-                f"max_antecedents={self.max_antecedents}")
+                f"max_antecedents={self.max_antecedents}, prior_feature={self.prior_weight is not None}")
 
 
 def _antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
@@ -848,6 +882,36 @@ def _clusters_from_parents(parents: np.ndarray, n_entities: int, entity_ids: np.
     return [ms for _, ms in clusters], links
 
 
+def _global_parents(scores: JointScores, candidate_entities: np.ndarray, n_entities: int) -> np.ndarray:
+    """Global decoding (maximum spanning arborescence) without the entity nodes.
+
+    An entity node's only entering edge is ``root -> e`` (score 0), so no entity is ever in a cycle
+    and every tree of the joint graph is "root -> every entity" plus a tree over root and mentions
+    in which a mention hangs from root *or* from an entity. The best tree therefore hangs each
+    mention that hangs from the root side from its best root-side parent: the maximum
+    arborescence of the ``(1 + M)`` graph whose ``root -> s_i`` edge scores
+    ``max(Phi_cl(s_i, r), max_c Phi_cl(s_i, e_c))`` is the joint graph's, with each such edge
+    then resolved to NIL or to the best candidate. Memory is ``O(M^2)``, not ``O((M + E)^2)``.
+
+    Returns:
+        ``(M,)`` parents in the joint-graph numbering (:class:`JointDecoding`).
+    """
+    m = scores.n_mentions
+    nil = scores.nil_scores.detach().double().cpu().numpy()
+    links = scores.link_scores.detach().double().cpu().numpy()
+    valid = candidate_entities >= 0
+    links = np.where(valid, links, -np.inf)
+    best_c = links.argmax(axis=1) if links.shape[1] else np.zeros(m, dtype=np.int64)
+    best_link = links[np.arange(m), best_c] if links.shape[1] else np.full(m, -np.inf)
+    use_link = best_link > nil  # ties go to the root (NIL), as the dense decoding's first maximum
+    graph = np.full((m + 1, m + 1), -np.inf)
+    graph[0, 1:] = np.maximum(nil, best_link)
+    graph[1:, 1:] = scores.coref_scores.detach().double().cpu().numpy().T  # parent-first
+    tree = max_spanning_arborescence(graph, root=0)[1:]
+    root_side = np.where(use_link, 1 + candidate_entities[np.arange(m), best_c], 0)
+    return np.where(tree == 0, root_side, tree + n_entities).astype(np.int64)
+
+
 def decode(scores: JointScores, mode: str) -> JointDecoding:
     """Decode clusters and links (module docstring, "Decoding").
 
@@ -871,24 +935,25 @@ def decode(scores: JointScores, mode: str) -> JointDecoding:
             n_entities = 0
             logits = _local_logits(scores, False, True)
             parents = logits.argmax(dim=1).cpu().numpy()  # column 0 = root, 1 + j = mention node 1 + j
+        elif mode == "global":
+            entity_ids_t, candidate_entities = _entity_axis(scores.candidate_ids())
+            entity_ids = entity_ids_t.cpu().numpy()
+            n_entities = int(entity_ids.shape[0])
+            parents = _global_parents(scores, candidate_entities.cpu().numpy(), n_entities)
         else:
-            graph = scores.graph()
-            entity_ids = graph.entity_ids.cpu().numpy()
-            n_entities = graph.n_entities
-            if mode == "global":
-                tree = max_spanning_arborescence(graph.scores.detach().double().cpu().numpy(), root=0)
-                parents = tree[1 + n_entities:]
-            else:
-                logits = _local_logits(scores, True, mode == "local")
-                best = logits.argmax(dim=1).cpu().numpy()
-                c = scores.n_candidates
-                cand = graph.candidate_entities.cpu().numpy()
-                rows = np.arange(m)
-                parents = np.zeros(m, dtype=np.int64)
-                is_link = (best >= 1) & (best <= c)
-                parents[is_link] = 1 + cand[rows[is_link], best[is_link] - 1]
-                is_mention = best > c
-                parents[is_mention] = 1 + n_entities + (best[is_mention] - 1 - c)
+            entity_ids_t, candidate_entities = _entity_axis(scores.candidate_ids())
+            entity_ids = entity_ids_t.cpu().numpy()
+            n_entities = int(entity_ids.shape[0])
+            logits = _local_logits(scores, True, mode == "local")
+            best = logits.argmax(dim=1).cpu().numpy()
+            c = scores.n_candidates
+            cand = candidate_entities.cpu().numpy()
+            rows = np.arange(m)
+            parents = np.zeros(m, dtype=np.int64)
+            is_link = (best >= 1) & (best <= c)
+            parents[is_link] = 1 + cand[rows[is_link], best[is_link] - 1]
+            is_mention = best > c
+            parents[is_mention] = 1 + n_entities + (best[is_mention] - 1 - c)
     parents = np.asarray(parents, dtype=np.int64)
     if mode == "link":
         clusters = [[i] for i in range(m)]

@@ -211,29 +211,34 @@ class JointCorefLinker(KBTorchPipe):
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
 
-    def _candidate_fn(self, doc: Doc) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]:
-        """Alias-table candidates of kept spans: (K, C) KB rows (-1 padding) and (K, C, nE) vectors."""
+    def _candidate_fn(self, doc: Doc) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Alias-table candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
+        (K, C) priors (prior x match score of the tier, as ``kb.lookup`` ranks them; 0 on padding)."""
         kb = self.kb
         width = self.model.get_dim("nE")
         top_k = self.model.attrs["top_k_candidates"]
         fuzzy = bool(self.cfg.get("fuzzy_candidates", False))
-        cache: Dict[str, List[int]] = {}
+        cache: Dict[str, List[Tuple[int, float]]] = {}
 
-        def lookup(spans: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        def lookup(spans: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
             per_span = []
             for start, end in spans.tolist():
                 text = doc[start:end].text
                 if text not in cache:
-                    cache[text] = [] if kb.is_empty() else [h.entity_row for h in kb.lookup(text, top_k=top_k, fuzzy=fuzzy)]
+                    hits = [] if kb.is_empty() else kb.lookup(text, top_k=top_k, fuzzy=fuzzy)
+                    cache[text] = [(h.entity_row, h.prior * h.score) for h in hits]
                 per_span.append(cache[text])
             c = max(1, max((len(r) for r in per_span), default=0))
             rows = np.full((len(per_span), c), -1, dtype=np.int64)
             vectors = np.zeros((len(per_span), c, width), dtype=np.float32)
-            for i, r in enumerate(per_span):
-                if r:
+            priors = np.zeros((len(per_span), c), dtype=np.float32)
+            for i, hits in enumerate(per_span):
+                if hits:
+                    r = np.asarray([row for row, _ in hits])
                     rows[i, : len(r)] = r
-                    vectors[i, : len(r)] = kb.entities.vectors[np.asarray(r)]
-            return rows, vectors
+                    vectors[i, : len(r)] = kb.entities.vectors[r]
+                    priors[i, : len(r)] = [p for _, p in hits]
+            return rows, vectors, priors
 
         return lookup
 

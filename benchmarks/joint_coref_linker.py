@@ -1,0 +1,362 @@
+"""joint_coref_linker benchmark (issue 6): Standalone / Local / Global / Global + Entity Equalization.
+
+Writes ``benchmarks/results/joint_coref_linker.json`` and the README table between
+``<!-- results:joint_coref_linker -->`` markers. Run through ``python -m spacy project run jcl-benchmark``
+after the ``train-jcl-*`` steps; models that are missing are skipped with a message.
+
+Systems and what is measured
+----------------------------
+* ``standalone``: the Standalone coreference model (mode ``coref``, eqs. (2)-(4)) gives the clusters and
+  the Standalone EL model (mode ``link``, eq. (6)) links every mention on its own, as in the paper; a
+  cluster whose mentions got different links counts as wrongly linked for ELh. Link-model mentions
+  outside every coreference cluster are added as singletons.
+* ``local``, ``global``, ``global_ee``: the joint models (``global_ee``: Global with
+  ``refinement = "entity_equalization"``).
+* Peers, on the Global model's predicted clusters (same mentions, same clusters), each mention linked
+  on its own: ``prior_only`` (most probable alias-table candidate) and ``spacy_entity_linker`` (the
+  baselines' trained spaCy ``entity_linker``, run on non-overlapping layers of the mentions).
+* Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
+
+Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept, as GUM annotates them), ``elm_f``, ``elh_f``,
+``cluster_accuracy_singleton`` / ``cluster_accuracy_multi`` (paper Table 3: the share of gold InKB
+clusters of one / several mentions predicted exactly, with their link), ``hard_case_accuracy`` (paper
+Table 4: gold mentions whose own top-k candidates lack the gold entity while another mention of their
+gold cluster has it; correct when predicted with that span and the gold link), ``words_per_s`` and the
+peak memory of one 20k-token document.
+"""
+import argparse
+import resource
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import spacy  # noqa: E402
+import torch  # noqa: E402
+from spacy.language import Language  # noqa: E402
+from spacy.tokens import Doc, Span  # noqa: E402
+from spacy.util import registry  # noqa: E402
+
+from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
+from tables import results_to_markdown, update_readme_section  # noqa: E402
+
+import spacy_el  # noqa: E402,F401  (registers the readers and factories)
+from spacy_el.corpora.clusters import get_clusters, set_clusters  # noqa: E402
+from spacy_el.scoring.cluster_el import cluster_el_scores  # noqa: E402
+from spacy_el.scoring.coref import coref_scores  # noqa: E402
+from spacy_el.scoring.el import NIL_ID, is_in_kb  # noqa: E402
+from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters  # noqa: E402
+
+NAME = "joint_coref_linker"
+JOINT = ("local", "global", "global_ee")
+REFINEMENTS = ("none", "antecedent_averaging", "entity_equalization")
+Offsets = Tuple[int, int]
+
+
+# -- data ---------------------------------------------------------------------------------------
+def read(reader: str, nlp: Language, **kwargs) -> List[Doc]:
+    return [eg.reference for eg in registry.readers.get(reader)(**kwargs)(nlp)]
+
+
+def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc]]:
+    data = Path(args.data)
+    gum_splits = data / "gum" / "splits.md"
+    found: Dict[str, List[Doc]] = {}
+    if (data / "gum").exists():
+        found["gum-test"] = read("spacy-el.GumReader.v1", nlp, path=data / "gum", split="test")
+        found["ontogum-test"] = read("spacy-el.CorefConllReader.v1", nlp, path=data / "gum/coref/ontogum/conll",
+                                     split="test", splits_path=gum_splits)
+    if (data / "litbank").exists():
+        found["litbank-test"] = read("spacy-el.CorefConllReader.v1", nlp, path=data / "litbank/coref/conll",
+                                     split="test", splits_path=data / "litbank/splits.json")
+    aida = ROOT / "corpus" / "aida" / "test.spacy"
+    if aida.exists():
+        found["aida-test"] = read("spacy-el.AidaPlusReader.v1", nlp, path=aida)
+    return found
+
+
+def model_path(args: argparse.Namespace, corpus: str, system: str) -> Optional[Path]:
+    path = Path(args.models) / corpus / system / "model-best"
+    if path.exists():
+        return path
+    print(f"  (skipped: {path} not found)")
+    return None
+
+
+# -- running ------------------------------------------------------------------------------------
+def predict(nlp: Language, gold: Sequence[Doc], batch_size: int) -> Tuple[List[Doc], float]:
+    start = time.perf_counter()
+    docs = list(nlp.pipe((g.text for g in gold), batch_size=batch_size))
+    return docs, time.perf_counter() - start
+
+
+@contextmanager
+def encoder_dtype(nlp: Language, dtype: str) -> Iterator[None]:
+    """Run the component's encoder under another autocast dtype for the duration."""
+    module = nlp.get_pipe(NAME).model.layers[0].shims[0]._model
+    before = module.encoder_dtype
+    module.encoder_dtype = dtype
+    try:
+        yield
+    finally:
+        module.encoder_dtype = before
+
+
+def relink(docs: List[Doc], link: Callable[[Doc, List[Span]], Dict[Offsets, str]]) -> List[Doc]:
+    """Copies of ``docs`` whose cluster mentions carry the links ``link`` gives each of them."""
+    result = []
+    for doc in docs:
+        copy = doc.copy()
+        clusters = get_clusters(copy)
+        mentions = [copy[s:e] for cluster in clusters for s, e in cluster]
+        links = link(copy, mentions)
+        set_clusters(copy, clusters)
+        for key in [k for k in copy.spans if k.startswith("coref_clusters_")]:
+            copy.spans[key] = [Span(copy, s.start, s.end, kb_id=links.get((s.start, s.end), NIL_ID)) for s in copy.spans[key]]
+        result.append(copy)
+    return result
+
+
+def prior_links(kb) -> Callable[[Doc, List[Span]], Dict[Offsets, str]]:
+    def link(doc: Doc, mentions: List[Span]) -> Dict[Offsets, str]:
+        out = {}
+        for span in mentions:
+            hits = kb.lookup(span.text, top_k=1)
+            out[(span.start, span.end)] = hits[0].entity_id if hits else NIL_ID
+        return out
+
+    return link
+
+
+def layers(mentions: List[Span]) -> List[List[Span]]:
+    """Greedy partition of ``mentions`` into lists of non-overlapping spans (for doc.ents)."""
+    result: List[List[Span]] = []
+    for span in sorted(mentions, key=lambda s: (s.start, -s.end)):
+        for layer in result:
+            if layer[-1].end <= span.start:
+                layer.append(span)
+                break
+        else:
+            result.append([span])
+    return result
+
+
+def spacy_el_links(el_nlp: Language) -> Callable[[Doc, List[Span]], Dict[Offsets, str]]:
+    names = [n for n in el_nlp.pipe_names if n not in ("ner", "entity_linker")]
+
+    def link(doc: Doc, mentions: List[Span]) -> Dict[Offsets, str]:
+        work = el_nlp.make_doc(doc.text)
+        for name in names:
+            work = el_nlp.get_pipe(name)(work)
+        out = {}
+        for layer in layers(mentions):
+            work.ents = [Span(work, s.start, s.end, label="ENT") for s in layer]
+            work = el_nlp.get_pipe("entity_linker")(work)
+            out.update({(e.start, e.end): e.kb_id_ or NIL_ID for e in work.ents})
+        return out
+
+    return link
+
+
+def standalone(coref_docs: List[Doc], link_docs: List[Doc]) -> List[Doc]:
+    """Coref-model clusters, each mention with the link model's own link (module docstring)."""
+    result = []
+    for coref_doc, link_doc in zip(coref_docs, link_docs):
+        links = {}
+        for key in [k for k in link_doc.spans if k.startswith("coref_clusters_")]:
+            for span in link_doc.spans[key]:
+                links[(span.start, span.end)] = span.kb_id_
+        copy = coref_doc.copy()
+        clusters = get_clusters(copy)
+        covered = {m for cluster in clusters for m in cluster}
+        clusters += [[m] for m, kb_id in links.items() if m not in covered and is_in_kb(kb_id)]
+        set_clusters(copy, clusters)
+        for key in [k for k in copy.spans if k.startswith("coref_clusters_")]:
+            copy.spans[key] = [Span(copy, s.start, s.end, kb_id=links.get((s.start, s.end), NIL_ID)) for s in copy.spans[key]]
+        result.append(copy)
+    return result
+
+
+# -- metrics ------------------------------------------------------------------------------------
+def cluster_accuracy(gold: Sequence[Doc], pred: Sequence[Doc]) -> Dict[str, Tuple[int, int]]:
+    """Paper Table 3: (correct, total) gold InKB clusters of one ("singleton") and several ("multi") mentions."""
+    counts = {"singleton": [0, 0], "multi": [0, 0]}
+    for g, p in zip(gold, pred):
+        predicted = set()
+        for cluster in doc_linked_clusters(p):
+            ids = {kb for _, kb in cluster if kb}
+            if len(ids) == 1:
+                predicted.add((frozenset(m for m, _ in cluster), ids.pop()))
+        for cluster in doc_linked_clusters(g):
+            ids = {kb for _, kb in cluster if kb}
+            if len(ids) != 1:
+                continue
+            kb_id = next(iter(ids))
+            if not is_in_kb(kb_id):
+                continue
+            group = "singleton" if len(cluster) == 1 else "multi"
+            counts[group][1] += 1
+            counts[group][0] += (frozenset(m for m, _ in cluster), kb_id) in predicted
+    return {k: (v[0], v[1]) for k, v in counts.items()}
+
+
+def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Tuple[int, int]:
+    """Paper Table 4: (correct, total) mentions whose own candidates lack the gold while a cluster mate's have it."""
+    correct = total = 0
+    for g, p in zip(gold, pred):
+        predicted = {m: kb_id for cluster in doc_linked_clusters(p) for m, kb_id in cluster}
+        for cluster in doc_linked_clusters(g):
+            ids = {kb_id for _, kb_id in cluster if kb_id}
+            if len(cluster) < 2 or len(ids) != 1 or not is_in_kb(next(iter(ids))):
+                continue
+            kb_id = next(iter(ids))
+            has = {m: kb_id in {h.entity_id for h in kb.lookup(g.char_span(*m).text, top_k=top_k)} for m, _ in cluster}
+            if not any(has.values()):
+                continue
+            for m, ok in has.items():
+                if not ok:
+                    total += 1
+                    correct += predicted.get(m) == kb_id
+    return correct, total
+
+
+def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], kb, top_k: int, with_el: bool, note: str) -> List[Row]:
+    coref = coref_scores([(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)], keep_singletons=True, on_overlap="first")
+    rows = [row(system, dataset, m, round(coref[m], 4), note) for m in ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f")]
+    if not with_el:
+        return rows
+    el = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(gold, pred)])
+    rows += [row(system, dataset, m, round(el[m], 4), note) for m in ("elm_f", "elh_f")]
+    for group, (right, n) in cluster_accuracy(gold, pred).items():
+        rows.append(row(system, dataset, f"cluster_accuracy_{group}", round(right / max(n, 1), 4), f"{note}; {n} gold clusters"))
+    right, n = hard_cases(kb, gold, pred, top_k)
+    rows.append(row(system, dataset, "hard_case_accuracy", round(right / max(n, 1), 4), f"{note}; {n} mentions"))
+    return rows
+
+
+# -- the benchmark ------------------------------------------------------------------------------
+def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
+    rows: List[Row] = []
+    loaded: Dict[str, Language] = {}
+    for system in ("coref", "link", *JOINT):
+        print(f"{dataset}: {system}")
+        path = model_path(args, corpus, system)
+        if path is not None:
+            loaded[system] = spacy.load(path)
+    if not loaded:
+        return rows
+    any_nlp = next(iter(loaded.values()))
+    kb = any_nlp.get_pipe(NAME).kb
+    top_k = any_nlp.get_pipe(NAME).model.attrs["top_k_candidates"]
+    preds: Dict[str, List[Doc]] = {}
+    for system, nlp in loaded.items():
+        preds[system], _ = predict(nlp, gold, args.batch_size)
+    note = f"trained on {corpus}; predicted mentions"
+    if "coref" in preds and "link" in preds:
+        rows += score_rows("standalone", dataset, gold, standalone(preds["coref"], preds["link"]), kb, top_k, True, note)
+    for system in JOINT:
+        if system in preds:
+            rows += score_rows(system, dataset, gold, preds[system], kb, top_k, True, note)
+    if "global" in preds:
+        peer_note = f"{note}: the Global model's clusters, each mention linked on its own"
+        rows += score_rows("prior_only", dataset, gold, relink(preds["global"], prior_links(kb)), kb, top_k, True, peer_note)
+        el_path = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
+        if el_path.exists():
+            el_nlp = spacy.load(el_path)
+            linked = relink(preds["global"], spacy_el_links(el_nlp))
+            rows += score_rows("spacy_entity_linker", dataset, gold, linked, kb, top_k, True, f"{peer_note}; trained on AIDA")
+    return rows
+
+
+def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
+    rows: List[Row] = []
+    for refinement in REFINEMENTS:
+        print(f"{dataset}: coref_{refinement}")
+        path = model_path(args, corpus, refinement)
+        if path is None:
+            continue
+        pred, _ = predict(spacy.load(path), gold, args.batch_size)
+        rows += score_rows(f"coref_{refinement}", dataset, gold, pred, None, 0, False, f"mode coref, trained on {corpus} train")
+    return rows
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def speed_rows(args: argparse.Namespace, gold: List[Doc]) -> List[Row]:
+    path = model_path(args, "gum", "global")
+    if path is None:
+        return []
+    nlp = spacy.load(path)
+    rows = []
+    predict(nlp, gold[:2], args.batch_size)  # warm-up
+    for dtype in ("float32", "bfloat16"):
+        with encoder_dtype(nlp, dtype):
+            docs, seconds = predict(nlp, gold, args.batch_size)
+        words = sum(len(d) for d in docs)
+        rows.append(row("global", "gum-test", "words_per_s", round(words / seconds),
+                        f"encoder {dtype}; batch_size {args.batch_size}; {torch.get_num_threads()} threads"))
+    # One long document: the test texts joined until 20,000 tokens.
+    text, n = [], 0
+    for g in gold:
+        if n >= args.long_tokens:
+            break
+        text.append(g.text)
+        n += len(g)
+    long_doc = nlp.make_doc("\n\n".join(text))[: args.long_tokens].as_doc()
+    before = peak_rss_mb()
+    start = time.perf_counter()
+    nlp(long_doc.text)
+    seconds = time.perf_counter() - start
+    rows.append(row("global", "gum-test", "long_doc_peak_rss_mb", round(peak_rss_mb()), f"one {len(long_doc):,}-token document; process peak RSS (before: {before:.0f} MB)"))
+    rows.append(row("global", "gum-test", "long_doc_seconds", round(seconds, 1), f"one {len(long_doc):,}-token document"))
+    return rows
+
+
+def evaluate(args: argparse.Namespace) -> List[Row]:
+    torch.set_num_threads(args.threads)
+    data = load_datasets(args, spacy.blank("en"))
+    rows: List[Row] = []
+    for corpus, dataset in (("gum", "gum-test"), ("aida", "aida-test")):
+        if dataset in data:
+            rows += joint_rows(args, corpus, dataset, data[dataset])
+    for corpus, dataset in (("ontogum", "ontogum-test"), ("litbank", "litbank-test")):
+        if dataset in data:
+            rows += refinement_rows(args, corpus, dataset, data[dataset])
+    if "gum-test" in data:
+        rows += speed_rows(args, data["gum-test"])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--models", default=str(ROOT / "training" / "jcl"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--long-tokens", type=int, default=20000)
+    parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
+    parser.add_argument("--readme", default=str(ROOT / "README.md"))
+    args = parser.parse_args()
+    rows = evaluate(args)
+    out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark", rows)
+    print(f"wrote {out}")
+    write_tables(out, Path(args.readme))
+
+
+def write_tables(results: Path, readme: Path) -> None:
+    """The README section: joint EL + coreference, the refinement comparison, speed and memory."""
+    joint = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] in ("gum-test", "aida-test") and r["metric"] not in ("words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds"))
+    refinement = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["system"].startswith("coref_"))
+    speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in ("words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds"))
+    table = joint + "\n\n" + refinement + "\n\n" + speed
+    update_readme_section(readme, NAME, table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
