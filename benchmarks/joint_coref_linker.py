@@ -12,9 +12,11 @@ Systems and what is measured
   outside every coreference cluster are added as singletons.
 * ``local``, ``global``, ``global_ee``: the joint models (``global_ee``: Global with
   ``refinement = "entity_equalization"``).
-* Peers, on the Global model's predicted clusters (same mentions, same clusters), each mention linked
-  on its own: ``prior_only`` (most probable alias-table candidate) and ``spacy_entity_linker`` (the
-  baselines' trained spaCy ``entity_linker``, run on non-overlapping layers of the mentions).
+* Peers, on the Global model's predictions (same mentions, same clusters, same NIL decisions), each
+  mention that Global links disambiguated again on its own: ``prior_only`` (most probable alias-table
+  candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``, trained on AIDA, run on
+  non-overlapping layers of the mentions). They isolate what the joint decoding adds to the choice
+  of entity; neither has a NIL model of its own to decide which GUM mentions are linkable.
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 
 Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept, as GUM annotates them), ``elm_f``, ``elh_f``,
@@ -75,6 +77,8 @@ def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc
     aida = ROOT / "corpus" / "aida" / "test.spacy"
     if aida.exists():
         found["aida-test"] = read("spacy-el.AidaPlusReader.v1", nlp, path=aida)
+    if args.limit:
+        found = {name: docs[: args.limit] for name, docs in found.items()}
     return found
 
 
@@ -106,16 +110,19 @@ def encoder_dtype(nlp: Language, dtype: str) -> Iterator[None]:
 
 
 def relink(docs: List[Doc], link: Callable[[Doc, List[Span]], Dict[Offsets, str]]) -> List[Doc]:
-    """Copies of ``docs`` whose cluster mentions carry the links ``link`` gives each of them."""
+    """Copies of ``docs`` in which every mention linked to a KB entity gets the link ``link`` gives it
+    on its own; NIL mentions stay NIL (the peers take the model's mentions, clusters and NIL decisions)."""
     result = []
     for doc in docs:
         copy = doc.copy()
-        clusters = get_clusters(copy)
-        mentions = [copy[s:e] for cluster in clusters for s, e in cluster]
-        links = link(copy, mentions)
-        set_clusters(copy, clusters)
-        for key in [k for k in copy.spans if k.startswith("coref_clusters_")]:
-            copy.spans[key] = [Span(copy, s.start, s.end, kb_id=links.get((s.start, s.end), NIL_ID)) for s in copy.spans[key]]
+        keys = [k for k in copy.spans if k.startswith("coref_clusters_")]
+        linked = [s for k in keys for s in copy.spans[k] if is_in_kb(s.kb_id_)]
+        links = link(copy, linked)
+        for key in keys:
+            copy.spans[key] = [
+                Span(copy, s.start, s.end, kb_id=links.get((s.start, s.end), NIL_ID) if is_in_kb(s.kb_id_) else s.kb_id_)
+                for s in copy.spans[key]
+            ]
         result.append(copy)
     return result
 
@@ -124,7 +131,7 @@ def prior_links(kb) -> Callable[[Doc, List[Span]], Dict[Offsets, str]]:
     def link(doc: Doc, mentions: List[Span]) -> Dict[Offsets, str]:
         out = {}
         for span in mentions:
-            hits = kb.lookup(span.text, top_k=1)
+            hits = kb.lookup(span.text, top_k=1, fuzzy=False)  # the component's own alias-table tiers
             out[(span.start, span.end)] = hits[0].entity_id if hits else NIL_ID
         return out
 
@@ -213,7 +220,8 @@ def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Tupl
             if len(cluster) < 2 or len(ids) != 1 or not is_in_kb(next(iter(ids))):
                 continue
             kb_id = next(iter(ids))
-            has = {m: kb_id in {h.entity_id for h in kb.lookup(g.char_span(*m).text, top_k=top_k)} for m, _ in cluster}
+            own = {m: {h.entity_id for h in kb.lookup(g.char_span(*m).text, top_k=top_k, fuzzy=False)} for m, _ in cluster}
+            has = {m: kb_id in ids_of_m for m, ids_of_m in own.items()}
             if not any(has.values()):
                 continue
             for m, ok in has.items():
@@ -261,7 +269,7 @@ def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[D
         if system in preds:
             rows += score_rows(system, dataset, gold, preds[system], kb, top_k, True, note)
     if "global" in preds:
-        peer_note = f"{note}: the Global model's clusters, each mention linked on its own"
+        peer_note = f"{note}: Global's mentions, clusters and NIL decisions; each linked mention re-linked on its own"
         rows += score_rows("prior_only", dataset, gold, relink(preds["global"], prior_links(kb)), kb, top_k, True, peer_note)
         el_path = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
         if el_path.exists():
@@ -327,7 +335,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     for corpus, dataset in (("ontogum", "ontogum-test"), ("litbank", "litbank-test")):
         if dataset in data:
             rows += refinement_rows(args, corpus, dataset, data[dataset])
-    if "gum-test" in data:
+    if "gum-test" in data and not args.no_speed:
         rows += speed_rows(args, data["gum-test"])
     return rows
 
@@ -339,6 +347,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--long-tokens", type=int, default=20000)
+    parser.add_argument("--limit", type=int, default=0, help="first N documents of each test set (smoke runs)")
+    parser.add_argument("--no-speed", action="store_true", help="skip the speed and long-document rows")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(ROOT / "README.md"))
     args = parser.parse_args()

@@ -417,3 +417,18 @@ def test_prior_feature_trains_with_the_thinc_optimizer_and_round_trips(tiny_enco
     other = copy_of(nlp)
     docs = plain_docs(nlp)
     assert predicted([nlp(d) for d in docs]) == predicted([other(Doc(nlp.vocab, words=[t.text for t in d])) for d in docs])
+
+
+@pytest.mark.parametrize("scale", [0.0, 0.5])
+def test_encoder_learns_at_its_own_rate(tiny_encoder, tmp_path, scale):
+    """encoder_lr_scale 0 freezes the encoder; otherwise both the encoder and the new layers move."""
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"encoder_lr_scale": scale})
+    initialize(nlp, kb_dir)
+    module = nlp.get_pipe(NAME).model.layers[0].shims[0]._model
+    encoder_before = [p.detach().clone() for p in module.encoder.parameters()]
+    scorer_before = [p.detach().clone() for p in module.scorer.parameters()]
+    nlp.update(make_examples(nlp), sgd=nlp.create_optimizer())
+    encoder_moved = any(not torch.equal(a, b) for a, b in zip(encoder_before, module.encoder.parameters()))
+    assert encoder_moved == (scale > 0)
+    assert any(not torch.equal(a, b) for a, b in zip(scorer_before, module.scorer.parameters()))
+    assert all(p.grad is None or not p.grad.abs().sum() for p in module.parameters()), "gradients are reset"

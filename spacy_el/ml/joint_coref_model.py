@@ -20,8 +20,9 @@ distance to the nearer window edge (an edge at the start or end of the document 
 infinitely far, since the wordpiece there has all the context there is); ties go to the earlier
 window. A spaCy token's vector is the mean of the wordpieces whose character offsets
 (``offset_mapping``) overlap the token's characters; a token without wordpieces (whitespace) gets
-a zero vector. Windows of all documents of a batch are encoded together, ``encoder_batch`` at a
-time.
+a zero vector; a LayerNorm then brings the token vectors to unit scale. Windows of all documents
+of a batch are encoded together, ``encoder_batch`` at a time, under torch autocast in
+``encoder_dtype``.
 
 Inputs and outputs
 ------------------
@@ -463,7 +464,7 @@ class JointCorefModule(nn.Module):
         # Sentence-embedding encoders such as MiniLM have small outputs (mean |x| about 0.14): a
         # LayerNorm brings the token vectors to unit scale, so the freshly initialised FFNNs above
         # start with usable signal instead of the base rate alone.
-        self.token_norm = nn.LayerNorm(hidden) if attrs.get("token_norm", True) else nn.Identity()
+        self.token_norm = nn.LayerNorm(hidden)
         self.span_embedder = SpanEmbedder(hidden, attrs["max_span_width"], attrs["width_emb"], attrs["ffnn"], attrs["dropout"])
         self.scorer = JointCorefScorer(
             self.span_embedder.out_width, entity_width, ffnn=attrs["ffnn"], ffnn_depth=attrs["ffnn_depth"],

@@ -483,8 +483,9 @@ class JointCorefScorer(nn.Module):
         ``S_ij = W_prod (g_i * g_j) + W_dist phi(|d_ij|)`` symmetric in ``i, j``. For each offset
         ``o = 1..window`` the pairs ``(i, i - o)`` are contiguous slices of ``g``: ``S`` is computed
         once for them and serves both ``(i, i - o)`` and ``(i - o, i)``. That is a sixth of the first
-        layer's work on concatenated features, no gathers and no ``(P, 3D)`` concatenation; memory
-        is ``O(M (D + H))`` per offset, whatever the window.
+        layer's work on concatenated features, no gathers and no ``(P, 3D)`` concatenation. Without
+        autograd the memory is ``O(M (D + H))`` per offset, whatever the window (training keeps each
+        offset's products for the backward pass: ``O(M K D)``).
 
         Args:
             span_embs: ``(M, D)`` ``g``.
