@@ -19,7 +19,8 @@ Systems and what is measured
   of entity; neither has a NIL model of its own to decide which GUM mentions are linkable.
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 
-Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept, as GUM annotates them), ``elm_f``, ``elh_f``,
+Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM and AIDA+, which annotate them; left
+out on both sides on OntoGUM and LitBank, as in CoNLL-2012 evaluation), ``elm_f``, ``elh_f``,
 ``cluster_accuracy_singleton`` / ``cluster_accuracy_multi`` (paper Table 3: the share of gold InKB
 clusters of one / several mentions predicted exactly, with their link), ``hard_case_accuracy`` (paper
 Table 4: gold mentions whose own top-k candidates lack the gold entity while another mention of their
@@ -231,8 +232,10 @@ def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Tupl
     return correct, total
 
 
-def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], kb, top_k: int, with_el: bool, note: str) -> List[Row]:
-    coref = coref_scores([(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)], keep_singletons=True, on_overlap="first")
+def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], kb, top_k: int, with_el: bool, note: str,
+               keep_singletons: bool = True) -> List[Row]:
+    pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
+    coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
     rows = [row(system, dataset, m, round(coref[m], 4), note) for m in ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f")]
     if not with_el:
         return rows
@@ -287,7 +290,8 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
         if path is None:
             continue
         pred, _ = predict(spacy.load(path), gold, args.batch_size)
-        rows += score_rows(f"coref_{refinement}", dataset, gold, pred, None, 0, False, f"mode coref, trained on {corpus} train")
+        note = f"mode coref, trained on {corpus} train; singletons left out on both sides"
+        rows += score_rows(f"coref_{refinement}", dataset, gold, pred, None, 0, False, note, keep_singletons=False)
     return rows
 
 
