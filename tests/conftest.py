@@ -80,3 +80,14 @@ def tiny_encoder(tmp_path_factory) -> str:
     BertModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Run a test with one torch thread (bit-stable float results), then restore the setting."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

@@ -21,12 +21,8 @@ F64 = torch.float64
 EPS = -1  # "antecedent" of a mention that picks the dummy
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# Exact float comparisons: one torch thread, as set by the conftest fixture.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ------------------------------------------------------------------------------------------

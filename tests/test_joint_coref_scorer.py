@@ -24,12 +24,8 @@ from spacy_el.ml.matrix_tree import GoldCluster, mtt_loss
 NEG = float("-inf")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# Exact float comparisons: one torch thread, as set by the conftest fixture.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def lse(*xs: float) -> float:

@@ -7,12 +7,8 @@ import torch
 from spacy_el.ml.span_representations import SpanEmbedder, enumerate_spans, prune_spans
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# Exact float comparisons: one torch thread, as set by the conftest fixture.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _crosses(a, b) -> bool:
