@@ -1,0 +1,54 @@
+"""Diagnostic: how large Entity Equalization's ``a_i`` is next to the span representations ``g_i``.
+
+Loads a trained ``joint_coref_linker`` (default: the OntoGUM entity-equalization model of
+``python -m spacy project run jcl``), scores the first OntoGUM dev document and prints the mean norm
+of ``g`` and of ``a = equalized_representations(soft_clusters(P), g)``. ``a_i`` is a sum over the
+soft cluster (Kantor & Globerson 2019, eq. 3), so with a diffuse antecedent distribution in a long
+document it is many times larger than ``g_i``. Prints only; writes nothing.
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import spacy
+import torch
+from spacy.util import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from spacy_el.ml.entity_equalization import equalized_representations, soft_clusters  # noqa: E402
+from spacy_el.ml.joint_coref_scorer import _antecedent_distribution  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=str(ROOT / "training/jcl/ontogum/entity_equalization/model-best"))
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    args = parser.parse_args()
+    nlp = spacy.load(args.model)
+    pipe = nlp.get_pipe("joint_coref_linker")
+    module = pipe.model.layers[0].shims[0]._model
+    module.eval()
+    gum = Path(args.data) / "gum"
+    reader = registry.readers.get("spacy-el.CorefConllReader.v1")(
+        path=gum / "coref/ontogum/conll", split="dev", splits_path=gum / "splits.md", limit=1
+    )
+    example = next(iter(reader(nlp)))
+    inputs = pipe._batch([nlp.make_doc(example.reference.text)]).docs[0]
+    with torch.no_grad():
+        vectors = module.token_vectors([inputs])[0]
+        spans = torch.as_tensor(inputs.spans)
+        kept = spans[module._kept(vectors, spans, inputs)]
+        g = module.span_embedder(vectors, kept)
+        scorer = module.scorer
+        mention = scorer.mention_ffnn(g).squeeze(-1)
+        coref = scorer._coref_edges(g, mention, scorer._distances(kept[:, 0]), kept[:, 0])
+        no_links = torch.full((len(mention), 1), float("-inf"))
+        a = equalized_representations(soft_clusters(_antecedent_distribution(coref, mention, no_links), validate=False), g)
+    print(f"mentions {len(mention)}; mean |g| {g.norm(dim=1).mean():.1f}; mean |a| {a.norm(dim=1).mean():.1f}; "
+          f"max |a| {a.norm(dim=1).max():.1f}")
+
+
+if __name__ == "__main__":
+    main()
