@@ -47,7 +47,7 @@ from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 import spacy_el  # noqa: E402,F401  (registers the readers and factories)
-from spacy_el.corpora.clusters import get_clusters, set_clusters  # noqa: E402
+from spacy_el.corpora.clusters import cluster_keys, get_clusters, set_clusters  # noqa: E402
 from spacy_el.scoring.cluster_el import cluster_el_scores  # noqa: E402
 from spacy_el.scoring.coref import coref_scores  # noqa: E402
 from spacy_el.scoring.el import NIL_ID, is_in_kb  # noqa: E402
@@ -110,20 +110,22 @@ def encoder_dtype(nlp: Language, dtype: str) -> Iterator[None]:
         module.encoder_dtype = before
 
 
+def set_mention_links(doc: Doc, kb_id_of: Callable[[Span], str]) -> None:
+    """Give every cluster mention of ``doc`` the link ``kb_id_of(span)`` (groups are reassigned:
+    ``kb_id_`` set on a span read from a group does not reach the group)."""
+    for key in cluster_keys(doc):
+        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id_of(s)) for s in doc.spans[key]]
+
+
 def relink(docs: List[Doc], link: Callable[[Doc, List[Span]], Dict[Offsets, str]]) -> List[Doc]:
     """Copies of ``docs`` in which every mention linked to a KB entity gets the link ``link`` gives it
     on its own; NIL mentions stay NIL (the peers take the model's mentions, clusters and NIL decisions)."""
     result = []
     for doc in docs:
         copy = doc.copy()
-        keys = [k for k in copy.spans if k.startswith("coref_clusters_")]
-        linked = [s for k in keys for s in copy.spans[k] if is_in_kb(s.kb_id_)]
+        linked = [s for k in cluster_keys(copy) for s in copy.spans[k] if is_in_kb(s.kb_id_)]
         links = link(copy, linked)
-        for key in keys:
-            copy.spans[key] = [
-                Span(copy, s.start, s.end, kb_id=links.get((s.start, s.end), NIL_ID) if is_in_kb(s.kb_id_) else s.kb_id_)
-                for s in copy.spans[key]
-            ]
+        set_mention_links(copy, lambda s: links.get((s.start, s.end), NIL_ID) if is_in_kb(s.kb_id_) else s.kb_id_)
         result.append(copy)
     return result
 
@@ -173,17 +175,13 @@ def standalone(coref_docs: List[Doc], link_docs: List[Doc]) -> List[Doc]:
     """Coref-model clusters, each mention with the link model's own link (module docstring)."""
     result = []
     for coref_doc, link_doc in zip(coref_docs, link_docs):
-        links = {}
-        for key in [k for k in link_doc.spans if k.startswith("coref_clusters_")]:
-            for span in link_doc.spans[key]:
-                links[(span.start, span.end)] = span.kb_id_
+        links = {(s.start, s.end): s.kb_id_ for key in cluster_keys(link_doc) for s in link_doc.spans[key]}
         copy = coref_doc.copy()
         clusters = get_clusters(copy)
         covered = {m for cluster in clusters for m in cluster}
         clusters += [[m] for m, kb_id in links.items() if m not in covered and is_in_kb(kb_id)]
         set_clusters(copy, clusters)
-        for key in [k for k in copy.spans if k.startswith("coref_clusters_")]:
-            copy.spans[key] = [Span(copy, s.start, s.end, kb_id=links.get((s.start, s.end), NIL_ID)) for s in copy.spans[key]]
+        set_mention_links(copy, lambda s: links.get((s.start, s.end), NIL_ID))
         result.append(copy)
     return result
 

@@ -23,9 +23,9 @@ from spacy.tokens import Doc, Span
 
 from .extensions import register_extensions
 from .scoring.el import NIL_ID
+from .scoring.scorers import COREF_PREFIX, cluster_groups
 
 DEFAULT_KB_URL = "https://en.wikipedia.org/wiki/{}"
-CLUSTER_PREFIX = "coref_clusters"
 #: Cluster colours (cycled): light, distinguishable tints on which black label text stays readable.
 PALETTE = (
     "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6", "#ffff99",
@@ -33,15 +33,6 @@ PALETTE = (
 )
 ENTITY_COLOUR = "#dddddd"
 CANDIDATES_SHOWN = 5
-
-
-def _cluster_groups(doc: Doc, prefix: str) -> List[List[Span]]:
-    numbered = []
-    for key in doc.spans:
-        head, _, number = key.rpartition("_")
-        if head == prefix and number.isdigit():
-            numbered.append((int(number), list(doc.spans[key])))
-    return [spans for _, spans in sorted(numbered)]
 
 
 def hover_text(span: Span) -> str:
@@ -65,7 +56,7 @@ def _label(name: str, span: Span) -> str:
     return f'<span title="{escape(hover_text(span), quote=True)}">{escape(name)}{nil}</span>'
 
 
-def doc_to_spans(doc: Doc, *, prefix: str = CLUSTER_PREFIX, kb_url_template: str = DEFAULT_KB_URL) -> Dict[str, Any]:
+def doc_to_spans(doc: Doc, *, prefix: str = COREF_PREFIX, kb_url_template: str = DEFAULT_KB_URL) -> Dict[str, Any]:
     """displaCy manual ``span`` data for ``doc`` and the colour of every label (module docstring)."""
     spans: List[Dict[str, Any]] = []
     colours: Dict[str, str] = {}
@@ -81,7 +72,7 @@ def doc_to_spans(doc: Doc, *, prefix: str = CLUSTER_PREFIX, kb_url_template: str
         spans.append(entry)
         seen.add((span.start, span.end))
 
-    for n, group in enumerate(_cluster_groups(doc, prefix), start=1):
+    for n, group in enumerate(cluster_groups(doc, prefix), start=1):
         for span in group:
             add(span, f"C{n}", PALETTE[(n - 1) % len(PALETTE)])
     for ent in doc.ents:
@@ -94,7 +85,7 @@ def render(
     docs: Union[Doc, Sequence[Doc]],
     *,
     page: bool = True,
-    prefix: str = CLUSTER_PREFIX,
+    prefix: str = COREF_PREFIX,
     kb_url_template: str = DEFAULT_KB_URL,
 ) -> str:
     """HTML of ``docs`` (a full standalone page with ``page``, else a fragment for a notebook)."""
