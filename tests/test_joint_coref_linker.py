@@ -149,6 +149,8 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({"max_span_width": 0}, {}, "max_span_width"),
         ({"top_k_candidates": 0}, {}, "top_k_candidates"),
         ({"dropout": 1.5}, {}, "dropout"),
+        ({"encoder_dtype": "float16"}, {}, "encoder_dtype"),
+        ({"encoder_lr_scale": -0.1}, {}, "encoder_lr_scale"),
         ({}, {"mode": "joint"}, "mode"),
         ({}, {"refinement": "ee"}, "refinement"),
         ({}, {"spans_prefix": ""}, "spans_prefix"),
