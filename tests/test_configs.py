@@ -1,6 +1,7 @@
-"""The joint_coref_linker training configs build their pipeline and resolve their [training] block.
+"""The joint_coref_linker and ner_stack_lstm training configs build their pipeline and resolve their [training] block.
 
-(configs/ner_constrained_linker.cfg sources a trained NER pipeline, so it cannot be built here.)"""
+(configs/ner_constrained_linker.cfg, ner_stack_lstm_el_only.cfg and baselines/entity_linker*.cfg source trained
+pipelines, so they cannot be built here.)"""
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,20 @@ def test_coref_config_is_a_coreference_resolver():
     config = load_config(CONFIGS / "joint_coref_linker_coref.cfg", interpolate=True)
     nlp = load_model_from_config(config, auto_fill=True)
     assert nlp.get_pipe("joint_coref_linker").mode == "coref"
+
+
+@pytest.mark.parametrize("path", [CONFIGS / "ner_stack_lstm.cfg", CONFIGS / "baselines" / "ner_glove.cfg"], ids=lambda p: p.name)
+def test_ner_stack_lstm_and_its_peer_configs_build_and_resolve(path):
+    # The GloVe vectors (corpus/glove50) are only needed at initialize, not to build the pipeline.
+    config = load_config(path, interpolate=True)
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    training = registry.resolve(nlp.config.interpolate()["training"], schema=ConfigSchemaTraining)
+    assert training["max_steps"] > 0 and training["annotating_components"] == (["sentencizer"] if "stack" in path.name else [])
+    tok2vec_embed = config["components"]["ner_stack_lstm"]["model"]["tok2vec"]["embed"] if "stack" in path.name else config["components"]["tok2vec"]["model"]["embed"]
+    assert tok2vec_embed["@architectures"] == "spacy.CharacterEmbed.v2" and tok2vec_embed["include_static_vectors"] is True
+
+
+def test_ner_only_override():
+    config = load_config(CONFIGS / "ner_stack_lstm.cfg", overrides={"components.ner_stack_lstm.tasks": "ner"}, interpolate=True)
+    nlp = load_model_from_config(config, auto_fill=True)
+    assert nlp.get_pipe("ner_stack_lstm").tasks == "ner"

@@ -192,3 +192,15 @@ def make_cluster_el_scorer(
 def make_ner_scorer(spans_key: Optional[str] = None) -> Scorer:
     """NER P/R/F1 (exact span and label), micro and per label."""
     return partial(ner_score, spans_key=spans_key)
+
+
+def ner_el_score(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+    """NER (`ner_*`) and end-to-end EL (`el_*`, `ed_accuracy`) of the same `doc.ents`."""
+    examples = list(examples)
+    return {**ner_score(examples), **el_score(examples)}
+
+
+@spacy.registry.scorers("spacy-el.ner_el_scorer.v1")
+def make_ner_el_scorer() -> Scorer:
+    """Joint NER + EL scores (used by `ner_stack_lstm`)."""
+    return ner_el_score

@@ -1,0 +1,424 @@
+"""``ner_stack_lstm``: joint NER and entity linking with a Stack-LSTM transition system.
+
+Seed paper: ``stack-lstm-joint-ner-el.txt`` (Martins, Marinho and Martins, 2019). Each sentence is
+parsed with SHIFT / OUT / REDUCE-<label> (``spacy_el.algorithms.transition_system``); every REDUCE
+detects and types a mention and links it to the shared KB: a NIL classifier on the stack state says
+whether it is linkable, and the candidates from the alias table (top ``top_k`` by prior) are ranked
+from ``[entity vector; prior; mention; sentence; action history]``. The model is
+``spacy-el.StackLstmNerEl.v1`` (``spacy_el.ml.stack_lstm_model``); its word features come from a
+spaCy tok2vec sublayer in the config.
+
+Output: ``doc.ents`` (replacing any there) with labels and ``kb_id_`` (``"NIL"`` when the NIL classifier
+says so or the mention has no candidate; ``""`` with ``tasks = "ner"``), and on each entity
+``span._.candidate_scores`` (the top candidates with their probabilities), ``span._.link_score``,
+``span._.nil_prob`` and ``span._.nil_reason``.
+
+``tasks`` (the paper's tables 5 and 6): ``"joint"`` trains and predicts both; ``"ner"`` trains the
+NER loss only and writes no links; ``"el"`` trains the EL and NIL losses only and, at inference,
+links the mentions already in ``doc.ents`` (from an NER upstream, e.g. a joint ``ner_stack_lstm``)
+by following their actions instead of parsing.
+
+Sentences: the parser reads ``doc.sents``; put a ``sentencizer`` (or parser/senter) before this
+component (in training too, as an ``annotating_components`` entry). A document without sentence
+boundaries is read in pieces of ``max_sentence_length`` tokens.
+"""
+import warnings
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer
+
+from ..algorithms.transition_system import TransitionSystem
+from ..extensions import register_extensions
+from ..kb import ElKnowledgeBase
+from ..ml.stack_lstm_batch import CandidateArrays, Chunk, Segment, gold_actions, pad_segments, segment_doc
+from ..ml.stack_lstm_model import TASKS, StackLstmBatch, StackLstmOutput, build_torch_layer, set_learned_entities
+from ..scoring.el import NIL_ID
+from .kb_torch_pipe import KBTorchPipe
+
+DEFAULT_NER_STACK_LSTM_MODEL = """
+[model]
+@architectures = "spacy-el.StackLstmNerEl.v1"
+hidden_width = 100
+action_width = 20
+attention_width = 100
+el_hidden_width = 256
+nil_hidden_width = 100
+entity_vectors = "kb"
+learned_width = 64
+dropout = 0.3
+use_sentence_rep = true
+use_mention_rep = true
+
+[model.tok2vec]
+@architectures = "spacy.Tok2Vec.v2"
+
+[model.tok2vec.embed]
+@architectures = "spacy.CharacterEmbed.v2"
+width = 96
+rows = 5000
+nM = 64
+nC = 8
+include_static_vectors = false
+
+[model.tok2vec.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 96
+depth = 2
+window_size = 1
+maxout_pieces = 3
+"""
+DEFAULT_MODEL = Config().from_str(DEFAULT_NER_STACK_LSTM_MODEL)["model"]
+CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
+INIT_SAMPLE = 10  # documents given to the model's initialize
+
+
+@Language.factory(
+    "ner_stack_lstm",
+    assigns=["doc.ents", "token.ent_iob", "token.ent_type", "token.ent_kb_id", "span._.candidate_scores",
+             "span._.link_score", "span._.nil_prob", "span._.nil_reason"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "tasks": "joint",
+        "top_k": 30,
+        "max_sentence_length": 150,
+        "nil_threshold": 0.5,
+        "use_nil_classifier": True,
+        "fuzzy_candidates": False,
+        "scorer": {"@scorers": "spacy-el.ner_el_scorer.v1"},
+    },
+    default_score_weights={"ner_f": 0.5, "el_micro_f": 0.5, "ner_p": None, "ner_r": None, "el_micro_p": None,
+                           "el_micro_r": None, "el_macro_f": None, "ed_accuracy": None},
+)
+def make_ner_stack_lstm(
+    nlp: Language,
+    name: str,
+    model: Model,
+    tasks: str,
+    top_k: int,
+    max_sentence_length: int,
+    nil_threshold: float,
+    use_nil_classifier: bool,
+    fuzzy_candidates: bool,
+    scorer: Optional[Callable],
+) -> "NerStackLstm":
+    """tasks: "joint", "ner" or "el" (see the module docstring). top_k: candidates per mention.
+    max_sentence_length: longer sentences are read in pieces. nil_threshold: write NIL when the NIL
+    classifier's P(NIL) is at least this. use_nil_classifier: False = the paper's "- NIL" ablation
+    (every mention with a candidate is linked). fuzzy_candidates: also fuzzy alias matches."""
+    return NerStackLstm(
+        nlp.vocab, model, name, tasks=tasks, top_k=top_k, max_sentence_length=max_sentence_length,
+        nil_threshold=nil_threshold, use_nil_classifier=use_nil_classifier, fuzzy_candidates=fuzzy_candidates, scorer=scorer,
+    )
+
+
+class NerStackLstm(KBTorchPipe):
+    """Joint NER + EL with a Stack-LSTM; see the module docstring."""
+
+    dim_names = ("nW", "nA", "nE", "nL")
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "ner_stack_lstm", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
+        register_extensions()
+        if cfg.get("tasks", "joint") not in TASKS:
+            raise ValueError(f"[spacy_el] ner_stack_lstm tasks must be one of {TASKS}, got {cfg['tasks']!r}.")
+        if int(cfg.get("top_k", 30)) < 1:
+            raise ValueError(f"[spacy_el] top_k must be >= 1, got {cfg['top_k']}.")
+        if int(cfg.get("max_sentence_length", 150)) < 1:
+            raise ValueError(f"[spacy_el] max_sentence_length must be >= 1, got {cfg['max_sentence_length']}.")
+        if not 0.0 < float(cfg.get("nil_threshold", 0.5)) <= 1.0:
+            raise ValueError(f"[spacy_el] nil_threshold must be in (0, 1], got {cfg['nil_threshold']}.")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg: Dict[str, Any] = {"labels": [], **cfg}
+        self.scorer = scorer
+        self.kb = ElKnowledgeBase(vocab)
+        self._candidate_cache: Dict[str, Tuple[np.ndarray, np.ndarray]] = {}
+
+    # -- labels and set-up -------------------------------------------------------------------------
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.cfg["labels"])
+
+    @property
+    def system(self) -> TransitionSystem:
+        return TransitionSystem(self.labels)
+
+    @property
+    def tasks(self) -> str:
+        return self.cfg["tasks"]
+
+    def add_label(self, label: str) -> int:
+        """Add an entity label before initialisation (the action inventory is fixed after it)."""
+        if self.model.has_dim("nA") and len(self.model.layers) > 1:
+            raise ValueError(f"[spacy_el] Cannot add label {label!r}: {self.name} is already initialised.")
+        if label in self.cfg["labels"]:
+            return 0
+        self.cfg["labels"] = [*self.cfg["labels"], label]
+        return 1
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None,
+        labels: Optional[Sequence[str]] = None,
+    ) -> None:
+        """Labels come from ``labels`` or the training examples' entities; the KB from ``kb_loader``
+        (needed unless ``tasks = "ner"``)."""
+        if kb_loader is not None:
+            self.set_kb(kb_loader)
+        learned = set()
+        sample: List[Doc] = []
+        for label in labels or ():
+            self.add_label(label)
+        for eg in get_examples():
+            if len(sample) < INIT_SAMPLE:
+                sample.append(eg.predicted)
+            for ent in eg.reference.ents:
+                if not labels:
+                    self.add_label(ent.label_)
+                row = self._kb_row(ent.kb_id_)
+                if row is not None:
+                    learned.add(row)
+        if not self.labels:
+            raise ValueError(f"[spacy_el] {self.name} found no entity labels: give training examples with doc.ents or `labels`.")
+        if self.tasks != "ner":
+            if self.kb.is_empty():
+                raise ValueError(
+                    f"[spacy_el] {self.name} (tasks={self.tasks!r}) links to a KB but its KB is empty. Give one in the config: "
+                    "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\", "
+                    "or set tasks = \"ner\"."
+                )
+            if self.model.attrs["entity_vectors"] != "learned" and self.kb.entities.vectors is None:
+                raise ValueError(f"[spacy_el] {self.name} needs entity vectors in the KB (or entity_vectors = \"learned\").")
+        uses_kb_vectors = self.model.attrs["entity_vectors"] != "learned" and self.kb.entities.vectors is not None
+        self.model.set_dim("nA", self.system.n_actions)
+        self.model.set_dim("nE", self.kb.entity_vector_length if uses_kb_vectors else 0)
+        learned_rows = np.asarray(sorted(learned), dtype=np.int64) if self.model.attrs["entity_vectors"] != "kb" else np.zeros(0, np.int64)
+        self.model.set_dim("nL", len(learned_rows))
+        self.model.initialize(X=StackLstmBatch(sample, [], np.zeros((0, 0), np.int64), np.zeros(0, np.int64)))
+        set_learned_entities(self.model, learned_rows)
+        self._candidate_cache.clear()
+
+    def _build_torch_layer(self) -> None:
+        build_torch_layer(self.model)
+
+    def _check_initialized(self) -> None:
+        if len(self.model.layers) < 2:
+            raise ValueError(
+                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
+                "(with a kb_loader unless tasks = \"ner\") or load a trained pipeline."
+            )
+        width = self.model.get_dim("nE")
+        if width and not self.kb.is_empty() and self.kb.entity_vector_length != width:
+            raise ValueError(
+                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
+                f"was trained with width {width}: use the KB it was trained with."
+            )
+
+    def _kb_row(self, kb_id: str) -> Optional[int]:
+        if not kb_id or kb_id == NIL_ID or self.kb.is_empty():
+            return None
+        return self.kb.entities.row_of(kb_id)
+
+    # -- candidates --------------------------------------------------------------------------------
+    def _candidates(self, texts: List[str]) -> CandidateArrays:
+        """Alias-table candidates of mention texts (top ``top_k``), with KB vectors when the model uses them."""
+        per_text = []
+        for text in texts:
+            if text not in self._candidate_cache:
+                hits = [] if self.kb.is_empty() else self.kb.lookup(text, top_k=self.cfg["top_k"], fuzzy=self.cfg["fuzzy_candidates"])
+                self._candidate_cache[text] = (
+                    np.asarray([h.entity_row for h in hits], dtype=np.int64),
+                    np.asarray([h.prior * h.score for h in hits], dtype=np.float32),
+                )
+            per_text.append(self._candidate_cache[text])
+        width = self.model.get_dim("nE")
+        C = max(1, max((len(r) for r, _ in per_text), default=0))
+        rows = np.full((len(texts), C), -1, dtype=np.int64)
+        vectors = np.zeros((len(texts), C, width), dtype=np.float32)
+        priors = np.zeros((len(texts), C), dtype=np.float32)
+        for i, (r, p) in enumerate(per_text):
+            rows[i, : len(r)] = r
+            priors[i, : len(r)] = p
+            if width and len(r):
+                vectors[i, : len(r)] = self.kb.entities.vectors[r]
+        return CandidateArrays(rows, vectors, priors)
+
+    # -- batches -----------------------------------------------------------------------------------
+    def _segments(self, docs: Sequence[Doc], protected: Optional[Sequence[Sequence[Tuple[int, int]]]] = None) -> List[Segment]:
+        max_length = int(self.cfg["max_sentence_length"])
+        segments = []
+        for d, doc in enumerate(docs):
+            spans = protected[d] if protected is not None else ()
+            segments.extend(Segment(d, start, end) for start, end in segment_doc(doc, max_length, spans))
+        return segments
+
+    def _forced_batch(self, docs: Sequence[Doc], mentions: Sequence[Sequence[Span]], kb_ids: Optional[Sequence[Sequence[str]]] = None) -> StackLstmBatch:
+        """A teacher-forced batch: training (``kb_ids`` given) or linking given mentions (``kb_ids`` None)."""
+        segments = self._segments(docs, [[(m.start, m.end) for m in doc_mentions] for doc_mentions in mentions])
+        index, lengths = pad_segments(segments, np.cumsum([0] + [len(doc) for doc in docs[:-1]]).tolist())
+        by_segment: List[List[Chunk]] = [[] for _ in segments]
+        texts, golds = [], []
+        keyed = []
+        seg_of = _segment_lookup(segments, len(docs))
+        for d, doc_mentions in enumerate(mentions):
+            for i, span in enumerate(doc_mentions):
+                if span.label_ not in self.labels:
+                    raise ValueError(
+                        f"[spacy_el] {self.name} has no label {span.label_!r} (known: {', '.join(self.labels)}). "
+                        "Initialise it with training data that has this label."
+                    )
+                s = seg_of(d, span.start)
+                seg = segments[s]
+                keyed.append((s, span.start - seg.start, span.end - seg.start, span.label_, span.text,
+                               kb_ids[d][i] if kb_ids is not None else ""))
+        keyed.sort(key=lambda item: item[:3])  # the order gold_actions numbers the chunks in
+        for s, start, end, label, text, kb_id in keyed:
+            by_segment[s].append((start, end, label))
+            texts.append(text)
+            golds.append(self._kb_row(kb_id))
+        batch = StackLstmBatch(list(docs), segments, index, lengths, gold=gold_actions(self.system, by_segment, lengths), tasks=self.tasks,
+                               use_nil=bool(self.cfg["use_nil_classifier"]))
+        if self.tasks != "ner" and texts:
+            batch.gold_candidates = self._candidates(texts)
+        if kb_ids is not None:
+            candidate_rows = batch.gold_candidates
+            batch.gold_candidate = candidate_rows.gold_positions(golds) if candidate_rows is not None else np.full(len(golds), -1, np.int64)
+            batch.linkable = np.asarray([g is not None for g in golds], dtype=np.float32)
+        return batch
+
+    def _predict_batch(self, docs: Sequence[Doc]) -> StackLstmBatch:
+        segments = self._segments(docs)
+        index, lengths = pad_segments(segments, np.cumsum([0] + [len(doc) for doc in docs[:-1]]).tolist())
+        is_space = np.concatenate([doc.to_array("IS_SPACE").astype(bool) for doc in docs]) if segments else np.zeros(0, bool)
+        space = is_space[index] & (np.arange(index.shape[1])[None, :] < lengths[:, None])
+        return StackLstmBatch(list(docs), segments, index, lengths, candidates=None if self.tasks == "ner" else self._candidates,
+                              tasks=self.tasks, use_nil=bool(self.cfg["use_nil_classifier"]), space=space)
+
+    # -- prediction --------------------------------------------------------------------------------
+    def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:
+        docs = list(docs)
+        self._check_initialized()
+        if not docs:
+            return []
+        if self.tasks == "el":
+            batch = self._forced_batch(docs, [list(doc.ents) for doc in docs])
+        else:
+            batch = self._predict_batch(docs)
+        _, output = self.model.predict(batch)
+        return self._decisions(batch, output)
+
+    def _decisions(self, batch: StackLstmBatch, output: StackLstmOutput) -> List[List[Dict[str, Any]]]:
+        decisions: List[List[Dict[str, Any]]] = [[] for _ in batch.docs]
+        system = self.system
+        linking = self.tasks != "ner"
+        threshold = float(self.cfg["nil_threshold"])
+        for r in range(len(output.segment)):
+            seg = batch.segments[int(output.segment[r])]
+            doc = batch.docs[seg.doc]
+            start, end = seg.start + int(output.start[r]), seg.start + int(output.end[r])
+            while end - start > 1 and doc[end - 1].is_space:  # entities end on a word, not on whitespace
+                end -= 1
+            decision: Dict[str, Any] = {
+                "start": start, "end": end,
+                "label": system.label_of(int(output.action[r])), "kb_id": "", "candidates": None,
+                "score": None, "nil_prob": None, "reason": None,
+            }
+            if linking:
+                self._link(decision, output, r, threshold)
+            decisions[seg.doc].append(decision)
+        return decisions
+
+    def _link(self, decision: Dict[str, Any], output: StackLstmOutput, r: int, threshold: float) -> None:
+        rows, probs = output.candidate_rows[r], output.candidate_probs[r]
+        ranked = [int(i) for i in np.argsort(-probs, kind="stable") if rows[i] >= 0]
+        ids = self.kb.entities.ids
+        decision["candidates"] = [[ids[int(rows[i])], float(probs[i])] for i in ranked[:CANDIDATES_KEPT]]
+        nil_prob = float(output.nil_prob[r])
+        decision["nil_prob"] = None if np.isnan(nil_prob) else nil_prob
+        if not ranked:
+            decision.update(kb_id=NIL_ID, reason="no_candidates")
+        elif decision["nil_prob"] is not None and nil_prob >= threshold:
+            decision.update(kb_id=NIL_ID, reason="nil_classifier")
+        else:
+            decision.update(kb_id=ids[int(rows[ranked[0]])], score=float(probs[ranked[0]]))
+
+    def set_annotations(self, docs: Iterable[Doc], decisions: List[List[Dict[str, Any]]]) -> None:
+        for doc, doc_decisions in zip(docs, decisions):
+            spans = [Span(doc, d["start"], d["end"], d["label"], kb_id=d["kb_id"]) for d in doc_decisions]
+            for span, d in zip(spans, doc_decisions):
+                span._.candidate_scores = d["candidates"]
+                span._.link_score = d["score"]
+                span._.nil_prob = d["nil_prob"]
+                span._.nil_reason = d["reason"]
+            doc.ents = spans
+
+    # -- training ----------------------------------------------------------------------------------
+    def _gold_mentions(self, eg: Example) -> Tuple[List[Span], List[str]]:
+        """The reference entities on the predicted doc's tokens, with their KB ids."""
+        x, y = eg.predicted, eg.reference
+        same_tokens = len(x) == len(y) and all(a.text == b.text and a.idx == b.idx for a, b in zip(x, y))
+        spans, kb_ids = [], []
+        misaligned = 0
+        for ent in y.ents:
+            if same_tokens:
+                aligned = [Span(x, ent.start, ent.end, ent.label_)]
+            else:
+                aligned = eg.get_aligned_spans_y2x([ent], allow_overlap=False)
+            if len(aligned) != 1:
+                misaligned += 1
+                continue
+            spans.append(aligned[0])
+            kb_ids.append(ent.kb_id_)
+        if misaligned:
+            warnings.warn(f"[spacy_el] {self.name}: {misaligned} gold entities do not align with the predicted tokens and are not trained on.")
+        return spans, kb_ids
+
+    def update(
+        self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None
+    ) -> Dict[str, float]:
+        examples, losses = self._start_update(examples, losses)
+        if not examples:
+            return losses
+        mentions, kb_ids = zip(*(self._gold_mentions(eg) for eg in examples))
+        batch = self._forced_batch([eg.predicted for eg in examples], mentions, kb_ids)
+        (loss, _), backprop = self.model.begin_update(batch)
+        d_loss = self.model.ops.asarray1f([1.0])
+        backprop(d_loss)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += float(loss[0])
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        """The model returns its loss (see ``stack_lstm_model``); its gradient w.r.t. itself is 1."""
+        return float(scores[0]), self.model.ops.asarray1f([1.0])
+
+    def _after_load(self) -> None:
+        self._candidate_cache.clear()
+
+
+def _segment_lookup(segments: Sequence[Segment], n_docs: int) -> Callable[[int, int], int]:
+    """(doc, token) -> the index of the segment holding it."""
+    starts: List[List[int]] = [[] for _ in range(n_docs)]
+    firsts: List[List[int]] = [[] for _ in range(n_docs)]
+    for i, seg in enumerate(segments):
+        starts[seg.doc].append(seg.start)
+        firsts[seg.doc].append(i)
+
+    def lookup(doc: int, token: int) -> int:
+        j = int(np.searchsorted(starts[doc], token, side="right")) - 1
+        return firsts[doc][j]
+
+    return lookup
+
+
+__all__ = ["NerStackLstm", "make_ner_stack_lstm", "DEFAULT_MODEL"]
