@@ -9,9 +9,11 @@ from spacy_el.ml.entity_equalization import (
     REFINEMENTS,
     AntecedentAveraging,
     EntityEqualization,
+    EntityEqualizationMean,
     antecedent_matrix,
     build_refinement,
     entity_representations,
+    equalized_mean_representations,
     equalized_representations,
     expected_antecedents,
     soft_clusters,
@@ -243,6 +245,27 @@ def test_paper_example_representations() -> None:
     torch.testing.assert_close(expected_antecedents(PAPER_P, g)[2], g[0])
 
 
+def test_mean_variant_on_the_paper_example_and_soft_p() -> None:
+    g = torch.randn(3, 4, dtype=F64)
+    a = equalized_mean_representations(soft_clusters(PAPER_P), g)
+    torch.testing.assert_close(a[2], g.mean(dim=0))  # John2: mean of John1, he, John2
+    torch.testing.assert_close(a[1], (g[0] + g[1]) / 2)
+    torch.testing.assert_close(a[0], g[0])
+    # Soft P: a_i = sum_j Q(i in E_j) e_j^(i) / m_j^(i), literally; a convex combination of g.
+    p = random_probs(6, seed=5)
+    g = torch.randn(6, 3, dtype=F64)
+    q = soft_clusters(p)
+    e = entity_representations(q, g)
+    size = torch.cumsum(q, dim=0)
+    literal = torch.stack([sum(q[i, j] * e[i, j] / size[i, j] for j in range(i + 1) if size[i, j] > 0) for i in range(6)])
+    torch.testing.assert_close(equalized_mean_representations(q, g), literal)
+    big = torch.full((40, 40), 0.0, dtype=F64)
+    big[:, 0] = 1.0  # every mention joins the first: the sum grows 40-fold, the mean stays at |g|
+    ones = torch.ones(40, 2, dtype=F64)
+    assert equalized_representations(soft_clusters(big), ones)[-1, 0] == 40
+    torch.testing.assert_close(equalized_mean_representations(soft_clusters(big), ones), ones)
+
+
 def test_equalized_matches_paper_formula_on_soft_p() -> None:
     p = random_probs(6, seed=5)
     g = torch.randn(6, 3, dtype=F64)
@@ -295,7 +318,7 @@ def test_modules_gradcheck() -> None:
     torch.manual_seed(0)
     g = torch.randn(4, 2, dtype=F64, requires_grad=True)
     scores = torch.randn(4, 4, dtype=F64, requires_grad=True)
-    for cls in (EntityEqualization, AntecedentAveraging):
+    for cls in (EntityEqualization, EntityEqualizationMean, AntecedentAveraging):
         module = cls(2).double()
         assert torch.autograd.gradcheck(lambda x, s: module(x, masked_softmax(s)), (g, scores))
         module(g, masked_softmax(scores)).sum().backward()
@@ -303,7 +326,8 @@ def test_modules_gradcheck() -> None:
 
 
 def test_build_refinement() -> None:
-    assert REFINEMENTS == ("none", "antecedent_averaging", "entity_equalization")
+    assert REFINEMENTS == ("none", "antecedent_averaging", "entity_equalization", "entity_equalization_mean")
+    assert isinstance(build_refinement("entity_equalization_mean", 8), EntityEqualizationMean)
     assert build_refinement("none", 8) is None
     assert isinstance(build_refinement("antecedent_averaging", 8), AntecedentAveraging)
     ee = build_refinement("entity_equalization", 8)

@@ -63,16 +63,18 @@ __all__ = [
     "REFINEMENTS",
     "AntecedentAveraging",
     "EntityEqualization",
+    "EntityEqualizationMean",
     "antecedent_matrix",
     "build_refinement",
     "entity_representations",
     "equalized_representations",
+    "equalized_mean_representations",
     "expected_antecedents",
     "soft_clusters",
 ]
 
 #: Valid values of the ``refinement`` config switch (:func:`build_refinement`).
-REFINEMENTS: Tuple[str, ...] = ("none", "antecedent_averaging", "entity_equalization")
+REFINEMENTS: Tuple[str, ...] = ("none", "antecedent_averaging", "entity_equalization", "entity_equalization_mean")
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,6 +261,28 @@ def equalized_representations(q: Tensor, span_embs: Tensor) -> Tensor:
     return same_entity @ span_embs
 
 
+def equalized_mean_representations(q: Tensor, span_embs: Tensor) -> Tensor:
+    """Entity Equalization with each entity represented by its soft *mean*, not its sum (not in the paper).
+
+    ``a_i = sum_j Q(i in E_j) e_j^(i) / m_j^(i)`` with the soft size ``m_j^(i) = sum_{k<=i} Q(k in E_j)``.
+    Since ``sum_j Q(i in E_j) = 1``, ``a_i`` is a convex combination of span representations and keeps
+    their scale, whatever the cluster sizes; with one-hot ``P`` it is the mean of ``i``'s cluster so
+    far. The sum of :func:`equalized_representations` grows with the cluster: on long documents it
+    reaches many times ``|g|`` (``benchmarks/diagnose_ee_scale.py``) and the gate then drowns ``g``.
+
+    Args:
+        q: ``[..., n, n]`` soft clusters (:func:`soft_clusters`).
+        span_embs: ``[..., n, d]`` span representations ``g``.
+
+    Returns:
+        ``[..., n, d]`` ``a``.
+    """
+    size = torch.cumsum(q, dim=-2)  # [..., n, n]: m_j^(i) at row i, column j
+    weights = q / size.clamp_min(torch.finfo(q.dtype).tiny)  # Q(i in E_j) / m_j^(i); 0 where Q is 0
+    same_entity = torch.tril(weights @ q.transpose(-1, -2))
+    return same_entity @ span_embs
+
+
 def expected_antecedents(antecedent_probs: Tensor, span_embs: Tensor) -> Tensor:
     """Eq. (1), antecedent averaging: ``a_i = sum_{y in Y(i)} P(y_i = y) g_y`` with ``g_eps = g_i``.
 
@@ -348,12 +372,21 @@ class EntityEqualization(_GatedRefinement):
         return equalized_representations(q, span_embs)
 
 
+class EntityEqualizationMean(_GatedRefinement):
+    """Entity Equalization with entity means (:func:`equalized_mean_representations`) then the gate."""
+
+    def attend(self, span_embs: Tensor, antecedent_probs: Tensor) -> Tensor:
+        q = soft_clusters(antecedent_probs, validate=False)  # validated in forward
+        return equalized_mean_representations(q, span_embs)
+
+
 def build_refinement(name: str, width: int) -> Optional[nn.Module]:
     """The refinement module for the config switch ``refinement`` (:data:`REFINEMENTS`).
 
     Args:
         name: ``"none"`` (no refinement: returns ``None``), ``"antecedent_averaging"``
-            (:class:`AntecedentAveraging`) or ``"entity_equalization"`` (:class:`EntityEqualization`).
+            (:class:`AntecedentAveraging`), ``"entity_equalization"`` (:class:`EntityEqualization`) or
+            ``"entity_equalization_mean"`` (:class:`EntityEqualizationMean`).
         width: ``d``, the span representation width.
 
     Raises:
@@ -365,4 +398,6 @@ def build_refinement(name: str, width: int) -> Optional[nn.Module]:
         return AntecedentAveraging(width)
     if name == "entity_equalization":
         return EntityEqualization(width)
+    if name == "entity_equalization_mean":
+        return EntityEqualizationMean(width)
     raise ValueError(f"unknown refinement {name!r}; expected one of {', '.join(map(repr, REFINEMENTS))}")

@@ -18,7 +18,7 @@ The PyTorch layer is built lazily from the dims ``nW`` (tok2vec width), ``nA`` (
 calls :func:`build_torch_layer` before loading weights (safetensors, never pickled).
 """
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 from spacy.tokens import Doc

@@ -23,7 +23,6 @@ component (in training too, as an ``annotating_components`` entry). A document w
 boundaries is read in pieces of ``max_sentence_length`` tokens.
 """
 import warnings
-from itertools import islice
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
