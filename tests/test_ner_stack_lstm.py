@@ -356,3 +356,14 @@ def test_ablations_and_learned_entity_embeddings_train(tmp_path, model, cfg):
         assert pipe.model.get_dim("nL") == 4  # Ada_Mercer, Lumen_(band), Mercer_(town), Velda
         other = copy_of(nlp)
         assert ents_of([other(TRAIN[0][0])]) == ents_of([doc])
+
+
+def test_a_mention_longer_than_a_segment_keeps_its_first_piece(trained):
+    nlp = copy_of(trained[0])
+    pipe = nlp.get_pipe(NAME)
+    pipe.cfg["max_sentence_length"] = 2
+    doc = nlp.make_doc("Quill Tobin Mercer waited .")
+    batch = pipe._forced_batch([doc], [[Span(doc, 0, 3, "PER")]], [["NIL"]])
+    assert [(s.start, s.end) for s in batch.segments] == [(0, 2), (2, 4), (4, 5)]
+    assert batch.gold["chunk_start"].tolist() == [0] and batch.gold["chunk_end"].tolist() == [2]
+    assert batch.linkable.tolist() == [0.0]

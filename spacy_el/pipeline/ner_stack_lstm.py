@@ -277,7 +277,9 @@ class NerStackLstm(KBTorchPipe):
                     )
                 s = seg_of(d, span.start)
                 seg = segments[s]
-                keyed.append((s, span.start - seg.start, span.end - seg.start, span.label_, span.text,
+                # Only a mention longer than max_sentence_length can outrun its segment: keep its first piece.
+                end = min(span.end, seg.end)
+                keyed.append((s, span.start - seg.start, end - seg.start, span.label_, span.text,
                                kb_ids[d][i] if kb_ids is not None else ""))
         keyed.sort(key=lambda item: item[:3])  # the order gold_actions numbers the chunks in
         for s, start, end, label, text, kb_id in keyed:
@@ -384,6 +386,8 @@ class NerStackLstm(KBTorchPipe):
     def update(
         self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None
     ) -> Dict[str, float]:
+        """One teacher-forced step on ``L_NER + L_EL + L_NIL`` (the tasks'). ``drop`` is not used: the
+        model's own ``dropout`` setting applies (as the paper's 0.3 throughout)."""
         examples, losses = self._start_update(examples, losses)
         if not examples:
             return losses
