@@ -4,7 +4,8 @@ Loads a trained ``joint_coref_linker`` (default: the OntoGUM entity-equalization
 ``python -m spacy project run jcl``), scores the first OntoGUM dev document and prints the mean norm
 of ``g`` and of ``a = equalized_representations(soft_clusters(P), g)``. ``a_i`` is a sum over the
 soft cluster (Kantor & Globerson 2019, eq. 3), so with a diffuse antecedent distribution in a long
-document it is many times larger than ``g_i``. Prints only; writes nothing.
+document it is many times larger than ``g_i``; the mean variant (``equalized_mean_representations``,
+refinement ``entity_equalization_mean``) is printed beside it. Prints only; writes nothing.
 """
 import argparse
 import sys
@@ -17,7 +18,7 @@ from spacy.util import registry
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_el.ml.entity_equalization import equalized_representations, soft_clusters  # noqa: E402
+from spacy_el.ml.entity_equalization import equalized_mean_representations, equalized_representations, soft_clusters  # noqa: E402
 from spacy_el.ml.joint_coref_scorer import _antecedent_distribution  # noqa: E402
 
 
@@ -45,9 +46,11 @@ def main() -> None:
         mention = scorer.mention_ffnn(g).squeeze(-1)
         coref = scorer._coref_edges(g, mention, scorer._distances(kept[:, 0]), kept[:, 0])
         no_links = torch.full((len(mention), 1), float("-inf"))
-        a = equalized_representations(soft_clusters(_antecedent_distribution(coref, mention, no_links), validate=False), g)
+        q = soft_clusters(_antecedent_distribution(coref, mention, no_links), validate=False)
+        a, a_mean = equalized_representations(q, g), equalized_mean_representations(q, g)
     print(f"mentions {len(mention)}; mean |g| {g.norm(dim=1).mean():.1f}; mean |a| {a.norm(dim=1).mean():.1f}; "
-          f"max |a| {a.norm(dim=1).max():.1f}")
+          f"max |a| {a.norm(dim=1).max():.1f}; mean variant: mean |a| {a_mean.norm(dim=1).mean():.1f}, "
+          f"max |a| {a_mean.norm(dim=1).max():.1f}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ Systems and what is measured
   the Standalone EL model (mode ``link``, eq. (6)) links every mention on its own, as in the paper; a
   cluster whose mentions got different links counts as wrongly linked for ELh. Link-model mentions
   outside every coreference cluster are added as singletons.
-* ``local``, ``global``, ``global_ee``: the joint models (``global_ee``: Global with
-  ``refinement = "entity_equalization"``).
+* ``local``, ``global``, ``global_ee``, ``global_ee_mean``: the joint models (``global_ee``: Global with
+  ``refinement = "entity_equalization"``, the paper's sum over the soft cluster; ``global_ee_mean``: with
+  ``"entity_equalization_mean"``, the soft cluster's mean, which keeps ``a_i`` at the scale of ``g``).
 * Peers, on the Global model's predictions (same mentions, same clusters, same NIL decisions), each
   mention that Global links disambiguated again on its own: ``prior_only`` (most probable alias-table
   candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``, trained on AIDA, run on
@@ -54,8 +55,8 @@ from spacy_el.scoring.el import NIL_ID, is_in_kb  # noqa: E402
 from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters  # noqa: E402
 
 NAME = "joint_coref_linker"
-JOINT = ("local", "global", "global_ee")
-REFINEMENTS = ("none", "antecedent_averaging", "entity_equalization")
+JOINT = ("local", "global", "global_ee", "global_ee_mean")
+REFINEMENTS = ("none", "antecedent_averaging", "entity_equalization", "entity_equalization_mean")
 Offsets = Tuple[int, int]
 
 
