@@ -367,3 +367,35 @@ def test_a_mention_longer_than_a_segment_keeps_its_first_piece(trained):
     assert [(s.start, s.end) for s in batch.segments] == [(0, 2), (2, 4), (4, 5)]
     assert batch.gold["chunk_start"].tolist() == [0] and batch.gold["chunk_end"].tolist() == [2]
     assert batch.linkable.tolist() == [0.0]
+
+
+def test_transformer_listener_word_features(tmp_path, tiny_encoder):
+    """Word features from an upstream spacy-transformers component through a listener: the
+    gradient reaches the transformer (its weights change) and prediction runs."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("transformer", config={"model": {
+        "@architectures": "spacy-transformers.TransformerModel.v3", "name": tiny_encoder,
+        "tokenizer_config": {"use_fast": True}, "get_spans": {"@span_getters": "spacy-transformers.doc_spans.v1"},
+    }})
+    listener = {"@architectures": "spacy-transformers.TransformerListener.v1", "grad_factor": 1.0,
+                "pooling": {"@layers": "reduce_mean.v1"}, "upstream": "*"}
+    kb_dir = tmp_path / "kb"
+    build_invented_kb(True, dim=DIM).to_disk(kb_dir)
+    nlp.add_pipe(NAME, config={"model": {**TINY_MODEL, "tok2vec": listener}})
+    nlp.config["initialize"]["components"][NAME] = {"kb_loader": {"@misc": "spacy-el.KBFromDisk.v1", "path": str(kb_dir)}}
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    transformer = nlp.get_pipe("transformer").model
+    before = [p.detach().clone() for p in transformer.layers[0].shims[0]._model.parameters()]
+    optimizer = nlp.create_optimizer()
+    history = []
+    for _ in range(15):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+        history.append(losses[NAME])
+    after = list(transformer.layers[0].shims[0]._model.parameters())
+    assert history[-1] < history[0]
+    assert any(not torch.equal(a, b) for a, b in zip(after, before)), "the listener passes gradients upstream"
+    doc = nlp(TRAIN[1][0])
+    assert all(e.label_ in {"PER", "ORG", "LOC"} for e in doc.ents)
