@@ -1,0 +1,120 @@
+"""ner_stack_lstm (issue 4) against its peers with the same word features, on AIDA/CoNLL dev and test.
+
+Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character embedding + GloVe 6B 50d):
+
+- ``ner_stack_lstm``: the joint model (configs/ner_stack_lstm.cfg): NER and end-to-end EL.
+- ``ner_stack_lstm_ner_only``: the same model trained on the NER loss only (paper table 5).
+- ``ner_stack_lstm_el_only``: trained on the EL + NIL losses only, linking the joint model's mentions
+  (paper table 6: "the mentions linked by the individual system correspond to the ones detected by
+  the multi-task approach NER").
+- ``prior_only``: the alias table's most probable candidate on the joint model's mentions.
+- ``spacy_ner`` and ``spacy_entity_linker``: spaCy's ``ner`` and ``entity_linker`` with the same tok2vec
+  settings (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
+
+Metrics: ``ner_f`` (CoNLL 4 types, exact span and label), ``el_micro_f`` / ``el_macro_f`` (InKB, strong
+match, GERBIL micro/macro), ``nil_accuracy`` (on the predicted mentions that match a gold mention's
+span: whether "NIL" was decided exactly when the gold entity is NIL or not in the KB), and
+``words_per_s`` of ``nlp.pipe`` on the test texts (batch size and threads in the notes).
+
+    python benchmarks/ner_stack_lstm.py
+"""
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, List
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import spacy  # noqa: E402
+import torch  # noqa: E402
+from spacy.tokens import Doc  # noqa: E402
+
+from baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior, read_docs, timed_pipe, words_per_s  # noqa: E402
+from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
+from tables import results_to_markdown, update_readme_section  # noqa: E402
+
+from spacy_el.kb import ElKnowledgeBase  # noqa: E402
+from spacy_el.kb.eval_kb import NIL_IDS  # noqa: E402
+from spacy_el.scoring import ner_scores  # noqa: E402
+
+COMMAND = "python -m spacy project run nsl-benchmark"
+TRAINING = ROOT / "training"
+
+
+def nil_accuracy(kb: ElKnowledgeBase, gold: List[Doc], pred: List[Doc]) -> float:
+    """Share of exactly detected mentions whose NIL decision is right (gold NIL = NIL or not in the KB)."""
+    right = total = 0
+    for g, p in zip(gold, pred):
+        gold_nil = {(e.start_char, e.end_char): (e.kb_id_ in NIL_IDS or e.kb_id_ not in kb) for e in g.ents}
+        for ent in p.ents:
+            key = (ent.start_char, ent.end_char)
+            if key in gold_nil:
+                total += 1
+                right += (ent.kb_id_ in NIL_IDS) == gold_nil[key]
+    return right / total if total else 0.0
+
+
+def ner_row(system: str, dataset: str, gold: List[Doc], pred: List[Doc], notes: str) -> Row:
+    scores = ner_scores([(gold_entities(g), gold_entities(p)) for g, p in zip(gold, pred)])
+    return row(system, dataset, "ner_f", round(scores["ner_f"], 4), notes)
+
+
+def evaluate(args: argparse.Namespace) -> List[Row]:
+    torch.set_num_threads(args.threads)
+    load: Callable[[str], spacy.language.Language] = lambda name: spacy.load(TRAINING / name / "model-best")  # noqa: E731
+    joint = load("ner_stack_lstm/joint")
+    ner_only = load("ner_stack_lstm/ner_only")
+    el_only = load("ner_stack_lstm/el_only")
+    peer_ner = load("baselines/ner_glove")
+    peer_el = load("baselines/entity_linker_glove")
+    kb: ElKnowledgeBase = joint.get_pipe("ner_stack_lstm").kb
+    speed = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
+    rows: List[Row] = []
+    for split in ("dev", "test"):
+        dataset = f"aida-{split}"
+        gold = read_docs(args.corpus / f"{split}.spacy", joint)
+        texts = [doc.text for doc in gold]
+        recall30 = candidate_recall(kb, gold)
+
+        joint_docs, joint_seconds = timed_pipe(joint, texts)
+        rows.append(ner_row("ner_stack_lstm", dataset, gold, joint_docs, "configs/ner_stack_lstm.cfg, joint"))
+        rows += el_rows("ner_stack_lstm", dataset, gold, joint_docs, recall30, "joint NER + EL")
+        rows.append(row("ner_stack_lstm", dataset, "nil_accuracy", round(nil_accuracy(kb, gold, joint_docs), 4), "exactly detected mentions"))
+
+        ner_only_docs, _ = timed_pipe(ner_only, texts)
+        rows.append(ner_row("ner_stack_lstm_ner_only", dataset, gold, ner_only_docs, "tasks = ner"))
+
+        el_only_docs, _ = timed_pipe(el_only, texts)
+        rows += el_rows("ner_stack_lstm_el_only", dataset, gold, el_only_docs, recall30, "tasks = el, on the joint model's mentions")
+        rows.append(row("ner_stack_lstm_el_only", dataset, "nil_accuracy", round(nil_accuracy(kb, gold, el_only_docs), 4), "exactly detected mentions"))
+
+        prior_docs = [doc.copy() for doc in joint_docs]
+        link_with_prior(kb, prior_docs)
+        rows += el_rows("prior_only", dataset, gold, prior_docs, recall30, "top prior on the joint model's mentions")
+
+        peer_ner_docs, peer_ner_seconds = timed_pipe(peer_ner, texts)
+        rows.append(ner_row("spacy_ner", dataset, gold, peer_ner_docs, "configs/baselines/ner_glove.cfg (same word features)"))
+        peer_el_docs, peer_el_seconds = timed_pipe(peer_el, texts)
+        rows += el_rows("spacy_entity_linker", dataset, gold, peer_el_docs, recall30, "spacy_ner + entity_linker, same word features")
+        if split == "test":
+            rows.append(row("ner_stack_lstm", dataset, "words_per_s", words_per_s(joint_docs, joint_seconds), speed + " (sentencizer + joint NER + EL)"))
+            rows.append(row("spacy_ner", dataset, "words_per_s", words_per_s(peer_ner_docs, peer_ner_seconds), speed))
+            rows.append(row("spacy_entity_linker", dataset, "words_per_s", words_per_s(peer_el_docs, peer_el_seconds), speed + " (ner + sentencizer + entity_linker)"))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_stack_lstm.json")
+    args = parser.parse_args()
+    rows = evaluate(args)
+    write_results(args.out, COMMAND, rows)
+    table = results_to_markdown(args.out, pivot=True, notes=False)
+    update_readme_section(ROOT / "README.md", "ner_stack_lstm", table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
