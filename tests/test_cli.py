@@ -119,3 +119,17 @@ def test_evaluate_prints_spacy_el_metrics(tmp_path):
     assert "el_micro_f" in result.output
     bad = runner.invoke(app, ["evaluate", str(tmp_path / "model"), str(tmp_path / "gold.spacy"), "-s", "nope"])
     assert bad.exit_code == 1
+
+
+def test_summary_prints_one_row_per_metrics_file(tmp_path):
+    (tmp_path / "linker.json").write_text(json.dumps({"el_micro_f": 0.5, "ner_f": 0.25, "other": 1.0}))
+    (tmp_path / "coref.json").write_text(json.dumps({"coref_avg_f": 0.125}))
+    result = runner.invoke(app, ["summary", str(tmp_path / "linker.json"), str(tmp_path / "coref.json"), "--html", "out.html"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("linker") and "0.250" in line and "0.500" in line for line in lines)
+    assert any(line.startswith("coref") and "0.125" in line for line in lines)
+    assert "out.html" in result.output and "other" not in result.output
+    (tmp_path / "list.json").write_text("[1, 2]")
+    bad = runner.invoke(app, ["summary", str(tmp_path / "list.json")])
+    assert bad.exit_code == 1 and "a metrics file" in " ".join(bad.output.split())
