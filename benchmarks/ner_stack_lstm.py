@@ -7,6 +7,9 @@ Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character em
 - ``ner_stack_lstm_el_only``: trained on the EL + NIL losses only, linking the joint model's mentions
   (paper table 6: "the mentions linked by the individual system correspond to the ones detected by
   the multi-task approach NER").
+- ``ner_stack_lstm_no_sent_rep``, ``_no_ment_rep``, ``_no_nil``: the joint model without the sentence
+  representation, the mention representation or the NIL classifier (paper tables 7 and 8; skipped when
+  not trained).
 - ``prior_only``: the alias table's most probable candidate on the joint model's mentions.
 - ``spacy_ner`` and ``spacy_entity_linker``: spaCy's ``ner`` and ``entity_linker`` with the same tok2vec
   settings (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
@@ -39,6 +42,7 @@ from spacy_el.scoring import ner_scores  # noqa: E402
 
 COMMAND = "python -m spacy project run nsl-benchmark"
 TRAINING = ROOT / "training"
+ABLATIONS = {"ner_stack_lstm_no_sent_rep": "no_sent_rep", "ner_stack_lstm_no_ment_rep": "no_ment_rep", "ner_stack_lstm_no_nil": "no_nil"}
 
 
 def nil_accuracy(kb: ElKnowledgeBase, gold: List[Doc], pred: List[Doc]) -> float:
@@ -67,6 +71,13 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     el_only = load("ner_stack_lstm/el_only")
     peer_ner = load("baselines/ner_glove")
     peer_el = load("baselines/entity_linker_glove")
+    ablations = {}
+    for system, folder in ABLATIONS.items():
+        path = TRAINING / "ner_stack_lstm" / folder / "model-best"
+        if path.exists():
+            ablations[system] = spacy.load(path)
+        else:
+            print(f"  (skipped {system}: {path} not found)")
     kb: ElKnowledgeBase = joint.get_pipe("ner_stack_lstm").kb
     speed = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
     rows: List[Row] = []
@@ -87,6 +98,11 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         el_only_docs, _ = timed_pipe(el_only, texts)
         rows += el_rows("ner_stack_lstm_el_only", dataset, gold, el_only_docs, recall30, "tasks = el, on the joint model's mentions")
         rows.append(row("ner_stack_lstm_el_only", dataset, "nil_accuracy", round(nil_accuracy(kb, gold, el_only_docs), 4), "exactly detected mentions"))
+
+        for system, nlp in ablations.items():
+            docs, _ = timed_pipe(nlp, texts)
+            rows.append(ner_row(system, dataset, gold, docs, "ablation of the joint model"))
+            rows += el_rows(system, dataset, gold, docs, recall30, "ablation of the joint model")
 
         prior_docs = [doc.copy() for doc in joint_docs]
         link_with_prior(kb, prior_docs)
