@@ -400,3 +400,12 @@ def test_transformer_listener_word_features(tmp_path, tiny_encoder):
     assert any(not torch.equal(a, b) for a, b in zip(after, before)), "the listener passes gradients upstream"
     doc = nlp(TRAIN[1][0])
     assert all(e.label_ in {"PER", "ORG", "LOC"} for e in doc.ents)
+
+
+def test_candidates_follow_a_replaced_kb(trained):
+    nlp = copy_of(trained[0])
+    pipe = nlp.get_pipe(NAME)
+    assert nlp(TRAIN[0][0]).ents[0].kb_id_ == "Ada_Mercer"  # fills the candidate cache
+    pipe.kb = ElKnowledgeBase(nlp.vocab)
+    ent = nlp(TRAIN[0][0]).ents[0]
+    assert ent.kb_id_ == "NIL" and ent._.nil_reason == "no_candidates", "no stale candidates from the old KB"

@@ -66,6 +66,7 @@ from thinc.api import Config, Model, Optimizer
 from ..corpora.clusters import CLUSTER_PREFIX, cluster_keys, get_clusters, set_clusters
 from ..extensions import register_extensions
 from ..kb import ElKnowledgeBase
+from ..kb.candidate_arrays import CandidateLookup
 from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_inputs
 from ..ml.joint_coref_scorer import MODES, decode
 from ..ml.entity_equalization import REFINEMENTS
@@ -214,31 +215,11 @@ class JointCorefLinker(KBTorchPipe):
     def _candidate_fn(self, doc: Doc) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Alias-table candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
         (K, C) priors (prior x match score of the tier, as ``kb.lookup`` ranks them; 0 on padding)."""
-        kb = self.kb
+        candidates = CandidateLookup(self.kb, self.model.attrs["top_k_candidates"], bool(self.cfg.get("fuzzy_candidates", False)))
         width = self.model.get_dim("nE")
-        top_k = self.model.attrs["top_k_candidates"]
-        fuzzy = bool(self.cfg.get("fuzzy_candidates", False))
-        cache: Dict[str, List[Tuple[int, float]]] = {}
 
         def lookup(spans: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-            per_span = []
-            for start, end in spans.tolist():
-                text = doc[start:end].text
-                if text not in cache:
-                    hits = [] if kb.is_empty() else kb.lookup(text, top_k=top_k, fuzzy=fuzzy)
-                    cache[text] = [(h.entity_row, h.prior * h.score) for h in hits]
-                per_span.append(cache[text])
-            c = max(1, max((len(r) for r in per_span), default=0))
-            rows = np.full((len(per_span), c), -1, dtype=np.int64)
-            vectors = np.zeros((len(per_span), c, width), dtype=np.float32)
-            priors = np.zeros((len(per_span), c), dtype=np.float32)
-            for i, hits in enumerate(per_span):
-                if hits:
-                    r = np.asarray([row for row, _ in hits])
-                    rows[i, : len(r)] = r
-                    vectors[i, : len(r)] = kb.entities.vectors[r]
-                    priors[i, : len(r)] = [p for _, p in hits]
-            return rows, vectors, priors
+            return candidates.arrays([doc[start:end].text for start, end in spans.tolist()], width)
 
         return lookup
 

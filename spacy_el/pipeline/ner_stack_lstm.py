@@ -35,6 +35,7 @@ from thinc.api import Config, Model, Optimizer
 from ..algorithms.transition_system import TransitionSystem
 from ..extensions import register_extensions
 from ..kb import ElKnowledgeBase
+from ..kb.candidate_arrays import CandidateLookup
 from ..ml.stack_lstm_batch import CandidateArrays, Chunk, Segment, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm_model import TASKS, StackLstmBatch, StackLstmOutput, build_torch_layer, set_learned_entities
 from ..scoring.el import NIL_ID
@@ -137,7 +138,7 @@ class NerStackLstm(KBTorchPipe):
         self.cfg: Dict[str, Any] = {"labels": [], **cfg}
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
-        self._candidate_cache: Dict[str, Tuple[np.ndarray, np.ndarray]] = {}
+        self._lookup: Optional[CandidateLookup] = None
 
     # -- labels and set-up -------------------------------------------------------------------------
     @property
@@ -204,7 +205,7 @@ class NerStackLstm(KBTorchPipe):
         self.model.set_dim("nL", len(learned_rows))
         self.model.initialize(X=StackLstmBatch(sample, [], np.zeros((0, 0), np.int64), np.zeros(0, np.int64)))
         set_learned_entities(self.model, learned_rows)
-        self._candidate_cache.clear()
+        self._lookup = None
 
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
@@ -230,26 +231,9 @@ class NerStackLstm(KBTorchPipe):
     # -- candidates --------------------------------------------------------------------------------
     def _candidates(self, texts: List[str]) -> CandidateArrays:
         """Alias-table candidates of mention texts (top ``top_k``), with KB vectors when the model uses them."""
-        per_text = []
-        for text in texts:
-            if text not in self._candidate_cache:
-                hits = [] if self.kb.is_empty() else self.kb.lookup(text, top_k=self.cfg["top_k"], fuzzy=self.cfg["fuzzy_candidates"])
-                self._candidate_cache[text] = (
-                    np.asarray([h.entity_row for h in hits], dtype=np.int64),
-                    np.asarray([h.prior * h.score for h in hits], dtype=np.float32),
-                )
-            per_text.append(self._candidate_cache[text])
-        width = self.model.get_dim("nE")
-        C = max(1, max((len(r) for r, _ in per_text), default=0))
-        rows = np.full((len(texts), C), -1, dtype=np.int64)
-        vectors = np.zeros((len(texts), C, width), dtype=np.float32)
-        priors = np.zeros((len(texts), C), dtype=np.float32)
-        for i, (r, p) in enumerate(per_text):
-            rows[i, : len(r)] = r
-            priors[i, : len(r)] = p
-            if width and len(r):
-                vectors[i, : len(r)] = self.kb.entities.vectors[r]
-        return CandidateArrays(rows, vectors, priors)
+        if self._lookup is None or self._lookup.kb is not self.kb:  # a new KB: its own cache
+            self._lookup = CandidateLookup(self.kb, self.cfg["top_k"], bool(self.cfg["fuzzy_candidates"]))
+        return CandidateArrays(*self._lookup.arrays(texts, self.model.get_dim("nE")))
 
     # -- batches -----------------------------------------------------------------------------------
     def _segments(self, docs: Sequence[Doc], protected: Optional[Sequence[Sequence[Tuple[int, int]]]] = None) -> List[Segment]:
@@ -263,7 +247,7 @@ class NerStackLstm(KBTorchPipe):
     def _forced_batch(self, docs: Sequence[Doc], mentions: Sequence[Sequence[Span]], kb_ids: Optional[Sequence[Sequence[str]]] = None) -> StackLstmBatch:
         """A teacher-forced batch: training (``kb_ids`` given) or linking given mentions (``kb_ids`` None)."""
         segments = self._segments(docs, [[(m.start, m.end) for m in doc_mentions] for doc_mentions in mentions])
-        index, lengths = pad_segments(segments, np.cumsum([0] + [len(doc) for doc in docs[:-1]]).tolist())
+        index, lengths = pad_segments(segments, _doc_offsets(docs))
         by_segment: List[List[Chunk]] = [[] for _ in segments]
         texts, golds = [], []
         keyed = []
@@ -298,7 +282,7 @@ class NerStackLstm(KBTorchPipe):
 
     def _predict_batch(self, docs: Sequence[Doc]) -> StackLstmBatch:
         segments = self._segments(docs)
-        index, lengths = pad_segments(segments, np.cumsum([0] + [len(doc) for doc in docs[:-1]]).tolist())
+        index, lengths = pad_segments(segments, _doc_offsets(docs))
         is_space = np.concatenate([doc.to_array("IS_SPACE").astype(bool) for doc in docs]) if segments else np.zeros(0, bool)
         space = is_space[index] & (np.arange(index.shape[1])[None, :] < lengths[:, None])
         return StackLstmBatch(list(docs), segments, index, lengths, candidates=None if self.tasks == "ner" else self._candidates,
@@ -406,7 +390,12 @@ class NerStackLstm(KBTorchPipe):
         return float(scores[0]), self.model.ops.asarray1f([1.0])
 
     def _after_load(self) -> None:
-        self._candidate_cache.clear()
+        self._lookup = None
+
+
+def _doc_offsets(docs: Sequence[Doc]) -> List[int]:
+    """Where each document's tokens start in the batch's concatenated token vectors."""
+    return np.cumsum([0] + [len(doc) for doc in docs[:-1]]).tolist()
 
 
 def _segment_lookup(segments: Sequence[Segment], n_docs: int) -> Callable[[int, int], int]:
