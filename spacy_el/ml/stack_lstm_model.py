@@ -17,7 +17,7 @@ The PyTorch layer is built lazily from the dims ``nW`` (tok2vec width), ``nA`` (
 (KB vector width, 0 without a KB) and ``nL`` (learned entity embeddings); the component saves them and
 calls :func:`build_torch_layer` before loading weights (safetensors, never pickled).
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
@@ -79,7 +79,6 @@ class StackLstmOutput:
     nil_prob: np.ndarray
     candidate_rows: np.ndarray
     candidate_probs: np.ndarray
-    loss_parts: dict = field(default_factory=dict)
 
     @classmethod
     def empty(cls) -> "StackLstmOutput":
@@ -249,7 +248,6 @@ class StackLstmForward(nn.Module):
             if batch.use_nil:
                 nil = net.nil_logits(reductions.stack_state)
         loss = tokvecs.new_zeros(1)
-        parts = {}
         if batch.with_loss and gold is not None:
             ner, el, nil_loss = losses(
                 net, logits, gold.actions, scores, torch.as_tensor(batch.gold_candidate, device=device),
@@ -258,8 +256,7 @@ class StackLstmForward(nn.Module):
             wanted = {"joint": (ner, el, nil_loss), "ner": (ner,), "el": (el, nil_loss)}[batch.tasks]
             # "+ 0 x tokvecs": a batch without any gold chunk still has a graph to backpropagate.
             loss = (sum(wanted) / len(batch.segments) + 0.0 * tokvecs.sum()).reshape(1)
-            parts = {"ner": float(ner.detach()), "el": float(el.detach()), "nil": float(nil_loss.detach())}
-        output = _outputs(segments, starts, ends, reductions.action.cpu().numpy(), scores, nil, candidates, parts)
+        output = _outputs(segments, starts, ends, reductions.action.cpu().numpy(), scores, nil, candidates)
         return loss, output
 
 
@@ -269,7 +266,7 @@ def _segment_text(batch: StackLstmBatch, segment: int, start: int, end: int) -> 
 
 
 def _outputs(segments: np.ndarray, starts: np.ndarray, ends: np.ndarray, actions: np.ndarray, scores: Optional[torch.Tensor],
-             nil: Optional[torch.Tensor], candidates: Optional[CandidateArrays], parts: dict) -> StackLstmOutput:
+             nil: Optional[torch.Tensor], candidates: Optional[CandidateArrays]) -> StackLstmOutput:
     R = len(segments)
     if scores is None or candidates is None:
         rows, probs = np.full((R, 1), -1, dtype=np.int64), np.zeros((R, 1), dtype=np.float32)
@@ -283,7 +280,7 @@ def _outputs(segments: np.ndarray, starts: np.ndarray, ends: np.ndarray, actions
         nil_prob = np.full(R, np.nan, dtype=np.float32)
     else:
         nil_prob = (1.0 - torch.sigmoid(nil.detach().float())).cpu().numpy()
-    return StackLstmOutput(segments, starts, ends, actions, nil_prob, rows, probs, parts)
+    return StackLstmOutput(segments, starts, ends, actions, nil_prob, rows, probs)
 
 
 __all__ = ["build_stack_lstm_ner_el", "build_torch_layer", "set_learned_entities", "StackLstmBatch", "StackLstmOutput", "TASKS"]
