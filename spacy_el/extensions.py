@@ -34,6 +34,8 @@ DOC_ID_KEY = "doc_id"
 # pairs with end exclusive (``span.start``/``span.end``). spaCy copies mutable defaults per object.
 DOC_EXTENSIONS: Dict[str, Any] = {
     "coref_clusters": [],
+    # entity_retriever: per passage [start_char, end_char, [kb_id, ...], [score, ...]], best first
+    "entqa_passages": [],
 }
 SPAN_EXTENSIONS: Dict[str, Any] = {
     "qid": None,  # Wikidata QID ("Q42") or None

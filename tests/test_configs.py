@@ -48,3 +48,17 @@ def test_ner_only_override():
     config = load_config(CONFIGS / "ner_stack_lstm.cfg", overrides={"components.ner_stack_lstm.tasks": "ner"}, interpolate=True)
     nlp = load_model_from_config(config, auto_fill=True)
     assert nlp.get_pipe("ner_stack_lstm").tasks == "ner"
+
+
+def test_entqa_configs_build_and_resolve():
+    """The retriever config as it is; the reader config with its sourced retriever replaced by the
+    retriever config's own block (the trained retriever does not exist here)."""
+    retriever_config = load_config(CONFIGS / "entity_retriever.cfg", interpolate=True)
+    nlp = load_model_from_config(retriever_config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["entity_retriever"]
+    reader_config = load_config(CONFIGS / "entqa_reader.cfg", interpolate=True)
+    reader_config["components"]["entity_retriever"] = retriever_config["components"]["entity_retriever"]
+    nlp = load_model_from_config(reader_config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["entity_retriever", "entqa_reader"]
+    training = registry.resolve(nlp.config.interpolate()["training"], schema=ConfigSchemaTraining)
+    assert training["frozen_components"] == training["annotating_components"] == ["entity_retriever"]

@@ -1,0 +1,269 @@
+"""EntQA (issue 5): entity_retriever + entqa_reader against their peers, with the evaluation KB.
+
+Datasets: AIDA dev and test (corpus/aida), MSNBC and ACE2004 (ELEVANT files, gold QIDs mapped to titles;
+out of domain). All systems use the same KB (kb/eval, saved in every trained pipeline).
+
+Systems and metrics:
+
+- ``entity_retriever`` (training/entqa/retriever): ``recall_at_K`` (K = 10, 30, 100): the paper's
+  passage-level recall, the share of (passage, gold in-KB entity with a mention inside the passage)
+  pairs whose entity is in the passage's top K; ``mention_recall_at_K``: the share of gold in-KB
+  mentions whose entity is in the top K of a passage containing the mention.
+- ``bm25``: Okapi BM25 over the same entity texts (title ⊕ description) with the same passage ⊕ topic
+  text as the query (AIDA only): ``recall_at_K`` as above.
+- ``alias_table``: the KB's alias lookup *given the gold mention text* (a favourable setting for it):
+  ``mention_recall_at_K``.
+- ``entqa_reader`` (training/entqa/reader: the retriever + reader pipeline, K = 20, γ from its config):
+  end-to-end EL, InKB strong match, GERBIL micro/macro (``el_micro_f`` ...); ``docs_per_s`` of
+  ``nlp.pipe``; on AIDA dev, ``gamma_sweep`` rows (``el_micro_p/r/f@γ``, paper Appendix A); on the
+  first ``--speed-docs`` AIDA test documents, the speed/quality trade-off for K = 20, 50, 100
+  (``el_micro_f@K``, ``docs_per_s@K``, paper section 3.2).
+- peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and
+  ``spacy_entity_linker`` (spaCy ``ner`` + ``entity_linker``), configs/baselines.
+
+    python benchmarks/entqa.py
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import spacy  # noqa: E402
+import torch  # noqa: E402
+from spacy.language import Language  # noqa: E402
+from spacy.tokens import Doc  # noqa: E402
+from spacy.training import Example  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from baselines import gold_links, link_with_prior, predicted_links, read_docs  # noqa: E402
+from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
+from tables import format_value, results_to_markdown, update_readme_section  # noqa: E402
+
+from spacy_el.algorithms.bm25 import BM25  # noqa: E402
+from spacy_el.algorithms.entqa_decode import best_non_overlapping, merge_predictions  # noqa: E402
+from spacy_el.algorithms.passages import char_span_to_token_span, topic_text  # noqa: E402
+from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map  # noqa: E402
+from spacy_el.kb import ElKnowledgeBase  # noqa: E402
+from spacy_el.kb.encoder import entity_text  # noqa: E402
+from spacy_el.kb.eval_kb import NIL_IDS, alias_table_recall  # noqa: E402
+from spacy_el.pipeline.entity_retriever import gold_mentions, retrieval_recall  # noqa: E402
+from spacy_el.scoring import el_scores  # noqa: E402
+
+COMMAND = "python -m spacy project run entqa-benchmark"
+KS = (10, 30, 100)
+GAMMAS = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
+READER_KS = (20, 50, 100)
+Raw = List[Tuple[int, int, str, float]]
+
+
+def load_datasets(args: argparse.Namespace, nlp: Language, kb: ElKnowledgeBase) -> Dict[str, List[Doc]]:
+    data = {f"aida-{split}": read_docs(args.corpus / f"{split}.spacy", nlp) for split in ("dev", "test")}
+    qids = qid_title_map(args.data)
+    for name, file in (("msnbc", "msnbc.benchmark.jsonl"), ("ace2004", "ace.benchmark.jsonl")):
+        data[name], _ = elevant_title_docs(args.data / "elevant" / file, nlp, qids, kb=kb)
+    if args.limit:
+        data = {name: docs[: args.limit] for name, docs in data.items()}
+    return data
+
+
+def in_kb_gold(doc: Doc, kb: ElKnowledgeBase) -> List[Tuple[int, int, str]]:
+    return [(s, e, k) for s, e, k in gold_mentions(doc) if k in kb]
+
+
+def mention_recall(gold: Sequence[Doc], pred: Sequence[Doc], kb: ElKnowledgeBase) -> Dict[str, float]:
+    """Share of gold in-KB mentions whose entity is in the top K of a passage containing the mention."""
+    hits = {k: 0 for k in KS}
+    total = 0
+    for g, p in zip(gold, pred):
+        passages = p._.entqa_passages
+        for start, end, kb_id in in_kb_gold(g, kb):
+            total += 1
+            covering = [ids for s, e, ids, _ in passages if s <= start and end <= e]
+            for k in KS:
+                hits[k] += any(kb_id in ids[:k] for ids in covering)
+    return {f"mention_recall_at_{k}": hits[k] / max(total, 1) for k in KS}
+
+
+def bm25_recall(index: BM25, kb: ElKnowledgeBase, gold: Sequence[Doc], pred: Sequence[Doc], topic: str) -> Dict[str, float]:
+    """The retriever's passage-level recall with BM25 rankings over the same passages (text ⊕ topic)."""
+    hits = {k: 0 for k in KS}
+    total = 0
+    ids = kb.entities.ids
+    for g, p in tqdm(list(zip(gold, pred)), desc="bm25", leave=False):
+        mentions = in_kb_gold(g, kb)
+        query_topic = topic_text(g.text, topic)
+        for start, end, _, _ in p._.entqa_passages:
+            passage_gold = {k for s, e, k in mentions if start <= s and e <= end}
+            if not passage_gold:
+                continue
+            total += len(passage_gold)
+            ranked = [ids[r] for r, _ in index.search(f"{g.text[start:end]} {query_topic}", max(KS))]
+            for k in KS:
+                hits[k] += len(passage_gold & set(ranked[:k]))
+    return {f"recall_at_{k}": hits[k] / max(total, 1) for k in KS}
+
+
+def el_rows(system: str, dataset: str, gold: Sequence[Doc], pred: Sequence[Doc], notes: str, suffix: str = "") -> List[Row]:
+    scores = el_scores([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)])
+    metrics = ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r") if not suffix else ("el_micro_f",)
+    return [row(system, dataset, m + suffix, round(scores[m], 4), notes) for m in metrics]
+
+
+def links_at(doc: Doc, raw: Raw, gamma: float) -> List[Tuple[int, int, str]]:
+    """Char-span links the reader writes to doc.ents for raw predictions at threshold γ."""
+    by_tokens = []
+    for s, e, kb_id, score in raw:
+        if score > gamma:
+            tokens = char_span_to_token_span(doc, s, e)
+            if tokens is not None:
+                by_tokens.append((tokens[0], tokens[1], kb_id, score))
+    best = best_non_overlapping(merge_predictions(by_tokens))
+    return [(doc[s:e].start_char, doc[s:e].end_char, k) for s, e, k, _ in best]
+
+
+def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], dataset: str) -> Tuple[List[Row], float, Dict[str, float]]:
+    """P/R/F1 on ``gold`` for each γ in GAMMAS, from one reader pass (the links are exactly those the
+    pipeline writes at that γ). RETURNS: the rows, the γ with the best micro F1 and its scores."""
+    reader = nlp.get_pipe("entqa_reader")
+    raws = [reader.raw_predictions(doc, threshold=min(GAMMAS) / 2) for doc in tqdm(retrieved, desc="gamma sweep", leave=False)]
+    rows = []
+    best = (-1.0, GAMMAS[0], {})
+    for gamma in GAMMAS:
+        pairs = [(gold_links(g), [link for link in links_at(d, raw, gamma) if link[2] not in NIL_IDS])
+                 for g, d, raw in zip(gold, retrieved, raws)]
+        scores = el_scores(pairs)
+        if scores["el_micro_f"] > best[0]:
+            best = (scores["el_micro_f"], gamma, scores)
+        for metric in ("el_micro_p", "el_micro_r", "el_micro_f"):
+            rows.append(row("entqa_reader", dataset, f"{metric}@gamma={gamma}", round(scores[metric], 4), f"gamma sweep, K = {reader.cfg['top_k']}"))
+    return rows, best[1], best[2]
+
+
+def timed(nlp: Language, texts: Sequence[str], batch_size: int = 8) -> Tuple[List[Doc], float]:
+    start = time.perf_counter()
+    docs = list(tqdm(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="pipe", leave=False))
+    return docs, time.perf_counter() - start
+
+
+def evaluate(args: argparse.Namespace) -> List[Row]:
+    torch.set_num_threads(args.threads)
+    nlp = spacy.load(args.pipeline)
+    retriever = nlp.get_pipe("entity_retriever")
+    reader = nlp.get_pipe("entqa_reader")
+    kb: ElKnowledgeBase = retriever.kb
+    ner_nlp = spacy.load(args.ner_model)
+    el_nlp = spacy.load(args.el_model)
+    datasets = load_datasets(args, nlp, kb)
+    speed = f"nlp.pipe, {args.threads} thread(s), CPU, bfloat16 encoders"
+    bm25 = None
+    rows: List[Row] = []
+    for dataset, gold in datasets.items():
+        print(f"{dataset}: {len(gold)} documents")
+        texts = [d.text for d in gold]
+        with nlp.select_pipes(enable=["entity_retriever"]):
+            retrieved, retriever_seconds = timed(nlp, texts)
+        recall = retrieval_recall([Example(p, g) for p, g in zip(retrieved, gold)], KS, in_kb=kb.__contains__)
+        for k in KS:
+            rows.append(row("entity_retriever", dataset, f"recall_at_{k}", round(recall[f"retriever_recall_at_{k}"], 4), "passage level"))
+        for metric, value in mention_recall(gold, retrieved, kb).items():
+            rows.append(row("entity_retriever", dataset, metric, round(value, 4), "gold in-KB mentions"))
+        mentions = [(g.text[s:e], k) for g in gold for s, e, k in in_kb_gold(g, kb)]
+        for k, value in alias_table_recall(kb, mentions, KS).items():
+            rows.append(row("alias_table", dataset, k.replace("cand_recall", "mention_recall"), round(value, 4), "given the gold mention text"))
+        if dataset.startswith("aida"):
+            if bm25 is None:
+                store = kb.entities
+                bm25 = BM25([entity_text(store.names[i], store.descriptions[i]) for i in tqdm(range(kb.n_entities), desc="bm25 index", leave=False)])
+            for metric, value in bm25_recall(bm25, kb, gold, retrieved, retriever.model.attrs["topic"]).items():
+                rows.append(row("bm25", dataset, metric, round(value, 4), "title + description, passage + topic query"))
+        if dataset == "aida-dev":  # γ is chosen here, on dev, and used for every dataset
+            sweep, reader.cfg["threshold"], scores = gamma_sweep(nlp, gold, retrieved, dataset)
+            rows += sweep
+            note = reader_note(reader)
+            rows += [row("entqa_reader", dataset, m, round(scores[m], 4), note) for m in ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r")]
+        else:
+            docs, seconds = timed(nlp, texts)
+            rows += el_rows("entqa_reader", dataset, gold, docs, reader_note(reader))
+            rows.append(row("entqa_reader", dataset, "docs_per_s", round(len(texts) / seconds, 2), f"{speed}; retriever + reader, {reader_note(reader)}"))
+        rows.append(row("entity_retriever", dataset, "docs_per_s", round(len(texts) / retriever_seconds, 2), f"{speed}; retriever only"))
+        ner_docs, _ = timed(ner_nlp, texts, 64)
+        link_with_prior(kb, ner_docs)
+        rows += el_rows("prior_only", dataset, gold, ner_docs, "spacy_ner mentions + top prior")
+        el_docs, _ = timed(el_nlp, texts, 64)
+        rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, "spacy_ner + entity_linker")
+    rows += k_tradeoff(nlp, datasets["aida-test"][: args.speed_docs], speed)
+    return rows
+
+
+def reader_note(reader) -> str:
+    return f"K = {reader.cfg['top_k']}, P = {reader.cfg['top_p']}, gamma = {reader.cfg['threshold']} (best on aida-dev)"
+
+
+def k_tradeoff(nlp: Language, gold: Sequence[Doc], speed: str) -> List[Row]:
+    reader = nlp.get_pipe("entqa_reader")
+    saved = reader.cfg["top_k"]
+    rows = []
+    dataset = f"aida-test[:{len(gold)}]"
+    try:
+        for k in READER_KS:
+            reader.cfg["top_k"] = k
+            docs, seconds = timed(nlp, [d.text for d in gold])
+            rows += el_rows("entqa_reader", dataset, gold, docs, f"K = {k}", suffix=f"@K={k}")
+            rows.append(row("entqa_reader", dataset, f"docs_per_s@K={k}", round(len(gold) / seconds, 2), f"{speed}; retriever + reader"))
+    finally:
+        reader.cfg["top_k"] = saved
+    return rows
+
+
+MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall_at_100", "el_micro_f", "el_macro_f", "docs_per_s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pipeline", type=Path, default=ROOT / "training" / "entqa" / "reader" / "model-best")
+    parser.add_argument("--ner-model", type=Path, default=ROOT / "training" / "baselines" / "ner" / "model-best")
+    parser.add_argument("--el-model", type=Path, default=ROOT / "training" / "baselines" / "entity_linker" / "model-best")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=0, help="documents per dataset (0 = all; for a quick check)")
+    parser.add_argument("--speed-docs", type=int, default=30, help="AIDA test documents for the K trade-off")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
+    parser.add_argument("--tables-only", action="store_true", help="only regenerate the README tables from --out")
+    args = parser.parse_args()
+    if args.tables_only:
+        print(write_tables(args.out))
+        return
+    rows = evaluate(args)
+    write_results(args.out, COMMAND, rows)
+    print(write_tables(args.out))
+
+
+def suffix_table(results: Path, marker: str, name: str, metrics: Sequence[str]) -> str:
+    """One line per (dataset, value of the ``metric@{name}=value`` suffix), one column per metric."""
+    cells: Dict[Tuple[str, str], Dict[str, str]] = {}
+    for r in json.loads(results.read_text(encoding="utf8"))["rows"]:
+        if marker in r["metric"]:
+            metric, value = r["metric"].split(marker)
+            cells.setdefault((r["dataset"], value), {})[metric] = format_value(r["value"])
+    lines = ["| dataset | " + name + " | " + " | ".join(metrics) + " |", "|" + "---|" * (len(metrics) + 2)]
+    lines += [f"| {d} | {v} | " + " | ".join(c.get(m, "") for m in metrics) + " |" for (d, v), c in cells.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(results: Path) -> str:
+    """The README's three EntQA tables from the results file (main, γ sweep, K trade-off)."""
+    main_table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"] in MAIN_METRICS)
+    sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
+    tradeoff = suffix_table(results, "@K=", "K", ("el_micro_f", "docs_per_s"))
+    for name, table in (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-k", tradeoff)):
+        update_readme_section(ROOT / "README.md", name, table)
+    return main_table + "\n" + sweep + "\n" + tradeoff
+
+
+if __name__ == "__main__":
+    main()

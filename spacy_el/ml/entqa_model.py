@@ -1,0 +1,205 @@
+"""Thinc glue of EntQA: ``spacy-el.EntityRetriever.v1`` and ``spacy-el.EntQAReader.v1``.
+
+Each is a ``Model`` whose only layer is a ``PyTorchWrapper``-style model around the torch module of
+:mod:`spacy_el.ml.entqa_modules`, built lazily from the model's attrs and dim ``nE`` (the KB's vector
+width) so that a pipeline can be deserialised without a KB first (spacy-experimental's coref pattern).
+Inputs are numpy batches; the torch module returns its scalar loss, which the component backpropagates
+with gradient 1 (the scalar-loss pattern of the other spacy_el components). The encoder's learning rate
+is the optimizer's times ``encoder_lr_scale`` (``EncoderLRShim``).
+"""
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Tuple
+
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
+from thinc.layers.pytorchwrapper import forward as pytorch_forward
+
+from .entqa_inputs import ReaderArrays
+from .joint_coref_model import EncoderLRShim
+from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
+
+__all__ = ["build_entity_retriever", "build_entqa_reader", "RetrieverBatch", "ReaderBatch", "build_torch_layer", "tokenizer_of"]
+
+POOLINGS = ("mean", "cls")
+DTYPES = ("float32", "bfloat16")
+TOPIC_MODES = ("first_token", "first_sentence", "none")
+
+
+@dataclass
+class RetrieverBatch:
+    """``input_ids`` / ``attention_mask``: int64 ``[P, T]``; ``candidates_fn``: see ``PassageEncoder.forward``
+    (None at prediction)."""
+
+    input_ids: Any
+    attention_mask: Any
+    candidates_fn: Optional[Callable] = None
+
+
+@dataclass
+class ReaderBatch:
+    """Reader rows and, in training, ``gold_spans[b][k]``: the gold ``(s, t)`` reader positions."""
+
+    arrays: ReaderArrays
+    gold_spans: Optional[List[List[List[Tuple[int, int]]]]] = None
+    span_reduction: str = field(default="sum")
+
+
+def _check(arch: str, name: str, ok: bool, expected: str, value: Any) -> None:
+    if not ok:
+        raise ValueError(f"[spacy_el] {arch}: {name} must be {expected}, got {value!r}.")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_common(arch: str, encoder: str, encoder_dtype: str, encoder_batch: int, encoder_lr_scale: float,
+                  topic: str, max_topic: int) -> None:
+    _check(arch, "encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
+    _check(arch, "encoder_dtype", encoder_dtype in DTYPES, f"one of {DTYPES}", encoder_dtype)
+    _check(arch, "encoder_batch", _is_int(encoder_batch) and encoder_batch >= 1, "an int >= 1", encoder_batch)
+    _check(arch, "encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
+           and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
+    _check(arch, "topic", topic in TOPIC_MODES, f"one of {TOPIC_MODES}", topic)
+    _check(arch, "max_topic", _is_int(max_topic) and max_topic >= 0, "an int >= 0", max_topic)
+
+
+@registry.architectures("spacy-el.EntityRetriever.v1")
+def build_entity_retriever(
+    encoder: str = "",
+    passage_length: int = 32,
+    stride: int = 16,
+    topic: str = "first_token",
+    max_topic: int = 8,
+    pooling: str = "mean",
+    init_scale: float = 20.0,
+    encoder_dtype: str = "float32",
+    encoder_batch: int = 64,
+    encoder_lr_scale: float = 1.0,
+) -> Model:
+    """EntQA's passage encoder. encoder: local Hugging Face path ("" = packaged MiniLM), the encoder the
+    KB's entity vectors were computed with (the entity side of the dual encoder). passage_length /
+    stride: L and S in wordpieces (paper 32 / 16). topic: "first_token" (paper) | "first_sentence" |
+    "none"; max_topic: its wordpiece budget. pooling: "mean" | "cls" (use the KB encoder's). init_scale:
+    initial score scale s. encoder_dtype: autocast dtype of the transformer. encoder_batch: passages per
+    transformer call. encoder_lr_scale: the transformer's learning rate is the optimizer's times this."""
+    arch = "EntityRetriever"
+    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic)
+    _check(arch, "passage_length", _is_int(passage_length) and passage_length >= 1, "an int >= 1", passage_length)
+    _check(arch, "stride", _is_int(stride) and 1 <= stride <= passage_length if _is_int(passage_length) else False,
+           f"an int in [1, passage_length = {passage_length}]", stride)
+    _check(arch, "pooling", pooling in POOLINGS, f"one of {POOLINGS}", pooling)
+    _check(arch, "init_scale", isinstance(init_scale, (int, float)) and init_scale > 0, "a positive number", init_scale)
+    return Model(
+        "entity_retriever", forward, init=init, dims={"nE": None},
+        attrs={"kind": "retriever", "encoder": encoder, "passage_length": passage_length, "stride": stride,
+               "topic": topic, "max_topic": max_topic, "pooling": pooling, "init_scale": float(init_scale),
+               "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
+               "encoder_lr_scale": float(encoder_lr_scale), "tokenizer": None},
+    )
+
+
+@registry.architectures("spacy-el.EntQAReader.v1")
+def build_entqa_reader(
+    encoder: str = "",
+    max_passage_length: int = 48,
+    max_entity_length: int = 32,
+    topic: str = "first_token",
+    max_topic: int = 8,
+    dropout: float = 0.1,
+    span_reduction: str = "sum",
+    encoder_dtype: str = "float32",
+    encoder_batch: int = 64,
+    encoder_lr_scale: float = 1.0,
+) -> Model:
+    """EntQA's reader (cross-encoder). max_passage_length: wordpieces read of each retrieved passage.
+    max_entity_length: wordpieces of title ⊕ description. topic / max_topic: as the retriever's.
+    dropout: on the encoder output. span_reduction: "sum" (eq. 2) | "marginal" over a candidate's gold
+    spans. encoder_*: as the retriever's."""
+    arch = "EntQAReader"
+    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic)
+    for name, value in (("max_passage_length", max_passage_length), ("max_entity_length", max_entity_length)):
+        _check(arch, name, _is_int(value) and value >= 1, "an int >= 1", value)
+    _check(arch, "dropout", isinstance(dropout, (int, float)) and 0 <= dropout < 1, "a number in [0, 1)", dropout)
+    _check(arch, "span_reduction", span_reduction in ("sum", "marginal"), "'sum' or 'marginal'", span_reduction)
+    return Model(
+        "entqa_reader", forward, init=init, dims={"nE": None},
+        attrs={"kind": "reader", "encoder": encoder, "max_passage_length": max_passage_length,
+               "max_entity_length": max_entity_length, "topic": topic, "max_topic": max_topic, "dropout": float(dropout),
+               "span_reduction": span_reduction, "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
+               "encoder_lr_scale": float(encoder_lr_scale), "tokenizer": None},
+    )
+
+
+def tokenizer_of(model: Model) -> Any:
+    """The encoder's fast tokenizer, loaded on first use (it comes from the encoder path, never saved)."""
+    if model.attrs["tokenizer"] is None:
+        model.attrs["tokenizer"] = load_fast_tokenizer(model.attrs["encoder"], model.name)
+    return model.attrs["tokenizer"]
+
+
+def build_torch_layer(model: Model) -> None:
+    """Create the torch module from the attrs and dim nE (idempotent)."""
+    if model.layers:
+        return
+    from transformers import AutoModel, logging as hf_logging
+
+    from .entqa_modules import PassageEncoder, ReaderModule
+
+    hf_logging.set_verbosity_error()
+    a = model.attrs
+    encoder = AutoModel.from_pretrained(resolve_encoder_path(a["encoder"]), add_pooling_layer=False)
+    hidden = int(encoder.config.hidden_size)
+    if a["kind"] == "retriever":
+        if hidden != model.get_dim("nE"):
+            raise ValueError(
+                f"[spacy_el] entity_retriever: the passage encoder's width ({hidden}) differs from the KB's entity "
+                f"vectors ({model.get_dim('nE')}): build the KB's vectors with the same encoder (kb build --vectors compute)."
+            )
+        module = PassageEncoder(encoder, a["pooling"], a["init_scale"], a["encoder_dtype"], a["encoder_batch"])
+    else:
+        module = ReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
+    shim = EncoderLRShim(module, encoder_lr_scale=a["encoder_lr_scale"], serialize_model=serialize_state,
+                         deserialize_model=state_deserializer(model.name))
+    model.layers.append(
+        Model("pytorch", pytorch_forward, attrs={"convert_inputs": _convert_inputs, "convert_outputs": _convert_outputs},
+              shims=[shim], dims={"nI": None, "nO": None})
+    )
+
+
+def init(model: Model, X: Any = None, Y: Any = None) -> None:
+    if not model.has_dim("nE"):
+        raise ValueError(f"[spacy_el] Set the {model.name} dim nE (KB entity vector width) first.")
+    build_torch_layer(model)
+
+
+def forward(model: Model, X: Any, is_train: bool) -> Tuple[Tuple[Any, Any], Callable]:
+    """RETURNS: ``((loss (1,) array or None, outputs), backprop)``; outputs are torch tensors (detached
+    for the caller: only the loss is differentiated)."""
+    (loss, outputs), backprop_torch = model.layers[0](X, is_train)
+
+    def backprop(dY: Any) -> Any:
+        backprop_torch(dY)
+        return X
+
+    return (loss, outputs), backprop
+
+
+def _convert_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsKwargs, Callable]:
+    if isinstance(X, RetrieverBatch):
+        args = ArgsKwargs(args=(X.input_ids, X.attention_mask), kwargs={"candidates_fn": X.candidates_fn if is_train else None})
+    else:
+        args = ArgsKwargs(args=(X.arrays,), kwargs={"gold_spans": X.gold_spans if is_train else None, "span_reduction": X.span_reduction})
+    return args, lambda d: X
+
+
+def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Any, Callable]:
+    _, result = inputs_outputs
+    loss, outputs = result[0], tuple(t.detach() for t in result[1:])
+
+    def convert_for_torch_backward(dY: Any) -> ArgsKwargs:
+        d_loss = xp2torch(model.ops.asarray(dY[0]), device=loss.device).reshape(()).to(loss.dtype)
+        return ArgsKwargs(args=((loss,),), kwargs={"grad_tensors": (d_loss,)})
+
+    loss_out = None if loss is None else torch2xp(loss.detach().reshape(1))
+    return (loss_out, outputs), convert_for_torch_backward

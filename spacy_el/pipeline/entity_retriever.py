@@ -1,0 +1,283 @@
+"""``entity_retriever``: EntQA's dense retriever, entities first (Zhang et al., ICLR 2022, section 2.1).
+
+The document is cut into overlapping passages of ``model.passage_length`` wordpieces with stride
+``model.stride`` (paper: 32 / 16), each followed by the document's topic text (``model.topic``). A passage
+encoder embeds ``[CLS] passage ⊕ topic [SEP]``; the entity side of the dual encoder is the KB's entity
+vectors (title ⊕ description through the KB's text encoder) searched through the KB's FAISS index, so
+entities added to the KB are retrievable without retraining, and the index is never rebuilt per call.
+
+Output: ``doc._.entqa_passages``, one entry per passage, ``[start_char, end_char, [kb_id, ...],
+[score, ...]]`` with the ``top_k`` entities best first (plain JSON data: it survives ``DocBin``). The
+``entqa_reader`` reads them; nothing else of the doc is changed.
+
+Training (``update``): the multi-label NCE of eq. (1). A passage's gold entities are the KB entities of
+the reference's linked mentions (``doc.ents`` and every span group) that lie entirely in the passage;
+passages without one contribute nothing and are skipped. Each gold entity is contrasted with
+``negatives`` sampled entities: ``1 - hard_negative_ratio`` of them uniform over the KB and the rest the
+highest-scoring wrong entities under the current passage encoder (found in the FAISS index with the
+same forward pass; the entity vectors are fixed, so the index is never stale). At most
+``max_train_passages`` passages per document are used per step (sampled; 0 = all): a CPU budget knob.
+Differences from the paper: the entity encoder is not fine-tuned (its vectors are the KB's), and the
+score is ``s * cos`` with a learned scale ``s``.
+"""
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer
+
+from ..algorithms.passages import Passage, make_passages, passages_covering, topic_text
+from ..extensions import register_extensions
+from ..kb import ElKnowledgeBase
+from ..ml.entqa_inputs import encode_topic, question_sides, retriever_arrays
+from ..ml.entqa_model import RetrieverBatch, build_torch_layer, tokenizer_of
+from ..scoring.el import NIL_ID
+from .kb_torch_pipe import KBTorchPipe
+
+DEFAULT_RETRIEVER_MODEL = """
+[model]
+@architectures = "spacy-el.EntityRetriever.v1"
+encoder = ""
+passage_length = 32
+stride = 16
+topic = "first_token"
+max_topic = 8
+pooling = "mean"
+init_scale = 20.0
+encoder_dtype = "float32"
+encoder_batch = 64
+encoder_lr_scale = 1.0
+"""
+DEFAULT_MODEL = Config().from_str(DEFAULT_RETRIEVER_MODEL)["model"]
+RECALL_AT = (10, 30, 100)
+
+
+@Language.factory(
+    "entity_retriever",
+    assigns=["doc._.entqa_passages"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "top_k": 100,
+        "negatives": 63,
+        "hard_negative_ratio": 0.1,
+        "max_train_passages": 8,
+        "seed": 0,
+    },
+    default_score_weights={"retriever_recall_at_100": 1.0, "retriever_recall_at_10": None, "retriever_recall_at_30": None},
+)
+def make_entity_retriever(
+    nlp: Language, name: str, model: Model, top_k: int, negatives: int, hard_negative_ratio: float,
+    max_train_passages: int, seed: int,
+) -> "EntityRetriever":
+    """top_k: entities kept per passage (K). negatives / hard_negative_ratio: sampled negatives per gold
+    entity in training and the share of hard ones (paper: 10%). max_train_passages: passages per
+    document per step (0 = all). seed: of the negative and passage sampling."""
+    return EntityRetriever(nlp.vocab, model, name, top_k=top_k, negatives=negatives,
+                           hard_negative_ratio=hard_negative_ratio, max_train_passages=max_train_passages, seed=seed)
+
+
+def _check_settings(cfg: Dict[str, Any]) -> None:
+    def bad(name: str, expected: str) -> None:
+        raise ValueError(f"[spacy_el] entity_retriever: {name} must be {expected}, got {cfg[name]!r}.")
+
+    for name, low in (("top_k", 1), ("negatives", 1), ("max_train_passages", 0)):
+        if not isinstance(cfg[name], int) or isinstance(cfg[name], bool) or cfg[name] < low:
+            bad(name, f"an int >= {low}")
+    ratio = cfg["hard_negative_ratio"]
+    if not isinstance(ratio, (int, float)) or not 0 <= ratio <= 1:
+        bad("hard_negative_ratio", "a number in [0, 1]")
+
+
+class EntityRetriever(KBTorchPipe):
+    """Dense passage -> entity retrieval over the KB's FAISS index; see the module docstring."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str = "entity_retriever", **cfg: Any) -> None:
+        register_extensions()
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg: Dict[str, Any] = {"top_k": 100, "negatives": 63, "hard_negative_ratio": 0.1,
+                                    "max_train_passages": 8, "seed": 0, **cfg}
+        _check_settings(self.cfg)
+        self.kb = ElKnowledgeBase(vocab)
+        self._rng = np.random.default_rng(self.cfg["seed"])
+
+    # -- set-up ------------------------------------------------------------------------------------
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None) -> None:
+        """Load the KB (saved inside the pipeline afterwards); it needs vectors and a dense index."""
+        validate_examples(get_examples(), "EntityRetriever.initialize")
+        if kb_loader is not None:
+            self.set_kb(kb_loader)
+        self._require_kb_with_vectors()
+        self._require_index()
+        self.model.set_dim("nE", self.kb.entity_vector_length)
+        self.model.initialize()
+
+    def _require_index(self) -> None:
+        index = self.kb.dense_index
+        if index is None:
+            raise ValueError(
+                f"[spacy_el] {self.name} needs a dense index in the KB: build it with "
+                "`python -m spacy_el kb build ... --vectors compute --index Flat`."
+            )
+        if index.dim != self.kb.entity_vector_length:
+            raise ValueError(
+                f"[spacy_el] The KB's dense index has width {index.dim} but its entity vectors {self.kb.entity_vector_length}: rebuild the index."
+            )
+
+    def _build_torch_layer(self) -> None:
+        build_torch_layer(self.model)
+
+    def _check_initialized(self) -> None:
+        super()._check_initialized()
+        if not self.kb.is_empty():
+            self._require_index()
+
+    # -- passages ----------------------------------------------------------------------------------
+    def passages(self, doc: Doc) -> Tuple[List[Passage], Tuple[int, ...]]:
+        """The passages of ``doc`` and the wordpiece ids of its topic text."""
+        a = self.model.attrs
+        tokenizer = tokenizer_of(self.model)
+        passages = make_passages(doc.text, tokenizer, a["passage_length"], a["stride"])
+        topic = encode_topic(tokenizer, topic_text(doc.text, a["topic"]), a["max_topic"]) if passages else ()
+        return passages, topic
+
+    # -- prediction --------------------------------------------------------------------------------
+    def predict(self, docs: Iterable[Doc]) -> List[List[List[Any]]]:
+        """Per doc and passage: ``[start_char, end_char, kb_ids, scores]``."""
+        docs = list(docs)
+        self._check_initialized()
+        per_doc = [self.passages(doc) for doc in docs]
+        questions = [q for passages, topic in per_doc for q in question_sides(passages, topic)]
+        if not questions or self.kb.is_empty():
+            return [[[p.start_char, p.end_char, [], []] for p in passages] for passages, _ in per_doc]
+        vectors = self._encode(questions)
+        k = min(self.cfg["top_k"], self.kb.n_entities)
+        scores, rows = self.kb.dense_index.search(vectors, k)
+        ids = self.kb.entities.ids
+        result: List[List[List[Any]]] = []
+        i = 0
+        for passages, _ in per_doc:
+            doc_result = []
+            for p in passages:
+                keep = rows[i] >= 0
+                doc_result.append([p.start_char, p.end_char, [ids[int(r)] for r in rows[i][keep]],
+                                   [round(float(s), 5) for s in scores[i][keep]]])
+                i += 1
+            result.append(doc_result)
+        return result
+
+    def _encode(self, questions: Sequence[Any]) -> np.ndarray:
+        ids, mask = retriever_arrays(tokenizer_of(self.model), questions)
+        (_, (vectors,)), _ = self.model(RetrieverBatch(ids, mask), is_train=False)
+        return vectors.float().cpu().numpy()
+
+    def set_annotations(self, docs: Iterable[Doc], passages: List[List[List[Any]]]) -> None:
+        for doc, doc_passages in zip(docs, passages):
+            doc._.entqa_passages = doc_passages
+
+    # -- training ----------------------------------------------------------------------------------
+    def gold_rows(self, eg: Example, passages: Sequence[Passage]) -> List[List[int]]:
+        """Per passage, the KB rows of the reference's linked mentions that lie entirely inside it."""
+        rows: List[set] = [set() for _ in passages]
+        for start, end, kb_id in gold_mentions(eg.reference):
+            row = self.kb.entities.row_of(kb_id)
+            if row is None:
+                continue
+            for index in passages_covering(passages, start, end):
+                rows[index].add(int(row))
+        return [sorted(r) for r in rows]
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """One step of eq. (1) over the sampled passages that have gold entities."""
+        examples, losses = self._start_update(examples, losses)
+        questions, golds = [], []
+        for eg in examples:
+            passages, topic = self.passages(eg.predicted)
+            gold = self.gold_rows(eg, passages)
+            chosen = [i for i, g in enumerate(gold) if g]
+            limit = self.cfg["max_train_passages"]
+            if limit and len(chosen) > limit:
+                chosen = sorted(self._rng.choice(chosen, size=limit, replace=False).tolist())
+            sides = question_sides(passages, topic)
+            questions += [sides[i] for i in chosen]
+            golds += [gold[i] for i in chosen]
+        if not questions:
+            return losses
+        ids, mask = retriever_arrays(tokenizer_of(self.model), questions)
+        batch = RetrieverBatch(ids, mask, candidates_fn=lambda vectors: self._candidates(vectors, golds))
+        (loss, _), backprop = self.model.begin_update(batch)
+        backprop((self.model.ops.alloc1f(1) + 1.0, None))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += float(self.model.ops.to_numpy(loss)[0])
+        return losses
+
+    def _candidates(self, vectors: np.ndarray, golds: List[List[int]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Gold rows, then random and hard negatives, per passage: ``(vectors [P, C, d], gold [P, C],
+        valid [P, C])``. A sampled negative that is a gold entity of the passage is marked invalid."""
+        n = self.cfg["negatives"]
+        n_hard = int(round(n * self.cfg["hard_negative_ratio"]))
+        n_random = n - n_hard
+        width = max(len(g) for g in golds)
+        n_entities = self.kb.n_entities
+        hard_rows = np.full((len(golds), 0), -1, dtype=np.int64)
+        if n_hard:
+            _, hard_rows = self.kb.dense_index.search(vectors.astype(np.float32), min(n_hard + width, n_entities))
+        rows = np.full((len(golds), width + n), -1, dtype=np.int64)
+        gold_mask = np.zeros(rows.shape, dtype=bool)
+        for p, gold in enumerate(golds):
+            rows[p, : len(gold)] = gold
+            gold_mask[p, : len(gold)] = True
+            hard = [int(r) for r in hard_rows[p] if r >= 0 and int(r) not in gold][:n_hard]
+            rows[p, width: width + len(hard)] = hard
+            rows[p, width + n_hard: width + n_hard + n_random] = self._rng.integers(0, n_entities, size=n_random)
+        valid = rows >= 0
+        for p, gold in enumerate(golds):
+            valid[p, width:] &= ~np.isin(rows[p, width:], gold)
+        store_vectors = self.kb.entities.vectors
+        entity_vectors = store_vectors[np.maximum(rows, 0)]
+        return entity_vectors, gold_mask, valid
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        return float(self.model.ops.to_numpy(scores)[0]), self.model.ops.alloc1f(1) + 1.0
+
+    # -- evaluation --------------------------------------------------------------------------------
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """``retriever_recall_at_K``: share of (passage, gold entity) pairs whose entity is in the
+        passage's top K (K = 10, 30, 100 and ``top_k``; K above ``top_k`` is left out)."""
+        examples = list(examples)
+        validate_examples(examples, "EntityRetriever.score")
+        ks = [k for k in sorted({*RECALL_AT, self.cfg["top_k"]}) if k <= self.cfg["top_k"]]
+        return retrieval_recall(examples, ks, in_kb=self.kb.__contains__)
+
+
+def gold_mentions(doc: Doc) -> List[Tuple[int, int, str]]:
+    """``(start_char, end_char, kb_id)`` of every linked mention of ``doc`` (``doc.ents`` and all span
+    groups), without NIL and unlinked ones, each once."""
+    seen = set()
+    for span in [*doc.ents, *(s for group in doc.spans.values() for s in group)]:
+        if span.kb_id_ and span.kb_id_ != NIL_ID:
+            seen.add((span.start_char, span.end_char, span.kb_id_))
+    return sorted(seen)
+
+
+def retrieval_recall(examples: Sequence[Example], ks: Sequence[int], in_kb: Callable[[str], bool] = lambda _: True) -> Dict[str, float]:
+    """Recall@K over (passage, gold entity) pairs, gold entities in the KB only (``in_kb``): gold from
+    the reference, passages and their ranked entities from ``eg.predicted._.entqa_passages``."""
+    hits = {k: 0 for k in ks}
+    total = 0
+    for eg in examples:
+        mentions = gold_mentions(eg.reference)
+        for start, end, kb_ids, _ in eg.predicted._.entqa_passages or []:
+            gold = {kb for s, e, kb in mentions if start <= s and e <= end and in_kb(kb)}
+            total += len(gold)
+            for k in ks:
+                top = set(kb_ids[:k])
+                hits[k] += len(gold & top)
+    return {f"retriever_recall_at_{k}": (hits[k] / total if total else 0.0) for k in ks}
