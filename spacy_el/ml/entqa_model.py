@@ -16,7 +16,7 @@ from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
 from .entqa_inputs import ReaderArrays
 from .joint_coref_model import EncoderLRShim
-from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
+from .torch_io import load_encoder, load_fast_tokenizer, serialize_state, state_deserializer
 
 __all__ = ["build_entity_retriever", "build_entqa_reader", "RetrieverBatch", "ReaderBatch", "build_torch_layer", "tokenizer_of"]
 
@@ -142,13 +142,10 @@ def build_torch_layer(model: Model) -> None:
     """Create the torch module from the attrs and dim nE (idempotent)."""
     if model.layers:
         return
-    from transformers import AutoModel, logging as hf_logging
-
     from .entqa_modules import PassageEncoder, ReaderModule
 
-    hf_logging.set_verbosity_error()
     a = model.attrs
-    encoder = AutoModel.from_pretrained(resolve_encoder_path(a["encoder"]), add_pooling_layer=False)
+    encoder = load_encoder(a["encoder"])
     hidden = int(encoder.config.hidden_size)
     if a["kind"] == "retriever":
         if hidden != model.get_dim("nE"):

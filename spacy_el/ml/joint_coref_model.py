@@ -77,7 +77,7 @@ from torch import nn
 from .entity_equalization import REFINEMENTS
 from .joint_coref_scorer import MODES, GoldMentionCluster, JointCorefScorer, JointScores, compute_loss
 from .span_representations import SpanEmbedder, enumerate_spans, prune_spans
-from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
+from .torch_io import load_encoder, load_fast_tokenizer, serialize_state, state_deserializer
 
 #: ``(K, 2)`` kept spans -> ``(K, C)`` int64 KB rows (``-1`` padding), ``(K, C, nE)`` float32 vectors
 #: and ``(K, C)`` float32 alias-table priors (0 on padding).
@@ -244,11 +244,8 @@ def build_torch_layer(model: Model) -> None:
     """Create the PyTorch layer from the model's dims and attrs (idempotent)."""
     if model.layers:
         return
-    from transformers import AutoModel, logging as hf_logging
-
-    hf_logging.set_verbosity_error()
     a = model.attrs
-    encoder = AutoModel.from_pretrained(resolve_encoder_path(a["encoder"]), add_pooling_layer=False)
+    encoder = load_encoder(a["encoder"])
     max_positions = getattr(encoder.config, "max_position_embeddings", None)
     if max_positions is not None and a["window"] > max_positions:
         raise ValueError(

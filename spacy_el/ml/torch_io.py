@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["resolve_encoder_path", "load_fast_tokenizer", "serialize_state", "state_deserializer"]
+__all__ = ["resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "serialize_state", "state_deserializer"]
 
 
 def resolve_encoder_path(encoder: str) -> str:
@@ -18,6 +18,14 @@ def resolve_encoder_path(encoder: str) -> str:
     from ..kb.encoder import default_model_path
 
     return str(default_model_path())
+
+
+def load_encoder(encoder: str) -> Any:
+    """The Hugging Face encoder (without its pooler) from a local path ("" = the packaged MiniLM)."""
+    from transformers import AutoModel, logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    return AutoModel.from_pretrained(resolve_encoder_path(encoder), add_pooling_layer=False)
 
 
 def load_fast_tokenizer(encoder: str, component: str) -> Any:

@@ -211,12 +211,7 @@ class EntityRetriever(KBTorchPipe):
             return losses
         ids, mask = retriever_arrays(tokenizer_of(self.model), questions)
         batch = RetrieverBatch(ids, mask, candidates_fn=lambda vectors: self._candidates(vectors, golds))
-        (loss, _), backprop = self.model.begin_update(batch)
-        backprop((self.model.ops.alloc1f(1) + 1.0, None))
-        if sgd is not None:
-            self.finish_update(sgd)
-        losses[self.name] += float(self.model.ops.to_numpy(loss)[0])
-        return losses
+        return self._scalar_loss_step(batch, sgd, losses)
 
     def _candidates(self, vectors: np.ndarray, golds: List[List[int]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Gold rows, then random and hard negatives, per passage: ``(vectors [P, C, d], gold [P, C],
@@ -243,9 +238,6 @@ class EntityRetriever(KBTorchPipe):
         store_vectors = self.kb.entities.vectors
         entity_vectors = store_vectors[np.maximum(rows, 0)]
         return entity_vectors, gold_mask, valid
-
-    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
-        return float(self.model.ops.to_numpy(scores)[0]), self.model.ops.alloc1f(1) + 1.0
 
     # -- evaluation --------------------------------------------------------------------------------
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:

@@ -292,15 +292,7 @@ class EntQAReader(KBTorchPipe):
         arrays = reader_arrays(tokenizer_of(self.model), [q for q, _, _ in rows], [c for _, c, _ in rows], self.entity_tokens(), k=k)
         gold_spans = [spans + [[] for _ in range(k - len(spans))] for _, _, spans in rows]
         batch = ReaderBatch(arrays, gold_spans, self.model.attrs["span_reduction"])
-        (loss, _), backprop = self.model.begin_update(batch)
-        backprop((self.model.ops.alloc1f(1) + 1.0, None))
-        if sgd is not None:
-            self.finish_update(sgd)
-        losses[self.name] += float(self.model.ops.to_numpy(loss)[0])
-        return losses
-
-    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
-        return float(self.model.ops.to_numpy(scores)[0]), self.model.ops.alloc1f(1) + 1.0
+        return self._scalar_loss_step(batch, sgd, losses)
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """End-to-end EL over ``doc.ents`` (InKB, strong match) with the configured scorer."""

@@ -380,17 +380,7 @@ class JointCorefLinker(KBTorchPipe):
         batch = self._batch([doc for doc, _ in pairs], [gold for _, gold in pairs])
         if not batch.has_gold:
             return losses
-        (loss, outputs), backprop = self.model.begin_update(batch)
-        value, d_loss = self.get_loss(examples, loss)
-        backprop((d_loss, outputs))
-        if sgd is not None:
-            self.finish_update(sgd)
-        losses[self.name] += value
-        return losses
-
-    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
-        """``scores`` is the model's (1,) loss array: the loss is its value and its gradient is 1."""
-        return float(self.model.ops.to_numpy(scores)[0]), self.model.ops.alloc1f(1) + 1.0
+        return self._scalar_loss_step(batch, sgd, losses)
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Coreference (``scorer``) and ELm/ELh (``el_scorer``) scores over the ``spans_prefix`` groups."""

@@ -70,6 +70,21 @@ class KBTorchPipe(TrainablePipe):
         self._check_initialized()
         return examples, losses
 
+    def _scalar_loss_step(self, batch: Any, sgd: Optional[Any], losses: Dict[str, float]) -> Dict[str, float]:
+        """One update on a model whose forward returns ``(loss (1,) array, outputs)``: backpropagate
+        gradient 1 into the loss, step the optimizer, add the loss to ``losses``."""
+        (loss, _), backprop = self.model.begin_update(batch)
+        value, d_loss = self.get_loss([], loss)
+        backprop((d_loss, None))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += value
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        """``scores`` is the model's (1,) loss array: the loss is its value and its gradient is 1."""
+        return float(self.model.ops.to_numpy(scores)[0]), self.model.ops.alloc1f(1) + 1.0
+
     # -- serialisation -----------------------------------------------------------------------------
     def _dims(self) -> Dict[str, int]:
         return {name: self.model.get_dim(name) for name in self.dim_names} if self.model.layers else {}
