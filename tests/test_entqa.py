@@ -234,6 +234,15 @@ def test_documents_longer_than_one_passage(trained):
     assert len({(s.start, s.end, s.kb_id_) for s in doc.spans["entqa"]}) == len(doc.spans["entqa"])
 
 
+def test_a_very_long_document_is_read_in_chunks(trained):
+    nlp, _ = trained
+    text = " ".join([TRAIN[0][0]] * 400)  # ~4,000 words, ~600 passages of 16 wordpieces
+    doc = nlp(text)
+    assert len(doc._.entqa_passages) > 500 and doc._.entqa_passages[-1][1] == len(text)
+    assert all(0 <= s.start < s.end <= len(doc) for s in doc.spans["entqa"])
+    assert len(doc.ents) > 0 and all(a.end <= b.start for a, b in zip(doc.ents, doc.ents[1:]))
+
+
 def test_empty_and_whitespace_docs(trained):
     nlp, _ = trained
     for text in ("", "   ", "\n"):
