@@ -53,19 +53,14 @@ encoder_lr_scale = 1.0
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_RETRIEVER_MODEL)["model"]
 RECALL_AT = (10, 30, 100)
+# The component's settings and their defaults (the factory's default config, and __init__'s).
+DEFAULT_SETTINGS: Dict[str, Any] = {"top_k": 100, "negatives": 63, "hard_negative_ratio": 0.1, "max_train_passages": 8, "seed": 0}
 
 
 @Language.factory(
     "entity_retriever",
     assigns=["doc._.entqa_passages"],
-    default_config={
-        "model": DEFAULT_MODEL,
-        "top_k": 100,
-        "negatives": 63,
-        "hard_negative_ratio": 0.1,
-        "max_train_passages": 8,
-        "seed": 0,
-    },
+    default_config={"model": DEFAULT_MODEL, **DEFAULT_SETTINGS},
     default_score_weights={"retriever_recall_at_100": 1.0, "retriever_recall_at_10": None, "retriever_recall_at_30": None},
 )
 def make_entity_retriever(
@@ -99,8 +94,7 @@ class EntityRetriever(KBTorchPipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {"top_k": 100, "negatives": 63, "hard_negative_ratio": 0.1,
-                                    "max_train_passages": 8, "seed": 0, **cfg}
+        self.cfg: Dict[str, Any] = {**DEFAULT_SETTINGS, **cfg}
         _check_settings(self.cfg)
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.cfg["seed"])

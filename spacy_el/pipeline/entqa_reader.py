@@ -61,26 +61,18 @@ encoder_lr_scale = 1.0
 DEFAULT_MODEL = Config().from_str(DEFAULT_READER_MODEL)["model"]
 ENT_LABEL = "ENT"
 Prediction = Tuple[int, int, str, float]  # start token, end token (exclusive), kb_id, score
+# The component's settings and their defaults (the factory's default config, and __init__'s).
+DEFAULT_SETTINGS: Dict[str, Any] = {
+    "top_k": 20, "top_p": 3, "max_mention_length": 12, "threshold": 0.05, "write_ents": True, "spans_key": "entqa",
+    "passages_per_batch": 8, "train_candidates": 4, "max_train_passages": 4, "seed": 0,
+}
 
 
 @Language.factory(
     "entqa_reader",
     assigns=["doc.ents", "doc.spans", "span._.link_score", "span._.candidate_scores"],
     requires=["doc._.entqa_passages"],
-    default_config={
-        "model": DEFAULT_MODEL,
-        "top_k": 20,
-        "top_p": 3,
-        "max_mention_length": 12,
-        "threshold": 0.05,
-        "write_ents": True,
-        "spans_key": "entqa",
-        "passages_per_batch": 8,
-        "train_candidates": 4,
-        "max_train_passages": 4,
-        "seed": 0,
-        "scorer": {"@scorers": "spacy-el.el_scorer.v1"},
-    },
+    default_config={"model": DEFAULT_MODEL, **DEFAULT_SETTINGS, "scorer": {"@scorers": "spacy-el.el_scorer.v1"}},
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None},
 )
 def make_entqa_reader(
@@ -121,9 +113,7 @@ class EntQAReader(KBTorchPipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {"top_k": 20, "top_p": 3, "max_mention_length": 12, "threshold": 0.05,
-                                    "write_ents": True, "spans_key": "entqa", "passages_per_batch": 8,
-                                    "train_candidates": 4, "max_train_passages": 4, "seed": 0, **cfg}
+        self.cfg: Dict[str, Any] = {**DEFAULT_SETTINGS, **cfg}
         _check_settings(self.cfg)
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
