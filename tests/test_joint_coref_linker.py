@@ -9,10 +9,12 @@ import torch
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example
+from thinc.api import Config
 
 from spacy_el.corpora.clusters import get_clusters, set_clusters
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
+from spacy_el.pipeline.component_settings import component_settings
 
 from .conftest import build_invented_kb
 from spacy_el.ml.joint_coref_model import (
@@ -154,6 +156,8 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({}, {"mode": "joint"}, "mode"),
         ({}, {"refinement": "ee"}, "refinement"),
         ({}, {"spans_prefix": ""}, "spans_prefix"),
+        ({}, {"mentions_from": "ner"}, "mentions_from"),
+        ({}, {"cluster_link": "tagger"}, "cluster_link"),
     ],
 )
 def test_bad_config_values_raise_naming_the_option(tiny_encoder, tmp_path, model, cfg, option):
@@ -290,6 +294,113 @@ def test_write_ents(trained):
     assert [(e.start, e.end, e.label_, e.kb_id_) for e in doc.ents] == [(0, 1, "ENT", "Lumen_(band)"), (11, 12, "ENT", "Lumen_(band)")]
 
 
+# -- after an upstream tagger: mentions_from / cluster_link ------------------------------------------
+
+
+def with_ents(nlp: Language, index: int, ents) -> Doc:
+    """TRAIN[index]'s text with ``doc.ents`` set as an upstream tagger would: (start, end, label, kb_id)."""
+    doc = Doc(nlp.vocab, words=TRAIN[index][0].split())
+    doc.ents = [Span(doc, s, e, label, kb_id=kb) for s, e, label, kb in ents]
+    return doc
+
+
+def composed(trained, **cfg) -> Language:
+    other = copy_of(trained[0])
+    other.get_pipe(NAME).cfg.update(cfg)
+    return other
+
+
+@pytest.mark.parametrize("mentions_from", ["ents", "model+ents"])
+def test_given_entities_are_clustered_and_all_written(trained, mentions_from):
+    nlp = composed(trained, mentions_from=mentions_from)
+    gold = [(s, e) for mentions, _ in TRAIN[0][1] for s, e in mentions]
+    doc = nlp(with_ents(nlp, 0, [(s, e, "PER", "") for s, e in gold] + [(4, 5, "LOC", "")]))  # + "harbour"
+    clusters = predicted([doc])[0]
+    written = sorted(m for mentions, _ in clusters for m in mentions)
+    assert (4, 5) in written, "a given entity is written, even as a singleton"
+    if mentions_from == "ents":
+        assert written == sorted(gold + [(4, 5)]), "only the given entities are clustered"
+    assert ([(0, 1), (9, 10)], "Ada_Mercer") in clusters and ([(11, 12), (13, 14)], "NIL") in clusters
+
+
+def test_cluster_link_upstream_spreads_the_taggers_link_over_the_cluster(trained):
+    # The tagger linked the first "Lumen" to Lumen_(unit) and left the second unlinked.
+    ents = [(0, 1, "ORG", "Lumen_(unit)"), (3, 4, "PER", "NIL"), (9, 10, "PER", ""), (11, 12, "ORG", "")]
+    own = composed(trained, mentions_from="ents", write_ents=True)(with_ents(trained[0], 1, ents))
+    assert [(e.start, e.kb_id_) for e in own.ents if e.start in (0, 11)] == [(0, "Lumen_(band)"), (11, "Lumen_(band)")]
+    upstream = composed(trained, mentions_from="ents", write_ents=True, cluster_link="upstream")
+    doc = upstream(with_ents(upstream, 1, ents))
+    assert [(e.start, e.label_, e.kb_id_) for e in doc.ents] == [
+        (0, "ORG", "Lumen_(unit)"), (3, "PER", "NIL"), (9, "PER", "NIL"), (11, "ORG", "Lumen_(unit)"),
+    ], "doc.ents and the clusters agree; the tagger's link wins and spreads"
+    assert ([(0, 1), (11, 12)], "Lumen_(unit)") in predicted([doc])[0]
+
+
+def test_an_upstream_link_missing_from_the_kb_leaves_the_models(trained):
+    upstream = composed(trained, mentions_from="ents", cluster_link="upstream")
+    doc = upstream(with_ents(upstream, 1, [(0, 1, "ORG", "Q999_unknown"), (11, 12, "ORG", "")]))
+    assert predicted([doc])[0] == [([(0, 1), (11, 12)], "Lumen_(band)")]
+
+
+def test_given_entity_wider_than_max_span_width_keeps_its_link_and_label(trained):
+    nlp = composed(trained, mentions_from="ents", write_ents=True)
+    wide = (5, 9, "LOC", "Velda")  # "a small hall ;": 4 tokens > max_span_width 3
+    doc = nlp(with_ents(nlp, 1, [(0, 1, "ORG", ""), wide, (11, 12, "ORG", "")]))
+    assert (5, 9, "LOC", "Velda") in [(e.start, e.end, e.label_, e.kb_id_) for e in doc.ents]
+    assert all((5, 9) not in mentions for mentions, _ in predicted([doc])[0])
+
+
+def test_component_settings_callback_configures_a_sourced_linker(trained, tmp_path):
+    """The spacy assemble path: a sourced component keeps its trained config; the callback changes
+    it, and the change survives saving and spacy.load."""
+    trained[0].to_disk(tmp_path / "source")
+    config = Config().from_str(f"""
+[nlp]
+lang = "en"
+pipeline = ["{NAME}"]
+
+[nlp.after_pipeline_creation]
+@callbacks = "spacy-el.ComponentSettings.v1"
+
+[nlp.after_pipeline_creation.settings]
+
+[nlp.after_pipeline_creation.settings.{NAME}]
+mentions_from = "ents"
+cluster_link = "upstream"
+
+[components]
+
+[components.{NAME}]
+source = "{tmp_path / 'source'}"
+""")
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    with nlp.select_pipes(disable=[NAME]):
+        nlp.initialize()
+    nlp.to_disk(tmp_path / "assembled")
+    loaded = spacy.load(tmp_path / "assembled")
+    pipe = loaded.get_pipe(NAME)
+    assert (pipe.cfg["mentions_from"], pipe.cfg["cluster_link"]) == ("ents", "upstream")
+    doc = loaded(with_ents(loaded, 1, [(0, 1, "ORG", "Lumen_(unit)"), (11, 12, "ORG", "")]))
+    assert predicted([doc])[0] == [([(0, 1), (11, 12)], "Lumen_(unit)")]
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({NAME: {"mentions_from": "tagger"}}, "mentions_from"),
+        ({NAME: {"threshold": 0.5}}, "no setting"),
+        ({"parser": {"mentions_from": "ents"}}, "no component 'parser'"),
+        ({"sentencizer": {"overwrite": True}}, "not a spacy_el component"),
+    ],
+)
+def test_component_settings_callback_names_what_is_wrong(trained, settings, message):
+    nlp = copy_of(trained[0])
+    nlp.add_pipe("sentencizer", first=True)
+    with pytest.raises(ValueError, match=message):
+        component_settings(settings)(nlp)
+    assert nlp.get_pipe(NAME).cfg["mentions_from"] == "model", "nothing changed"
+
+
 def test_score_reports_coref_and_cluster_el(trained):
     nlp, _ = trained
     scores = nlp.evaluate(make_examples(nlp))
@@ -352,7 +463,7 @@ def test_spans_without_candidates_are_nil(trained):
     _, outputs = pipe.model.predict(pipe._batch([doc]))
     assert len(outputs[0].spans) and (outputs[0].candidate_rows == -1).all()
     assert outputs[0].scores.link_scores.shape == (len(outputs[0].spans), 1)
-    for cluster in pipe._clusters(outputs[0]):
+    for cluster in pipe._clusters(outputs[0], doc):
         assert cluster["kb_id"] == "NIL" and cluster["reason"] == "no_candidates"
     doc = nlp(doc)
     for key in [k for k in doc.spans if k.startswith("coref_clusters_")]:

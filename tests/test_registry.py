@@ -13,6 +13,7 @@ GROUP_TO_REGISTRY = {
     "spacy_readers": "readers",
     "spacy_scorers": "scorers",
     "spacy_misc": "misc",
+    "spacy_callbacks": "callbacks",
 }
 
 

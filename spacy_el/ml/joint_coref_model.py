@@ -98,7 +98,7 @@ class DocInputs:
     pair_token, pair_wordpiece: int64 ``(Q,)``, the (token, wordpiece) overlap pairs. n_tokens: ``T``.
     spans: int64 ``(S, 2)`` ``(start, end exclusive)`` sorted by ``(start, end)``. n_keep: spans kept
     by pruning. forced: int64 ``(F,)`` indices into ``spans`` always kept (gold mentions in
-    training). candidates: the candidate look-up. gold: gold clusters or None (prediction).
+    training, mentions given by an upstream component). candidates: the candidate look-up. gold: gold clusters or None (prediction).
     """
 
     input_ids: np.ndarray
@@ -399,23 +399,31 @@ def make_doc_inputs(
     doc: Doc,
     candidates: CandidateFn,
     gold: Optional[Sequence[Tuple[Sequence[Tuple[int, int]], Optional[int]]]] = None,
+    *,
+    given: Sequence[Tuple[int, int]] = (),
+    enumerate_all: bool = True,
 ) -> DocInputs:
     """Numpy inputs of ``doc`` (module docstring). gold: clusters of ``(start, end)`` token spans of
-    ``doc`` with a KB row or None; their spans are added to the enumerated ones (if not wider than
-    ``max_span_width``; wider ones are dropped from the gold) and always kept."""
+    ``doc`` with a KB row or None. given: mentions found upstream (e.g. ``doc.ents``). Gold and given
+    spans are added to the enumerated ones and always kept, if not wider than ``max_span_width``
+    (wider ones cannot be embedded: they are dropped from the gold, and the caller reports the given
+    ones). enumerate_all=False: only gold and given spans are scored (no pruning)."""
     a = model.attrs
-    spans = candidate_spans(doc, a["max_span_width"])
+    width = a["max_span_width"]
+    spans = candidate_spans(doc, width) if enumerate_all else np.zeros((0, 2), dtype=np.int64)
     gold_idx: Optional[List[GoldClusterIdx]] = None
-    forced = np.zeros(0, dtype=np.int64)
     if gold is not None:
-        gold = [([(int(s), int(e)) for s, e in mentions if 0 < e - s <= a["max_span_width"]], row) for mentions, row in gold]
+        gold = [([(int(s), int(e)) for s, e in mentions if 0 < e - s <= width], row) for mentions, row in gold]
         gold = [(mentions, row) for mentions, row in gold if mentions]
-        extra = np.array([m for mentions, _ in gold for m in mentions], dtype=np.int64).reshape(-1, 2)
-        spans = np.unique(np.concatenate([spans, extra]), axis=0) if len(extra) else spans
-        position = {(int(s), int(e)): i for i, (s, e) in enumerate(spans.tolist())}
+    forced_spans = [(int(s), int(e)) for s, e in given if 0 < e - s <= width]
+    forced_spans += [m for mentions, _ in gold or [] for m in mentions]
+    extra = np.array(forced_spans, dtype=np.int64).reshape(-1, 2)
+    spans = np.unique(np.concatenate([spans, extra]), axis=0) if len(extra) else spans
+    position = {(int(s), int(e)): i for i, (s, e) in enumerate(spans.tolist())}
+    if gold is not None:
         gold_idx = [(tuple(sorted({position[m] for m in mentions})), row) for mentions, row in gold]
-        forced = np.array(sorted({i for mentions, _ in gold_idx for i in mentions}), dtype=np.int64)
-    n_keep = min(len(spans), max(1, math.ceil(a["span_ratio"] * len(doc)))) if len(spans) else 0
+    forced = np.array(sorted({position[m] for m in forced_spans}), dtype=np.int64)
+    n_keep = min(len(spans), max(1, math.ceil(a["span_ratio"] * len(doc)))) if len(spans) and enumerate_all else 0
     empty = np.zeros(0, dtype=np.int64)
     inputs = DocInputs(
         input_ids=np.zeros((0, 0), dtype=np.int64), attention_mask=np.zeros((0, 0), dtype=np.int64),

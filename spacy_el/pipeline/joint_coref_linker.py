@@ -38,6 +38,19 @@ extensions at None) and the extensions
   ``{spans_prefix}_N`` only and ``doc._.coref_clusters`` is not touched (two coref components can
   then live in one pipeline); the scorers follow ``spans_prefix``.
 
+After an upstream tagger or linker
+----------------------------------
+``mentions_from`` says where mentions come from: ``"model"`` (the pruned spans above), ``"ents"``
+(only ``doc.ents``, e.g. from ``ner_stack_lstm`` or ``entqa_reader``: the model clusters and links
+them) or ``"model+ents"`` (the pruned spans plus every entity, always kept). An entity wider than
+``model.max_span_width`` cannot be embedded: it is not clustered and keeps its own link and label.
+With ``"ents"`` every entity is written, also as a singleton cluster. ``cluster_link`` says where a
+cluster's link comes from: ``"model"`` (the spanning tree) or ``"upstream"``: the most frequent
+non-NIL ``kb_id_`` of the cluster's entities (the earliest on a tie), so that the upstream linker's
+decisions are kept and spread over each cluster; clusters whose entities carry no link keep the
+model's. With ``write_ents = true`` each cluster's link is then written to every mention (existing
+entities of a NIL cluster get ``"NIL"``), so that ``doc.ents`` and the clusters agree.
+
 Training (``update``)
 ---------------------
 Gold clusters come from ``eg.reference`` via :func:`~spacy_el.corpora.clusters.get_clusters`, plus
@@ -100,6 +113,8 @@ max_antecedents = 50
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
 DEFAULT_PREFIX = CLUSTER_PREFIX.rstrip("_")  # "coref_clusters"
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
+MENTION_SOURCES = ("model", "ents", "model+ents")  # the first is the default
+LINK_SOURCES = ("model", "upstream")
 ENT_LABEL = "ENT"
 
 
@@ -114,6 +129,8 @@ ENT_LABEL = "ENT"
         "write_ents": False,
         "spans_prefix": DEFAULT_PREFIX,
         "fuzzy_candidates": False,
+        "mentions_from": "model",
+        "cluster_link": "model",
         "scorer": {"@scorers": "spacy-el.coref_scorer.v1"},
         "el_scorer": {"@scorers": "spacy-el.cluster_el_scorer.v1"},
     },
@@ -131,15 +148,20 @@ def make_joint_coref_linker(
     write_ents: bool,
     spans_prefix: str,
     fuzzy_candidates: bool,
+    mentions_from: str,
+    cluster_link: str,
     scorer: Optional[Callable],
     el_scorer: Optional[Callable],
 ) -> "JointCorefLinker":
     """mode / refinement: override the model's (null: keep them). write_ents: also write linked
     mentions to doc.ents. spans_prefix: span-group prefix of the clusters. fuzzy_candidates: use the
-    KB's fuzzy tier for span candidates. scorer / el_scorer: coreference and ELm/ELh scorers."""
+    KB's fuzzy tier for span candidates. mentions_from ("model" | "ents" | "model+ents") and
+    cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
+    scorer / el_scorer: coreference and ELm/ELh scorers."""
     return JointCorefLinker(
         nlp.vocab, model, name, mode=mode, refinement=refinement, write_ents=write_ents, spans_prefix=spans_prefix,
-        fuzzy_candidates=fuzzy_candidates, scorer=scorer, el_scorer=el_scorer,
+        fuzzy_candidates=fuzzy_candidates, mentions_from=mentions_from, cluster_link=cluster_link,
+        scorer=scorer, el_scorer=el_scorer,
     )
 
 
@@ -157,6 +179,20 @@ class JointCorefLinker(KBTorchPipe):
         **cfg: Any,
     ) -> None:
         register_extensions()
+        self._check_settings(cfg)
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.cfg: Dict[str, Any] = {
+            "write_ents": False, "spans_prefix": DEFAULT_PREFIX, "fuzzy_candidates": False,
+            "mentions_from": MENTION_SOURCES[0], "cluster_link": LINK_SOURCES[0], **cfg,
+        }
+        self.scorer = scorer
+        self.el_scorer = el_scorer
+        self.kb = ElKnowledgeBase(vocab)
+        self._apply_overrides()
+
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
         mode, refinement = cfg.get("mode"), cfg.get("refinement")
         if mode is not None and mode not in MODES:
             raise ValueError(f"[spacy_el] joint_coref_linker: mode must be one of {MODES} or null, got {mode!r}.")
@@ -167,13 +203,11 @@ class JointCorefLinker(KBTorchPipe):
         prefix = cfg.get("spans_prefix", DEFAULT_PREFIX)
         if not isinstance(prefix, str) or not prefix or prefix.endswith("_"):
             raise ValueError(f"[spacy_el] joint_coref_linker: spans_prefix must be a non-empty string not ending in '_', got {prefix!r}.")
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self.cfg: Dict[str, Any] = {"write_ents": False, "spans_prefix": DEFAULT_PREFIX, "fuzzy_candidates": False, **cfg}
-        self.scorer = scorer
-        self.el_scorer = el_scorer
-        self.kb = ElKnowledgeBase(vocab)
+        for setting, allowed in (("mentions_from", MENTION_SOURCES), ("cluster_link", LINK_SOURCES)):
+            if cfg.get(setting, allowed[0]) not in allowed:
+                raise ValueError(f"[spacy_el] joint_coref_linker: {setting} must be one of {allowed}, got {cfg[setting]!r}.")
+
+    def _after_configure(self) -> None:
         self._apply_overrides()
 
     def _apply_overrides(self) -> None:
@@ -223,9 +257,19 @@ class JointCorefLinker(KBTorchPipe):
 
         return lookup
 
+    def _given_mentions(self, doc: Doc) -> List[Tuple[int, int]]:
+        """The upstream entities that ``mentions_from`` adds to the scored spans (none for "model")."""
+        if self.cfg["mentions_from"] == "model":
+            return []
+        return [(e.start, e.end) for e in doc.ents]
+
     def _batch(self, docs: Sequence[Doc], golds: Optional[Sequence[Any]] = None) -> JointCorefBatch:
         golds = golds if golds is not None else [None] * len(docs)
-        return JointCorefBatch([make_doc_inputs(self.model, doc, self._candidate_fn(doc), gold) for doc, gold in zip(docs, golds)])
+        enumerate_all = self.cfg["mentions_from"] != "ents"
+        return JointCorefBatch([
+            make_doc_inputs(self.model, doc, self._candidate_fn(doc), gold, given=self._given_mentions(doc), enumerate_all=enumerate_all)
+            for doc, gold in zip(docs, golds)
+        ])
 
     # -- prediction --------------------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:
@@ -238,12 +282,14 @@ class JointCorefLinker(KBTorchPipe):
         if not any(len(d.spans) for d in batch.docs):
             return [[] for _ in docs]
         _, outputs = self.model.predict(batch)
-        return [self._clusters(out) for out in outputs]
+        return [self._clusters(out, doc) for out, doc in zip(outputs, docs)]
 
-    def _clusters(self, out: Any) -> List[Dict[str, Any]]:
+    def _clusters(self, out: Any, doc: Doc) -> List[Dict[str, Any]]:
         if out.scores is None:
             return []
         decoding = decode(out.scores, self.mode)
+        upstream = {(e.start, e.end): e.kb_id_ for e in doc.ents}
+        given = set(self._given_mentions(doc))
         ids = self.kb.entities.ids
         nil = out.scores.nil_scores.double().numpy()
         links = out.scores.link_scores.double().numpy()
@@ -257,7 +303,13 @@ class JointCorefLinker(KBTorchPipe):
         keep_singletons = self.model.attrs["mention_loss_weight"] > 0
         result = []
         for mentions, link in zip(decoding.clusters, decoding.links):
-            if len(mentions) == 1 and link is None and not (keep_singletons and mention_scores[mentions[0]] > 0):
+            spans = [tuple(int(x) for x in out.spans[m]) for m in mentions]
+            if self.cfg["cluster_link"] == "upstream" and self.mode != "coref":
+                link = _upstream_link([upstream.get(span, "") for span in spans], self.kb, link)
+            if (
+                len(mentions) == 1 and link is None and spans[0] not in given
+                and not (keep_singletons and mention_scores[mentions[0]] > 0)
+            ):
                 continue
             info = []
             link_probs = []
@@ -302,7 +354,8 @@ class JointCorefLinker(KBTorchPipe):
                 for key in [k for k in doc.spans if k.startswith(f"{prefix}_") and k[len(prefix) + 1:].isdigit()]:
                     del doc.spans[key]
                 keys = [f"{prefix}_{n}" for n in range(1, len(ordered) + 1)]
-            linked_mentions = []
+            linked_mentions: List[Span] = []
+            nil_mentions: List[Span] = []
             for n, (key, (_, cluster)) in enumerate(zip(keys, ordered), start=1):
                 by_span = {m["span"]: m for m in cluster["mentions"]}
                 spans = []
@@ -317,15 +370,19 @@ class JointCorefLinker(KBTorchPipe):
                     spans.append(span)
                     if cluster["kb_id"] not in ("", NIL_ID):
                         linked_mentions.append(span)
+                    elif cluster["kb_id"] == NIL_ID:
+                        nil_mentions.append(span)
                 # Reassign the group: kb_id_ set on a span read from a group does not reach the group.
                 doc.spans[key] = spans
             if self.cfg.get("write_ents"):
-                self._write_ents(doc, linked_mentions)
+                self._write_ents(doc, linked_mentions, nil_mentions)
 
     @staticmethod
-    def _write_ents(doc: Doc, linked: List[Span]) -> None:
+    def _write_ents(doc: Doc, linked: List[Span], nil: List[Span]) -> None:
+        """Linked mentions become entities; existing entities take their cluster's link (NIL included)."""
         labels = {(e.start, e.end): e.label_ for e in doc.ents}
         new = [Span(doc, s.start, s.end, labels.get((s.start, s.end), ENT_LABEL), kb_id=s.kb_id_) for s in linked]
+        new += [Span(doc, s.start, s.end, labels[(s.start, s.end)], kb_id=NIL_ID) for s in nil if (s.start, s.end) in labels]
         taken = {(s.start, s.end) for s in new}
         doc.ents = filter_spans(new + [e for e in doc.ents if (e.start, e.end) not in taken])
 
@@ -398,6 +455,17 @@ class JointCorefLinker(KBTorchPipe):
         """The saved mode/refinement apply before the torch layer is rebuilt."""
         self._apply_overrides()
         super()._restore_model(dims)
+
+
+def _upstream_link(kb_ids: List[str], kb: ElKnowledgeBase, model_link: Optional[int]) -> Optional[int]:
+    """The KB row of the most frequent upstream link in ``kb_ids`` (the earliest on a tie); the model's
+    link when no mention has one in the KB."""
+    votes = Counter(k for k in kb_ids if k not in ("", NIL_ID))
+    for kb_id, _ in votes.most_common():
+        row = kb.entities.row_of(kb_id)
+        if row is not None:
+            return int(row)
+    return model_link
 
 
 def _disjoint(gold: List[Tuple[List[Tuple[int, int]], Optional[int]]]) -> List[Tuple[List[Tuple[int, int]], Optional[int]]]:

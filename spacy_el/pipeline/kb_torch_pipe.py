@@ -27,6 +27,25 @@ class KBTorchPipe(TrainablePipe):
     def _after_load(self) -> None:
         """Hook run after from_bytes/from_disk."""
 
+    # -- settings ----------------------------------------------------------------------------------
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
+        """Raise a ValueError naming the setting of ``cfg`` that is not valid (subclasses)."""
+
+    def _after_configure(self) -> None:
+        """Hook run after :meth:`configure` changed ``cfg``."""
+
+    def configure(self, **settings: Any) -> None:
+        """Change settings of a (trained) component, checked as at construction; used by the
+        ``spacy-el.ComponentSettings.v1`` callback to set up a component sourced into another pipeline.
+        The settings are saved with the component."""
+        allowed = sorted(set(self.cfg) - {"dims"})
+        unknown = sorted(set(settings) - set(allowed))
+        if unknown:
+            raise ValueError(f"[spacy_el] {self.name} has no setting {unknown}; its settings are {allowed}.")
+        self._check_settings({**self.cfg, **settings})
+        self.cfg.update(settings)
+        self._after_configure()
+
     # -- the KB ------------------------------------------------------------------------------------
     def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
         kb = kb_loader(self.vocab)
