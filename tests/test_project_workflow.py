@@ -33,5 +33,18 @@ def test_test_workflow_runs_end_to_end(tmp_path):
     scores = json.loads((project / "metrics" / "test_ner_stack_lstm.json").read_text())
     assert {"ner_f", "el_micro_f", "ed_accuracy"} <= set(scores)
     assert all(0.0 <= scores[k] <= 1.0 for k in ("ner_f", "el_micro_f"))
+    expected = {
+        "test_ner_ner4el.json": {"ner_f", "el_micro_f"},
+        "test_nsl_jcl.json": {"ner_f", "el_micro_f", "coref_avg_f", "elh_f"},
+        "test_entqa_jcl.json": {"el_micro_f", "coref_avg_f", "elh_f"},
+    }
+    for name, metrics in expected.items():
+        scores = json.loads((project / "metrics" / name).read_text())
+        assert metrics <= set(scores), name
+        assert all(0.0 <= scores[m] <= 1.0 for m in metrics), name
+    # The composed pipelines carry the joint model's settings for clustering upstream entities.
+    for name in ("nsl_jcl", "entqa_jcl"):
+        cfg = json.loads((project / "training" / "test" / "pipelines" / name / "joint_coref_linker" / "cfg").read_text())
+        assert (cfg["mentions_from"], cfg["cluster_link"], cfg["write_ents"]) == ("ents", "upstream", True)
     again = run_workflow(project)
-    assert again.count("Skipping") == 4, "every step is up to date on a re-run"
+    assert again.count("Skipping") == 9, "every step is up to date on a re-run"
