@@ -1,7 +1,10 @@
 """displaCy rendering of links and clusters (spacy_el.visualize) and ``python -m spacy_el visualize``."""
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from typing import Dict, List, Tuple
 
+import pytest
 import spacy
 from spacy.tokens import Span
 from typer.testing import CliRunner
@@ -9,6 +12,8 @@ from typer.testing import CliRunner
 from spacy_el.cli import app
 from spacy_el.corpora.clusters import set_clusters
 from spacy_el.visualize import PALETTE, render, save_html
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 class Collect(HTMLParser):
@@ -93,3 +98,20 @@ def test_cli_runs_a_pipeline_and_writes_html(tmp_path):
     assert html.count("<figure") == 2 and html.count('<span title="link: (none)">PER</span>') == 2
     bad = CliRunner().invoke(app, ["visualize", str(tmp_path / "pipeline"), str(texts), str(out), "--kb-url-template", "x"])
     assert bad.exit_code == 1 and "{}" in bad.output
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian package `chromium`) is not installed")
+def test_chromium_renders_the_links_and_clusters(tmp_path):
+    """The page as a browser builds it: Chromium's DOM after loading has the links, cluster labels and hovers."""
+    _, doc = invented_doc()
+    path = save_html([doc], tmp_path / "doc.html")
+    result = subprocess.run(
+        [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--dump-dom", path.resolve().as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    page = parse(result.stdout)
+    assert ("https://en.wikipedia.org/wiki/Orlan_Mercer", "Orlan_Mercer") in page.links
+    assert PALETTE[0] in page.backgrounds and PALETTE[1] in page.backgrounds
+    assert any("candidate Orlan_Mercer" in t for t in page.titles)
+    assert "C2 NIL" in result.stdout
