@@ -44,7 +44,7 @@ from spacy.language import Language  # noqa: E402
 from spacy.tokens import Doc, Span  # noqa: E402
 from spacy.util import registry  # noqa: E402
 
-from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
+from results_io import RESULTS_DIR, ROOT, Row, carried_over_rows, row, utc_now, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 import spacy_el  # noqa: E402,F401  (registers the readers and factories)
@@ -57,6 +57,7 @@ from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters  # noqa: 
 NAME = "joint_coref_linker"
 JOINT = ("local", "global", "global_ee", "global_ee_mean")
 REFINEMENTS = ("none", "antecedent_averaging", "entity_equalization", "entity_equalization_mean")
+DATASETS = ("gum-test", "aida-test", "ontogum-test", "litbank-test")
 Offsets = Tuple[int, int]
 
 
@@ -79,6 +80,8 @@ def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc
     aida = ROOT / "corpus" / "aida" / "test.spacy"
     if aida.exists():
         found["aida-test"] = read("spacy-el.AidaPlusReader.v1", nlp, path=aida)
+    if args.datasets:
+        found = {name: docs for name, docs in found.items() if name in args.datasets}
     if args.limit:
         found = {name: docs[: args.limit] for name, docs in found.items()}
     return found
@@ -352,10 +355,16 @@ def main() -> None:
     parser.add_argument("--long-tokens", type=int, default=20000)
     parser.add_argument("--limit", type=int, default=0, help="first N documents of each test set (smoke runs)")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed and long-document rows")
+    parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=None,
+                        help="rerun only these test sets; the other rows of --out are kept, each with the date it was measured")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(ROOT / "README.md"))
     args = parser.parse_args()
     rows = evaluate(args)
+    if args.datasets:  # a partial rerun: every row says when it was measured
+        measured = utc_now()
+        kept = carried_over_rows(Path(args.out), lambda r: r["dataset"] not in args.datasets)
+        rows = kept + [{**r, "measured": measured} for r in rows]
     out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark", rows)
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))

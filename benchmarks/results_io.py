@@ -4,7 +4,7 @@ import os
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -34,10 +34,26 @@ def gpu_name() -> Optional[str]:
         return None
 
 
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def carried_over_rows(out: Path, keep: Callable[[Row], bool]) -> List[Row]:
+    """The rows of an earlier results file that a partial rerun keeps, each with the date it was measured.
+
+    A row keeps its own ``measured`` field if it has one, else takes the earlier file's ``created``.
+    Returns ``[]`` when there is no earlier file.
+    """
+    if not out.exists():
+        return []
+    earlier = json.loads(out.read_text(encoding="utf8"))
+    return [{**r, "measured": r.get("measured", earlier["created"])} for r in earlier["rows"] if keep(r)]
+
+
 def write_results(out: Path, command: str, rows: List[Row]) -> Path:
     result = {
         "command": command,
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": utc_now(),
         "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "gpu": gpu_name()},
         "rows": rows,
     }
