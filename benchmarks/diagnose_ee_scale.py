@@ -45,7 +45,8 @@ def main() -> None:
         scorer = module.scorer
         mention = scorer.mention_ffnn(g).squeeze(-1)
         coref = scorer._coref_edges(g, mention, scorer._distances(kept[:, 0]), kept[:, 0])
-        q = soft_clusters(_antecedent_distribution(coref), validate=False)
+        no_links = torch.full((len(mention), 1), float("-inf"))
+        q = soft_clusters(_antecedent_distribution(coref, mention, no_links), validate=False)
         a, a_mean = equalized_representations(q, g), equalized_mean_representations(q, g)
     print(f"mentions {len(mention)}; mean |g| {g.norm(dim=1).mean():.1f}; mean |a| {a.norm(dim=1).mean():.1f}; "
           f"max |a| {a.norm(dim=1).max():.1f}; mean variant: mean |a| {a_mean.norm(dim=1).mean():.1f}, "

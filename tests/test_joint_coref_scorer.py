@@ -190,24 +190,6 @@ def test_refinement_rescores_only_coreference(refinement):
     assert refined.refinement.gate.weight.grad is not None
 
 
-def test_refinement_distribution_has_lee_et_al_dummy():
-    """P(y_i) for the refinement: dummy logit 0, antecedents Phi_cl(s_i, s_j) (with Phi_p(s_i))."""
-    from spacy_el.ml.entity_equalization import soft_clusters
-    from spacy_el.ml.joint_coref_scorer import _antecedent_distribution
-
-    coref = torch.tensor([[NEG, 1.0, 2.0], [1.0, NEG, 0.5], [-9.0, -9.5, NEG]], dtype=torch.float64)
-    probs = _antecedent_distribution(coref)
-    assert torch.allclose(probs[0], torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64))
-    z1 = 1 + math.exp(1.0)
-    assert torch.allclose(probs[1], torch.tensor([math.exp(1.0) / z1, 1 / z1, 0.0], dtype=torch.float64))
-    z2 = 1 + math.exp(-9.0) + math.exp(-9.5)
-    assert math.isclose(probs[2, 2].item(), 1 / z2)
-    assert torch.allclose(probs.sum(dim=1), torch.ones(3, dtype=torch.float64))
-    # A span whose low mention score drags all its antecedent edges down starts its own entity.
-    q = soft_clusters(probs)
-    assert q[2, 2] > 0.999
-
-
 def test_forward_validates_inputs():
     span_embs, starts, vectors, mask, ids = six_mentions(True)
     model = small_model()

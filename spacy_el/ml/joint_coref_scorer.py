@@ -55,13 +55,8 @@ iteration as in Lee et al. 2018 / Kantor & Globerson 2019: score with ``g``, tak
 distribution ``P(y_i)`` over the preceding mentions and a dummy, refine ``g' = refine(g, P)``
 (:func:`~spacy_el.ml.entity_equalization.build_refinement`), recompute ``Phi_c`` (eq. (4)) with
 ``g'``. ``Phi_p``, ``Phi_l`` and the NIL score keep the unrefined ``g`` (as Lee et al. 2018 keep
-their mention scores). ``P(y_i)`` is the distribution of the coreference model the refinements were
-written for (Lee et al. 2017/2018, section 2.1 of Kantor & Globerson): the dummy scores
-``s(i, eps) = 0`` and antecedent ``j`` scores ``Phi_cl(s_i, s_j)``, which contains ``Phi_p(s_i)``. So a
-span with a low mention score starts its own entity (``P(y_i = eps) ~ 1``) and is kept out of every
-other span's soft cluster. Scoring the dummy with the joint graph's root and link edges instead would
-cancel ``Phi_p(s_i)`` (it is in those edges too) and let the many pruned non-mention spans of a
-document chain into the soft clusters of the real ones.
+their mention scores). The dummy of ``P(y_i)`` collects everything that is not a preceding
+mention: ``logsumexp`` of the root edge and the candidate links (``s_i`` starts an entity).
 
 Layout conventions
 ------------------
@@ -616,7 +611,7 @@ class JointCorefScorer(nn.Module):
         distances = self._distances(span_starts)
         coref = self._coref_edges(span_embs, mention_scores, distances, span_starts)
         if self.refinement is not None and m > 0:
-            probs = _antecedent_distribution(coref)
+            probs = _antecedent_distribution(coref, nil, links)
             refined = self.refinement(span_embs, probs)
             coref = self._coref_edges(refined, mention_scores, distances, span_starts)
         return JointScores(
@@ -634,23 +629,17 @@ class JointCorefScorer(nn.Module):
                 f"max_antecedents={self.max_antecedents}, prior_feature={self.prior_weight is not None}")
 
 
-def _antecedent_distribution(coref: Tensor) -> Tensor:
+def _antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
     """``(M, M)`` square antecedent matrix (dummy on the diagonal) for the refinement.
 
-    Row ``i``: softmax over the preceding mentions ``j < i`` (logits ``coref[i, j]`` =
-    ``Phi_cl(s_i, s_j)``, ``-inf`` outside the antecedent window) and the dummy ``eps`` with the fixed
-    logit 0 of Lee et al. (module docstring, "Refinement").
-
-    Args:
-        coref: ``(M, M)`` child-first coreference edge scores (:attr:`JointScores.coref_scores`).
-
-    Returns:
-        ``(M, M)`` ``P`` with ``P[i, j] = P(y_i = j)`` for ``j < i`` and ``P[i, i] = P(y_i = eps)``.
+    Row ``i``: softmax over the preceding mentions ``j < i`` (``coref[i, j]``) and the dummy, whose
+    logit is ``logsumexp(nil[i], links[i, :])`` (``s_i`` is not coreferent with a preceding mention).
     """
     m = coref.shape[0]
+    dummy = torch.logsumexp(torch.cat([nil[:, None], links], dim=1), dim=1)  # (M,)
     eye = torch.eye(m, dtype=torch.bool, device=coref.device)
     lower = torch.tril(torch.ones(m, m, dtype=torch.bool, device=coref.device), diagonal=-1)
-    logits = torch.where(eye, torch.zeros_like(coref), coref.masked_fill(~lower, NEG_INF))
+    logits = torch.where(eye, dummy[:, None].expand(m, m), coref.masked_fill(~lower, NEG_INF))
     return torch.softmax(logits, dim=1)
 
 
