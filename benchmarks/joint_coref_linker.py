@@ -44,7 +44,7 @@ from spacy.language import Language  # noqa: E402
 from spacy.tokens import Doc, Span  # noqa: E402
 from spacy.util import registry  # noqa: E402
 
-from results_io import RESULTS_DIR, ROOT, Row, carried_over_rows, row, utc_now, write_results  # noqa: E402
+from results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 import spacy_el  # noqa: E402,F401  (registers the readers and factories)
@@ -363,11 +363,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = evaluate(args)
     if args.datasets:  # a partial rerun: its rows replace those of the same system and test set
-        measured = utc_now()
-        rerun = {(r["system"], r["dataset"]) for r in rows}
-        kept = carried_over_rows(Path(args.out), lambda r: (r["system"], r["dataset"]) not in rerun)
-        command = "python benchmarks/joint_coref_linker.py --datasets " + " ".join(args.datasets)
-        rows = kept + [{**r, "measured": measured, "command": command} for r in rows]
+        rows = merge_rerun(Path(args.out), rows, "python benchmarks/joint_coref_linker.py --datasets " + " ".join(args.datasets))
     out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark", rows)
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))

@@ -38,16 +38,27 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def carried_over_rows(out: Path, keep: Callable[[Row], bool]) -> List[Row]:
-    """The rows of an earlier results file that a partial rerun keeps, each with the date it was measured.
+def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
+    """The rows of a partial rerun merged into the earlier results file ``out``.
 
-    A row keeps its own ``measured`` field if it has one, else takes the earlier file's ``created``.
-    Returns ``[]`` when there is no earlier file.
+    A new row replaces the earlier rows of the same ``(system, dataset)`` in their place; other earlier
+    rows are kept; new pairs go last. Every row says when it was measured (``measured``: its own,
+    else the earlier file's ``created``) and the rerun's rows name ``command``.
     """
-    if not out.exists():
-        return []
-    earlier = json.loads(out.read_text(encoding="utf8"))
-    return [{**r, "measured": r.get("measured", earlier["created"])} for r in earlier["rows"] if keep(r)]
+    measured = utc_now()
+    fresh: Dict[tuple, List[Row]] = {}
+    for r in new_rows:
+        fresh.setdefault((r["system"], r["dataset"]), []).append({**r, "measured": measured, "command": command})
+    earlier = json.loads(out.read_text(encoding="utf8")) if out.exists() else {"rows": [], "created": measured}
+    merged: List[Row] = []
+    for r in earlier["rows"]:
+        key = (r["system"], r["dataset"])
+        if key not in fresh:
+            merged.append({**r, "measured": r.get("measured", earlier["created"])})
+        elif key not in {(m["system"], m["dataset"]) for m in merged}:
+            merged += fresh[key]
+    placed = {(m["system"], m["dataset"]) for m in merged}
+    return merged + [r for key, rows in fresh.items() if key not in placed for r in rows]
 
 
 def write_results(out: Path, command: str, rows: List[Row]) -> Path:
