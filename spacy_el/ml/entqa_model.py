@@ -14,6 +14,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
+from .autocast import ENCODER_DTYPES
 from .entqa_inputs import ReaderArrays
 from .joint_coref_model import EncoderLRShim
 from .torch_io import load_encoder, load_fast_tokenizer, serialize_state, state_deserializer
@@ -21,7 +22,7 @@ from .torch_io import load_encoder, load_fast_tokenizer, serialize_state, state_
 __all__ = ["build_entity_retriever", "build_entqa_reader", "RetrieverBatch", "ReaderBatch", "build_torch_layer", "tokenizer_of"]
 
 POOLINGS = ("mean", "cls")
-DTYPES = ("float32", "bfloat16")
+DTYPES = ENCODER_DTYPES
 TOPIC_MODES = ("first_token", "first_sentence", "none")
 
 

@@ -8,8 +8,8 @@
 * :class:`ReaderModule` -- a cross-encoder over ``[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]``
   with start / end heads on every position and a rerank head on ``[CLS]`` (section 2.2).
 
-Both run their transformer under torch autocast in ``encoder_dtype`` (bfloat16 is 2-3x faster on CPUs
-with AVX512-BF16); the heads and losses stay float32.
+Both run their transformer under torch autocast in ``encoder_dtype`` (:mod:`spacy_el.ml.autocast`:
+``"auto"`` = bfloat16 where the hardware has it natively); the heads and losses stay float32.
 """
 import math
 from typing import Any, Callable, Optional, Tuple
@@ -18,15 +18,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from .autocast import encoder_autocast
 from .entqa_inputs import ReaderArrays
 from .entqa_losses import multi_label_nce_loss, reader_loss
 
-__all__ = ["PassageEncoder", "ReaderModule", "encoder_autocast"]
-
-
-def encoder_autocast(device: torch.device, dtype: str) -> Any:
-    """torch autocast in ``dtype`` (a no-op for float32)."""
-    return torch.autocast(device_type=device.type, dtype=getattr(torch, dtype), enabled=dtype != "float32")
+__all__ = ["PassageEncoder", "ReaderModule"]
 
 
 def _device_of(module: nn.Module) -> torch.device:

@@ -74,6 +74,7 @@ from thinc.layers.pytorchwrapper import forward as pytorch_forward
 import torch
 from torch import nn
 
+from .autocast import ENCODER_DTYPES, encoder_autocast
 from .entity_equalization import REFINEMENTS
 from .joint_coref_scorer import MODES, GoldMentionCluster, JointCorefScorer, JointScores, compute_loss
 from .span_representations import SpanEmbedder, enumerate_spans, prune_spans
@@ -185,9 +186,10 @@ def build_joint_coref_linker(
     decides whether NIL singletons are output). encoder_batch: windows per encoder call.
     max_antecedents: antecedent window K (Lee et al. 2017/2018): only mention pairs at most K apart
     in mention order get a coreference edge, so scoring is O(M K) (null = all pairs).
-    encoder_dtype: "float32" | "bfloat16": the encoder runs under torch autocast in this dtype, in
-    training and prediction (bfloat16 is 2-3x faster on CPUs with AVX512-BF16 and on GPUs); its
-    weights and everything after it stay float32. prior_feature: add a learned multiple of the
+    encoder_dtype: "float32" | "bfloat16" | "auto": the encoder runs under torch autocast in this dtype,
+    in training and prediction; "auto" is bfloat16 where the hardware computes it natively (GPUs, CPUs
+    with AVX512-BF16/AMX) and float32 elsewhere (:mod:`spacy_el.ml.autocast`); its weights and
+    everything after it stay float32. prior_feature: add a learned multiple of the
     log alias-table prior to Phi_l (Kolitsas et al. 2018; not in the paper's Phi_l, off by default).
     encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder)."""
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
@@ -212,7 +214,7 @@ def build_joint_coref_linker(
     _check("encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
            and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
     _check("prior_feature", isinstance(prior_feature, bool), "true or false", prior_feature)
-    _check("encoder_dtype", encoder_dtype in ("float32", "bfloat16"), "'float32' or 'bfloat16'", encoder_dtype)
+    _check("encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
     _check("mention_loss_weight", isinstance(mention_loss_weight, (int, float)) and mention_loss_weight >= 0,
            "a number >= 0", mention_loss_weight)
     return Model(
@@ -482,11 +484,6 @@ class JointCorefModule(nn.Module):
     def _device(self) -> Any:
         return next(self.parameters()).device
 
-    def _encoder_autocast(self, device: Any) -> Any:
-        """torch autocast in ``encoder_dtype`` around the encoder (a no-op for float32)."""
-        enabled = self.encoder_dtype != "float32"
-        return torch.autocast(device_type=device.type, dtype=getattr(torch, self.encoder_dtype), enabled=enabled)
-
     def token_vectors(self, docs: Sequence[DocInputs]) -> List[Any]:
         """``(T, d)`` token vectors per document (zeros for documents with nothing to encode)."""
         device = self._device()
@@ -499,7 +496,7 @@ class JointCorefModule(nn.Module):
             mask = np.concatenate([np.pad(d.attention_mask, ((0, 0), (0, length - d.attention_mask.shape[1]))) for d in todo])
             ids_t = torch.as_tensor(ids, device=device)
             mask_t = torch.as_tensor(mask, device=device)
-            with self._encoder_autocast(device):
+            with encoder_autocast(device, self.encoder_dtype):
                 chunks = [
                     self.encoder(input_ids=ids_t[i:i + self.encoder_batch], attention_mask=mask_t[i:i + self.encoder_batch]).last_hidden_state
                     for i in range(0, ids.shape[0], self.encoder_batch)
