@@ -4,7 +4,7 @@ import os
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -46,19 +46,20 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     else the earlier file's ``created``) and the rerun's rows name ``command``.
     """
     measured = utc_now()
-    fresh: Dict[tuple, List[Row]] = {}
+    fresh: Dict[Tuple[str, str], List[Row]] = {}
     for r in new_rows:
         fresh.setdefault((r["system"], r["dataset"]), []).append({**r, "measured": measured, "command": command})
     earlier = json.loads(out.read_text(encoding="utf8")) if out.exists() else {"rows": [], "created": measured}
     merged: List[Row] = []
+    replaced = set()
     for r in earlier["rows"]:
         key = (r["system"], r["dataset"])
-        if key not in fresh:
+        if key in fresh:  # the pair's first earlier row makes way for all its new rows
+            merged += fresh.pop(key)
+            replaced.add(key)
+        elif key not in replaced:
             merged.append({**r, "measured": r.get("measured", earlier["created"])})
-        elif key not in {(m["system"], m["dataset"]) for m in merged}:
-            merged += fresh[key]
-    placed = {(m["system"], m["dataset"]) for m in merged}
-    return merged + [r for key, rows in fresh.items() if key not in placed for r in rows]
+    return merged + [r for rows in fresh.values() for r in rows]
 
 
 def write_results(out: Path, command: str, rows: List[Row]) -> Path:

@@ -22,7 +22,6 @@ from .torch_io import load_encoder, load_fast_tokenizer, serialize_state, state_
 __all__ = ["build_entity_retriever", "build_entqa_reader", "RetrieverBatch", "ReaderBatch", "build_torch_layer", "tokenizer_of"]
 
 POOLINGS = ("mean", "cls")
-DTYPES = ENCODER_DTYPES
 TOPIC_MODES = ("first_token", "first_sentence", "none")
 
 
@@ -57,7 +56,7 @@ def _is_int(value: Any) -> bool:
 def _check_common(arch: str, encoder: str, encoder_dtype: str, encoder_batch: int, encoder_lr_scale: float,
                   topic: str, max_topic: int) -> None:
     _check(arch, "encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
-    _check(arch, "encoder_dtype", encoder_dtype in DTYPES, f"one of {DTYPES}", encoder_dtype)
+    _check(arch, "encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
     _check(arch, "encoder_batch", _is_int(encoder_batch) and encoder_batch >= 1, "an int >= 1", encoder_batch)
     _check(arch, "encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
            and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
