@@ -29,6 +29,7 @@ from spacy.training import Example  # noqa: E402
 from spacy.training.initialize import init_nlp  # noqa: E402
 from thinc.api import Adam  # noqa: E402
 
+from joint_coref_linker import encoder_dtype as component_encoder_dtype  # noqa: E402
 from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
@@ -79,13 +80,10 @@ def component_rows(repeats: int, kb: Path, gum: Path, n_docs: int) -> List[Row]:
     nlp = init_nlp(config)
     corpus = util.resolve_dot_names(config, ["corpora.train"])[0]
     docs = [eg.reference for eg in corpus(nlp)][:n_docs]
-    module = nlp.get_pipe("joint_coref_linker").model.layers[0].shims[0]._model
     optimizer = Adam(1e-4)
     words = sum(len(d) for d in docs)
     rows = []
     for dtype in DTYPES:
-        module.encoder_dtype = dtype
-
         def train() -> None:
             for doc in docs:
                 nlp.update([Example(nlp.make_doc(doc.text), doc)], sgd=optimizer)
@@ -93,11 +91,13 @@ def component_rows(repeats: int, kb: Path, gum: Path, n_docs: int) -> List[Row]:
         def predict() -> None:
             list(nlp.pipe((d.text for d in docs), batch_size=8))
 
+        with component_encoder_dtype(nlp, dtype):
+            train_seconds, predict_seconds = best_seconds(train, repeats), best_seconds(predict, repeats)
         note = f"the first {len(docs)} bundled GUM train documents ({words:,} words); demo KB; best of {repeats}"
         rows.append(row(f"joint_coref_linker_{dtype}", "demo-gum-train", "train_seconds_per_doc",
-                        round(best_seconds(train, repeats) / len(docs), 2), f"one document per update; {note}"))
+                        round(train_seconds / len(docs), 2), f"one document per update; {note}"))
         rows.append(row(f"joint_coref_linker_{dtype}", "demo-gum-train", "words_per_s",
-                        round(words / best_seconds(predict, repeats)), f"nlp.pipe, batch_size 8; {note}"))
+                        round(words / predict_seconds), f"nlp.pipe, batch_size 8; {note}"))
     return rows
 
 
