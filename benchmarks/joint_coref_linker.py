@@ -291,8 +291,10 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
         path = model_path(args, corpus, refinement)
         if path is None:
             continue
-        pred, _ = predict(spacy.load(path), gold, args.batch_size)
-        note = f"mode coref, trained on {corpus} train; singletons left out on both sides"
+        nlp = spacy.load(path)
+        bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
+        pred, _ = predict(nlp, gold, args.batch_size)
+        note = f"mode coref, trained on {corpus} train; score_bound {bound}; singletons left out on both sides"
         rows += score_rows(f"coref_{refinement}", dataset, gold, pred, None, 0, False, note, keep_singletons=False)
     return rows
 

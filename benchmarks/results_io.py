@@ -38,17 +38,24 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def this_machine() -> Dict[str, Any]:
+    """The ``machine`` of a results file: CPU model, core count, GPU (or None)."""
+    return {"cpu": cpu_name(), "cores": os.cpu_count(), "gpu": gpu_name()}
+
+
 def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     """The rows of a partial rerun merged into the earlier results file ``out``.
 
     A new row replaces the earlier rows of the same ``(system, dataset)`` in their place; other earlier
-    rows are kept; new pairs go last. Every row says when it was measured (``measured``: its own,
-    else the earlier file's ``created``) and the rerun's rows name ``command``.
+    rows are kept; new pairs go last. Every row says when and where it was measured (``measured`` and
+    ``machine``: its own, else the earlier file's ``created`` and ``machine``, since the merged file's
+    ``machine`` is the rerun's) and the rerun's rows name ``command``.
     """
-    measured = utc_now()
+    measured, machine = utc_now(), this_machine()
     fresh: Dict[Tuple[str, str], List[Row]] = {}
     for r in new_rows:
-        fresh.setdefault((r["system"], r["dataset"]), []).append({**r, "measured": measured, "command": command})
+        fresh.setdefault((r["system"], r["dataset"]), []).append(
+            {**r, "measured": measured, "machine": machine, "command": command})
     earlier = json.loads(out.read_text(encoding="utf8")) if out.exists() else {"rows": [], "created": measured}
     merged: List[Row] = []
     replaced = set()
@@ -58,17 +65,13 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
             merged += fresh.pop(key)
             replaced.add(key)
         elif key not in replaced:
-            merged.append({**r, "measured": r.get("measured", earlier["created"])})
+            merged.append({**r, "measured": r.get("measured", earlier["created"]),
+                           "machine": r.get("machine", earlier.get("machine"))})
     return merged + [r for rows in fresh.values() for r in rows]
 
 
 def write_results(out: Path, command: str, rows: List[Row]) -> Path:
-    result = {
-        "command": command,
-        "created": utc_now(),
-        "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "gpu": gpu_name()},
-        "rows": rows,
-    }
+    result = {"command": command, "created": utc_now(), "machine": this_machine(), "rows": rows}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
     return out

@@ -6,20 +6,20 @@ from .conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
-from results_io import merge_rerun, row  # noqa: E402
+from results_io import merge_rerun, row, this_machine  # noqa: E402
 
 
 def test_rerun_rows_replace_their_pairs_in_place(tmp_path):
     out = tmp_path / "results.json"
     earlier = [row("a", "x", "m1", 1), row("a", "x", "m2", 2), row("b", "x", "m1", 3), row("a", "y", "m1", 4)]
-    out.write_text(json.dumps({"command": "full", "created": "T0", "rows": earlier}))
+    out.write_text(json.dumps({"command": "full", "created": "T0", "machine": {"cpu": "earlier"}, "rows": earlier}))
     merged = merge_rerun(out, [row("a", "x", "m1", 10), row("a", "x", "m2", 20), row("c", "x", "m1", 30)], "partial")
     assert [(r["system"], r["dataset"], r["metric"], r["value"]) for r in merged] == [
         ("a", "x", "m1", 10), ("a", "x", "m2", 20), ("b", "x", "m1", 3), ("a", "y", "m1", 4), ("c", "x", "m1", 30)]
     kept = [r for r in merged if r["value"] in (3, 4)]
-    assert all(r["measured"] == "T0" and "command" not in r for r in kept)
+    assert all(r["measured"] == "T0" and r["machine"] == {"cpu": "earlier"} and "command" not in r for r in kept)
     new = [r for r in merged if r["value"] >= 10]
-    assert all(r["command"] == "partial" and r["measured"] != "T0" for r in new)
+    assert all(r["command"] == "partial" and r["measured"] != "T0" and r["machine"] == this_machine() for r in new)
 
 
 def test_rerun_without_earlier_file(tmp_path):

@@ -1,0 +1,110 @@
+"""Wall-clock minutes of the project's workflows, step by step, on this machine.
+
+Runs the steps of a workflow in ``project.yml`` one after another with ``python -m spacy project run
+STEP --force`` (forced, so that an up-to-date step is timed too) and records each step's wall-clock
+minutes. A workflow's duration is the sum of its steps' (weasel runs them in sequence).
+
+``all`` takes longer than one working session on 2 cores, so its steps can be timed a few at a time
+(``--steps``): each timed step replaces its own earlier row (``results_io.merge_rerun``), the others
+stay, and every row says when, on which CPU and by which command it was measured. The workflow's
+total is written only once every one of its steps has a row; until then a ``steps_timed`` row says
+how many have one. A step that fails stops the run; its time is not recorded.
+
+    python benchmarks/project_timings.py demo                                   # the whole demo
+    python benchmarks/project_timings.py all --steps kb-eval train-jcl-ontogum-none
+
+Writes ``benchmarks/results/project_timings.json`` and the README table between
+``<!-- results:project_timings -->`` markers.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import srsly  # noqa: E402
+
+from results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, row, write_results  # noqa: E402
+from tables import results_to_markdown, update_readme_section  # noqa: E402
+
+NAME = "project_timings"
+TOTAL = "(workflow total)"
+METRIC = "wall_minutes"
+
+
+def workflow_steps(workflow: str, project_file: Path = ROOT / "project.yml") -> List[str]:
+    """The steps of ``workflow`` in ``project.yml``, in order."""
+    workflows = srsly.read_yaml(project_file).get("workflows", {})
+    if workflow not in workflows:
+        raise SystemExit(f"No workflow {workflow!r} in {project_file}; it has: {', '.join(workflows)}")
+    return list(workflows[workflow])
+
+
+def time_step(step: str) -> float:
+    """Run one project step (forced) and return its wall-clock minutes; exit if it fails."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "spacy", "project", "run", step, "--force"], cwd=ROOT)
+    minutes = (time.perf_counter() - start) / 60
+    if done.returncode != 0:
+        raise SystemExit(f"Step {step!r} failed (exit {done.returncode}) after {minutes:.1f} min; nothing recorded for it")
+    return minutes
+
+
+def total_rows(workflow: str, steps: Sequence[str], rows: Sequence[Row]) -> List[Row]:
+    """The workflow's total (every step timed) or how many of its steps are timed so far."""
+    minutes = {r["system"]: r["value"] for r in rows if r["dataset"] == workflow and r["metric"] == METRIC}
+    timed = [s for s in steps if s in minutes]
+    if len(timed) < len(steps):
+        return [row(TOTAL, workflow, "steps_timed", len(timed),
+                    f"of {len(steps)} steps; no total until every step has been timed")]
+    return [row(TOTAL, workflow, METRIC, round(sum(minutes[s] for s in steps), 1),
+                f"sum of its {len(steps)} steps' wall-clock minutes")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workflow", help="a workflow of project.yml (demo, all, test)")
+    parser.add_argument("--steps", nargs="+", help="time only these steps of the workflow (default: all of them, in order)")
+    parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
+    parser.add_argument("--readme", default=str(ROOT / "README.md"))
+    args = parser.parse_args()
+    steps = workflow_steps(args.workflow)
+    chosen = args.steps or steps
+    unknown = [s for s in chosen if s not in steps]
+    if unknown:
+        raise SystemExit(f"Not steps of the {args.workflow!r} workflow: {', '.join(unknown)}")
+    machine = f"{cpu_name()}, {os.cpu_count()} cores"
+    out = Path(args.out)
+    command = "python benchmarks/project_timings.py " + " ".join(sys.argv[1:])
+    for step in chosen:  # written after every step: a later failure keeps the earlier timings
+        minutes = time_step(step)
+        print(f"{step}: {minutes:.1f} min", flush=True)
+        rows = merge_rerun(out, [row(step, args.workflow, METRIC, round(minutes, 1), machine)], command)
+        write_results(out, command, with_totals(rows, command))
+    write_tables(out, Path(args.readme))
+
+
+def with_totals(rows: Sequence[Row], command: str) -> List[Row]:
+    """``rows`` grouped per workflow, steps in the workflow's order, each group followed by its total rows."""
+    steps_of = {r["dataset"]: workflow_steps(r["dataset"]) for r in rows}  # dict order: first appearance
+    result: List[Row] = []
+    for workflow, steps in steps_of.items():
+        timed = sorted((r for r in rows if r["dataset"] == workflow and r["system"] != TOTAL),
+                       key=lambda r: steps.index(r["system"]) if r["system"] in steps else len(steps))
+        measured = max(r["measured"] for r in timed)
+        result += timed + [{**t, "measured": measured, "command": command} for t in total_rows(workflow, steps, timed)]
+    return result
+
+
+def write_tables(results: Path, readme: Path) -> None:
+    table = results_to_markdown(results, pivot=False, notes=True)
+    update_readme_section(readme, NAME, table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""benchmarks/project_timings.py: workflow totals from step timings measured a few steps at a time."""
+import json
+import sys
+
+import pytest
+
+from .conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+
+from project_timings import METRIC, TOTAL, with_totals, workflow_steps  # noqa: E402
+from results_io import merge_rerun, row  # noqa: E402
+
+
+def _timed(step: str, workflow: str, minutes: float, measured: str) -> dict:
+    return {**row(step, workflow, METRIC, minutes, "cpu"), "measured": measured}
+
+
+def test_workflow_steps_follow_project_yml():
+    steps = workflow_steps("demo")
+    assert steps[0] == "kb-demo" and steps[-1] == "demo-summary"
+    with pytest.raises(SystemExit, match="No workflow 'nope'"):
+        workflow_steps("nope")
+
+
+def test_total_only_once_every_step_is_timed():
+    steps = workflow_steps("demo")
+    partial = [_timed(s, "demo", 1.0, "T1") for s in reversed(steps[:3])]
+    rows = with_totals(partial, "cmd")
+    assert [r["system"] for r in rows] == steps[:3] + [TOTAL]  # back in the workflow's order
+    assert (rows[-1]["metric"], rows[-1]["value"]) == ("steps_timed", 3)
+    complete = with_totals([_timed(s, "demo", 0.5, f"T{i}") for i, s in enumerate(steps)], "cmd")
+    total = complete[-1]
+    assert (total["system"], total["metric"], total["value"]) == (TOTAL, METRIC, round(0.5 * len(steps), 1))
+    assert total["measured"] == max(f"T{i}" for i in range(len(steps)))
+
+
+def test_retimed_step_replaces_its_row_and_updates_the_total(tmp_path):
+    steps = workflow_steps("demo")
+    out = tmp_path / "timings.json"
+    earlier = with_totals([_timed(s, "demo", 1.0, "T0") for s in steps], "full")
+    out.write_text(json.dumps({"command": "full", "created": "T0", "rows": earlier}))
+    rows = with_totals(merge_rerun(out, [row(steps[1], "demo", METRIC, 3.0, "cpu")], "partial"), "partial")
+    assert [r["system"] for r in rows] == steps + [TOTAL]
+    assert rows[1]["value"] == 3.0 and rows[1]["command"] == "partial"
+    assert rows[-1]["value"] == round(len(steps) + 2.0, 1)
