@@ -18,7 +18,8 @@ Systems and what is measured
   candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``, trained on AIDA, run on
   non-overlapping layers of the mentions). They isolate what the joint decoding adds to the choice
   of entity; neither has a NIL model of its own to decide which GUM mentions are linkable.
-* Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
+* Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test; models trained with other
+  seeds (``training/jcl/<corpus>-seed<N>/``) add ``coref_<refinement>_seed<N>`` and ``..._seed_mean`` rows.
 
 Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM and AIDA+, which annotate them; left
 out on both sides on OntoGUM and LitBank, as in CoNLL-2012 evaluation), ``elm_f``, ``elh_f``,
@@ -285,17 +286,30 @@ def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[D
 
 
 def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
+    """``coref_<refinement>`` rows for the seed-0 models in ``<models>/<corpus>/``, ``..._seed<N>`` rows for
+    the models of any ``<models>/<corpus>-seed<N>/``, and, when there are such, ``..._seed_mean`` rows:
+    each refinement's coreference average F1 averaged over the seeds evaluated here."""
+    seeds = [(corpus, 0)] + [(d.name, int(d.name.rsplit("-seed", 1)[1]))
+                             for d in sorted(Path(args.models).glob(f"{corpus}-seed*")) if d.name.rsplit("-seed", 1)[1].isdigit()]
     rows: List[Row] = []
     for refinement in REFINEMENTS:
-        print(f"{dataset}: coref_{refinement}")
-        path = model_path(args, corpus, refinement)
-        if path is None:
-            continue
-        nlp = spacy.load(path)
-        bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
-        pred, _ = predict(nlp, gold, args.batch_size)
-        note = f"mode coref, trained on {corpus} train; score_bound {bound}; singletons left out on both sides"
-        rows += score_rows(f"coref_{refinement}", dataset, gold, pred, None, 0, False, note, keep_singletons=False)
+        averages = []
+        for folder, seed in seeds:
+            system = f"coref_{refinement}" + (f"_seed{seed}" if seed else "")
+            print(f"{dataset}: {system}")
+            path = model_path(args, folder, refinement)
+            if path is None:
+                continue
+            nlp = spacy.load(path)
+            bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
+            pred, _ = predict(nlp, gold, args.batch_size)
+            note = f"mode coref, trained on {corpus} train, seed {seed}; score_bound {bound}; singletons left out on both sides"
+            scored = score_rows(system, dataset, gold, pred, None, 0, False, note, keep_singletons=False)
+            averages += [r["value"] for r in scored if r["metric"] == "coref_avg_f"]
+            rows += scored
+        if len(seeds) > 1 and len(averages) == len(seeds):
+            rows.append(row(f"coref_{refinement}_seed_mean", dataset, "coref_avg_f", round(sum(averages) / len(averages), 4),
+                            f"mean over seeds {', '.join(str(seed) for _, seed in seeds)}"))
     return rows
 
 

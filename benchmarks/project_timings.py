@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import srsly  # noqa: E402
 
 from results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, row, write_results  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
+from tables import markdown_table, update_readme_section  # noqa: E402
 
 NAME = "project_timings"
 TOTAL = "(workflow total)"
@@ -90,7 +90,8 @@ def main() -> None:
 
 def with_totals(rows: Sequence[Row], command: str) -> List[Row]:
     """``rows`` grouped per workflow, steps in the workflow's order, each group followed by its total rows."""
-    steps_of = {r["dataset"]: workflow_steps(r["dataset"]) for r in rows}  # dict order: first appearance
+    order = list(srsly.read_yaml(ROOT / "project.yml")["workflows"])
+    steps_of = {w: workflow_steps(w) for w in sorted({r["dataset"] for r in rows}, key=order.index)}
     result: List[Row] = []
     for workflow, steps in steps_of.items():
         timed = sorted((r for r in rows if r["dataset"] == workflow and r["system"] != TOTAL),
@@ -100,8 +101,21 @@ def with_totals(rows: Sequence[Row], command: str) -> List[Row]:
     return result
 
 
+def timings_table(rows: Sequence[Row]) -> str:
+    """Markdown: one line per timed step and per workflow total, minutes to one decimal."""
+    lines = []
+    for r in rows:
+        step = f"**{r['system']}**" if r["system"] == TOTAL else f"`{r['system']}`"
+        if r["metric"] == METRIC:
+            where = "sum of the steps above" if r["system"] == TOTAL else r["notes"]
+            lines.append([r["dataset"], step, f"{r['value']:.1f}", where, r.get("measured", "")[:10]])
+        else:  # steps_timed: no total yet
+            lines.append([r["dataset"], step, "", f"{r['value']} {r['notes']}", r.get("measured", "")[:10]])
+    return markdown_table(["workflow", "step", "minutes", "measured on", "date"], lines)
+
+
 def write_tables(results: Path, readme: Path) -> None:
-    table = results_to_markdown(results, pivot=False, notes=True)
+    table = timings_table(srsly.read_json(results)["rows"])
     update_readme_section(readme, NAME, table)
     print(table)
 

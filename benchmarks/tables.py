@@ -61,7 +61,7 @@ def results_to_markdown(
             + ([row.get("notes", "")] if notes else [])
             for row in rows
         ]
-        return _table(header, lines)
+        return markdown_table(header, lines)
     metrics: List[str] = []
     cells: Dict[Tuple[str, str], Dict[str, str]] = {}
     row_notes: Dict[Tuple[str, str], List[str]] = {}
@@ -78,7 +78,7 @@ def results_to_markdown(
     for key, values in cells.items():
         line = list(key) + [values.get(m, "") for m in metrics]
         lines.append(line + ["; ".join(row_notes.get(key, []))] if notes else line)
-    return _table(header, lines)
+    return markdown_table(header, lines)
 
 
 def results_to_matrix(json_path: PathLike, metric: str) -> str:
@@ -96,10 +96,10 @@ def results_to_matrix(json_path: PathLike, metric: str) -> str:
             datasets.append(row["dataset"])
         cells[row["system"], row["dataset"]] = format_value(row["value"])
     lines = [[system] + [cells.get((system, d), "") for d in datasets] for system in systems]
-    return _table([f"system ({metric})"] + datasets, lines)
+    return markdown_table([f"system ({metric})"] + datasets, lines)
 
 
-def _table(header: List[str], lines: List[List[str]]) -> str:
+def markdown_table(header: List[str], lines: List[List[str]]) -> str:
     out = ["| " + " | ".join(_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(_escape(c) for c in line) + " |" for line in lines]
     return "\n".join(out) + "\n"

@@ -8,7 +8,7 @@ from .conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
-from project_timings import METRIC, TOTAL, with_totals, workflow_steps  # noqa: E402
+from project_timings import METRIC, TOTAL, timings_table, with_totals, workflow_steps  # noqa: E402
 from results_io import merge_rerun, row  # noqa: E402
 
 
@@ -44,3 +44,10 @@ def test_retimed_step_replaces_its_row_and_updates_the_total(tmp_path):
     assert [r["system"] for r in rows] == steps + [TOTAL]
     assert rows[1]["value"] == 3.0 and rows[1]["command"] == "partial"
     assert rows[-1]["value"] == round(len(steps) + 2.0, 1)
+
+
+def test_timings_table_shows_minutes_or_the_steps_still_untimed():
+    steps = workflow_steps("demo")
+    table = timings_table(with_totals([_timed(steps[0], "demo", 0.5, "2026-11-23T10:00:00Z")], "cmd"))
+    assert f"| demo | `{steps[0]}` | 0.5 | cpu | 2026-11-23 |" in table
+    assert f"| demo | **{TOTAL}** |  | 1 of {len(steps)} steps; no total until every step has been timed |" in table
