@@ -48,7 +48,10 @@ Bounded scores: with ``score_bound = b`` (default 10) every edge score ``Phi_cl`
 to ``b * tanh(Phi_cl / b)`` (applied to the whole sum of eq. (3)/(5), not to its parts), because
 the Matrix-Tree determinants lose accuracy when edges differ by more than ~30 nats (see
 :mod:`spacy_el.ml.matrix_tree`, "Numerics"; the authors' code bounds scores too). ``None``
-disables it. :attr:`JointScores.mention_scores` (pruning) stays unbounded.
+disables it, as the coreference-only config does (``configs/joint_coref_linker_coref.cfg``): mode ``coref``
+computes no determinant, and the paper's Entity Equalization, whose rescored edges grow with the soft
+cluster size, saturates the tanh there and stops training. :attr:`JointScores.mention_scores` (pruning)
+stays unbounded.
 
 Refinement (optional, ``refinement=`` :data:`~spacy_el.ml.entity_equalization.REFINEMENTS`): one
 iteration as in Lee et al. 2018 / Kantor & Globerson 2019: score with ``g``, take the antecedent
