@@ -30,6 +30,7 @@ gold cluster has it; correct when predicted with that span and the gold link), `
 peak memory of one 20k-token document.
 """
 import argparse
+import re
 import resource
 import sys
 import time
@@ -289,8 +290,8 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
     """``coref_<refinement>`` rows for the seed-0 models in ``<models>/<corpus>/``, ``..._seed<N>`` rows for
     the models of any ``<models>/<corpus>-seed<N>/``, and, when there are such, ``..._seed_mean`` rows:
     each refinement's coreference average F1 averaged over the seeds evaluated here."""
-    seeds = [(corpus, 0)] + [(d.name, int(d.name.rsplit("-seed", 1)[1]))
-                             for d in sorted(Path(args.models).glob(f"{corpus}-seed*")) if d.name.rsplit("-seed", 1)[1].isdigit()]
+    other_seeds = (re.fullmatch(rf"{corpus}-seed(\d+)", d.name) for d in sorted(Path(args.models).glob(f"{corpus}-seed*")))
+    seeds = [(corpus, 0)] + [(m.group(0), int(m.group(1))) for m in other_seeds if m]
     rows: List[Row] = []
     for refinement in REFINEMENTS:
         averages = []

@@ -55,8 +55,8 @@ def time_step(step: str) -> float:
 
 
 def total_rows(workflow: str, steps: Sequence[str], rows: Sequence[Row]) -> List[Row]:
-    """The workflow's total (every step timed) or how many of its steps are timed so far."""
-    minutes = {r["system"]: r["value"] for r in rows if r["dataset"] == workflow and r["metric"] == METRIC}
+    """The workflow's total (every step timed) or how many of its steps are timed so far (``rows``: its step rows)."""
+    minutes = {r["system"]: r["value"] for r in rows if r["metric"] == METRIC}
     timed = [s for s in steps if s in minutes]
     if len(timed) < len(steps):
         return [row(TOTAL, workflow, "steps_timed", len(timed),
@@ -96,7 +96,7 @@ def with_totals(rows: Sequence[Row], command: str) -> List[Row]:
     for workflow, steps in steps_of.items():
         timed = sorted((r for r in rows if r["dataset"] == workflow and r["system"] != TOTAL),
                        key=lambda r: steps.index(r["system"]) if r["system"] in steps else len(steps))
-        measured = max(r["measured"] for r in timed)
+        measured = max((r["measured"] for r in timed), default="")
         result += timed + [{**t, "measured": measured, "command": command} for t in total_rows(workflow, steps, timed)]
     return result
 
