@@ -84,20 +84,25 @@ def main() -> None:
         minutes = time_step(step)
         print(f"{step}: {minutes:.1f} min", flush=True)
         rows = merge_rerun(out, [row(step, args.workflow, METRIC, round(minutes, 1), machine)], command)
-        write_results(out, command, with_totals(rows, command))
+        write_results(out, command, with_totals(rows))
     write_tables(out, Path(args.readme))
 
 
-def with_totals(rows: Sequence[Row], command: str) -> List[Row]:
-    """``rows`` grouped per workflow, steps in the workflow's order, each group followed by its total rows."""
+def with_totals(rows: Sequence[Row]) -> List[Row]:
+    """``rows`` grouped per workflow, steps in the workflow's order, each group followed by its total rows.
+
+    A total is as recent as its latest step row and names that row's command: re-timing a step of one
+    workflow leaves the other workflows' totals as they were.
+    """
     order = list(srsly.read_yaml(ROOT / "project.yml")["workflows"])
     steps_of = {w: workflow_steps(w) for w in sorted({r["dataset"] for r in rows}, key=order.index)}
     result: List[Row] = []
     for workflow, steps in steps_of.items():
         timed = sorted((r for r in rows if r["dataset"] == workflow and r["system"] != TOTAL),
                        key=lambda r: steps.index(r["system"]) if r["system"] in steps else len(steps))
-        measured = max((r["measured"] for r in timed), default="")
-        result += timed + [{**t, "measured": measured, "command": command} for t in total_rows(workflow, steps, timed)]
+        latest = max(timed, key=lambda r: r["measured"], default={})
+        provenance = {"measured": latest.get("measured", ""), "command": latest.get("command", "")}
+        result += timed + [{**t, **provenance} for t in total_rows(workflow, steps, timed)]
     return result
 
 

@@ -26,10 +26,10 @@ def test_workflow_steps_follow_project_yml():
 def test_total_only_once_every_step_is_timed():
     steps = workflow_steps("demo")
     partial = [_timed(s, "demo", 1.0, "T1") for s in reversed(steps[:3])]
-    rows = with_totals(partial, "cmd")
+    rows = with_totals(partial)
     assert [r["system"] for r in rows] == steps[:3] + [TOTAL]  # back in the workflow's order
     assert (rows[-1]["metric"], rows[-1]["value"]) == ("steps_timed", 3)
-    complete = with_totals([_timed(s, "demo", 0.5, f"T{i}") for i, s in enumerate(steps)], "cmd")
+    complete = with_totals([_timed(s, "demo", 0.5, f"T{i}") for i, s in enumerate(steps)])
     total = complete[-1]
     assert (total["system"], total["metric"], total["value"]) == (TOTAL, METRIC, round(0.5 * len(steps), 1))
     assert total["measured"] == max(f"T{i}" for i in range(len(steps)))
@@ -38,16 +38,27 @@ def test_total_only_once_every_step_is_timed():
 def test_retimed_step_replaces_its_row_and_updates_the_total(tmp_path):
     steps = workflow_steps("demo")
     out = tmp_path / "timings.json"
-    earlier = with_totals([_timed(s, "demo", 1.0, "T0") for s in steps], "full")
+    earlier = with_totals([{**_timed(s, "demo", 1.0, "2000-01-01T00:00:00Z"), "command": "full"} for s in steps])
     out.write_text(json.dumps({"command": "full", "created": "T0", "rows": earlier}))
-    rows = with_totals(merge_rerun(out, [row(steps[1], "demo", METRIC, 3.0, "cpu")], "partial"), "partial")
+    rows = with_totals(merge_rerun(out, [row(steps[1], "demo", METRIC, 3.0, "cpu")], "partial"))
     assert [r["system"] for r in rows] == steps + [TOTAL]
     assert rows[1]["value"] == 3.0 and rows[1]["command"] == "partial"
     assert rows[-1]["value"] == round(len(steps) + 2.0, 1)
+    assert rows[-1]["command"] == "partial"  # the total now rests on the re-timed step
+
+
+def test_timing_one_workflow_leaves_the_others_totals_alone():
+    demo, test = workflow_steps("demo"), workflow_steps("test")
+    demo_rows = [{**_timed(s, "demo", 1.0, "T0"), "command": "demo run"} for s in demo]
+    test_row = {**_timed(test[0], "test", 0.1, "T1"), "command": "test run"}
+    rows = with_totals(demo_rows + [test_row])
+    totals = {r["dataset"]: r for r in rows if r["system"] == TOTAL}
+    assert (totals["demo"]["command"], totals["demo"]["measured"]) == ("demo run", "T0")
+    assert (totals["test"]["command"], totals["test"]["measured"]) == ("test run", "T1")
 
 
 def test_timings_table_shows_minutes_or_the_steps_still_untimed():
     steps = workflow_steps("demo")
-    table = timings_table(with_totals([_timed(steps[0], "demo", 0.5, "2026-11-23T10:00:00Z")], "cmd"))
+    table = timings_table(with_totals([_timed(steps[0], "demo", 0.5, "2026-11-23T10:00:00Z")]))
     assert f"| demo | `{steps[0]}` | 0.5 | cpu | 2026-11-23 |" in table
     assert f"| demo | **{TOTAL}** |  | 1 of {len(steps)} steps; no total until every step has been timed |" in table
