@@ -26,8 +26,10 @@ out on both sides on OntoGUM and LitBank, as in CoNLL-2012 evaluation), ``elm_f`
 ``cluster_accuracy_singleton`` / ``cluster_accuracy_multi`` (paper Table 3: the share of gold InKB
 clusters of one / several mentions predicted exactly, with their link), ``hard_case_accuracy`` (paper
 Table 4: gold mentions whose own top-k candidates lack the gold entity while another mention of their
-gold cluster has it; correct when predicted with that span and the gold link), ``words_per_s`` and the
-peak memory of one 20k-token document.
+gold cluster has it; correct when predicted with that span and the gold link) with, over the same
+mentions, ``hard_case_found`` (predicted as a mention) and ``hard_case_with_mate`` (predicted in one
+cluster with a mention whose candidates have the gold entity), ``words_per_s`` and the peak memory of
+one 20k-token document.
 """
 import argparse
 import re
@@ -215,25 +217,35 @@ def cluster_accuracy(gold: Sequence[Doc], pred: Sequence[Doc]) -> Dict[str, Tupl
     return {k: (v[0], v[1]) for k, v in counts.items()}
 
 
-def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Tuple[int, int]:
-    """Paper Table 4: (correct, total) mentions whose own candidates lack the gold while a cluster mate's have it."""
-    correct = total = 0
+def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Dict[str, int]:
+    """Paper Table 4: mentions whose own candidates lack the gold entity while a cluster mate's have it.
+
+    Counts, over those ``total`` mentions, the ones predicted as a mention (``found``), predicted in one
+    cluster with such a mate (``with_mate``: only then can a joint decoding pass the mate's link on),
+    and predicted with the gold link (``correct``).
+    """
+    counts = {"total": 0, "found": 0, "with_mate": 0, "correct": 0}
     for g, p in zip(gold, pred):
-        predicted = {m: kb_id for cluster in doc_linked_clusters(p) for m, kb_id in cluster}
+        predicted = doc_linked_clusters(p)
+        link_of = {m: kb_id for cluster in predicted for m, kb_id in cluster}
+        cluster_of = {m: i for i, cluster in enumerate(predicted) for m, _ in cluster}
         for cluster in doc_linked_clusters(g):
             ids = {kb_id for _, kb_id in cluster if kb_id}
             if len(cluster) < 2 or len(ids) != 1 or not is_in_kb(next(iter(ids))):
                 continue
             kb_id = next(iter(ids))
             own = {m: {h.entity_id for h in kb.lookup(g.char_span(*m).text, top_k=top_k, fuzzy=False)} for m, _ in cluster}
-            has = {m: kb_id in ids_of_m for m, ids_of_m in own.items()}
-            if not any(has.values()):
+            mates = {cluster_of[m] for m, ids_of_m in own.items() if kb_id in ids_of_m and m in cluster_of}
+            if not any(kb_id in ids_of_m for ids_of_m in own.values()):
                 continue
-            for m, ok in has.items():
-                if not ok:
-                    total += 1
-                    correct += predicted.get(m) == kb_id
-    return correct, total
+            for m, ids_of_m in own.items():
+                if kb_id in ids_of_m:
+                    continue
+                counts["total"] += 1
+                counts["found"] += m in cluster_of
+                counts["with_mate"] += cluster_of.get(m, -1) in mates
+                counts["correct"] += link_of.get(m) == kb_id
+    return counts
 
 
 def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], kb, top_k: int, with_el: bool, note: str,
@@ -247,8 +259,10 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], kb, 
     rows += [row(system, dataset, m, round(el[m], 4), note) for m in ("elm_f", "elh_f")]
     for group, (right, n) in cluster_accuracy(gold, pred).items():
         rows.append(row(system, dataset, f"cluster_accuracy_{group}", round(right / max(n, 1), 4), f"{note}; {n} gold clusters"))
-    right, n = hard_cases(kb, gold, pred, top_k)
-    rows.append(row(system, dataset, "hard_case_accuracy", round(right / max(n, 1), 4), f"{note}; {n} mentions"))
+    hard = hard_cases(kb, gold, pred, top_k)
+    for metric, count in (("accuracy", "correct"), ("found", "found"), ("with_mate", "with_mate")):
+        share = round(hard[count] / max(hard["total"], 1), 4)
+        rows.append(row(system, dataset, f"hard_case_{metric}", share, f"{note}; {hard['total']} mentions"))
     return rows
 
 
@@ -387,11 +401,15 @@ def main() -> None:
 
 
 def write_tables(results: Path, readme: Path) -> None:
-    """The README section: joint EL + coreference, the refinement comparison, speed and memory."""
-    joint = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] in ("gum-test", "aida-test") and r["metric"] not in ("words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds"))
+    """The README section: joint EL + coreference, the hard cases (paper Table 4), the refinement
+    comparison, speed and memory."""
+    speed_metrics = ("words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds")
+    joint = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] in ("gum-test", "aida-test")
+                                and r["metric"] not in speed_metrics and not r["metric"].startswith("hard_case_"))
+    hard = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"].startswith("hard_case_"))
     refinement = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["system"].startswith("coref_"))
-    speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in ("words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds"))
-    table = joint + "\n\n" + refinement + "\n\n" + speed
+    speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in speed_metrics)
+    table = "\n\n".join([joint, hard, refinement, speed])
     update_readme_section(readme, NAME, table)
     print(table)
 

@@ -275,11 +275,12 @@ def test_after_spacy_ner_in_an_existing_pipeline(trained):
     assert [e.kb_id_ for e in doc.ents] == ["Lumen_(band)", "Velda"]
 
 
-def test_bfloat16_inference_gives_the_same_links(trained):
+@pytest.mark.parametrize("dtype", ["bfloat16", "auto"])
+def test_bfloat16_inference_gives_the_same_links(trained, dtype):
     nlp, _ = trained
     model = nlp.get_pipe("ner_constrained_linker").model
     expected = links([nlp(doc) for doc in gold_docs(nlp)])
-    model.attrs["inference_dtype"] = "bfloat16"
+    model.attrs["inference_dtype"] = dtype
     try:
         assert links([nlp(doc) for doc in gold_docs(nlp)]) == expected
     finally:

@@ -13,11 +13,12 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
 from thinc.types import Floats2d
 from spacy.util import registry
 
+from .autocast import ENCODER_DTYPES, encoder_autocast
 from .ner4el_batch import Ner4elBatch
 from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
 
 Output = Tuple[Floats2d, Floats2d]
-INFERENCE_DTYPES = ("float32", "bfloat16")
+INFERENCE_DTYPES = ENCODER_DTYPES
 
 
 @registry.architectures("spacy-el.Ner4elScorer.v1")
@@ -30,8 +31,9 @@ def build_ner4el_scorer(
 ) -> Model[Ner4elBatch, Output]:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM); hidden_width: comparison space
     width; max_length: wordpieces per marked window; typed_entities: NER4EL contribution 1;
-    inference_dtype: "float32", or "bfloat16" to predict under torch autocast (training stays float32;
-    faster on CPUs with bf16 instructions and on GPUs, with slightly different scores)."""
+    inference_dtype: "float32", "bfloat16" to predict under torch autocast (training stays float32;
+    faster on CPUs with bf16 instructions and on GPUs, with slightly different scores), or "auto" for
+    bfloat16 only where the device computes it natively (:mod:`spacy_el.ml.autocast`)."""
     if inference_dtype not in INFERENCE_DTYPES:
         raise ValueError(f"[spacy_el] inference_dtype must be one of {INFERENCE_DTYPES}, got {inference_dtype!r}.")
     return Model(
@@ -79,13 +81,8 @@ def init(model: Model, X: Optional[Ner4elBatch] = None, Y: Optional[Any] = None)
 
 
 def forward(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[Output, Callable]:
-    if not is_train and model.attrs.get("inference_dtype") == "bfloat16":
-        import torch
-
-        device_type = model.layers[0].shims[0].device.type
-        with torch.autocast(device_type=device_type, dtype=torch.bfloat16):
-            (scores, type_logits), backprop_torch = model.layers[0](X, is_train)
-    else:
+    dtype = "float32" if is_train else model.attrs.get("inference_dtype", "float32")
+    with encoder_autocast(model.layers[0].shims[0].device, dtype):
         (scores, type_logits), backprop_torch = model.layers[0](X, is_train)
 
     def backprop(dY: Output) -> Ner4elBatch:

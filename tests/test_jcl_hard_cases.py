@@ -1,0 +1,51 @@
+"""benchmarks/joint_coref_linker.py: the paper's Table 4 corner cases and their breakdown."""
+import sys
+from types import SimpleNamespace
+from typing import Dict, List
+
+import spacy
+from spacy.tokens import Doc, Span
+
+from spacy_el.corpora.clusters import set_clusters
+
+from .conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+
+from joint_coref_linker import hard_cases  # noqa: E402
+
+TEXT = "Shahid Afridi scored . Afridi won . Afridi left ."
+CANDIDATES: Dict[str, List[str]] = {"Shahid Afridi": ["Shahid_Afridi"], "Afridi": []}
+
+
+class AliasOnlyKB:
+    """The alias table of a KB, as ``hard_cases`` uses it."""
+
+    def lookup(self, text: str, top_k: int, fuzzy: bool) -> List[SimpleNamespace]:
+        return [SimpleNamespace(entity_id=e) for e in CANDIDATES.get(text, [])[:top_k]]
+
+
+def clustered(clusters: List[List[tuple]], links: List[str]) -> Doc:
+    doc = spacy.blank("en")(TEXT)
+    set_clusters(doc, [[(s, e) for s, e in c] for c in clusters], sort=False)
+    for n, (cluster, kb_id) in enumerate(zip(clusters, links), start=1):
+        doc.spans[f"coref_clusters_{n}"] = [Span(doc, s, e, kb_id=kb_id) for s, e in cluster]
+    return doc
+
+
+def test_hard_cases_count_found_with_mate_and_correct():
+    gold = clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"])
+    # "Afridi" (4, 5) joins its mate and is linked; "Afridi" (7, 8) is a NIL singleton.
+    pred = clustered([[(0, 2), (4, 5)], [(7, 8)]], ["Shahid_Afridi", "NIL"])
+    assert hard_cases(AliasOnlyKB(), [gold], [pred], top_k=16) == {"total": 2, "found": 2, "with_mate": 1, "correct": 1}
+
+
+def test_mentions_not_predicted_are_hard_cases_missed():
+    gold = clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"])
+    pred = clustered([[(0, 2)]], ["Shahid_Afridi"])
+    assert hard_cases(AliasOnlyKB(), [gold], [pred], top_k=16) == {"total": 2, "found": 0, "with_mate": 0, "correct": 0}
+
+
+def test_clusters_without_a_mate_with_the_gold_entity_are_not_hard_cases():
+    gold = clustered([[(4, 5), (7, 8)]], ["Shahid_Afridi"])  # no mention has the gold candidate
+    assert hard_cases(AliasOnlyKB(), [gold], [gold], top_k=16)["total"] == 0
