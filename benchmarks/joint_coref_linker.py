@@ -235,9 +235,9 @@ def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Dict
                 continue
             kb_id = next(iter(ids))
             own = {m: {h.entity_id for h in kb.lookup(g.char_span(*m).text, top_k=top_k, fuzzy=False)} for m, _ in cluster}
-            mates = {cluster_of[m] for m, ids_of_m in own.items() if kb_id in ids_of_m and m in cluster_of}
             if not any(kb_id in ids_of_m for ids_of_m in own.values()):
                 continue
+            mates = {cluster_of[m] for m, ids_of_m in own.items() if kb_id in ids_of_m and m in cluster_of}
             for m, ids_of_m in own.items():
                 if kb_id in ids_of_m:
                     continue
