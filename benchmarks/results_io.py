@@ -15,14 +15,19 @@ def row(system: str, dataset: str, metric: str, value: float, notes: str = "") -
     return {"system": system, "dataset": dataset, "metric": metric, "value": value, "notes": notes}
 
 
-def cpu_name() -> str:
+def cpu_name(cpuinfo: Optional[str] = None) -> str:
+    """The CPU model name, with its family/model/stepping: cloud CPUs often report only a vendor line
+    ("AMD EPYC"), which cannot tell two machines of different speed apart. ``cpuinfo``: the text of
+    ``/proc/cpuinfo`` (read when None)."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        first = (cpuinfo if cpuinfo is not None else Path("/proc/cpuinfo").read_text()).split("\n\n", 1)[0]
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return platform.processor() or platform.machine()
+    info = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in first.splitlines())}
+    name = info.get("model name") or platform.processor() or platform.machine()
+    ids = [f"{key} {info[field]}" for key, field in (("family", "cpu family"), ("model", "model"), ("stepping", "stepping"))
+           if info.get(field)]
+    return f"{name} ({', '.join(ids)})" if ids else name
 
 
 def gpu_name() -> Optional[str]:

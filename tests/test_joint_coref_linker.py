@@ -158,6 +158,8 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({}, {"spans_prefix": ""}, "spans_prefix"),
         ({}, {"mentions_from": "ner"}, "mentions_from"),
         ({}, {"cluster_link": "tagger"}, "cluster_link"),
+        ({}, {"gold_candidate_dropout": 1.0}, "gold_candidate_dropout"),
+        ({}, {"gold_candidate_dropout": -0.1}, "gold_candidate_dropout"),
     ],
 )
 def test_bad_config_values_raise_naming_the_option(tiny_encoder, tmp_path, model, cfg, option):
@@ -496,6 +498,27 @@ def test_update_skips_unannotated_examples_and_aligns_by_characters(trained):
     assert gold == [([(0, 1)], row)]  # "harb" does not align with predicted tokens: left out
     losses = pipe.update([Example(nlp.make_doc(text), reference)], sgd=nlp.create_optimizer())
     assert np.isfinite(losses[NAME]) and losses[NAME] > 0
+
+
+def test_gold_candidate_dropout_hides_the_gold_entity_from_some_mentions_of_a_cluster_in_training(trained):
+    nlp = copy_of(trained[0])
+    pipe = nlp.get_pipe(NAME)
+    doc = nlp.make_doc(TRAIN[0][0])
+    row = pipe.kb.entities.row_of("Ada_Mercer")
+    gold = [([(0, 1), (9, 10)], row)]  # "Mercer" twice: both have Ada_Mercer among their candidates
+    spans = np.array([(0, 1), (9, 10), (11, 12)], dtype=np.int64)
+    assert all((pipe._candidate_fn(doc, gold)(spans)[0][:2] == row).any(axis=1)), "off by default"
+    pipe.cfg["gold_candidate_dropout"] = 0.5
+    np.random.seed(0)
+    hidden = []
+    for _ in range(40):
+        rows = pipe._candidate_fn(doc, gold)(spans)[0]
+        has = (rows == row).any(axis=1)
+        assert has[:2].any(), "one mention of the cluster always keeps the entity"
+        assert (rows[has[:2].argmin()] >= 0).sum() == 2 or has[:2].all(), "only the gold entity is hidden"
+        hidden.append(tuple(~has[:2]))
+    assert {(True, False), (False, True), (False, False)} <= set(hidden)
+    assert (pipe._candidate_fn(doc)(spans)[0][:2] == row).any(axis=1).all(), "prediction (no gold) is unaffected"
 
 
 @pytest.mark.parametrize("mode", ["local", "coref", "link"])

@@ -75,3 +75,26 @@ def test_pprforned_readers_use_train_lists_only(tmp_path):
     titles = read_pprforned_candidates(path, progress=False)
     assert set(titles) == {"Alpha_One", "Alpha_Two", "Beta_One"}  # titles of every split are allowed
     assert titles["Beta_One"].in_count == 9
+
+
+def test_mate_only_mentions_counts_the_papers_table4_cases():
+    import spacy
+    from spacy.tokens import Span
+
+    from spacy_el.kb.eval_kb import mate_only_mentions
+
+    from .conftest import build_invented_kb
+
+    kb = build_invented_kb(dim=4)
+    nlp = spacy.blank("en")
+    doc = nlp("Ada Mercer met Mercer in Velda ; Ada left Velda and Lumen played")
+    doc.ents = [
+        Span(doc, 0, 2, "PER", kb_id="Ada_Mercer"),  # no alias "Ada Mercer": a mate ("Mercer") has it
+        Span(doc, 3, 4, "PER", kb_id="Ada_Mercer"),
+        Span(doc, 7, 8, "PER", kb_id="Ada_Mercer"),  # "Ada": no candidates either
+        Span(doc, 5, 6, "LOC", kb_id="Velda"),
+        Span(doc, 9, 10, "LOC", kb_id="Velda"),  # both have it: not a case
+        Span(doc, 11, 12, "ORG", kb_id="Lumen_(band)"),  # a singleton: not counted
+    ]
+    assert mate_only_mentions(kb, [doc]) == {"mate_only": 2, "in_linked_clusters": 5}
+    assert mate_only_mentions(kb, [doc], top_k=1)["mate_only"] == 0, "top-1 of 'Mercer' is the town: no mate has it"

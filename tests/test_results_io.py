@@ -25,3 +25,11 @@ def test_rerun_rows_replace_their_pairs_in_place(tmp_path):
 def test_rerun_without_earlier_file(tmp_path):
     merged = merge_rerun(tmp_path / "missing.json", [row("a", "x", "m1", 1)], "partial")
     assert [(r["value"], r["command"]) for r in merged] == [(1, "partial")]
+
+
+def test_cpu_name_adds_family_model_and_stepping_to_a_bare_vendor_name():
+    from results_io import cpu_name
+
+    info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\n"
+    assert cpu_name(info) == "AMD EPYC (family 25, model 17, stepping 1)"
+    assert cpu_name("model name\t: Some CPU\n") == "Some CPU"

@@ -64,6 +64,13 @@ align, or that is wider than ``max_span_width``, is left out. Gold mentions are 
 spans in training (common practice), so each is scored. References without clusters and without
 entities carry no annotation and are skipped, as are those none of whose mentions align. The
 ``drop`` argument of ``update`` is not used: dropout is the model's ``dropout`` setting.
+
+``gold_candidate_dropout`` (default 0, the paper's training): in each update, every mention of a
+linked gold cluster of two or more mentions that has the cluster's entity among its own candidates
+loses it with this probability, while at least one mate keeps it. A KB whose aliases are counted
+from the training annotations (``kb/eval``) gives every training mention its gold entity, so without
+this no training mention needs a coreference edge to reach its entity, the situation of the paper's
+Table 4 hard cases (:mod:`spacy_el.algorithms.candidate_dropout`). Prediction is unaffected.
 """
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -78,6 +85,7 @@ from thinc.api import Config, Model, Optimizer
 
 from ..corpora.clusters import CLUSTER_PREFIX, cluster_keys, get_clusters, set_clusters
 from ..extensions import register_extensions
+from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
 from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_inputs
@@ -116,6 +124,8 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 MENTION_SOURCES = ("model", "ents", "model+ents")  # the first is the default
 LINK_SOURCES = ("model", "upstream")
 ENT_LABEL = "ENT"
+#: Gold clusters of one doc: mentions' ``(start, end)`` token offsets and the cluster's KB row (or None).
+GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
 
 
 @Language.factory(
@@ -131,6 +141,7 @@ ENT_LABEL = "ENT"
         "fuzzy_candidates": False,
         "mentions_from": "model",
         "cluster_link": "model",
+        "gold_candidate_dropout": 0.0,
         "scorer": {"@scorers": "spacy-el.coref_scorer.v1"},
         "el_scorer": {"@scorers": "spacy-el.cluster_el_scorer.v1"},
     },
@@ -150,6 +161,7 @@ def make_joint_coref_linker(
     fuzzy_candidates: bool,
     mentions_from: str,
     cluster_link: str,
+    gold_candidate_dropout: float,
     scorer: Optional[Callable],
     el_scorer: Optional[Callable],
 ) -> "JointCorefLinker":
@@ -157,11 +169,13 @@ def make_joint_coref_linker(
     mentions to doc.ents. spans_prefix: span-group prefix of the clusters. fuzzy_candidates: use the
     KB's fuzzy tier for span candidates. mentions_from ("model" | "ents" | "model+ents") and
     cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
+    gold_candidate_dropout: in training, the rate at which a mention's gold entity is hidden from its
+    own candidates while a cluster mate keeps it (module docstring; 0 = off, as in the paper).
     scorer / el_scorer: coreference and ELm/ELh scorers."""
     return JointCorefLinker(
         nlp.vocab, model, name, mode=mode, refinement=refinement, write_ents=write_ents, spans_prefix=spans_prefix,
         fuzzy_candidates=fuzzy_candidates, mentions_from=mentions_from, cluster_link=cluster_link,
-        scorer=scorer, el_scorer=el_scorer,
+        gold_candidate_dropout=gold_candidate_dropout, scorer=scorer, el_scorer=el_scorer,
     )
 
 
@@ -185,7 +199,7 @@ class JointCorefLinker(KBTorchPipe):
         self.name = name
         self.cfg: Dict[str, Any] = {
             "write_ents": False, "spans_prefix": DEFAULT_PREFIX, "fuzzy_candidates": False,
-            "mentions_from": MENTION_SOURCES[0], "cluster_link": LINK_SOURCES[0], **cfg,
+            "mentions_from": MENTION_SOURCES[0], "cluster_link": LINK_SOURCES[0], "gold_candidate_dropout": 0.0, **cfg,
         }
         self.scorer = scorer
         self.el_scorer = el_scorer
@@ -206,6 +220,9 @@ class JointCorefLinker(KBTorchPipe):
         for setting, allowed in (("mentions_from", MENTION_SOURCES), ("cluster_link", LINK_SOURCES)):
             if cfg.get(setting, allowed[0]) not in allowed:
                 raise ValueError(f"[spacy_el] joint_coref_linker: {setting} must be one of {allowed}, got {cfg[setting]!r}.")
+        rate = cfg.get("gold_candidate_dropout", 0.0)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate < 1.0:
+            raise ValueError(f"[spacy_el] joint_coref_linker: gold_candidate_dropout must be a number in [0, 1), got {rate!r}.")
 
     def _after_configure(self) -> None:
         self._apply_overrides()
@@ -246,14 +263,28 @@ class JointCorefLinker(KBTorchPipe):
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
 
-    def _candidate_fn(self, doc: Doc) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _candidate_fn(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Alias-table candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
-        (K, C) priors (prior x match score of the tier, as ``kb.lookup`` ranks them; 0 on padding)."""
+        (K, C) priors (prior x match score of the tier, as ``kb.lookup`` ranks them; 0 on padding).
+        With ``gold`` (training) and ``gold_candidate_dropout > 0``, some gold mentions lose their gold
+        entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`)."""
         candidates = CandidateLookup(self.kb, self.model.attrs["top_k_candidates"], bool(self.cfg.get("fuzzy_candidates", False)))
         width = self.model.get_dim("nE")
+        hidden: Dict[Tuple[int, int], int] = {}
+        rate = float(self.cfg.get("gold_candidate_dropout", 0.0))
+        if gold is not None and rate > 0.0:
+            # Drawn from numpy's global state, which spacy train seeds (fix_random_seed).
+            rng = np.random.default_rng(np.random.randint(2**31))
+            hidden = hidden_gold_candidates(
+                gold, lambda m, row: bool((candidates.hits(doc[m[0]:m[1]].text)[0] == row).any()), rate, rng
+            )
 
         def lookup(spans: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return candidates.arrays([doc[start:end].text for start, end in spans.tolist()], width)
+            arrays = candidates.arrays([doc[start:end].text for start, end in spans.tolist()], width)
+            if not hidden:
+                return arrays
+            hide = {i: hidden[span] for i, span in enumerate(map(tuple, spans.tolist())) if span in hidden}
+            return hide_candidates(*arrays, hide)
 
         return lookup
 
@@ -267,7 +298,7 @@ class JointCorefLinker(KBTorchPipe):
         golds = golds if golds is not None else [None] * len(docs)
         enumerate_all = self.cfg["mentions_from"] != "ents"
         return JointCorefBatch([
-            make_doc_inputs(self.model, doc, self._candidate_fn(doc), gold, given=self._given_mentions(doc), enumerate_all=enumerate_all)
+            make_doc_inputs(self.model, doc, self._candidate_fn(doc, gold), gold, given=self._given_mentions(doc), enumerate_all=enumerate_all)
             for doc, gold in zip(docs, golds)
         ])
 
@@ -387,7 +418,7 @@ class JointCorefLinker(KBTorchPipe):
         doc.ents = filter_spans(new + [e for e in doc.ents if (e.start, e.end) not in taken])
 
     # -- training ----------------------------------------------------------------------------------
-    def _gold(self, eg: Example) -> Optional[List[Tuple[List[Tuple[int, int]], Optional[int]]]]:
+    def _gold(self, eg: Example) -> Optional[GoldClusters]:
         """Gold clusters of ``eg.reference`` in ``eg.predicted`` tokens, with KB rows (module docstring)."""
         ref, pred = eg.reference, eg.predicted
         clusters = [[ref[s:e] for s, e in cluster] for cluster in get_clusters(ref)]
@@ -468,7 +499,7 @@ def _upstream_link(kb_ids: List[str], kb: ElKnowledgeBase, model_link: Optional[
     return model_link
 
 
-def _disjoint(gold: List[Tuple[List[Tuple[int, int]], Optional[int]]]) -> List[Tuple[List[Tuple[int, int]], Optional[int]]]:
+def _disjoint(gold: GoldClusters) -> GoldClusters:
     """Drop repeated mentions (a span in two gold clusters stays in the first), then empty clusters."""
     seen = set()
     result = []
