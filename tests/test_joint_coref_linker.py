@@ -515,7 +515,8 @@ def test_gold_candidate_dropout_hides_the_gold_entity_from_some_mentions_of_a_cl
         rows = pipe._candidate_fn(doc, gold)(spans)[0]
         has = (rows == row).any(axis=1)
         assert has[:2].any(), "one mention of the cluster always keeps the entity"
-        assert (rows[has[:2].argmin()] >= 0).sum() == 2 or has[:2].all(), "only the gold entity is hidden"
+        for i in np.flatnonzero(~has[:2]):
+            assert (rows[i] >= 0).sum() == 2, "only the gold entity is hidden: the two other candidates of 'Mercer' stay"
         hidden.append(tuple(~has[:2]))
     assert {(True, False), (False, True), (False, False)} <= set(hidden)
     assert (pipe._candidate_fn(doc)(spans)[0][:2] == row).any(axis=1).all(), "prediction (no gold) is unaffected"

@@ -83,9 +83,9 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
+from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
 from ..corpora.clusters import CLUSTER_PREFIX, cluster_keys, get_clusters, set_clusters
 from ..extensions import register_extensions
-from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
 from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_inputs
