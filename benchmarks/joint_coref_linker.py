@@ -53,6 +53,7 @@ from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 import spacy_el  # noqa: E402,F401  (registers the readers and factories)
 from spacy_el.corpora.clusters import cluster_keys, get_clusters, set_clusters  # noqa: E402
+from spacy_el.kb.eval_kb import has_own_candidate  # noqa: E402
 from spacy_el.scoring.cluster_el import cluster_el_scores  # noqa: E402
 from spacy_el.scoring.coref import coref_scores  # noqa: E402
 from spacy_el.scoring.el import NIL_ID, is_in_kb  # noqa: E402
@@ -234,12 +235,13 @@ def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Dict
             if len(cluster) < 2 or len(ids) != 1 or not is_in_kb(next(iter(ids))):
                 continue
             kb_id = next(iter(ids))
-            own = {m: {h.entity_id for h in kb.lookup(g.char_span(*m).text, top_k=top_k, fuzzy=False)} for m, _ in cluster}
-            if not any(kb_id in ids_of_m for ids_of_m in own.values()):
+            mentions = [m for m, _ in cluster]
+            has = dict(zip(mentions, has_own_candidate(kb, [g.char_span(*m).text for m in mentions], kb_id, top_k)))
+            if not any(has.values()):
                 continue
-            mates = {cluster_of[m] for m, ids_of_m in own.items() if kb_id in ids_of_m and m in cluster_of}
-            for m, ids_of_m in own.items():
-                if kb_id in ids_of_m:
+            mates = {cluster_of[m] for m in mentions if has[m] and m in cluster_of}
+            for m in mentions:
+                if has[m]:
                     continue
                 counts["total"] += 1
                 counts["found"] += m in cluster_of

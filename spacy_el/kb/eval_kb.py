@@ -124,6 +124,12 @@ def alias_table_recall(
     return candidate_recall_at_k(ranked, [kb_id for _, kb_id in mentions], ks)
 
 
+def has_own_candidate(kb: ElKnowledgeBase, texts: Sequence[str], kb_id: str, top_k: int = 16) -> List[bool]:
+    """Per mention text: is ``kb_id`` among its own ``top_k`` exact alias candidates (no fuzzy tier, as
+    ``joint_coref_linker`` looks them up)?"""
+    return [any(hit.entity_id == kb_id for hit in kb.lookup(text, top_k=top_k, fuzzy=False)) for text in texts]
+
+
 def mate_only_mentions(kb: ElKnowledgeBase, docs: Iterable[Doc], top_k: int = 16) -> Dict[str, int]:
     """The paper's Table 4 cases among the gold linked mentions of ``doc.ents``, with AIDA+-style
     clusters (the mentions of one doc linked to one entity).
@@ -141,7 +147,7 @@ def mate_only_mentions(kb: ElKnowledgeBase, docs: Iterable[Doc], top_k: int = 16
         for kb_id, texts in clusters.items():
             if len(texts) < 2:
                 continue
-            has = [any(hit.entity_id == kb_id for hit in kb.lookup(t, top_k=top_k, fuzzy=False)) for t in texts]
+            has = has_own_candidate(kb, texts, kb_id, top_k)
             counts["in_linked_clusters"] += len(texts)
             if any(has):
                 counts["mate_only"] += has.count(False)
