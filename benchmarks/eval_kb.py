@@ -26,10 +26,11 @@ from tables import results_to_markdown, update_readme_section  # noqa: E402
 from spacy_el.corpora import read_aida, read_gum  # noqa: E402
 from spacy_el.kb import ElKnowledgeBase  # noqa: E402
 from spacy_el.kb.eval_kb import alias_table_recall, linked_mentions, mate_only_mentions  # noqa: E402
+from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL as JCL_DEFAULT_MODEL  # noqa: E402
 
 COMMAND = "python -m spacy project run eval-kb"
 KS = (1, 10, 30, 100)
-JCL_TOP_K = 16  # joint_coref_linker's top_k_candidates
+JCL_TOP_K = JCL_DEFAULT_MODEL["top_k_candidates"]  # the candidates joint_coref_linker scores (16, as the configs)
 
 
 def recall_rows(kb: ElKnowledgeBase, dataset: str, mentions: List[Tuple[str, str]], system: str, notes: str) -> List[Dict]:
