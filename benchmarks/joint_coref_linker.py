@@ -38,7 +38,8 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -218,18 +219,21 @@ def cluster_accuracy(gold: Sequence[Doc], pred: Sequence[Doc]) -> Dict[str, Tupl
     return {k: (v[0], v[1]) for k, v in counts.items()}
 
 
-def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Dict[str, int]:
-    """Paper Table 4: mentions whose own candidates lack the gold entity while a cluster mate's have it.
+@dataclass(frozen=True)
+class HardCase:
+    """A gold mention whose own top-k candidates lack its gold entity while a cluster mate's have it."""
 
-    Counts, over those ``total`` mentions, the ones predicted as a mention (``found``), predicted in one
-    cluster with such a mate (``with_mate``: only then can a joint decoding pass the mate's link on),
-    and predicted with the gold link (``correct``).
-    """
-    counts = {"total": 0, "found": 0, "with_mate": 0, "correct": 0}
-    for g, p in zip(gold, pred):
-        predicted = doc_linked_clusters(p)
-        link_of = {m: kb_id for cluster in predicted for m, kb_id in cluster}
-        cluster_of = {m: i for i, cluster in enumerate(predicted) for m, _ in cluster}
+    mention: Offsets
+    kb_id: str
+    mates: FrozenSet[Offsets]  # the mentions of its gold cluster whose own candidates have the entity
+
+
+def find_hard_cases(kb, gold: Sequence[Doc], top_k: int) -> List[List[HardCase]]:
+    """Paper Table 4's mentions, per document of ``gold`` (found once per dataset: they depend on the
+    gold clusters and the KB only, not on the system)."""
+    found: List[List[HardCase]] = []
+    for g in gold:
+        cases = []
         for cluster in doc_linked_clusters(g):
             ids = {kb_id for _, kb_id in cluster if kb_id}
             if len(cluster) < 2 or len(ids) != 1 or not is_in_kb(next(iter(ids))):
@@ -237,34 +241,47 @@ def hard_cases(kb, gold: Sequence[Doc], pred: Sequence[Doc], top_k: int) -> Dict
             kb_id = next(iter(ids))
             mentions = [m for m, _ in cluster]
             has = dict(zip(mentions, has_own_candidate(kb, [g.char_span(*m).text for m in mentions], kb_id, top_k)))
-            if not any(has.values()):
-                continue
-            mates = {cluster_of[m] for m in mentions if has[m] and m in cluster_of}
-            for m in mentions:
-                if has[m]:
-                    continue
-                counts["total"] += 1
-                counts["found"] += m in cluster_of
-                counts["with_mate"] += cluster_of.get(m, -1) in mates
-                counts["correct"] += link_of.get(m) == kb_id
+            mates = frozenset(m for m in mentions if has[m])
+            if mates:
+                cases += [HardCase(m, kb_id, mates) for m in mentions if not has[m]]
+        found.append(cases)
+    return found
+
+
+def count_hard_cases(cases: Sequence[Sequence[HardCase]], pred: Sequence[Doc]) -> Dict[str, int]:
+    """Counts, over the ``total`` hard-case mentions (``cases``, per document of ``pred``), the ones
+    predicted as a mention (``found``), predicted in one cluster with a mate (``with_mate``: only then
+    can a joint decoding pass the mate's link on), and predicted with the gold link (``correct``)."""
+    counts = {"total": 0, "found": 0, "with_mate": 0, "correct": 0}
+    for doc_cases, p in zip(cases, pred):
+        predicted = doc_linked_clusters(p)
+        link_of = {m: kb_id for cluster in predicted for m, kb_id in cluster}
+        cluster_of = {m: i for i, cluster in enumerate(predicted) for m, _ in cluster}
+        for case in doc_cases:
+            mate_clusters = {cluster_of[m] for m in case.mates if m in cluster_of}
+            counts["total"] += 1
+            counts["found"] += case.mention in cluster_of
+            counts["with_mate"] += cluster_of.get(case.mention, -1) in mate_clusters
+            counts["correct"] += link_of.get(case.mention) == case.kb_id
     return counts
 
 
-def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], kb, top_k: int, with_el: bool, note: str,
-               keep_singletons: bool = True) -> List[Row]:
+def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note: str,
+               hard: Optional[Sequence[Sequence[HardCase]]] = None, keep_singletons: bool = True) -> List[Row]:
+    """Coreference rows; with ``hard`` (the dataset's Table 4 cases), also the EL rows."""
     pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
     coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
     rows = [row(system, dataset, m, round(coref[m], 4), note) for m in ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f")]
-    if not with_el:
+    if hard is None:
         return rows
     el = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(gold, pred)])
     rows += [row(system, dataset, m, round(el[m], 4), note) for m in ("elm_f", "elh_f")]
     for group, (right, n) in cluster_accuracy(gold, pred).items():
         rows.append(row(system, dataset, f"cluster_accuracy_{group}", round(right / max(n, 1), 4), f"{note}; {n} gold clusters"))
-    hard = hard_cases(kb, gold, pred, top_k)
+    counts = count_hard_cases(hard, pred)
     for metric, count in (("accuracy", "correct"), ("found", "found"), ("with_mate", "with_mate")):
-        share = round(hard[count] / max(hard["total"], 1), 4)
-        rows.append(row(system, dataset, f"hard_case_{metric}", share, f"{note}; {hard['total']} mentions"))
+        share = round(counts[count] / max(counts["total"], 1), 4)
+        rows.append(row(system, dataset, f"hard_case_{metric}", share, f"{note}; {counts['total']} mentions"))
     return rows
 
 
@@ -281,24 +298,24 @@ def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[D
         return rows
     any_nlp = next(iter(loaded.values()))
     kb = any_nlp.get_pipe(NAME).kb
-    top_k = any_nlp.get_pipe(NAME).model.attrs["top_k_candidates"]
+    hard = find_hard_cases(kb, gold, any_nlp.get_pipe(NAME).model.attrs["top_k_candidates"])
     preds: Dict[str, List[Doc]] = {}
     for system, nlp in loaded.items():
         preds[system], _ = predict(nlp, gold, args.batch_size)
     note = f"trained on {corpus}; predicted mentions"
     if "coref" in preds and "link" in preds:
-        rows += score_rows("standalone", dataset, gold, standalone(preds["coref"], preds["link"]), kb, top_k, True, note)
+        rows += score_rows("standalone", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard)
     for system in JOINT:
         if system in preds:
-            rows += score_rows(system, dataset, gold, preds[system], kb, top_k, True, note)
+            rows += score_rows(system, dataset, gold, preds[system], note, hard)
     if "global" in preds:
         peer_note = f"{note}: Global's mentions, clusters and NIL decisions; each linked mention re-linked on its own"
-        rows += score_rows("prior_only", dataset, gold, relink(preds["global"], prior_links(kb)), kb, top_k, True, peer_note)
+        rows += score_rows("prior_only", dataset, gold, relink(preds["global"], prior_links(kb)), peer_note, hard)
         el_path = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
         if el_path.exists():
             el_nlp = spacy.load(el_path)
             linked = relink(preds["global"], spacy_el_links(el_nlp))
-            rows += score_rows("spacy_entity_linker", dataset, gold, linked, kb, top_k, True, f"{peer_note}; trained on AIDA")
+            rows += score_rows("spacy_entity_linker", dataset, gold, linked, f"{peer_note}; trained on AIDA", hard)
     return rows
 
 
@@ -321,7 +338,7 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
             bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
             pred, _ = predict(nlp, gold, args.batch_size)
             note = f"mode coref, trained on {corpus} train, seed {seed}; score_bound {bound}; singletons left out on both sides"
-            scored = score_rows(system, dataset, gold, pred, None, 0, False, note, keep_singletons=False)
+            scored = score_rows(system, dataset, gold, pred, note, keep_singletons=False)
             averages += [r["value"] for r in scored if r["metric"] == "coref_avg_f"]
             rows += scored
         if len(seeds) > 1 and len(averages) == len(seeds):

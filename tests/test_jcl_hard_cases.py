@@ -12,14 +12,14 @@ from .conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
-from joint_coref_linker import hard_cases  # noqa: E402
+from joint_coref_linker import HardCase, count_hard_cases, find_hard_cases  # noqa: E402
 
 TEXT = "Shahid Afridi scored . Afridi won . Afridi left ."
 CANDIDATES: Dict[str, List[str]] = {"Shahid Afridi": ["Shahid_Afridi"], "Afridi": []}
 
 
 class AliasOnlyKB:
-    """The alias table of a KB, as ``hard_cases`` uses it."""
+    """The alias table of a KB, as ``find_hard_cases`` uses it."""
 
     def lookup(self, text: str, top_k: int, fuzzy: bool) -> List[SimpleNamespace]:
         return [SimpleNamespace(entity_id=e) for e in CANDIDATES.get(text, [])[:top_k]]
@@ -37,15 +37,24 @@ def test_hard_cases_count_found_with_mate_and_correct():
     gold = clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"])
     # "Afridi" (4, 5) joins its mate and is linked; "Afridi" (7, 8) is a NIL singleton.
     pred = clustered([[(0, 2), (4, 5)], [(7, 8)]], ["Shahid_Afridi", "NIL"])
-    assert hard_cases(AliasOnlyKB(), [gold], [pred], top_k=16) == {"total": 2, "found": 2, "with_mate": 1, "correct": 1}
+    cases = find_hard_cases(AliasOnlyKB(), [gold], top_k=16)
+    assert cases == [[HardCase((23, 29), "Shahid_Afridi", frozenset({(0, 13)})),
+                      HardCase((36, 42), "Shahid_Afridi", frozenset({(0, 13)}))]]
+    assert count_hard_cases(cases, [pred]) == {"total": 2, "found": 2, "with_mate": 1, "correct": 1}
 
 
 def test_mentions_not_predicted_are_hard_cases_missed():
     gold = clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"])
     pred = clustered([[(0, 2)]], ["Shahid_Afridi"])
-    assert hard_cases(AliasOnlyKB(), [gold], [pred], top_k=16) == {"total": 2, "found": 0, "with_mate": 0, "correct": 0}
+    cases = find_hard_cases(AliasOnlyKB(), [gold], top_k=16)
+    assert count_hard_cases(cases, [pred]) == {"total": 2, "found": 0, "with_mate": 0, "correct": 0}
+
+
+def test_top_k_decides_whether_a_mention_has_its_own_candidate():
+    gold = clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"])
+    assert find_hard_cases(AliasOnlyKB(), [gold], top_k=0) == [[]]  # no mention has a candidate: no mate
 
 
 def test_clusters_without_a_mate_with_the_gold_entity_are_not_hard_cases():
     gold = clustered([[(4, 5), (7, 8)]], ["Shahid_Afridi"])  # no mention has the gold candidate
-    assert hard_cases(AliasOnlyKB(), [gold], [gold], top_k=16)["total"] == 0
+    assert find_hard_cases(AliasOnlyKB(), [gold], top_k=16) == [[]]
