@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -36,9 +36,14 @@ TOTAL = "(workflow total)"
 METRIC = "wall_minutes"
 
 
+def project_workflows(project_file: Path = ROOT / "project.yml") -> Dict[str, List[str]]:
+    """Every workflow of ``project.yml`` with its steps, both in the file's order."""
+    return {name: list(steps) for name, steps in srsly.read_yaml(project_file).get("workflows", {}).items()}
+
+
 def workflow_steps(workflow: str, project_file: Path = ROOT / "project.yml") -> List[str]:
     """The steps of ``workflow`` in ``project.yml``, in order."""
-    workflows = srsly.read_yaml(project_file).get("workflows", {})
+    workflows = project_workflows(project_file)
     if workflow not in workflows:
         raise SystemExit(f"No workflow {workflow!r} in {project_file}; it has: {', '.join(workflows)}")
     return list(workflows[workflow])
@@ -94,8 +99,11 @@ def with_totals(rows: Sequence[Row]) -> List[Row]:
     A total is as recent as its latest step row and names that row's command: re-timing a step of one
     workflow leaves the other workflows' totals as they were.
     """
-    order = list(srsly.read_yaml(ROOT / "project.yml")["workflows"])
-    steps_of = {w: workflow_steps(w) for w in sorted({r["dataset"] for r in rows}, key=order.index)}
+    workflows = project_workflows()
+    present = {r["dataset"] for r in rows}
+    if present - set(workflows):
+        raise SystemExit(f"Timings of workflows project.yml no longer has: {', '.join(sorted(present - set(workflows)))}")
+    steps_of = {w: steps for w, steps in workflows.items() if w in present}
     result: List[Row] = []
     for workflow, steps in steps_of.items():
         timed = sorted((r for r in rows if r["dataset"] == workflow and r["system"] != TOTAL),
