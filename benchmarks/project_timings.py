@@ -46,7 +46,7 @@ def workflow_steps(workflow: str, project_file: Path = ROOT / "project.yml") -> 
     workflows = project_workflows(project_file)
     if workflow not in workflows:
         raise SystemExit(f"No workflow {workflow!r} in {project_file}; it has: {', '.join(workflows)}")
-    return list(workflows[workflow])
+    return workflows[workflow]
 
 
 def time_step(step: str) -> float:
@@ -102,7 +102,8 @@ def with_totals(rows: Sequence[Row]) -> List[Row]:
     workflows = project_workflows()
     present = {r["dataset"] for r in rows}
     if present - set(workflows):
-        raise SystemExit(f"Timings of workflows project.yml no longer has: {', '.join(sorted(present - set(workflows)))}")
+        gone = ", ".join(sorted(present - set(workflows)))
+        raise SystemExit(f"The timing rows name workflows that project.yml no longer has ({gone}); remove those rows")
     steps_of = {w: steps for w, steps in workflows.items() if w in present}
     result: List[Row] = []
     for workflow, steps in steps_of.items():

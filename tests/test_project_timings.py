@@ -35,6 +35,12 @@ def test_total_only_once_every_step_is_timed():
     assert total["measured"] == max(f"T{i}" for i in range(len(steps)))
 
 
+def test_rows_of_a_workflow_project_yml_no_longer_has_are_an_error():
+    rows = [_timed("kb-demo", "demo", 0.5, "T1"), _timed("old-step", "retired", 1.0, "T1")]
+    with pytest.raises(SystemExit, match=r"no longer has \(retired\)"):
+        with_totals(rows)
+
+
 def test_retimed_step_replaces_its_row_and_updates_the_total(tmp_path):
     steps = workflow_steps("demo")
     out = tmp_path / "timings.json"
