@@ -18,8 +18,11 @@ Systems and what is measured
   candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``, trained on AIDA, run on
   non-overlapping layers of the mentions). They isolate what the joint decoding adds to the choice
   of entity; neither has a NIL model of its own to decide which GUM mentions are linkable.
-* Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test; models trained with other
-  seeds (``training/jcl/<corpus>-seed<N>/``) add ``coref_<refinement>_seed<N>`` and ``..._seed_mean`` rows.
+* Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
+* Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, for the joint
+  systems and the refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
+  ``<system>_seed_mean`` rows (coreference average F1; for the joint systems also ELm, ELh and the hard-case
+  accuracy).
 
 Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM and AIDA+, which annotate them; left
 out on both sides on OntoGUM and LitBank, as in CoNLL-2012 evaluation), ``elm_f``, ``elh_f``,
@@ -316,21 +319,42 @@ def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[D
             el_nlp = spacy.load(el_path)
             linked = relink(preds["global"], spacy_el_links(el_nlp))
             rows += score_rows("spacy_entity_linker", dataset, gold, linked, f"{peer_note}; trained on AIDA", hard)
+    return rows + joint_seed_rows(args, corpus, dataset, gold, hard, rows)
+
+
+def joint_seed_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc],
+                    hard: Sequence[Sequence[HardCase]], seed0_rows: List[Row]) -> List[Row]:
+    """``<system>_seed<N>`` rows for the joint models of any ``<models>/<corpus>-seed<N>/`` and, for each
+    system that every seed has, ``<system>_seed_mean`` rows (:data:`SEED_MEAN_METRICS`)."""
+    seeds = seed_folders(args.models, corpus)
+    rows: List[Row] = []
+    for system in JOINT:
+        seed0 = [r for r in seed0_rows if r["system"] == system]
+        scored = {0: seed0} if seed0 else {}
+        for folder, seed in seeds[1:]:
+            print(f"{dataset}: {seeded(system, seed)}")
+            path = model_path(args, folder, system)
+            if path is None:
+                continue
+            pred, _ = predict(spacy.load(path), gold, args.batch_size)
+            note = f"trained on {corpus}, seed {seed}; predicted mentions"
+            scored[seed] = score_rows(seeded(system, seed), dataset, gold, pred, note, hard)
+            rows += scored[seed]
+        rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], SEED_MEAN_METRICS)
     return rows
 
 
 def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
     """``coref_<refinement>`` rows for the seed-0 models in ``<models>/<corpus>/``, ``..._seed<N>`` rows for
-    the models of any ``<models>/<corpus>-seed<N>/``, and, when there are such, ``..._seed_mean`` rows:
-    each refinement's coreference average F1 averaged over the seeds evaluated here."""
-    other_seeds = (re.fullmatch(rf"{corpus}-seed(\d+)", d.name) for d in sorted(Path(args.models).glob(f"{corpus}-seed*")))
-    seeds = [(corpus, 0)] + [(m.group(0), int(m.group(1))) for m in other_seeds if m]
+    the models of any ``<models>/<corpus>-seed<N>/``, and, when every seed has the refinement, a
+    ``..._seed_mean`` row: its coreference average F1 averaged over the seeds."""
+    seeds = seed_folders(args.models, corpus)
     rows: List[Row] = []
     for refinement in REFINEMENTS:
-        averages = []
+        system = f"coref_{refinement}"
+        scored: Dict[int, List[Row]] = {}
         for folder, seed in seeds:
-            system = f"coref_{refinement}" + (f"_seed{seed}" if seed else "")
-            print(f"{dataset}: {system}")
+            print(f"{dataset}: {seeded(system, seed)}")
             path = model_path(args, folder, refinement)
             if path is None:
                 continue
@@ -338,12 +362,42 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
             bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
             pred, _ = predict(nlp, gold, args.batch_size)
             note = f"mode coref, trained on {corpus} train, seed {seed}; score_bound {bound}; singletons left out on both sides"
-            scored = score_rows(system, dataset, gold, pred, note, keep_singletons=False)
-            averages += [r["value"] for r in scored if r["metric"] == "coref_avg_f"]
-            rows += scored
-        if len(seeds) > 1 and len(averages) == len(seeds):
-            rows.append(row(f"coref_{refinement}_seed_mean", dataset, "coref_avg_f", round(sum(averages) / len(averages), 4),
-                            f"mean over seeds {', '.join(str(seed) for _, seed in seeds)}"))
+            scored[seed] = score_rows(seeded(system, seed), dataset, gold, pred, note, keep_singletons=False)
+            rows += scored[seed]
+        rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], ("coref_avg_f",))
+    return rows
+
+
+# -- seeds --------------------------------------------------------------------------------------
+#: The metrics that a joint system's ``_seed_mean`` rows average over the seeds.
+SEED_MEAN_METRICS = ("coref_avg_f", "elm_f", "elh_f", "hard_case_accuracy")
+
+
+def seed_folders(models: str, corpus: str) -> List[Tuple[str, int]]:
+    """``(folder, seed)`` of a corpus's model folders under ``models``: ``<corpus>`` is seed 0 (the
+    configs' default), each ``<corpus>-seed<N>`` seed ``N``; in seed order."""
+    others = [re.fullmatch(rf"{re.escape(corpus)}-seed(\d+)", d.name) for d in Path(models).glob(f"{corpus}-seed*")]
+    return [(corpus, 0)] + sorted(((m.group(0), int(m.group(1))) for m in others if m), key=lambda s: s[1])
+
+
+def seeded(system: str, seed: int) -> str:
+    """The results-file name of ``system`` trained with ``seed`` (seed 0 keeps the plain name)."""
+    return system + (f"_seed{seed}" if seed else "")
+
+
+def seed_mean_rows(system: str, dataset: str, scored: Dict[int, List[Row]], seeds: Sequence[int],
+                   metrics: Sequence[str]) -> List[Row]:
+    """``<system>_seed_mean`` rows: each of ``metrics`` averaged over ``seeds`` (``scored[seed]``: that
+    seed's rows). None unless there are several seeds and every one of them was scored: a mean over
+    some of the seeds would read as the mean over all."""
+    if len(seeds) < 2 or any(seed not in scored for seed in seeds):
+        return []
+    rows = []
+    for metric in metrics:
+        values = [r["value"] for seed in seeds for r in scored[seed] if r["metric"] == metric]
+        if len(values) == len(seeds):
+            rows.append(row(f"{system}_seed_mean", dataset, metric, round(sum(values) / len(values), 4),
+                            f"mean over seeds {', '.join(map(str, seeds))}"))
     return rows
 
 
