@@ -423,10 +423,11 @@ def reset_peak_rss() -> bool:
 
 def long_doc_run(model: str, text: str, threads: int) -> Tuple[float, float, float, bool]:
     """Run ``model`` on one long ``text`` in *this* process: ``(seconds, RSS MB after loading, peak RSS MB
-    while the document runs, whether that peak is the document's alone)``. Loading has its own, higher
-    peak (the KB check reads every page of the memory-mapped vectors), so the peak is reset after loading
-    where Linux allows it; elsewhere it is the process peak. :func:`speed_rows` calls this in a fresh
-    process, so that the benchmark's other models do not count."""
+    while the document runs, whether that peak is the document's alone)``. :func:`speed_rows` calls this
+    in a fresh process, so that the benchmark's other models do not count. Even so the process peak
+    would hide the document's: loading has a transient peak of its own, and a child started by fork +
+    exec inherits the parent's high-water mark. So the peak is reset after loading where Linux allows
+    it; elsewhere it is the process peak, as the row's note then says."""
     torch.set_num_threads(threads)
     nlp = spacy.load(model)
     loaded = proc_status_mb("VmRSS") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
