@@ -18,6 +18,8 @@ Systems and what is measured
   candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``, trained on AIDA, run on
   non-overlapping layers of the mentions). They isolate what the joint decoding adds to the choice
   of entity; neither has a NIL model of its own to decide which GUM mentions are linkable.
+* Variants: joint models trained with another setting (:data:`VARIANTS`, e.g.
+  ``training/jcl/gum-candidate-dropout/<system>``) add ``<system>_<variant>`` rows.
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 * Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, for the joint
   systems and the refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
@@ -320,7 +322,19 @@ def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[D
             el_nlp = spacy.load(el_path)
             linked = relink(preds["global"], spacy_el_links(el_nlp))
             rows += score_rows("spacy_entity_linker", dataset, gold, linked, f"{peer_note}; trained on AIDA", hard)
-    return rows + joint_seed_rows(args, corpus, dataset, gold, hard, rows)
+    rows += joint_seed_rows(args, corpus, dataset, gold, hard, rows)
+    return rows + joint_variant_rows(args, corpus, dataset, gold, hard)
+
+
+def score_model(args: argparse.Namespace, folder: str, system: str, name: str, dataset: str, gold: List[Doc],
+                note: str, hard: Sequence[Sequence[HardCase]]) -> Optional[List[Row]]:
+    """Rows named ``name`` for the joint model ``<models>/<folder>/<system>``; None when it is missing."""
+    print(f"{dataset}: {name}")
+    path = model_path(args, folder, system)
+    if path is None:
+        return None
+    pred, _ = predict(spacy.load(path), gold, args.batch_size)
+    return score_rows(name, dataset, gold, pred, note, hard)
 
 
 def joint_seed_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc],
@@ -333,15 +347,31 @@ def joint_seed_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
         seed0 = [r for r in seed0_rows if r["system"] == system]
         scored = {0: seed0} if seed0 else {}
         for folder, seed in seeds[1:]:
-            print(f"{dataset}: {seeded(system, seed)}")
-            path = model_path(args, folder, system)
-            if path is None:
-                continue
-            pred, _ = predict(spacy.load(path), gold, args.batch_size)
             note = f"trained on {corpus}, seed {seed}; predicted mentions"
-            scored[seed] = score_rows(seeded(system, seed), dataset, gold, pred, note, hard)
-            rows += scored[seed]
+            scored_rows = score_model(args, folder, system, seeded(system, seed), dataset, gold, note, hard)
+            if scored_rows is not None:
+                scored[seed] = scored_rows
+                rows += scored_rows
         rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], SEED_MEAN_METRICS)
+    return rows
+
+
+#: Joint models trained with another setting: ``<models>/<corpus>-<folder>/<system>`` gives the rows
+#: ``<system>_<variant>``, for the variant's name, its folder suffix and what it changes.
+VARIANTS = (("candidate_dropout", "candidate-dropout", "gold_candidate_dropout 0.2"),)
+
+
+def joint_variant_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc],
+                       hard: Sequence[Sequence[HardCase]]) -> List[Row]:
+    """``<system>_<variant>`` rows for the joint models of the corpus's :data:`VARIANTS` folders that exist."""
+    rows: List[Row] = []
+    for variant, suffix, setting in VARIANTS:
+        folder = f"{corpus}-{suffix}"
+        if not (Path(args.models) / folder).is_dir():
+            continue
+        for system in JOINT:
+            note = f"trained on {corpus} with {setting}; predicted mentions"
+            rows += score_model(args, folder, system, f"{system}_{variant}", dataset, gold, note, hard) or []
     return rows
 
 

@@ -1,12 +1,14 @@
-"""benchmarks/joint_coref_linker.py: which model folders are seeds, and the rows averaged over them."""
+"""benchmarks/joint_coref_linker.py: which model folders are seeds and variants, and the rows averaged over seeds."""
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from .conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
-from joint_coref_linker import seed_folders, seed_mean_rows, seeded  # noqa: E402
+import joint_coref_linker  # noqa: E402
+from joint_coref_linker import JOINT, joint_variant_rows, seed_folders, seed_mean_rows, seeded  # noqa: E402
 from results_io import row  # noqa: E402
 
 
@@ -41,3 +43,22 @@ def test_no_seed_mean_unless_every_seed_was_scored():
     # a metric one seed lacks gets no mean either
     both = {0: scored({"elh_f": 0.6, "elm_f": 0.5}), 1: scored({"elh_f": 0.7})}
     assert [r["metric"] for r in seed_mean_rows("global", "aida-test", both, [0, 1], ("elh_f", "elm_f"))] == ["elh_f"]
+
+
+def test_variant_rows_come_from_the_corpus_variant_folder(tmp_path: Path, monkeypatch):
+    (tmp_path / "gum-candidate-dropout").mkdir()
+    calls = []
+
+    def fake_score_model(args, folder, system, name, dataset, gold, note, hard):
+        calls.append((folder, system, name))
+        return [row(name, dataset, "elh_f", 0.2, note)]
+
+    monkeypatch.setattr(joint_coref_linker, "score_model", fake_score_model)
+    args = SimpleNamespace(models=str(tmp_path))
+    rows = joint_variant_rows(args, "gum", "gum-test", [], [])
+    assert calls == [("gum-candidate-dropout", system, f"{system}_candidate_dropout") for system in JOINT]
+    assert "gold_candidate_dropout 0.2" in rows[0]["notes"]
+    # no variant folder for the corpus: no rows, no model looked up
+    calls.clear()
+    assert joint_variant_rows(args, "aida", "aida-test", [], []) == []
+    assert calls == []
