@@ -432,6 +432,11 @@ def seed_mean_rows(system: str, dataset: str, scored: Dict[int, List[Row]], seed
     return rows
 
 
+def process_peak_mb() -> float:
+    """This process's peak RSS in MB since it started (``getrusage``; portable, cannot be reset)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def proc_status_mb(field: str) -> Optional[float]:
     """``field`` of ``/proc/self/status`` in MB (``VmRSS``: resident now, ``VmHWM``: peak), None off Linux."""
     try:
@@ -460,12 +465,12 @@ def long_doc_run(model: str, text: str, threads: int) -> Tuple[float, float, flo
     it; elsewhere it is the process peak, as the row's note then says."""
     torch.set_num_threads(threads)
     nlp = spacy.load(model)
-    loaded = proc_status_mb("VmRSS") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    loaded = proc_status_mb("VmRSS") or process_peak_mb()
     own_peak = reset_peak_rss()
     start = time.perf_counter()
     nlp(text)
     seconds = time.perf_counter() - start
-    peak = proc_status_mb("VmHWM") if own_peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = proc_status_mb("VmHWM") if own_peak else process_peak_mb()
     return seconds, loaded, peak, own_peak
 
 
