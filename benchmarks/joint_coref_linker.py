@@ -19,7 +19,8 @@ Systems and what is measured
   non-overlapping layers of the mentions). They isolate what the joint decoding adds to the choice
   of entity; neither has a NIL model of its own to decide which GUM mentions are linkable.
 * Variants: joint models trained with another setting (:data:`VARIANTS`, e.g.
-  ``training/jcl/gum-candidate-dropout/<system>``) add ``<system>_<variant>`` rows.
+  ``training/jcl/gum-candidate-dropout/<system>`` or ``training/jcl/gum-long/<system>``) add
+  ``<system>_<variant>`` rows.
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 * Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, for the joint
   systems and the refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
@@ -358,17 +359,24 @@ def joint_seed_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
 
 #: Joint models trained with another setting: ``<models>/<corpus>-<folder>/<system>`` gives the rows
 #: ``<system>_<variant>``, for the variant's name, its folder suffix and what it changes.
-VARIANTS = (("candidate_dropout", "candidate-dropout", "gold_candidate_dropout 0.2"),)
+VARIANTS = (
+    ("candidate_dropout", "candidate-dropout", "gold_candidate_dropout 0.2"),
+    ("long", "long", "more training steps (GUM 750 instead of 250, LitBank 200 instead of 100)"),
+)
+
+
+def variant_folders(models: str, corpus: str) -> List[Tuple[str, str, str]]:
+    """``(variant, folder, setting)`` for each of :data:`VARIANTS` whose folder ``<corpus>-<suffix>`` exists
+    under ``models``."""
+    return [(variant, f"{corpus}-{suffix}", setting) for variant, suffix, setting in VARIANTS
+            if (Path(models) / f"{corpus}-{suffix}").is_dir()]
 
 
 def joint_variant_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc],
                        hard: Sequence[Sequence[HardCase]]) -> List[Row]:
     """``<system>_<variant>`` rows for the joint models of the corpus's :data:`VARIANTS` folders that exist."""
     rows: List[Row] = []
-    for variant, suffix, setting in VARIANTS:
-        folder = f"{corpus}-{suffix}"
-        if not (Path(args.models) / folder).is_dir():
-            continue
+    for variant, folder, setting in variant_folders(args.models, corpus):
         for system in JOINT:
             note = f"trained on {corpus} with {setting}; predicted mentions"
             rows += score_model(args, folder, system, f"{system}_{variant}", dataset, gold, note, hard) or []
@@ -377,26 +385,41 @@ def joint_variant_rows(args: argparse.Namespace, corpus: str, dataset: str, gold
 
 def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
     """``coref_<refinement>`` rows for the seed-0 models in ``<models>/<corpus>/``, ``..._seed<N>`` rows for
-    the models of any ``<models>/<corpus>-seed<N>/``, and, when every seed has the refinement, a
-    ``..._seed_mean`` row: its coreference average F1 averaged over the seeds."""
+    the models of any ``<models>/<corpus>-seed<N>/``, when every seed has the refinement a
+    ``..._seed_mean`` row (its coreference average F1 averaged over the seeds), and
+    ``coref_<refinement>_<variant>`` rows for the models of the corpus's :data:`VARIANTS` folders."""
     seeds = seed_folders(args.models, corpus)
     rows: List[Row] = []
     for refinement in REFINEMENTS:
         system = f"coref_{refinement}"
         scored: Dict[int, List[Row]] = {}
         for folder, seed in seeds:
-            print(f"{dataset}: {seeded(system, seed)}")
-            path = model_path(args, folder, refinement)
-            if path is None:
-                continue
-            nlp = spacy.load(path)
-            bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
-            pred, _ = predict(nlp, gold, args.batch_size)
-            note = f"mode coref, trained on {corpus} train, seed {seed}; score_bound {bound}; singletons left out on both sides"
-            scored[seed] = score_rows(seeded(system, seed), dataset, gold, pred, note, keep_singletons=False)
-            rows += scored[seed]
+            scored_rows = score_refinement(args, folder, refinement, seeded(system, seed), dataset, gold,
+                                           f"trained on {corpus} train, seed {seed}")
+            if scored_rows is not None:
+                scored[seed] = scored_rows
+                rows += scored_rows
         rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], ("coref_avg_f",))
+    for variant, folder, setting in variant_folders(args.models, corpus):
+        for refinement in REFINEMENTS:
+            rows += score_refinement(args, folder, refinement, f"coref_{refinement}_{variant}", dataset, gold,
+                                     f"trained on {corpus} train with {setting}") or []
     return rows
+
+
+def score_refinement(args: argparse.Namespace, folder: str, refinement: str, name: str, dataset: str,
+                     gold: List[Doc], trained: str) -> Optional[List[Row]]:
+    """Coreference rows named ``name`` for the mode-coref model ``<models>/<folder>/<refinement>``, singletons
+    left out on both sides; None when it is missing. The note also gives the model's ``score_bound``."""
+    print(f"{dataset}: {name}")
+    path = model_path(args, folder, refinement)
+    if path is None:
+        return None
+    nlp = spacy.load(path)
+    bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
+    pred, _ = predict(nlp, gold, args.batch_size)
+    note = f"mode coref, {trained}; score_bound {bound}; singletons left out on both sides"
+    return score_rows(name, dataset, gold, pred, note, keep_singletons=False)
 
 
 # -- seeds --------------------------------------------------------------------------------------

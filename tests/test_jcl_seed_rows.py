@@ -62,3 +62,21 @@ def test_variant_rows_come_from_the_corpus_variant_folder(tmp_path: Path, monkey
     calls.clear()
     assert joint_variant_rows(args, "aida", "aida-test", [], []) == []
     assert calls == []
+
+
+def test_refinement_variant_rows_come_from_the_corpus_variant_folder(tmp_path: Path, monkeypatch):
+    (tmp_path / "litbank-long").mkdir()
+    calls = []
+
+    def fake_score_refinement(args, folder, refinement, name, dataset, gold, trained):
+        calls.append((folder, refinement, name))
+        return None if folder == "litbank" else [row(name, dataset, "coref_avg_f", 0.5, trained)]
+
+    monkeypatch.setattr(joint_coref_linker, "score_refinement", fake_score_refinement)
+    rows = joint_coref_linker.refinement_rows(SimpleNamespace(models=str(tmp_path)), "litbank", "litbank-test", [])
+    refinements = joint_coref_linker.REFINEMENTS
+    # the seed-0 folder is looked up (and missing: no rows, no mean), then the variant folder
+    assert calls == ([("litbank", r, f"coref_{r}") for r in refinements]
+                     + [("litbank-long", r, f"coref_{r}_long") for r in refinements])
+    assert [r["system"] for r in rows] == [f"coref_{r}_long" for r in refinements]
+    assert "more training steps" in rows[0]["notes"]
