@@ -52,7 +52,7 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     """The rows of a partial rerun merged into the earlier results file ``out``.
 
     A new row replaces the earlier rows of the same ``(system, dataset)`` in their place; other earlier
-    rows are kept; new pairs go last. Every row says when and where it was measured (``measured`` and
+    rows are kept; new pairs go after the last row of their dataset (last if the dataset is new). Every row says when and where it was measured (``measured`` and
     ``machine``: its own, else the earlier file's ``created`` and ``machine``, since the merged file's
     ``machine`` is the rerun's) and the rerun's rows name ``command``.
     """
@@ -72,7 +72,11 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
         elif key not in replaced:
             merged.append({**r, "measured": r.get("measured", earlier["created"]),
                            "machine": r.get("machine", earlier.get("machine"))})
-    return merged + [r for rows in fresh.values() for r in rows]
+    # New pairs join their dataset's rows (after its last one), so that tables keep a dataset together.
+    for (_, dataset), rows in fresh.items():
+        last = max((i for i, r in enumerate(merged) if r["dataset"] == dataset), default=len(merged) - 1)
+        merged[last + 1:last + 1] = rows
+    return merged
 
 
 def write_results(out: Path, command: str, rows: List[Row]) -> Path:

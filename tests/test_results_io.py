@@ -15,11 +15,18 @@ def test_rerun_rows_replace_their_pairs_in_place(tmp_path):
     out.write_text(json.dumps({"command": "full", "created": "T0", "machine": {"cpu": "earlier"}, "rows": earlier}))
     merged = merge_rerun(out, [row("a", "x", "m1", 10), row("a", "x", "m2", 20), row("c", "x", "m1", 30)], "partial")
     assert [(r["system"], r["dataset"], r["metric"], r["value"]) for r in merged] == [
-        ("a", "x", "m1", 10), ("a", "x", "m2", 20), ("b", "x", "m1", 3), ("a", "y", "m1", 4), ("c", "x", "m1", 30)]
+        ("a", "x", "m1", 10), ("a", "x", "m2", 20), ("b", "x", "m1", 3), ("c", "x", "m1", 30), ("a", "y", "m1", 4)]
     kept = [r for r in merged if r["value"] in (3, 4)]
     assert all(r["measured"] == "T0" and r["machine"] == {"cpu": "earlier"} and "command" not in r for r in kept)
     new = [r for r in merged if r["value"] >= 10]
     assert all(r["command"] == "partial" and r["measured"] != "T0" and r["machine"] == this_machine() for r in new)
+
+
+def test_rerun_pairs_of_a_new_dataset_go_last(tmp_path):
+    out = tmp_path / "results.json"
+    out.write_text(json.dumps({"command": "full", "created": "T0", "rows": [row("a", "x", "m1", 1)]}))
+    merged = merge_rerun(out, [row("a", "z", "m1", 2), row("b", "z", "m1", 3)], "partial")
+    assert [(r["system"], r["dataset"]) for r in merged] == [("a", "x"), ("a", "z"), ("b", "z")]
 
 
 def test_rerun_without_earlier_file(tmp_path):
