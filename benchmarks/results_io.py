@@ -52,9 +52,10 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     """The rows of a partial rerun merged into the earlier results file ``out``.
 
     A new row replaces the earlier rows of the same ``(system, dataset)`` in their place; other earlier
-    rows are kept; new pairs go after the last row of their dataset (last if the dataset is new). Every row says when and where it was measured (``measured`` and
-    ``machine``: its own, else the earlier file's ``created`` and ``machine``, since the merged file's
-    ``machine`` is the rerun's) and the rerun's rows name ``command``.
+    rows are kept; new pairs go after the last row of their dataset (last if the dataset is new). Every
+    row says when and where it was measured (``measured`` and ``machine``: its own, else the earlier
+    file's ``created`` and ``machine``, since the merged file's ``machine`` is the rerun's) and the
+    rerun's rows name ``command``.
     """
     measured, machine = utc_now(), this_machine()
     fresh: Dict[Tuple[str, str], List[Row]] = {}
