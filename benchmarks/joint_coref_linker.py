@@ -18,9 +18,11 @@ Systems and what is measured
   candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``, trained on AIDA, run on
   non-overlapping layers of the mentions). They isolate what the joint decoding adds to the choice
   of entity; neither has a NIL model of its own to decide which GUM mentions are linkable.
-* Variants: joint models trained with another setting (:data:`VARIANTS`, e.g.
+* Variants: models trained with another setting (:data:`VARIANTS`, e.g.
   ``training/jcl/gum-candidate-dropout/<system>`` or ``training/jcl/gum-long/<system>``) add
-  ``<system>_<variant>`` rows.
+  ``<system>_<variant>`` rows (``standalone_<variant>`` where the folder has the ``coref`` and ``link``
+  models), and a variant's own seeds (``training/jcl/gum-long-seed<N>/``) ``<system>_<variant>_seed<N>``
+  and ``<system>_<variant>_seed_mean`` rows.
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 * Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, for the joint
   systems and the refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
@@ -100,11 +102,14 @@ def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc
     return found
 
 
-def model_path(args: argparse.Namespace, corpus: str, system: str) -> Optional[Path]:
-    path = Path(args.models) / corpus / system / "model-best"
+def model_path(args: argparse.Namespace, folder: str, system: str, report_missing: bool = True) -> Optional[Path]:
+    """``<models>/<folder>/<system>/model-best``, or None (said on stdout with ``report_missing``) when it
+    does not exist."""
+    path = Path(args.models) / folder / system / "model-best"
     if path.exists():
         return path
-    print(f"  (skipped: {path} not found)")
+    if report_missing:
+        print(f"  (skipped: {path} not found)")
     return None
 
 
@@ -294,74 +299,103 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
 
 # -- the benchmark ------------------------------------------------------------------------------
 def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
-    rows: List[Row] = []
-    loaded: Dict[str, Language] = {}
-    for system in ("coref", "link", *JOINT):
-        print(f"{dataset}: {system}")
-        path = model_path(args, corpus, system)
-        if path is not None:
-            loaded[system] = spacy.load(path)
-    if not loaded:
-        return rows
-    any_nlp = next(iter(loaded.values()))
-    kb = any_nlp.get_pipe(NAME).kb
-    hard = find_hard_cases(kb, gold, any_nlp.get_pipe(NAME).model.attrs["top_k_candidates"])
-    preds: Dict[str, List[Doc]] = {}
-    for system, nlp in loaded.items():
-        preds[system], _ = predict(nlp, gold, args.batch_size)
-    note = f"trained on {corpus}; predicted mentions"
-    if "coref" in preds and "link" in preds:
-        rows += score_rows("standalone", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard)
-    for system in JOINT:
-        if system in preds:
-            rows += score_rows(system, dataset, gold, preds[system], note, hard)
-    if "global" in preds:
-        peer_note = f"{note}: Global's mentions, clusters and NIL decisions; each linked mention re-linked on its own"
-        rows += score_rows("prior_only", dataset, gold, relink(preds["global"], prior_links(kb)), peer_note, hard)
-        el_path = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
-        if el_path.exists():
-            el_nlp = spacy.load(el_path)
-            linked = relink(preds["global"], spacy_el_links(el_nlp))
-            rows += score_rows("spacy_entity_linker", dataset, gold, linked, f"{peer_note}; trained on AIDA", hard)
-    rows += joint_seed_rows(args, corpus, dataset, gold, hard, rows)
-    return rows + joint_variant_rows(args, corpus, dataset, gold, hard)
-
-
-def score_model(args: argparse.Namespace, folder: str, system: str, name: str, dataset: str, gold: List[Doc],
-                note: str, hard: Sequence[Sequence[HardCase]]) -> Optional[List[Row]]:
-    """Rows named ``name`` for the joint model ``<models>/<folder>/<system>``; None when it is missing."""
-    print(f"{dataset}: {name}")
-    path = model_path(args, folder, system)
-    if path is None:
-        return None
-    pred, _ = predict(spacy.load(path), gold, args.batch_size)
-    return score_rows(name, dataset, gold, pred, note, hard)
-
-
-def joint_seed_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc],
-                    hard: Sequence[Sequence[HardCase]], seed0_rows: List[Row]) -> List[Row]:
-    """``<system>_seed<N>`` rows for the joint models of any ``<models>/<corpus>-seed<N>/`` and, for each
-    system that every seed has, ``<system>_seed_mean`` rows (:data:`SEED_MEAN_METRICS`)."""
-    seeds = seed_folders(args.models, corpus)
-    rows: List[Row] = []
-    for system in JOINT:
-        seed0 = [r for r in seed0_rows if r["system"] == system]
-        scored = {0: seed0} if seed0 else {}
-        for folder, seed in seeds[1:]:
-            note = f"trained on {corpus}, seed {seed}; predicted mentions"
-            scored_rows = score_model(args, folder, system, seeded(system, seed), dataset, gold, note, hard)
-            if scored_rows is not None:
-                scored[seed] = scored_rows
-                rows += scored_rows
-        rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], SEED_MEAN_METRICS)
+    """The rows of the corpus's models (``<models>/<corpus>/``, with the peers) and then of each of its
+    :data:`VARIANTS` folders, each set with its seeds."""
+    rows = model_set_rows(args, corpus, "", f"trained on {corpus}", dataset, gold, peers=True)
+    for variant, folder, setting in variant_folders(args.models, corpus):
+        rows += model_set_rows(args, folder, f"_{variant}", f"trained on {corpus} with {setting}", dataset, gold,
+                               peers=False)
     return rows
 
 
-#: Joint models trained with another setting: ``<models>/<corpus>-<folder>/<system>`` gives the rows
-#: ``<system>_<variant>``, for the variant's name, its folder suffix and what it changes.
+def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str,
+                   gold: List[Doc], peers: bool) -> List[Row]:
+    """Rows for the models of ``<models>/<folder>/``: ``standalone<suffix>`` (from its ``coref`` and ``link``
+    models), ``<system><suffix>`` for each of :data:`JOINT`, with ``peers`` the peers re-linking Global's
+    mentions, and the seed rows of any ``<models>/<folder>-seed<N>/``. The seed-0 folder reports the
+    models it lacks; the others hold only some systems, so theirs go unmentioned."""
+    report = not suffix
+    loaded: Dict[str, Language] = {}
+    for system in ("coref", "link", *JOINT):
+        print(f"{dataset}: {system}{suffix}")
+        path = model_path(args, folder, system, report_missing=report)
+        if path is not None:
+            loaded[system] = spacy.load(path)
+    if not loaded:
+        return []
+    any_nlp = next(iter(loaded.values()))
+    kb = any_nlp.get_pipe(NAME).kb
+    hard = find_hard_cases(kb, gold, any_nlp.get_pipe(NAME).model.attrs["top_k_candidates"])
+    preds = {system: predict(nlp, gold, args.batch_size)[0] for system, nlp in loaded.items()}
+    rows: List[Row] = []
+    if "coref" in preds and "link" in preds:
+        note = f"{trained}, {training_steps(loaded['coref'])} steps; predicted mentions"
+        rows += score_rows(f"standalone{suffix}", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard)
+    for system in JOINT:
+        if system in preds:
+            note = f"{trained}, {training_steps(loaded[system])} steps; predicted mentions"
+            rows += score_rows(f"{system}{suffix}", dataset, gold, preds[system], note, hard)
+    if peers and "global" in preds:
+        rows += peer_rows(dataset, gold, preds["global"], kb, f"{trained}; predicted mentions", hard)
+    return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard, rows)
+
+
+def peer_rows(dataset: str, gold: List[Doc], global_pred: List[Doc], kb, note: str,
+              hard: Sequence[Sequence[HardCase]]) -> List[Row]:
+    """``prior_only`` and ``spacy_entity_linker``: Global's mentions, clusters and NIL decisions, each linked
+    mention re-linked on its own."""
+    peer_note = f"{note}: Global's mentions, clusters and NIL decisions; each linked mention re-linked on its own"
+    rows = score_rows("prior_only", dataset, gold, relink(global_pred, prior_links(kb)), peer_note, hard)
+    el_path = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
+    if el_path.exists():
+        linked = relink(global_pred, spacy_el_links(spacy.load(el_path)))
+        rows += score_rows("spacy_entity_linker", dataset, gold, linked, f"{peer_note}; trained on AIDA", hard)
+    return rows
+
+
+def training_steps(nlp: Language) -> int:
+    """The ``[training] max_steps`` a model was trained with, from its own config."""
+    return nlp.config["training"]["max_steps"]
+
+
+def score_model(args: argparse.Namespace, folder: str, system: str, name: str, dataset: str, gold: List[Doc],
+                trained: str, hard: Sequence[Sequence[HardCase]]) -> Optional[List[Row]]:
+    """Rows named ``name`` for the joint model ``<models>/<folder>/<system>``; None when it is missing."""
+    print(f"{dataset}: {name}")
+    path = model_path(args, folder, system, report_missing=False)
+    if path is None:
+        return None
+    nlp = spacy.load(path)
+    pred, _ = predict(nlp, gold, args.batch_size)
+    return score_rows(name, dataset, gold, pred, f"{trained}, {training_steps(nlp)} steps; predicted mentions", hard)
+
+
+def joint_seed_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str, gold: List[Doc],
+                    hard: Sequence[Sequence[HardCase]], seed0_rows: List[Row]) -> List[Row]:
+    """``<system><suffix>_seed<N>`` rows for the joint models of any ``<models>/<folder>-seed<N>/`` and, for
+    each system that every seed has, ``<system><suffix>_seed_mean`` rows (:data:`SEED_MEAN_METRICS`)."""
+    seeds = seed_folders(args.models, folder)
+    rows: List[Row] = []
+    for system in JOINT:
+        name = f"{system}{suffix}"
+        seed0 = [r for r in seed0_rows if r["system"] == name]
+        scored = {0: seed0} if seed0 else {}
+        for seed_folder, seed in seeds[1:]:
+            scored_rows = score_model(args, seed_folder, system, seeded(name, seed), dataset, gold,
+                                      f"{trained}, seed {seed}", hard)
+            if scored_rows is not None:
+                scored[seed] = scored_rows
+                rows += scored_rows
+        rows += seed_mean_rows(name, dataset, scored, [seed for _, seed in seeds], SEED_MEAN_METRICS)
+    return rows
+
+
+#: Models trained with another setting: ``<models>/<corpus>-<suffix>/<system>`` gives the rows
+#: ``<system>_<variant>``, for the variant's name, its folder suffix and what it changes (each row's
+#: note also gives the model's own training steps).
 VARIANTS = (
     ("candidate_dropout", "candidate-dropout", "gold_candidate_dropout 0.2"),
-    ("long", "long", "more training steps (GUM 750 instead of 250, LitBank 200 instead of 100)"),
+    ("long", "long", "longer training"),
 )
 
 
@@ -370,17 +404,6 @@ def variant_folders(models: str, corpus: str) -> List[Tuple[str, str, str]]:
     under ``models``."""
     return [(variant, f"{corpus}-{suffix}", setting) for variant, suffix, setting in VARIANTS
             if (Path(models) / f"{corpus}-{suffix}").is_dir()]
-
-
-def joint_variant_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc],
-                       hard: Sequence[Sequence[HardCase]]) -> List[Row]:
-    """``<system>_<variant>`` rows for the joint models of the corpus's :data:`VARIANTS` folders that exist."""
-    rows: List[Row] = []
-    for variant, folder, setting in variant_folders(args.models, corpus):
-        for system in JOINT:
-            note = f"trained on {corpus} with {setting}; predicted mentions"
-            rows += score_model(args, folder, system, f"{system}_{variant}", dataset, gold, note, hard) or []
-    return rows
 
 
 def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
@@ -395,7 +418,7 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
         scored: Dict[int, List[Row]] = {}
         for folder, seed in seeds:
             scored_rows = score_refinement(args, folder, refinement, seeded(system, seed), dataset, gold,
-                                           f"trained on {corpus} train, seed {seed}")
+                                           f"trained on {corpus} train, seed {seed}", report_missing=not seed)
             if scored_rows is not None:
                 scored[seed] = scored_rows
                 rows += scored_rows
@@ -408,17 +431,18 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
 
 
 def score_refinement(args: argparse.Namespace, folder: str, refinement: str, name: str, dataset: str,
-                     gold: List[Doc], trained: str) -> Optional[List[Row]]:
+                     gold: List[Doc], trained: str, report_missing: bool = False) -> Optional[List[Row]]:
     """Coreference rows named ``name`` for the mode-coref model ``<models>/<folder>/<refinement>``, singletons
-    left out on both sides; None when it is missing. The note also gives the model's ``score_bound``."""
+    left out on both sides; None when it is missing. The note also gives the model's training steps and
+    ``score_bound``."""
     print(f"{dataset}: {name}")
-    path = model_path(args, folder, refinement)
+    path = model_path(args, folder, refinement, report_missing)
     if path is None:
         return None
     nlp = spacy.load(path)
     bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
     pred, _ = predict(nlp, gold, args.batch_size)
-    note = f"mode coref, {trained}; score_bound {bound}; singletons left out on both sides"
+    note = f"mode coref, {trained}, {training_steps(nlp)} steps; score_bound {bound}; singletons left out on both sides"
     return score_rows(name, dataset, gold, pred, note, keep_singletons=False)
 
 

@@ -8,7 +8,7 @@ from .conftest import REPO_ROOT
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
 import joint_coref_linker  # noqa: E402
-from joint_coref_linker import JOINT, joint_variant_rows, seed_folders, seed_mean_rows, seeded  # noqa: E402
+from joint_coref_linker import JOINT, seed_folders, seed_mean_rows, seeded  # noqa: E402
 from results_io import row  # noqa: E402
 
 
@@ -45,30 +45,50 @@ def test_no_seed_mean_unless_every_seed_was_scored():
     assert [r["metric"] for r in seed_mean_rows("global", "aida-test", both, [0, 1], ("elh_f", "elm_f"))] == ["elh_f"]
 
 
-def test_variant_rows_come_from_the_corpus_variant_folder(tmp_path: Path, monkeypatch):
-    (tmp_path / "gum-candidate-dropout").mkdir()
+def test_joint_rows_score_the_corpus_then_each_variant_folder(tmp_path: Path, monkeypatch):
+    (tmp_path / "gum-long").mkdir()
+    (tmp_path / "gum-long-seed1").mkdir()  # a seed of the variant, not a variant of its own
     calls = []
 
-    def fake_score_model(args, folder, system, name, dataset, gold, note, hard):
+    def fake_model_set_rows(args, folder, suffix, trained, dataset, gold, peers):
+        calls.append((folder, suffix, trained, peers))
+        return [row(f"global{suffix}", dataset, "elh_f", 0.2, trained)]
+
+    monkeypatch.setattr(joint_coref_linker, "model_set_rows", fake_model_set_rows)
+    args = SimpleNamespace(models=str(tmp_path))
+    rows = joint_coref_linker.joint_rows(args, "gum", "gum-test", [])
+    # only the corpus's own set gets the peers
+    assert calls == [("gum", "", "trained on gum", True),
+                     ("gum-long", "_long", "trained on gum with longer training", False)]
+    assert [r["system"] for r in rows] == ["global", "global_long"]
+    # no variant folder for the corpus: its own set only
+    calls.clear()
+    joint_coref_linker.joint_rows(args, "aida", "aida-test", [])
+    assert [c[0] for c in calls] == ["aida"]
+
+
+def test_a_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: Path, monkeypatch):
+    (tmp_path / "gum-long-seed1").mkdir()
+    calls = []
+
+    def fake_score_model(args, folder, system, name, dataset, gold, trained, hard):
         calls.append((folder, system, name))
-        return [row(name, dataset, "elh_f", 0.2, note)]
+        return None if system != "global" else [row(name, dataset, "elh_f", 0.4, trained)]
 
     monkeypatch.setattr(joint_coref_linker, "score_model", fake_score_model)
-    args = SimpleNamespace(models=str(tmp_path))
-    rows = joint_variant_rows(args, "gum", "gum-test", [], [])
-    assert calls == [("gum-candidate-dropout", system, f"{system}_candidate_dropout") for system in JOINT]
-    assert "gold_candidate_dropout 0.2" in rows[0]["notes"]
-    # no variant folder for the corpus: no rows, no model looked up
-    calls.clear()
-    assert joint_variant_rows(args, "aida", "aida-test", [], []) == []
-    assert calls == []
+    seed0 = [row("global_long", "gum-test", "elh_f", 0.3, ""), row("global", "gum-test", "elh_f", 0.9, "")]
+    rows = joint_coref_linker.joint_seed_rows(SimpleNamespace(models=str(tmp_path)), "gum-long", "_long",
+                                              "trained on gum with longer training", "gum-test", [], [], seed0)
+    assert calls == [("gum-long-seed1", system, f"{system}_long_seed1") for system in JOINT]
+    assert [(r["system"], r["value"]) for r in rows] == [("global_long_seed1", 0.4), ("global_long_seed_mean", 0.35)]
+    assert rows[0]["notes"] == "trained on gum with longer training, seed 1"
 
 
 def test_refinement_variant_rows_come_from_the_corpus_variant_folder(tmp_path: Path, monkeypatch):
     (tmp_path / "litbank-long").mkdir()
     calls = []
 
-    def fake_score_refinement(args, folder, refinement, name, dataset, gold, trained):
+    def fake_score_refinement(args, folder, refinement, name, dataset, gold, trained, report_missing=False):
         calls.append((folder, refinement, name))
         return None if folder == "litbank" else [row(name, dataset, "coref_avg_f", 0.5, trained)]
 
@@ -79,4 +99,4 @@ def test_refinement_variant_rows_come_from_the_corpus_variant_folder(tmp_path: P
     assert calls == ([("litbank", r, f"coref_{r}") for r in refinements]
                      + [("litbank-long", r, f"coref_{r}_long") for r in refinements])
     assert [r["system"] for r in rows] == [f"coref_{r}_long" for r in refinements]
-    assert "more training steps" in rows[0]["notes"]
+    assert "longer training" in rows[0]["notes"]
