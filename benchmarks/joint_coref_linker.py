@@ -577,13 +577,14 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N documents of each test set (smoke runs)")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed and long-document rows")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=None,
-                        help="evaluate only these test sets (and only the systems whose models exist); their rows replace those "
-                             "of the same system and test set in --out, the others are kept; every row then says when it was measured")
+                        help="evaluate only these test sets (and only the systems whose models exist); their rows replace "
+                             "those of the same system, test set and metric in --out, the others are kept; every row then "
+                             "says when it was measured")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(ROOT / "README.md"))
     args = parser.parse_args()
     rows = evaluate(args)
-    if args.datasets:  # a partial rerun: its rows replace those of the same system and test set
+    if args.datasets:  # a partial rerun: its rows replace those of the same system, test set and metric
         rows = merge_rerun(Path(args.out), rows, "python benchmarks/joint_coref_linker.py --datasets " + " ".join(args.datasets))
     out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark", rows)
     print(f"wrote {out}")

@@ -51,31 +51,35 @@ def this_machine() -> Dict[str, Any]:
 def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     """The rows of a partial rerun merged into the earlier results file ``out``.
 
-    A new row replaces the earlier rows of the same ``(system, dataset)`` in their place; other earlier
-    rows are kept; new pairs go after the last row of their dataset (last if the dataset is new). Every
-    row says when and where it was measured (``measured`` and ``machine``: its own, else the earlier
-    file's ``created`` and ``machine``, since the merged file's ``machine`` is the rerun's) and the
-    rerun's rows name ``command``.
+    A new row replaces the earlier rows of the same ``(system, dataset, metric)`` in their place (all of
+    them: a metric may have several rows, such as a speed per encoder precision); other earlier rows are
+    kept, so a rerun that measures only some metrics of a system (``--no-speed``) leaves the others as they
+    were. New rows go after the last row of their system and dataset, else after the last row of their
+    dataset (last if the dataset is new). Every row says when and where it was measured (``measured`` and
+    ``machine``: its own, else the earlier file's ``created`` and ``machine``, since the merged file's
+    ``machine`` is the rerun's) and the rerun's rows name ``command``.
     """
     measured, machine = utc_now(), this_machine()
-    fresh: Dict[Tuple[str, str], List[Row]] = {}
+    fresh: Dict[Tuple[str, str, str], List[Row]] = {}
     for r in new_rows:
-        fresh.setdefault((r["system"], r["dataset"]), []).append(
+        fresh.setdefault((r["system"], r["dataset"], r["metric"]), []).append(
             {**r, "measured": measured, "machine": machine, "command": command})
     earlier = json.loads(out.read_text(encoding="utf8")) if out.exists() else {"rows": [], "created": measured}
     merged: List[Row] = []
     replaced = set()
     for r in earlier["rows"]:
-        key = (r["system"], r["dataset"])
-        if key in fresh:  # the pair's first earlier row makes way for all its new rows
+        key = (r["system"], r["dataset"], r["metric"])
+        if key in fresh:  # the key's first earlier row makes way for all its new rows
             merged += fresh.pop(key)
             replaced.add(key)
         elif key not in replaced:
             merged.append({**r, "measured": r.get("measured", earlier["created"]),
                            "machine": r.get("machine", earlier.get("machine"))})
-    # New pairs join their dataset's rows (after its last one), so that tables keep a dataset together.
-    for (_, dataset), rows in fresh.items():
-        last = max((i for i, r in enumerate(merged) if r["dataset"] == dataset), default=len(merged) - 1)
+    # New rows join their system's rows, else their dataset's, so that tables keep both together.
+    for (system, dataset, _), rows in fresh.items():
+        same_dataset = [i for i, r in enumerate(merged) if r["dataset"] == dataset]
+        same_system = [i for i in same_dataset if merged[i]["system"] == system]
+        last = max(same_system or same_dataset or [len(merged) - 1])
         merged[last + 1:last + 1] = rows
     return merged
 

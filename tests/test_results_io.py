@@ -22,6 +22,20 @@ def test_rerun_rows_replace_their_pairs_in_place(tmp_path):
     assert all(r["command"] == "partial" and r["measured"] != "T0" and r["machine"] == this_machine() for r in new)
 
 
+def test_rerun_of_some_metrics_keeps_the_others(tmp_path):
+    out = tmp_path / "results.json"
+    earlier = [row("a", "x", "m1", 1), row("a", "x", "speed", 5, "fp32"), row("a", "x", "speed", 6, "bf16"),
+               row("b", "x", "m1", 3)]
+    out.write_text(json.dumps({"command": "full", "created": "T0", "rows": earlier}))
+    # without the speed rows: they stay
+    merged = merge_rerun(out, [row("a", "x", "m1", 10)], "partial")
+    assert [(r["metric"], r["value"]) for r in merged] == [("m1", 10), ("speed", 5), ("speed", 6), ("m1", 3)]
+    # a metric's new rows replace all its earlier ones; a new metric joins its system's rows
+    merged = merge_rerun(out, [row("a", "x", "speed", 50, "fp32"), row("a", "x", "m3", 7)], "partial")
+    assert [(r["system"], r["metric"], r["value"]) for r in merged] == [
+        ("a", "m1", 1), ("a", "speed", 50), ("a", "m3", 7), ("b", "m1", 3)]
+
+
 def test_rerun_pairs_of_a_new_dataset_go_last(tmp_path):
     out = tmp_path / "results.json"
     out.write_text(json.dumps({"command": "full", "created": "T0", "rows": [row("a", "x", "m1", 1)]}))
