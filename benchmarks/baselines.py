@@ -29,7 +29,8 @@ from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.kb.eval_kb import NIL_IDS, alias_table_recall, linked_mentions  # noqa: E402
+from spacy_el.extensions import is_linked  # noqa: E402
+from spacy_el.scoring.candidates import alias_table_recall, linked_mentions  # noqa: E402
 from spacy_el.scoring import ed_accuracy, el_scores, ner_scores  # noqa: E402
 
 COMMAND = "python -m spacy project run baselines"
@@ -50,7 +51,7 @@ def gold_entities(doc: Doc) -> List[Tuple[int, int, str]]:
 
 
 def predicted_links(doc: Doc) -> List[Link]:
-    return [(e.start_char, e.end_char, e.kb_id_) for e in doc.ents if e.kb_id_ not in NIL_IDS]
+    return [(e.start_char, e.end_char, e.kb_id_) for e in doc.ents if is_linked(e.kb_id_)]
 
 
 def timed_pipe(nlp: Language, texts: List[str]) -> Tuple[List[Doc], float]:

@@ -50,7 +50,8 @@ from spacy_el.algorithms.passages import char_span_to_token_span, topic_text  # 
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map  # noqa: E402
 from spacy_el.kb import ElKnowledgeBase  # noqa: E402
 from spacy_el.kb.encoder import entity_text  # noqa: E402
-from spacy_el.kb.eval_kb import NIL_IDS, alias_table_recall  # noqa: E402
+from spacy_el.extensions import is_linked  # noqa: E402
+from spacy_el.scoring.candidates import alias_table_recall  # noqa: E402
 from spacy_el.pipeline.entity_retriever import gold_mentions, retrieval_recall  # noqa: E402
 from spacy_el.scoring import el_scores  # noqa: E402
 
@@ -134,7 +135,7 @@ def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], da
     rows = []
     best = (-1.0, GAMMAS[0], {})
     for gamma in GAMMAS:
-        pairs = [(gold_links(g), [link for link in links_at(d, raw, gamma) if link[2] not in NIL_IDS])
+        pairs = [(gold_links(g), [link for link in links_at(d, raw, gamma) if is_linked(link[2])])
                  for g, d, raw in zip(gold, retrieved, raws)]
         scores = el_scores(pairs)
         if scores["el_micro_f"] > best[0]:

@@ -25,7 +25,7 @@ from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 from spacy_el.corpora import read_aida, read_gum  # noqa: E402
 from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.kb.eval_kb import alias_table_recall, linked_mentions, mate_only_mentions  # noqa: E402
+from spacy_el.scoring.candidates import alias_table_recall, linked_mentions, mate_only_mentions  # noqa: E402
 from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL as JCL_DEFAULT_MODEL  # noqa: E402
 
 COMMAND = "python -m spacy project run eval-kb"

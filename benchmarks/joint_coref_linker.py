@@ -62,11 +62,10 @@ from results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results  
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 import spacy_el  # noqa: E402,F401  (registers the readers and factories)
-from spacy_el.corpora.clusters import cluster_keys, get_clusters, set_clusters  # noqa: E402
-from spacy_el.kb.eval_kb import has_own_candidate  # noqa: E402
+from spacy_el.extensions import NIL, cluster_keys, get_clusters, is_linked, set_clusters  # noqa: E402
+from spacy_el.scoring.candidates import has_own_candidate  # noqa: E402
 from spacy_el.scoring.cluster_el import cluster_el_scores  # noqa: E402
 from spacy_el.scoring.coref import coref_scores  # noqa: E402
-from spacy_el.scoring.el import NIL_ID, is_in_kb  # noqa: E402
 from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters  # noqa: E402
 
 NAME = "joint_coref_linker"
@@ -145,9 +144,9 @@ def relink(docs: List[Doc], link: Callable[[Doc, List[Span]], Dict[Offsets, str]
     result = []
     for doc in docs:
         copy = doc.copy()
-        linked = [s for k in cluster_keys(copy) for s in copy.spans[k] if is_in_kb(s.kb_id_)]
+        linked = [s for k in cluster_keys(copy) for s in copy.spans[k] if is_linked(s.kb_id_)]
         links = link(copy, linked)
-        set_mention_links(copy, lambda s: links.get((s.start, s.end), NIL_ID) if is_in_kb(s.kb_id_) else s.kb_id_)
+        set_mention_links(copy, lambda s: links.get((s.start, s.end), NIL) if is_linked(s.kb_id_) else s.kb_id_)
         result.append(copy)
     return result
 
@@ -157,7 +156,7 @@ def prior_links(kb) -> Callable[[Doc, List[Span]], Dict[Offsets, str]]:
         out = {}
         for span in mentions:
             hits = kb.lookup(span.text, top_k=1, fuzzy=False)  # the component's own alias-table tiers
-            out[(span.start, span.end)] = hits[0].entity_id if hits else NIL_ID
+            out[(span.start, span.end)] = hits[0].entity_id if hits else NIL
         return out
 
     return link
@@ -190,7 +189,7 @@ def spacy_el_links(el_nlp: Language) -> Callable[[Doc, List[Span]], Dict[Offsets
         for layer in layers(mentions):
             work.ents = [Span(work, s.start, s.end, label="ENT") for s in layer]
             work = el_nlp.get_pipe("entity_linker")(work)
-            out.update({(e.start, e.end): e.kb_id_ or NIL_ID for e in work.ents})
+            out.update({(e.start, e.end): e.kb_id_ or NIL for e in work.ents})
         return out
 
     return link
@@ -204,9 +203,9 @@ def standalone(coref_docs: List[Doc], link_docs: List[Doc]) -> List[Doc]:
         copy = coref_doc.copy()
         clusters = get_clusters(copy)
         covered = {m for cluster in clusters for m in cluster}
-        clusters += [[m] for m, kb_id in links.items() if m not in covered and is_in_kb(kb_id)]
+        clusters += [[m] for m, kb_id in links.items() if m not in covered and is_linked(kb_id)]
         set_clusters(copy, clusters)
-        set_mention_links(copy, lambda s: links.get((s.start, s.end), NIL_ID))
+        set_mention_links(copy, lambda s: links.get((s.start, s.end), NIL))
         result.append(copy)
     return result
 
@@ -226,7 +225,7 @@ def cluster_accuracy(gold: Sequence[Doc], pred: Sequence[Doc]) -> Dict[str, Tupl
             if len(ids) != 1:
                 continue
             kb_id = next(iter(ids))
-            if not is_in_kb(kb_id):
+            if not is_linked(kb_id):
                 continue
             group = "singleton" if len(cluster) == 1 else "multi"
             counts[group][1] += 1
@@ -251,7 +250,7 @@ def find_hard_cases(kb, gold: Sequence[Doc], top_k: int) -> List[List[HardCase]]
         cases = []
         for cluster in doc_linked_clusters(g):
             ids = {kb_id for _, kb_id in cluster if kb_id}
-            if len(cluster) < 2 or len(ids) != 1 or not is_in_kb(next(iter(ids))):
+            if len(cluster) < 2 or len(ids) != 1 or not is_linked(next(iter(ids))):
                 continue
             kb_id = next(iter(ids))
             mentions = [m for m, _ in cluster]

@@ -163,7 +163,8 @@ def entity_typing_row(nlp: Language, held_out: float = 0.1, seed: int = 0) -> Ro
     """Accuracy (most probable type) of the entity-typing classifier on held-out KB-typed entities."""
     import numpy as np
 
-    from spacy_el.kb.entity_typing import _train_and_predict, known_type_mass
+    from spacy_el.kb.type_inventory import known_type_mass
+    from spacy_el.ml.entity_typing import train_type_classifier
 
     pipe = nlp.get_pipe(PIPE)
     mass = known_type_mass(pipe.kb, pipe.inventory)
@@ -174,7 +175,7 @@ def entity_typing_row(nlp: Language, held_out: float = 0.1, seed: int = 0) -> Ro
     train[known_rows] = True
     train[test_rows] = False
     targets = mass[train] / mass[train].sum(axis=1, keepdims=True)
-    predicted = _train_and_predict(np.asarray(pipe.kb.entities.vectors), train, targets, epochs=200, seed=seed, progress=False)
+    predicted = train_type_classifier(np.asarray(pipe.kb.entities.vectors), train, targets, epochs=200, seed=seed, progress=False)
     predicted_rows = np.flatnonzero(~train)
     position = {row: i for i, row in enumerate(predicted_rows.tolist())}
     hits = [np.argmax(predicted[position[r]]) == np.argmax(mass[r]) for r in test_rows.tolist()]

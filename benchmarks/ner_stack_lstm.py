@@ -37,7 +37,7 @@ from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
 from tables import results_to_markdown, update_readme_section  # noqa: E402
 
 from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.kb.eval_kb import NIL_IDS  # noqa: E402
+from spacy_el.extensions import is_linked  # noqa: E402
 from spacy_el.scoring import ner_scores  # noqa: E402
 
 COMMAND = "python -m spacy project run nsl-benchmark"
@@ -49,12 +49,12 @@ def nil_accuracy(kb: ElKnowledgeBase, gold: List[Doc], pred: List[Doc]) -> float
     """Share of exactly detected mentions whose NIL decision is right (gold NIL = NIL or not in the KB)."""
     right = total = 0
     for g, p in zip(gold, pred):
-        gold_nil = {(e.start_char, e.end_char): (e.kb_id_ in NIL_IDS or e.kb_id_ not in kb) for e in g.ents}
+        gold_nil = {(e.start_char, e.end_char): (not is_linked(e.kb_id_) or e.kb_id_ not in kb) for e in g.ents}
         for ent in p.ents:
             key = (ent.start_char, ent.end_char)
             if key in gold_nil:
                 total += 1
-                right += (ent.kb_id_ in NIL_IDS) == gold_nil[key]
+                right += (not is_linked(ent.kb_id_)) == gold_nil[key]
     return right / total if total else 0.0
 
 

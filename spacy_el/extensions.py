@@ -1,37 +1,140 @@
-"""All custom ``Doc`` / ``Span`` extension attributes of spacy_el, registered in one place.
+"""The Doc conventions of spacy_el, defined once: link values, coreference clusters and the custom
+``Doc`` / ``Span`` extension attributes.
 
-Call :func:`register_extensions` before touching ``doc._`` or ``span._``; it is idempotent and is run on
-import of :mod:`spacy_el.corpora` and by every spacy_el component.
+Every converter, component, scorer and benchmark reads and writes these through this module, never
+through its own copy of a constant. Importing it is cheap and does not import spaCy (the metrics in
+:mod:`spacy_el.scoring` use :data:`NIL` without paying for spaCy); the functions that touch a ``Doc``
+import spaCy when called.
 
-Storage conventions shared by all converters and components
------------------------------------------------------------
-* Links live in ``span.kb_id_`` (``doc.ents`` and span groups): the KB id (a Wikipedia title in URL
-  form, e.g. ``"Lord_Byron"``, or a Wikidata QID for corpora that only have QIDs), the string
-  ``"NIL"`` for a mention annotated as having no KB entity, and ``""`` for a mention without link
-  annotation.
-* ``span._.qid`` holds the Wikidata QID when it is known, else ``None``.
-* Coreference clusters live both in the span groups ``doc.spans["coref_clusters_1"]``,
-  ``"coref_clusters_2"``, ... (spaCy's coref convention, 1-based, one group per cluster) and in
-  ``doc._.coref_clusters``; always write them with :func:`spacy_el.corpora.clusters.set_clusters`.
-* ``doc._.doc_id`` is a view on ``doc.user_data["doc_id"]`` (a string), so it survives ``DocBin``
-  even though it is a getter/setter extension.
+Links
+-----
+Links live in ``span.kb_id_`` (``doc.ents`` and span groups): the KB id (a Wikipedia title in URL
+form, e.g. ``"Lord_Byron"``, or a Wikidata QID for corpora that only have QIDs), :data:`NIL`
+(``"NIL"``) for a mention annotated or predicted as having no KB entity, and :data:`NO_LINK`
+(``""``) for a mention without link annotation. :func:`is_linked` tells a real KB id from both.
+``span._.qid`` holds the Wikidata QID when it is known, else ``None``.
+
+Coreference clusters
+--------------------
+Clusters live both in the span groups ``doc.spans["coref_clusters_1"]``, ``"coref_clusters_2"``, ...
+(spaCy's coref convention: :data:`CLUSTER_PREFIX`, 1-based, one group per cluster) and in
+``doc._.coref_clusters`` (plain ``[[start, end], ...]`` token offsets, end exclusive, which survive
+``DocBin(store_user_data=True)``). Always write them with :func:`set_clusters` and read them with
+:func:`get_clusters`. A cluster may have a single mention (singleton).
+
+Extension attributes
+--------------------
+:func:`register_extensions` registers all of them; it is idempotent and is run on import of
+:mod:`spacy_el.corpora` and by every spacy_el component. ``doc._.doc_id`` is a view on
+``doc.user_data["doc_id"]`` (a string), so it survives ``DocBin`` although it is a getter/setter
+extension.
 
 Span extension values are stored by spaCy in ``doc.user_data`` keyed by the span's *character
 offsets*: two spans with the same offsets (say an entity in ``doc.ents`` and the same mention in a
 span group) share their values. All defaults are plain JSON/msgpack data (``None``, lists), so values
 survive ``DocBin(store_user_data=True)``. Sequences may come back from a DocBin as tuples rather
-than lists (``doc._.coref_clusters`` included), so read clusters with
-:func:`spacy_el.corpora.clusters.get_clusters` and replace values rather than mutating them in place.
+than lists (``doc._.coref_clusters`` included), so read clusters with :func:`get_clusters` and
+replace values rather than mutating them in place.
 """
+from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+import re
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from spacy.tokens import Doc, Span
+if TYPE_CHECKING:  # spaCy is imported where a Doc is touched, not on import (see the docstring)
+    from spacy.tokens import Doc, Span
 
+# -- links -----------------------------------------------------------------------------------------
+NIL = "NIL"  # kb_id_ of a mention that has no KB entity (annotated or predicted)
+NO_LINK = ""  # kb_id_ of a mention without link annotation (or, in coref-only mode, not linked)
+
+
+def is_linked(kb_id: Optional[str], nil: str = NIL) -> bool:
+    """True for a real KB id; False for :data:`NIL`, :data:`NO_LINK` and None."""
+    return bool(kb_id) and kb_id != nil
+
+
+# -- coreference clusters --------------------------------------------------------------------------
+CLUSTER_PREFIX = "coref_clusters"  # span-group keys are f"{CLUSTER_PREFIX}_{n}", n = 1, 2, ...
+
+# One doc's clusters: each a list of (start_token, end_token) pairs, end exclusive.
+ClusterList = List[List[Tuple[int, int]]]
+
+
+def cluster_key(n: int, prefix: str = CLUSTER_PREFIX) -> str:
+    """The span-group key of the ``n``-th (1-based) cluster."""
+    return f"{prefix}_{n}"
+
+
+def cluster_keys(doc: "Doc", prefix: str = CLUSTER_PREFIX) -> List[str]:
+    """The ``{prefix}_<n>`` span-group keys of ``doc``, sorted by ``n``."""
+    pattern = re.compile(rf"^{re.escape(prefix)}_(\d+)$")
+    found = [(int(m.group(1)), key) for key in doc.spans for m in [pattern.match(key)] if m]
+    return [key for _, key in sorted(found)]
+
+
+def set_clusters(doc: "Doc", clusters: Iterable[Iterable[Sequence[int]]], *, sort: bool = True) -> None:
+    """Replace the coreference clusters of ``doc`` (span groups and ``doc._.coref_clusters``).
+
+    clusters: one entry per cluster, each an iterable of ``(start_token, end_token)`` pairs (end
+        exclusive, like ``Span.start``/``Span.end``).
+    sort: order mentions within a cluster and clusters by their first mention, so the numbering of
+        ``coref_clusters_<n>`` is deterministic.
+    Raises ValueError for empty clusters and out-of-range or empty mentions.
+    """
+    register_extensions()
+    normalised = _normalise_clusters(doc, clusters, sort)
+    for key in cluster_keys(doc):
+        del doc.spans[key]
+    for n, cluster in enumerate(normalised, start=1):
+        doc.spans[cluster_key(n)] = [doc[start:end] for start, end in cluster]
+    doc._.coref_clusters = [[list(m) for m in cluster] for cluster in normalised]
+
+
+def get_clusters(doc: "Doc") -> ClusterList:
+    """The coreference clusters of ``doc`` as lists of ``(start, end)`` tuples.
+
+    Read from the ``coref_clusters_<n>`` span groups when there are any (they also survive a DocBin
+    without user data), otherwise from ``doc._.coref_clusters``. Returns ``[]`` when there are none.
+    """
+    register_extensions()
+    keys = cluster_keys(doc)
+    if keys:
+        return [[(span.start, span.end) for span in doc.spans[key]] for key in keys]
+    return [[(int(m[0]), int(m[1])) for m in cluster] for cluster in (doc._.coref_clusters or [])]
+
+
+def get_cluster_spans(doc: "Doc") -> List[List["Span"]]:
+    """The coreference clusters of ``doc`` as lists of ``Span`` objects."""
+    return [[doc[start:end] for start, end in cluster] for cluster in get_clusters(doc)]
+
+
+def _normalise_clusters(doc: "Doc", clusters: Iterable[Iterable[Sequence[int]]], sort: bool) -> ClusterList:
+    result: ClusterList = []
+    for i, cluster in enumerate(clusters):
+        mentions: List[Tuple[int, int]] = []
+        for mention in cluster:
+            if len(mention) != 2:
+                raise ValueError(f"[spacy_el] Cluster {i}: mention {mention!r} is not a (start, end) pair.")
+            start, end = int(mention[0]), int(mention[1])
+            if not 0 <= start < end <= len(doc):
+                raise ValueError(
+                    f"[spacy_el] Cluster {i}: mention ({start}, {end}) is not a non-empty token range of a "
+                    f"Doc with {len(doc)} tokens."
+                )
+            mentions.append((start, end))
+        if not mentions:
+            raise ValueError(f"[spacy_el] Cluster {i} is empty; every cluster needs at least one mention.")
+        result.append(sorted(mentions) if sort else mentions)
+    if sort:
+        result.sort()
+    return result
+
+
+# -- extension attributes --------------------------------------------------------------------------
 DOC_ID_KEY = "doc_id"
 
-# name -> default value. ``coref_clusters``: list of clusters, each a list of (start_token, end_token)
-# pairs with end exclusive (``span.start``/``span.end``). spaCy copies mutable defaults per object.
+# name -> default value. ``coref_clusters``: a ClusterList. spaCy copies mutable defaults per object.
 DOC_EXTENSIONS: Dict[str, Any] = {
     "coref_clusters": [],
     # entity_retriever: per passage [start_char, end_char, [kb_id, ...], [score, ...]], best first
@@ -46,14 +149,12 @@ SPAN_EXTENSIONS: Dict[str, Any] = {
     "nil_reason": None,  # why a linker wrote NIL: "no_candidates", "type_constraint", "below_threshold"
 }
 
-ClusterList = List[List[Tuple[int, int]]]
 
-
-def _get_doc_id(doc: Doc) -> Optional[str]:
+def _get_doc_id(doc: "Doc") -> Optional[str]:
     return doc.user_data.get(DOC_ID_KEY)
 
 
-def _set_doc_id(doc: Doc, value: Optional[str]) -> None:
+def _set_doc_id(doc: "Doc", value: Optional[str]) -> None:
     doc.user_data[DOC_ID_KEY] = value
 
 
@@ -64,6 +165,8 @@ def register_extensions(force: bool = False) -> None:
     registered a compatible extension, is harmless) unless ``force`` is True, which re-registers them
     with spacy_el's defaults.
     """
+    from spacy.tokens import Doc, Span
+
     for name, default in DOC_EXTENSIONS.items():
         if force or not Doc.has_extension(name):
             Doc.set_extension(name, default=default, force=True)
@@ -74,4 +177,19 @@ def register_extensions(force: bool = False) -> None:
         Doc.set_extension("doc_id", getter=_get_doc_id, setter=_set_doc_id, force=True)
 
 
-__all__ = ["register_extensions", "DOC_EXTENSIONS", "SPAN_EXTENSIONS", "DOC_ID_KEY", "ClusterList"]
+__all__ = [
+    "NIL",
+    "NO_LINK",
+    "is_linked",
+    "CLUSTER_PREFIX",
+    "ClusterList",
+    "cluster_key",
+    "cluster_keys",
+    "set_clusters",
+    "get_clusters",
+    "get_cluster_spans",
+    "register_extensions",
+    "DOC_EXTENSIONS",
+    "SPAN_EXTENSIONS",
+    "DOC_ID_KEY",
+]

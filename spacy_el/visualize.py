@@ -21,9 +21,8 @@ from typing import Any, Dict, Iterable, List, Sequence, Union
 from spacy import displacy
 from spacy.tokens import Doc, Span
 
-from .extensions import register_extensions
-from .scoring.el import NIL_ID
-from .scoring.scorers import COREF_PREFIX, cluster_groups
+from .extensions import CLUSTER_PREFIX, NIL, is_linked, register_extensions
+from .scoring.scorers import cluster_groups
 
 DEFAULT_KB_URL = "https://en.wikipedia.org/wiki/{}"
 #: Cluster colours (cycled): light, distinguishable tints on which black label text stays readable.
@@ -51,12 +50,12 @@ def hover_text(span: Span) -> str:
 
 
 def _label(name: str, span: Span) -> str:
-    nil = " NIL" if span.kb_id_ == NIL_ID else ""
+    nil = " NIL" if span.kb_id_ == NIL else ""
     # The label goes into displaCy's markup as it is: escape what comes from the document.
     return f'<span title="{escape(hover_text(span), quote=True)}">{escape(name)}{nil}</span>'
 
 
-def doc_to_spans(doc: Doc, *, prefix: str = COREF_PREFIX, kb_url_template: str = DEFAULT_KB_URL) -> Dict[str, Any]:
+def doc_to_spans(doc: Doc, *, prefix: str = CLUSTER_PREFIX, kb_url_template: str = DEFAULT_KB_URL) -> Dict[str, Any]:
     """displaCy manual ``span`` data for ``doc`` and the colour of every label (module docstring)."""
     spans: List[Dict[str, Any]] = []
     colours: Dict[str, str] = {}
@@ -66,7 +65,7 @@ def doc_to_spans(doc: Doc, *, prefix: str = COREF_PREFIX, kb_url_template: str =
         label = _label(name, span)
         colours[label.upper()] = colour  # displaCy looks colours up by the upper-cased label
         entry: Dict[str, Any] = {"start_token": span.start, "end_token": span.end, "label": label}
-        if span.kb_id_ and span.kb_id_ != NIL_ID:
+        if is_linked(span.kb_id_):
             entry["kb_id"] = escape(span.kb_id_)
             entry["kb_url"] = escape(kb_url_template.format(span.kb_id_), quote=True)
         spans.append(entry)
@@ -85,7 +84,7 @@ def render(
     docs: Union[Doc, Sequence[Doc]],
     *,
     page: bool = True,
-    prefix: str = COREF_PREFIX,
+    prefix: str = CLUSTER_PREFIX,
     kb_url_template: str = DEFAULT_KB_URL,
 ) -> str:
     """HTML of ``docs`` (a full standalone page with ``page``, else a fragment for a notebook)."""

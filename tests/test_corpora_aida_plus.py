@@ -5,7 +5,7 @@ from spacy.tokens import Doc, DocBin, Span
 from spacy.util import registry
 
 from spacy_el.corpora.aida_plus import entity_clusters, read_aida_plus
-from spacy_el.corpora.clusters import get_clusters
+from spacy_el.extensions import get_clusters
 
 WORDS = "Velda met Orlan Mercer in Lumen . Mercer later left Lumen , and Zorp stayed with Zorp .".split()
 

@@ -4,7 +4,7 @@ import pytest
 from spacy.tokens import Doc, DocBin, Span
 from spacy.vocab import Vocab
 
-from spacy_el.corpora.clusters import cluster_keys, get_cluster_spans, get_clusters, set_clusters
+from spacy_el.extensions import cluster_keys, get_cluster_spans, get_clusters, set_clusters
 from spacy_el.extensions import DOC_EXTENSIONS, SPAN_EXTENSIONS, register_extensions
 
 

@@ -6,7 +6,7 @@ from typing import Dict, List
 import spacy
 from spacy.tokens import Doc, Span
 
-from spacy_el.corpora.clusters import set_clusters
+from spacy_el.extensions import set_clusters
 
 from .conftest import REPO_ROOT
 

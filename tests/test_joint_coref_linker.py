@@ -11,7 +11,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from thinc.api import Config
 
-from spacy_el.corpora.clusters import get_clusters, set_clusters
+from spacy_el.extensions import get_clusters, set_clusters
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.pipeline.component_settings import component_settings

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from spacy_el.kb.eval_kb import DWIE_WEIGHT, STRIPPED_WEIGHT, SURNAME_WEIGHT, TITLE_WEIGHT, combine_alias_sources
-from spacy_el.kb.sources import (
+from spacy_el.recipes.eval_kb import DWIE_WEIGHT, STRIPPED_WEIGHT, SURNAME_WEIGHT, TITLE_WEIGHT, combine_alias_sources
+from spacy_el.recipes.sources import (
     EntityRecord,
     read_pprforned_candidates,
     read_pprforned_train_aliases,
@@ -81,7 +81,7 @@ def test_mate_only_mentions_counts_the_papers_table4_cases():
     import spacy
     from spacy.tokens import Span
 
-    from spacy_el.kb.eval_kb import mate_only_mentions
+    from spacy_el.scoring.candidates import mate_only_mentions
 
     from .conftest import build_invented_kb
 

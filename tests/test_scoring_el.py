@@ -1,7 +1,8 @@
 """Tests for spacy_el.scoring.el (GERBIL micro/macro InKB EL, ED accuracy)."""
 import pytest
 
-from spacy_el.scoring.el import ed_accuracy, el_counts, el_scores, is_in_kb
+from spacy_el.extensions import is_linked
+from spacy_el.scoring.el import ed_accuracy, el_counts, el_scores
 from spacy_el.scoring.prf import Counts
 
 # doc 1: one correct link, one wrong id, a link predicted where gold is NIL, a NIL prediction
@@ -88,10 +89,10 @@ def test_custom_nil_id():
 
 
 def test_is_in_kb():
-    assert is_in_kb("Q1")
-    assert not is_in_kb("NIL")
-    assert not is_in_kb("")
-    assert not is_in_kb(None)
+    assert is_linked("Q1")
+    assert not is_linked("NIL")
+    assert not is_linked("")
+    assert not is_linked(None)
 
 
 def test_ed_accuracy_hand_computed():

@@ -10,7 +10,7 @@ from spacy.tokens import Span
 from typer.testing import CliRunner
 
 from spacy_el.cli import app
-from spacy_el.corpora.clusters import set_clusters
+from spacy_el.extensions import set_clusters
 from spacy_el.visualize import PALETTE, render, save_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

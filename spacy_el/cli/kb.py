@@ -116,7 +116,7 @@ def build_eval_cli(
     """Build the evaluation KB from ../shared/data (entities from PPRforNED, Wikipedia summaries, GUM and
     DWIE; aliases only from titles, AIDA/GUM train mentions, train-split PPRforNED lists and DWIE priors)."""
     from ..corpora import read_aida, read_gum
-    from ..kb.eval_kb import build_eval_kb_builder
+    from ..recipes.eval_kb import build_eval_kb_builder
 
     aida_train = read_aida(data_dir / "aida", splits=("train",), show_progress=True)["train"]
     gum_train = read_gum(data_dir / "gum", "train", show_progress=True)

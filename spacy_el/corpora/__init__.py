@@ -12,10 +12,9 @@ Conventions shared by every converter (see :mod:`spacy_el.extensions`):
 Importing this package registers the extensions.
 """
 
-from ..extensions import register_extensions
-from ._util import NIL, CorpusFormatError
+from ..extensions import NIL, get_cluster_spans, get_clusters, register_extensions, set_clusters
+from ._util import CorpusFormatError
 from .aida_tsv import read_aida_tsv
-from .clusters import get_cluster_spans, get_clusters, set_clusters
 from .conll2003_aida import conll2003_to_docs, read_aida, read_aida_annotations, read_aida_split
 from .conll2012 import read_conll2012, read_conll2012_dir
 from .elevant import read_elevant

@@ -10,7 +10,6 @@ from spacy.language import Language
 from spacy.vocab import Vocab
 from tqdm import tqdm
 
-NIL = "NIL"  # kb_id_ of a mention annotated as having no KB entity
 PathLike = Union[str, Path]
 T = TypeVar("T")
 

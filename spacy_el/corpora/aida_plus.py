@@ -13,15 +13,14 @@ from typing import Dict, List, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
-from ..scoring.el import NIL_ID
-from .clusters import set_clusters
+from ..extensions import NIL, NO_LINK, set_clusters
 
 
 def entity_clusters(doc: Doc) -> List[List[Tuple[int, int]]]:
     """Clusters of ``doc.ents`` token offsets: same KB id, or NIL with the same text; in document order."""
     groups: Dict[Tuple[str, str], List[Tuple[int, int]]] = defaultdict(list)
     for ent in doc.ents:
-        key = ("nil", ent.text) if ent.kb_id_ in ("", NIL_ID) else ("kb", ent.kb_id_)
+        key = ("nil", ent.text) if ent.kb_id_ in (NO_LINK, NIL) else ("kb", ent.kb_id_)
         groups[key].append((ent.start, ent.end))
     return list(groups.values())
 

@@ -16,8 +16,8 @@ from typing import Dict, List, Optional
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from ..extensions import register_extensions
-from ._util import NIL, CorpusFormatError, PathLike, ensure_dir, get_vocab, progress, read_lines
+from ..extensions import NIL, register_extensions
+from ._util import CorpusFormatError, PathLike, ensure_dir, get_vocab, progress, read_lines
 from .conll2003 import ConllDocument, ConllEntity, read_conll2003
 from .conll2003_aida import (
     AIDA_CONLL_FILES,

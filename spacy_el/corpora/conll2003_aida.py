@@ -23,8 +23,8 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 
-from ..extensions import register_extensions
-from ._util import NIL, CorpusFormatError, PathLike, ensure_dir, get_vocab, progress, read_lines
+from ..extensions import NIL, register_extensions
+from ._util import CorpusFormatError, PathLike, ensure_dir, get_vocab, progress, read_lines
 from .conll2003 import ConllDocument, read_conll2003
 from .titles import decode_aida_title
 

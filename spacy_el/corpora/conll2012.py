@@ -26,9 +26,8 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 
-from ..extensions import register_extensions
+from ..extensions import register_extensions, set_clusters
 from ._util import CorpusFormatError, PathLike, get_vocab, progress, read_lines, warn
-from .clusters import set_clusters
 from .coref_column import CLOSE, OPEN, parse_coref_column
 from .splits import load_splits, select_files
 

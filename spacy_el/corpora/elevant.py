@@ -28,8 +28,8 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
-from ..extensions import register_extensions
-from ._util import NIL, CorpusFormatError, PathLike, ensure_file, get_nlp, progress, warn
+from ..extensions import NIL, register_extensions
+from ._util import CorpusFormatError, PathLike, ensure_file, get_nlp, progress, warn
 from .char_spans import char_span_or_expand, make_doc_with_boundaries
 from .titles import is_qid
 

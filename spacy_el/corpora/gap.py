@@ -7,7 +7,7 @@ Result per row (``doc.user_data["doc_id"]`` = the row ID):
 
 * text tokenised with ``nlp`` and split at the three spans' boundaries (:mod:`.char_spans`);
 * ``doc.spans["gap"]``: the pronoun (label ``PRONOUN``), name A (label ``A``) and name B (label ``B``);
-* clusters (:func:`~spacy_el.corpora.clusters.set_clusters`): one cluster [name, pronoun] for each
+* clusters (:func:`~spacy_el.extensions.set_clusters`): one cluster [name, pronoun] for each
   name marked coreferent; rows where neither is coreferent have no clusters;
 * ``doc.user_data["gap"]``: ``{"A-coref": bool, "B-coref": bool, "url": str}``.
 """
@@ -17,10 +17,9 @@ from typing import Dict, List, Optional
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from ..extensions import register_extensions
+from ..extensions import register_extensions, set_clusters
 from ._util import CorpusFormatError, PathLike, get_nlp, progress, read_lines
 from .char_spans import make_doc_with_boundaries
-from .clusters import set_clusters
 
 SPANS_KEY = "gap"
 GAP_COLUMNS = (

@@ -5,7 +5,7 @@ Result per document (``doc.user_data["doc_id"]`` = file stem, e.g. ``"GUM_bio_by
 * ``doc.spans["mentions"]``: every mention, label = entity type (``person``, ``place``, ...),
   ``kb_id_`` = its Wikipedia identity (percent-decoded, e.g. ``"Aberdeen_Grammar_School"``) or ``""``
   when the mention has none; ``span._.qid`` from ``coref/wiki_map.tab`` when the map is available;
-* clusters (:func:`~spacy_el.corpora.clusters.set_clusters`) from the identity relations (coref, ana,
+* clusters (:func:`~spacy_el.extensions.set_clusters`) from the identity relations (coref, ana,
   cata, appos, disc, pred; bridging excluded), singletons included, so every mention is in exactly
   one cluster;
 * ``doc.ents``: the *linked* mentions, reduced to a non-overlapping set by
@@ -24,9 +24,8 @@ from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
-from ..extensions import register_extensions
+from ..extensions import register_extensions, set_clusters
 from ._util import CorpusFormatError, PathLike, get_vocab, progress
-from .clusters import set_clusters
 from .gum_tsv import BRIDGING_PREFIX, IDENTITY_RELATIONS, GumTsvDocument, read_gum_tsv
 from .splits import find_upwards, load_splits, resolve_corpus_dir, select_files
 from .titles import decode_url_title, load_wiki_map

@@ -26,7 +26,8 @@ from typing import Any, Container, DefaultDict, Dict, Iterable, List, Optional, 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from ._util import NIL, CorpusFormatError, PathLike, ensure_dir
+from ..extensions import NIL
+from ._util import CorpusFormatError, PathLike, ensure_dir
 from .conll2003_aida import AIDA_ANNOTATIONS_FILE, read_aida_annotations
 from .elevant import SPANS_KEY, iter_elevant_records, read_elevant
 from .titles import decode_url_title, is_qid, load_wiki_map

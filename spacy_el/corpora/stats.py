@@ -4,9 +4,7 @@ from typing import Dict, Iterable, Optional
 
 from spacy.tokens import Doc
 
-from ..extensions import register_extensions
-from ._util import NIL
-from .clusters import get_clusters
+from ..extensions import NIL, cluster_keys, get_clusters, register_extensions
 
 
 def corpus_stats(docs: Iterable[Doc], mentions_key: Optional[str] = "mentions") -> Dict[str, int]:
@@ -70,7 +68,6 @@ def doc_annotations(doc: Doc) -> Dict[str, object]:
     group except the ``coref_clusters_<n>`` ones, as (start, end, label, kb_id, qid) tuples) and
     ``clusters``.
     """
-    from .clusters import cluster_keys
 
     register_extensions()
 

@@ -30,11 +30,10 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.passages import Passage, make_passages, passages_covering, topic_text
-from ..extensions import register_extensions
+from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..ml.entqa_inputs import encode_topic, question_sides, retriever_arrays
 from ..ml.entqa_model import RetrieverBatch, build_torch_layer, tokenizer_of
-from ..scoring.el import NIL_ID
 from .kb_torch_pipe import KBTorchPipe
 
 DEFAULT_RETRIEVER_MODEL = """
@@ -248,7 +247,7 @@ def gold_mentions(doc: Doc) -> List[Tuple[int, int, str]]:
     groups), without NIL and unlinked ones, each once."""
     seen = set()
     for span in [*doc.ents, *(s for group in doc.spans.values() for s in group)]:
-        if span.kb_id_ and span.kb_id_ != NIL_ID:
+        if span.kb_id_ and span.kb_id_ != NIL:
             seen.add((span.start_char, span.end_char, span.kb_id_))
     return sorted(seen)
 

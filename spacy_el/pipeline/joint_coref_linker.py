@@ -84,14 +84,14 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
-from ..corpora.clusters import CLUSTER_PREFIX, cluster_keys, get_clusters, set_clusters
-from ..extensions import register_extensions
+from ..extensions import (
+    CLUSTER_PREFIX, NIL, NO_LINK, cluster_key, cluster_keys, get_clusters, register_extensions, set_clusters,
+)
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
 from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_inputs
 from ..ml.joint_coref_scorer import MODES, decode
 from ..ml.entity_equalization import REFINEMENTS
-from ..scoring.el import NIL_ID
 from .kb_torch_pipe import KBTorchPipe
 
 DEFAULT_JOINT_COREF_MODEL = """
@@ -119,7 +119,6 @@ encoder_batch = 32
 max_antecedents = 50
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
-DEFAULT_PREFIX = CLUSTER_PREFIX.rstrip("_")  # "coref_clusters"
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 MENTION_SOURCES = ("model", "ents", "model+ents")  # the first is the default
 LINK_SOURCES = ("model", "upstream")
@@ -137,7 +136,7 @@ GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
         "mode": None,
         "refinement": None,
         "write_ents": False,
-        "spans_prefix": DEFAULT_PREFIX,
+        "spans_prefix": CLUSTER_PREFIX,
         "fuzzy_candidates": False,
         "mentions_from": "model",
         "cluster_link": "model",
@@ -198,7 +197,7 @@ class JointCorefLinker(KBTorchPipe):
         self.model = model
         self.name = name
         self.cfg: Dict[str, Any] = {
-            "write_ents": False, "spans_prefix": DEFAULT_PREFIX, "fuzzy_candidates": False,
+            "write_ents": False, "spans_prefix": CLUSTER_PREFIX, "fuzzy_candidates": False,
             "mentions_from": MENTION_SOURCES[0], "cluster_link": LINK_SOURCES[0], "gold_candidate_dropout": 0.0, **cfg,
         }
         self.scorer = scorer
@@ -214,7 +213,7 @@ class JointCorefLinker(KBTorchPipe):
             raise ValueError(
                 f"[spacy_el] joint_coref_linker: refinement must be one of {REFINEMENTS} or null, got {refinement!r}."
             )
-        prefix = cfg.get("spans_prefix", DEFAULT_PREFIX)
+        prefix = cfg.get("spans_prefix", CLUSTER_PREFIX)
         if not isinstance(prefix, str) or not prefix or prefix.endswith("_"):
             raise ValueError(f"[spacy_el] joint_coref_linker: spans_prefix must be a non-empty string not ending in '_', got {prefix!r}.")
         for setting, allowed in (("mentions_from", MENTION_SOURCES), ("cluster_link", LINK_SOURCES)):
@@ -365,26 +364,25 @@ class JointCorefLinker(KBTorchPipe):
                 kb_id, reason, score = "", None, None
                 info = [{**i, "candidates": [], "nil_prob": None} for i in info]
             elif link is None:
-                kb_id, reason = NIL_ID, "below_threshold" if has_candidates else "no_candidates"
+                kb_id, reason = NIL, "below_threshold" if has_candidates else "no_candidates"
             else:
                 kb_id, reason = ids[int(link)], None
             result.append({"mentions": info, "kb_id": kb_id, "reason": reason, "score": score})
         return result
 
     def set_annotations(self, docs: Iterable[Doc], clusters: List[List[Dict[str, Any]]]) -> None:
-        prefix = self.cfg.get("spans_prefix", DEFAULT_PREFIX)
+        prefix = self.cfg.get("spans_prefix", CLUSTER_PREFIX)
         for doc, doc_clusters in zip(docs, clusters):
             # Sorted as set_clusters sorts them, so that cluster n is coref_clusters_n.
             ordered = sorted(
                 ((sorted(m["span"] for m in c["mentions"]), c) for c in doc_clusters), key=lambda item: item[0]
             )
-            if prefix == DEFAULT_PREFIX:
+            if prefix == CLUSTER_PREFIX:
                 set_clusters(doc, [offsets for offsets, _ in ordered])
-                keys = cluster_keys(doc)
             else:
-                for key in [k for k in doc.spans if k.startswith(f"{prefix}_") and k[len(prefix) + 1:].isdigit()]:
+                for key in cluster_keys(doc, prefix):
                     del doc.spans[key]
-                keys = [f"{prefix}_{n}" for n in range(1, len(ordered) + 1)]
+            keys = [cluster_key(n, prefix) for n in range(1, len(ordered) + 1)]
             linked_mentions: List[Span] = []
             nil_mentions: List[Span] = []
             for n, (key, (_, cluster)) in enumerate(zip(keys, ordered), start=1):
@@ -399,9 +397,9 @@ class JointCorefLinker(KBTorchPipe):
                     span._.link_score = cluster["score"]
                     span._.nil_reason = cluster["reason"]
                     spans.append(span)
-                    if cluster["kb_id"] not in ("", NIL_ID):
+                    if cluster["kb_id"] not in (NO_LINK, NIL):
                         linked_mentions.append(span)
-                    elif cluster["kb_id"] == NIL_ID:
+                    elif cluster["kb_id"] == NIL:
                         nil_mentions.append(span)
                 # Reassign the group: kb_id_ set on a span read from a group does not reach the group.
                 doc.spans[key] = spans
@@ -413,7 +411,7 @@ class JointCorefLinker(KBTorchPipe):
         """Linked mentions become entities; existing entities take their cluster's link (NIL included)."""
         labels = {(e.start, e.end): e.label_ for e in doc.ents}
         new = [Span(doc, s.start, s.end, labels.get((s.start, s.end), ENT_LABEL), kb_id=s.kb_id_) for s in linked]
-        new += [Span(doc, s.start, s.end, labels[(s.start, s.end)], kb_id=NIL_ID) for s in nil if (s.start, s.end) in labels]
+        new += [Span(doc, s.start, s.end, labels[(s.start, s.end)], kb_id=NIL) for s in nil if (s.start, s.end) in labels]
         taken = {(s.start, s.end) for s in new}
         doc.ents = filter_spans(new + [e for e in doc.ents if (e.start, e.end) not in taken])
 
@@ -439,7 +437,7 @@ class JointCorefLinker(KBTorchPipe):
                 links.get((s.start_char, s.end_char), "") for s in cluster
             )
             votes.pop("", None)
-            votes.pop(NIL_ID, None)
+            votes.pop(NIL, None)
             kb_id = votes.most_common(1)[0][0] if votes else None
             row = self.kb.entities.row_of(kb_id) if kb_id is not None else None
             mentions = []
@@ -474,7 +472,7 @@ class JointCorefLinker(KBTorchPipe):
         """Coreference (``scorer``) and ELm/ELh (``el_scorer``) scores over the ``spans_prefix`` groups."""
         examples = list(examples)
         validate_examples(examples, "JointCorefLinker.score")
-        kwargs = {"prefix": self.cfg.get("spans_prefix", DEFAULT_PREFIX), **kwargs}
+        kwargs = {"prefix": self.cfg.get("spans_prefix", CLUSTER_PREFIX), **kwargs}
         scores: Dict[str, Any] = {}
         for scorer in (self.scorer, self.el_scorer):
             if scorer is not None:
@@ -491,7 +489,7 @@ class JointCorefLinker(KBTorchPipe):
 def _upstream_link(kb_ids: List[str], kb: ElKnowledgeBase, model_link: Optional[int]) -> Optional[int]:
     """The KB row of the most frequent upstream link in ``kb_ids`` (the earliest on a tie); the model's
     link when no mention has one in the KB."""
-    votes = Counter(k for k in kb_ids if k not in ("", NIL_ID))
+    votes = Counter(k for k in kb_ids if k not in (NO_LINK, NIL))
     for kb_id, _ in votes.most_common():
         row = kb.entities.row_of(kb_id)
         if row is not None:

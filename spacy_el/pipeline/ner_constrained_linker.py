@@ -15,7 +15,7 @@ entity types at four switchable points:
 The mention's type comes from its NER label mapped into the type inventory, or from the model's
 mention-typing head (``mention_type_source = "head"``, and whenever the label is not in the inventory).
 Each KB entity's type distribution is kept in the KB; at ``initialize``, entities without a type get
-one from an entity-typing classifier trained on the typed ones (``kb.entity_typing``).
+one from an entity-typing classifier trained on the typed ones (:mod:`spacy_el.ml.entity_typing`).
 """
 import warnings
 from itertools import islice
@@ -28,12 +28,12 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
-from ..extensions import register_extensions
+from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
-from ..kb.entity_typing import TypeInventory, entity_type_distributions, observed_type_counts
+from ..kb.type_inventory import TypeInventory, observed_type_counts
+from ..ml.entity_typing import entity_type_distributions
 from ..ml.ner4el_batch import MentionCandidates, Ner4elBatch, encode_mentions, make_batch
 from ..ml.ner4el_model import build_torch_layer, tokenizer_of
-from ..scoring.el import NIL_ID
 from .kb_torch_pipe import KBTorchPipe
 from .ner4el_candidates import CandidateSelector, CandidateSet
 
@@ -229,7 +229,7 @@ class NerConstrainedLinker(KBTorchPipe):
         out = []
         for i, (span, cands) in enumerate(zip(spans, sets)):
             if len(cands) == 0:
-                out.append({"kb_id": NIL_ID, "reason": "no_candidates", "candidates": [], "score": None})
+                out.append({"kb_id": NIL, "reason": "no_candidates", "candidates": [], "score": None})
                 continue
             mention_type = self._mention_type(span)
             q = np.eye(len(self.inventory.labels), dtype=np.float32)[mention_type] if mention_type is not None else head_probs[i]
@@ -238,7 +238,7 @@ class NerConstrainedLinker(KBTorchPipe):
             if decoding == "hard":
                 allowed = entity_types[:, int(np.argmax(q))] >= self.cfg["compat_threshold"]
                 if not allowed.any():
-                    out.append({"kb_id": NIL_ID, "reason": "type_constraint", "candidates": [], "score": None})
+                    out.append({"kb_id": NIL, "reason": "type_constraint", "candidates": [], "score": None})
                     continue
                 row_scores = np.where(allowed, row_scores, -np.inf)
             elif decoding == "soft":
@@ -254,7 +254,7 @@ class NerConstrainedLinker(KBTorchPipe):
             best = int(order[0])
             threshold = self.cfg.get("threshold")
             if threshold is not None and probs[best] < threshold:
-                out.append({"kb_id": NIL_ID, "reason": "below_threshold", "candidates": ranked, "score": float(probs[best])})
+                out.append({"kb_id": NIL, "reason": "below_threshold", "candidates": ranked, "score": float(probs[best])})
             else:
                 out.append({"kb_id": ids[int(cands.rows[best])], "reason": None, "candidates": ranked, "score": float(probs[best])})
         return out
@@ -284,7 +284,7 @@ class NerConstrainedLinker(KBTorchPipe):
         for eg in examples:
             spans = []
             for gold in self._spans(eg.reference):
-                row = self.kb.entities.row_of(gold.kb_id_) if gold.kb_id_ not in ("", NIL_ID) else None
+                row = self.kb.entities.row_of(gold.kb_id_) if gold.kb_id_ not in ("", NIL) else None
                 if row is None:
                     continue  # NIL or not in the KB: nothing to disambiguate towards
                 cands = self.selector.training_set(

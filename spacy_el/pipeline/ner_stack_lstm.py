@@ -33,12 +33,11 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.transition_system import TransitionSystem
-from ..extensions import register_extensions
+from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
 from ..ml.stack_lstm_batch import CandidateArrays, Chunk, Segment, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm_model import TASKS, StackLstmBatch, StackLstmOutput, build_torch_layer, set_learned_entities
-from ..scoring.el import NIL_ID
 from .kb_torch_pipe import KBTorchPipe
 
 DEFAULT_NER_STACK_LSTM_MODEL = """
@@ -224,7 +223,7 @@ class NerStackLstm(KBTorchPipe):
             )
 
     def _kb_row(self, kb_id: str) -> Optional[int]:
-        if not kb_id or kb_id == NIL_ID or self.kb.is_empty():
+        if not kb_id or kb_id == NIL or self.kb.is_empty():
             return None
         return self.kb.entities.row_of(kb_id)
 
@@ -330,9 +329,9 @@ class NerStackLstm(KBTorchPipe):
         nil_prob = float(output.nil_prob[r])
         decision["nil_prob"] = None if np.isnan(nil_prob) else nil_prob
         if not ranked:
-            decision.update(kb_id=NIL_ID, reason="no_candidates")
+            decision.update(kb_id=NIL, reason="no_candidates")
         elif decision["nil_prob"] is not None and nil_prob >= threshold:
-            decision.update(kb_id=NIL_ID, reason="nil_classifier")
+            decision.update(kb_id=NIL, reason="nil_classifier")
         else:
             decision.update(kb_id=ids[int(rows[ranked[0]])], score=float(probs[ranked[0]]))
 

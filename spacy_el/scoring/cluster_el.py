@@ -37,7 +37,7 @@ from typing import (
     Union,
 )
 
-from .el import NIL_ID, is_in_kb
+from ..extensions import NIL, is_linked
 from .prf import Counts, prf_dict
 
 Mention = Hashable
@@ -114,9 +114,9 @@ def _link_sets(
             cluster_links.add((frozenset(mentions), link))
             for mention, ids in mentions.items():
                 own = cluster_link(ids, gold=False)  # a lone mention with two ids stays wrong
-                if own is not None and (isinstance(own, _Inconsistent) or is_in_kb(own, nil_id)):
+                if own is not None and (isinstance(own, _Inconsistent) or is_linked(own, nil_id)):
                     mention_links.add((mention, own))
-        elif link is not None and is_in_kb(link, nil_id):
+        elif link is not None and is_linked(link, nil_id):
             cluster_links.add((frozenset(mentions), link))
             mention_links.update((mention, link) for mention in mentions)
     return mention_links, cluster_links
@@ -131,7 +131,7 @@ def cluster_el_counts(
     gold: Iterable[LinkedClusterInput],
     pred: Iterable[LinkedClusterInput],
     *,
-    nil_id: str = NIL_ID,
+    nil_id: str = NIL,
 ) -> Tuple[Counts, Counts]:
     """(ELm counts, ELh counts) of one document."""
     gold_mentions, gold_clusters = _link_sets(gold, gold=True, nil_id=nil_id)
@@ -140,7 +140,7 @@ def cluster_el_counts(
 
 
 def cluster_el_scores(
-    documents: Iterable[DocClusters], *, nil_id: str = NIL_ID
+    documents: Iterable[DocClusters], *, nil_id: str = NIL
 ) -> Dict[str, float]:
     """Corpus ELm and ELh over (gold clusters, predicted clusters) documents.
 

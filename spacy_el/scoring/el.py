@@ -21,22 +21,18 @@ P = R = F1 = 1 (see `Counts.gerbil_prf`). An empty document list scores 0.0 ever
 """
 from typing import Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
 
+from ..extensions import NIL
 from .prf import Counts, PRF, prf_dict, safe_div
 
-NIL_ID = "NIL"
 
 LinkedMention = Tuple[int, int, Optional[str]]
 SpanKey = Tuple[Hashable, Hashable]
 DocLinks = Tuple[Iterable[LinkedMention], Iterable[LinkedMention]]
 
 
-def is_in_kb(kb_id: Optional[str], nil_id: str = NIL_ID) -> bool:
-    """True for a real KB id; False for NIL, the empty string and None."""
-    return bool(kb_id) and kb_id != nil_id
-
 
 def in_kb_links(
-    mentions: Iterable[LinkedMention], *, nil_id: str = NIL_ID, side: str = "links"
+    mentions: Iterable[LinkedMention], *, nil_id: str = NIL, side: str = "links"
 ) -> Dict[SpanKey, str]:
     """Map each span to its KB id, keeping InKB links only.
 
@@ -61,7 +57,7 @@ def in_kb_links(
 
 
 def el_counts(
-    gold: Iterable[LinkedMention], pred: Iterable[LinkedMention], *, nil_id: str = NIL_ID
+    gold: Iterable[LinkedMention], pred: Iterable[LinkedMention], *, nil_id: str = NIL
 ) -> Counts:
     """tp/fp/fn of one document under strong matching, InKB only."""
     gold_links = in_kb_links(gold, nil_id=nil_id, side="gold")
@@ -79,7 +75,7 @@ def _mean_prf(values: Sequence[PRF]) -> PRF:
     )
 
 
-def el_scores(documents: Iterable[DocLinks], *, nil_id: str = NIL_ID) -> Dict[str, float]:
+def el_scores(documents: Iterable[DocLinks], *, nil_id: str = NIL) -> Dict[str, float]:
     """Micro and macro (GERBIL) P/R/F1 of end-to-end EL over (gold, predicted) documents.
 
     Returns `el_micro_p/r/f` and `el_macro_p/r/f`.
@@ -92,7 +88,7 @@ def el_scores(documents: Iterable[DocLinks], *, nil_id: str = NIL_ID) -> Dict[st
     return {**prf_dict("el_micro", total.gerbil_prf()), **prf_dict("el_macro", macro)}
 
 
-def ed_accuracy(documents: Iterable[DocLinks], *, nil_id: str = NIL_ID) -> float:
+def ed_accuracy(documents: Iterable[DocLinks], *, nil_id: str = NIL) -> float:
     """Disambiguation accuracy given gold mentions.
 
     Fraction of InKB gold mentions whose predicted KB id at exactly the same span is the gold

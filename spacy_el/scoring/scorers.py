@@ -21,7 +21,6 @@ What is read from a Doc:
 Spans are compared by character offsets because the reference and predicted Docs of an
 Example may be tokenized differently.
 """
-import re
 from functools import partial
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -29,12 +28,12 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
+from ..extensions import CLUSTER_PREFIX, NIL, cluster_keys
 from .cluster_el import cluster_el_scores
 from .coref import OVERLAP_POLICIES, coref_scores
-from .el import NIL_ID, LinkedMention, ed_accuracy, el_scores
+from .el import LinkedMention, ed_accuracy, el_scores
 from .ner import ner_scores
 
-COREF_PREFIX = "coref_clusters"
 Offsets = Tuple[int, int]
 Scorer = Callable[..., Dict[str, Any]]
 
@@ -60,24 +59,18 @@ def doc_entities(doc: Doc, spans_key: Optional[str] = None) -> List[Tuple[int, i
     return [(*_offsets(span), span.label_) for span in _mention_spans(doc, spans_key)]
 
 
-def cluster_groups(doc: Doc, prefix: str = COREF_PREFIX) -> List[List[Span]]:
+def cluster_groups(doc: Doc, prefix: str = CLUSTER_PREFIX) -> List[List[Span]]:
     """Spans of each `{prefix}_{n}` span group, ordered by n."""
-    pattern = re.compile(rf"^{re.escape(prefix)}_(\d+)$")
-    numbered = []
-    for key in doc.spans:
-        match = pattern.match(key)
-        if match:
-            numbered.append((int(match.group(1)), key))
-    return [list(doc.spans[key]) for _, key in sorted(numbered)]
+    return [list(doc.spans[key]) for key in cluster_keys(doc, prefix)]
 
 
-def doc_clusters(doc: Doc, prefix: str = COREF_PREFIX) -> List[List[Offsets]]:
+def doc_clusters(doc: Doc, prefix: str = CLUSTER_PREFIX) -> List[List[Offsets]]:
     """Coreference clusters of `doc` as lists of character offsets."""
     return [[_offsets(span) for span in group] for group in cluster_groups(doc, prefix)]
 
 
 def doc_linked_clusters(
-    doc: Doc, prefix: str = COREF_PREFIX, ents_as_singletons: bool = True
+    doc: Doc, prefix: str = CLUSTER_PREFIX, ents_as_singletons: bool = True
 ) -> List[List[Tuple[Offsets, str]]]:
     """Clusters of (offsets, kb_id) pairs for ELm/ELh (see the module docstring)."""
     ent_links = {_offsets(ent): ent.kb_id_ for ent in doc.ents if ent.kb_id_}
@@ -103,7 +96,7 @@ def el_score(
     examples: Iterable[Example],
     *,
     spans_key: Optional[str] = None,
-    nil_id: str = NIL_ID,
+    nil_id: str = NIL,
     **kwargs: Any,
 ) -> Dict[str, Any]:
     """`el_micro_*`, `el_macro_*` (GERBIL) and `ed_accuracy` of `examples`."""
@@ -117,7 +110,7 @@ def el_score(
 def coref_score(
     examples: Iterable[Example],
     *,
-    prefix: str = COREF_PREFIX,
+    prefix: str = CLUSTER_PREFIX,
     keep_singletons: bool = True,
     on_overlap: str = "error",
     **kwargs: Any,
@@ -133,9 +126,9 @@ def coref_score(
 def cluster_el_score(
     examples: Iterable[Example],
     *,
-    prefix: str = COREF_PREFIX,
+    prefix: str = CLUSTER_PREFIX,
     ents_as_singletons: bool = True,
-    nil_id: str = NIL_ID,
+    nil_id: str = NIL,
     **kwargs: Any,
 ) -> Dict[str, Any]:
     """`elm_{p,r,f}` and `elh_{p,r,f}` of `examples`."""
@@ -161,14 +154,14 @@ def ner_score(
 
 
 @spacy.registry.scorers("spacy-el.el_scorer.v1")
-def make_el_scorer(spans_key: Optional[str] = None, nil_id: str = NIL_ID) -> Scorer:
+def make_el_scorer(spans_key: Optional[str] = None, nil_id: str = NIL) -> Scorer:
     """End-to-end EL (micro/macro, InKB, strong matching) and disambiguation accuracy."""
     return partial(el_score, spans_key=spans_key, nil_id=nil_id)
 
 
 @spacy.registry.scorers("spacy-el.coref_scorer.v1")
 def make_coref_scorer(
-    prefix: str = COREF_PREFIX, keep_singletons: bool = True, on_overlap: str = "error"
+    prefix: str = CLUSTER_PREFIX, keep_singletons: bool = True, on_overlap: str = "error"
 ) -> Scorer:
     """MUC, B-cubed, CEAF-e, CoNLL-2012 average and LEA over `{prefix}_N` span groups."""
     if on_overlap not in OVERLAP_POLICIES:  # fail when the config is loaded, not at evaluation
@@ -180,7 +173,7 @@ def make_coref_scorer(
 
 @spacy.registry.scorers("spacy-el.cluster_el_scorer.v1")
 def make_cluster_el_scorer(
-    prefix: str = COREF_PREFIX, ents_as_singletons: bool = True, nil_id: str = NIL_ID
+    prefix: str = CLUSTER_PREFIX, ents_as_singletons: bool = True, nil_id: str = NIL
 ) -> Scorer:
     """ELm (mention-level) and ELh (cluster-level hard) link F1."""
     return partial(

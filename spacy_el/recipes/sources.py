@@ -1,5 +1,5 @@
 """Readers for the KB material in ``../shared/data/kb``: Wikipedia summaries, PPRforNED candidate files
-(entity titles and in-link counts only), Freebase popularity and DWIE alias priors.
+(entity titles and in-link counts only) and DWIE alias priors.
 
 All titles are returned as KB ids: Wikipedia titles in URL form with underscores, percent-decoded.
 """
@@ -144,17 +144,6 @@ def _add_share(weights: Counter, mention: Optional[str], candidates: List[Tuple[
     if mention and total:
         for title, count in candidates:
             weights[(mention, title)] += count / total
-
-
-def read_freebase_popularity(path: PathLike) -> Dict[str, float]:
-    """``url:<Wikipedia URL>\\t<score>`` lines -> {title: score}."""
-    scores = {}
-    with open(path, encoding="utf8") as f:
-        for line in f:
-            url, _, score = line.rstrip("\n").partition("\t")
-            if url.startswith("url:") and score:
-                scores[title_from_url(url[4:])] = float(score)
-    return scores
 
 
 def read_dwie_aliases(path: PathLike) -> Iterator[Tuple[str, List[Tuple[str, float]]]]:

@@ -20,14 +20,14 @@ Dev/test data never contributes an alias, a prior or a frequency.
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Tuple, Union
 
 from spacy.tokens import Doc
 from wasabi import msg
 
-from ..scoring.candidates import candidate_recall_at_k
-from .builder import KBBuilder
-from .knowledge_base import ElKnowledgeBase
+from ..corpora.titles import load_wiki_map
+from ..kb import KBBuilder
+from ..scoring.candidates import linked_mentions
 from .sources import (
     EntityRecord,
     name_of,
@@ -46,7 +46,6 @@ SURNAME_WEIGHT = 0.25
 PPR_TRAIN_WEIGHT = 1.0
 PERSON_TYPES = {"PER", "topic:People", "person"}
 PPR_TYPES = {"PER": "PER", "ORG": "ORG", "GPE": "LOC"}
-NIL_IDS = {"", "NIL"}
 
 
 @dataclass
@@ -87,8 +86,6 @@ def collect_entities(sources: EvalKBSources, progress: bool = True) -> Dict[str,
         coarse = PPR_TYPES.get(candidate.predicted_type)
         if coarse and coarse not in record.types:
             record.types.insert(0, coarse)
-    from ..corpora.titles import load_wiki_map
-
     for title in load_wiki_map(sources.gum_wiki_map):
         entities.setdefault(title, EntityRecord(title, name_of(title)))
     for _, candidates in read_dwie_aliases(sources.dwie):
@@ -97,61 +94,9 @@ def collect_entities(sources: EvalKBSources, progress: bool = True) -> Dict[str,
     return entities
 
 
-def linked_mentions(docs: Iterable[Doc], spans_key: str = "", names_only: bool = False) -> Iterator[Tuple[str, str]]:
-    """(mention text, kb id) of every gold linked (non-NIL) mention in ``doc.ents`` or ``doc.spans[spans_key]``.
-
-    names_only: skip mentions without an upper-case letter (pronouns, common-noun phrases).
-    """
-    for doc in docs:
-        for span in doc.spans[spans_key] if spans_key else doc.ents:
-            if span.kb_id_ in NIL_IDS:
-                continue
-            if names_only and not any(c.isupper() for c in span.text):
-                continue
-            yield span.text, span.kb_id_
-
-
 def mention_counts(docs: Iterable[Doc], spans_key: str = "", names_only: bool = False) -> Counter:
     """(mention text, kb id) -> count over gold linked mentions (see ``linked_mentions``)."""
     return Counter(linked_mentions(docs, spans_key, names_only))
-
-
-def alias_table_recall(
-    kb: ElKnowledgeBase, mentions: Sequence[Tuple[str, str]], ks: Sequence[int] = (1, 10, 30, 100)
-) -> Dict[str, float]:
-    """``cand_recall_at_K`` of the KB's alias lookup for (mention text, gold kb id) pairs."""
-    ranked = [[hit.entity_id for hit in kb.lookup(text, top_k=max(ks))] for text, _ in mentions]
-    return candidate_recall_at_k(ranked, [kb_id for _, kb_id in mentions], ks)
-
-
-def has_own_candidate(kb: ElKnowledgeBase, texts: Sequence[str], kb_id: str, top_k: int = 16) -> List[bool]:
-    """Per mention text: is ``kb_id`` among its own ``top_k`` exact alias candidates (no fuzzy tier, as
-    ``joint_coref_linker`` looks them up)?"""
-    return [any(hit.entity_id == kb_id for hit in kb.lookup(text, top_k=top_k, fuzzy=False)) for text in texts]
-
-
-def mate_only_mentions(kb: ElKnowledgeBase, docs: Iterable[Doc], top_k: int = 16) -> Dict[str, int]:
-    """The paper's Table 4 cases among the gold linked mentions of ``doc.ents``, with AIDA+-style
-    clusters (the mentions of one doc linked to one entity).
-
-    Returns ``{"mate_only": n, "in_linked_clusters": n}``: the mentions whose own ``top_k`` exact
-    alias candidates (what ``joint_coref_linker`` scores) lack their gold entity while another mention
-    of their cluster has it, and all mentions of linked clusters of two or more mentions.
-    """
-    counts = {"mate_only": 0, "in_linked_clusters": 0}
-    for doc in docs:
-        clusters: Dict[str, List[str]] = defaultdict(list)
-        for span in doc.ents:
-            if span.kb_id_ not in NIL_IDS and span.kb_id_ in kb:
-                clusters[span.kb_id_].append(span.text)
-        for kb_id, texts in clusters.items():
-            if len(texts) < 2:
-                continue
-            has = has_own_candidate(kb, texts, kb_id, top_k)
-            counts["in_linked_clusters"] += len(texts)
-            if any(has):
-                counts["mate_only"] += has.count(False)
-    return counts
 
 
 def combine_alias_sources(

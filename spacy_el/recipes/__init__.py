@@ -1,0 +1,6 @@
+"""Dataset recipes: how this project's evaluation resources are made from ``../shared/data``.
+
+They sit above :mod:`spacy_el.kb` (which stays a leaf: it imports nothing else of the package) and
+may use the corpus readers and metrics: ``eval_kb`` builds the evaluation KB under the data README's
+rules, ``sources`` reads the KB material (Wikipedia summaries, PPRforNED, DWIE priors).
+"""
