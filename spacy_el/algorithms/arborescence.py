@@ -1,6 +1,6 @@
 """Maximum spanning arborescence (Chu-Liu/Edmonds) over a dense score matrix, numpy only.
 
-Decoder of the Global joint coreference + entity-linking model (issue 6; seed paper section 2.2:
+Decoder of the Global joint coreference + entity-linking model (``joint_coref_linker``; seed paper section 2.2:
 "We use Edmonds' algorithm for decoding the maximum spanning tree"). The graph is dense: node 0
 is usually the virtual root, the other nodes are candidate entities and mention spans.
 

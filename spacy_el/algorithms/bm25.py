@@ -1,5 +1,5 @@
 """Okapi BM25 over short texts (entity title ⊕ description), numpy only: the sparse-retrieval peer of
-``entity_retriever`` (EntQA, issue 5).
+``entity_retriever`` (EntQA).
 
 Terms are lower-cased alphanumeric words. ``score(q, d) = sum_{w in q} idf(w) * tf(w, d) * (k1 + 1) /
 (tf(w, d) + k1 * (1 - b + b * |d| / avgdl))`` with ``idf(w) = ln(1 + (N - df + 0.5) / (df + 0.5))``

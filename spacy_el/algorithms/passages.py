@@ -1,4 +1,4 @@
-"""Overlapping wordpiece passages for EntQA (issue 5; future ``entity_retriever``/``entqa_reader``).
+"""Overlapping wordpiece passages for EntQA (``entity_retriever`` and ``entqa_reader``).
 
 EntQA (Zhang et al., ICLR 2022, section 2 "Input representation") breaks a document ``x`` into
 overlapping passages ``p_1(x) .. p_m(x)`` of ``L`` wordpieces with stride ``S`` (``L = 32``,
