@@ -106,13 +106,7 @@ def create_gum_reader(
     gold_preproc: bool = False,
 ) -> ExampleReader:
     """GUM WebAnno TSV: mentions, links, clusters (singletons included), linked ents."""
-    return CachedDocReader(
-        lambda nlp: read_gum(
-            path, split, splits_path=splits_path, wiki_map_path=wiki_map_path, nlp=nlp, limit=limit
-        ),
-        limit,
-        gold_preproc,
-    )
+    return _gum_reader(read_gum, path, split, splits_path, wiki_map_path, limit, gold_preproc)
 
 
 @registry.readers("spacy-el.GumConllReader.v1")
@@ -125,10 +119,21 @@ def create_gum_conll_reader(
     gold_preproc: bool = False,
 ) -> ExampleReader:
     """GUM's CoNLL coreference files (same annotation as the TSV, no sentence starts)."""
+    return _gum_reader(read_gum_conll, path, split, splits_path, wiki_map_path, limit, gold_preproc)
+
+
+def _gum_reader(
+    read: Callable[..., List[Doc]],
+    path: Path,
+    split: Optional[str],
+    splits_path: Optional[Path],
+    wiki_map_path: Optional[Path],
+    limit: int,
+    gold_preproc: bool,
+) -> ExampleReader:
+    """A cached reader over ``read_gum`` or ``read_gum_conll`` (both take the same arguments)."""
     return CachedDocReader(
-        lambda nlp: read_gum_conll(
-            path, split, splits_path=splits_path, wiki_map_path=wiki_map_path, nlp=nlp, limit=limit
-        ),
+        lambda nlp: read(path, split, splits_path=splits_path, wiki_map_path=wiki_map_path, nlp=nlp, limit=limit),
         limit,
         gold_preproc,
     )
