@@ -1,0 +1,61 @@
+"""The typed settings contract every component's settings class follows."""
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Optional
+
+import pytest
+
+from spacy_el.pipeline.settings import ComponentSettings, setting
+
+
+@dataclass(frozen=True)
+class ToySettings(ComponentSettings):
+    component: ClassVar[str] = "toy"
+    top_k: int = setting(10, low=1)
+    ratio: float = setting(0.5, low=0.0, high=1.0, high_open=True)
+    mode: Literal["a", "b"] = "a"
+    threshold: Optional[float] = setting(None, low=0.0, high=1.0)
+    key: str = setting("toy", non_empty=True)
+    flag: bool = False
+
+    def check(self) -> None:
+        if self.mode == "b" and self.threshold is None:
+            raise self.invalid("threshold", "set when mode is 'b'")
+
+
+def test_defaults_feed_the_factory_and_round_trip_through_cfg():
+    assert ToySettings.defaults() == {"top_k": 10, "ratio": 0.5, "mode": "a", "threshold": None, "key": "toy", "flag": False}
+    settings = ToySettings.from_cfg({"top_k": 3, "ratio": 0})
+    assert settings.ratio == 0.0 and isinstance(settings.ratio, float)
+    assert ToySettings.from_cfg(settings.to_cfg()) == settings
+
+
+@pytest.mark.parametrize(
+    "cfg, message",
+    [
+        ({"top_k": 0}, "toy: top_k must be an int >= 1, got 0"),
+        ({"top_k": True}, "top_k must be an int"),
+        ({"top_k": 2.5}, "top_k must be an int"),
+        ({"ratio": 1.0}, r"ratio must be a finite number in \[0.0, 1.0\)"),
+        ({"ratio": float("nan")}, "ratio must be a finite number"),
+        ({"ratio": "0.5"}, "ratio must be a finite number"),
+        ({"mode": "c"}, r"mode must be one of \['a', 'b'\]"),
+        ({"threshold": 2.0}, "threshold must be a finite number in .* or null"),
+        ({"key": ""}, "key must be a non-empty string"),
+        ({"flag": 1}, "flag must be true or false"),
+        ({"mode": "b"}, "threshold must be set when mode is 'b'"),
+        ({"top_kk": 3}, r"toy has no setting \['top_kk'\]"),
+    ],
+)
+def test_invalid_settings_name_the_component_the_setting_and_the_value(cfg, message):
+    with pytest.raises(ValueError, match=message):
+        ToySettings.from_cfg(cfg)
+
+
+def test_updated_checks_as_construction_does():
+    settings = ToySettings()
+    assert settings.updated(mode="b", threshold=0.3).mode == "b"
+    with pytest.raises(ValueError, match="threshold must be set"):
+        settings.updated(mode="b")
+    with pytest.raises(ValueError, match="has no setting"):
+        settings.updated(nope=1)
+    assert settings == ToySettings(), "updated returns a copy"
