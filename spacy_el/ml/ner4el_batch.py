@@ -1,6 +1,6 @@
 """Numpy inputs of the NER4EL scorer: marked windows for the mentions and padded candidate arrays."""
-from dataclasses import dataclass
-from typing import Any, List, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
@@ -89,6 +89,25 @@ def encode_mentions(
         input_ids[i, : len(ids)] = ids
         attention_mask[i, : len(ids)] = 1
     return input_ids, attention_mask, all_slots
+
+
+def window_chunks(
+    slots: Sequence[MentionSlot], n_windows: int, size: int
+) -> Iterator[Tuple[slice, np.ndarray, List[MentionSlot]]]:
+    """Split the mentions of ``encode_mentions`` into chunks of at most ``size`` consecutive windows, so
+    that a long document is scored a bounded number of windows at a time (every mention lies in one window).
+
+    slots: one per mention (``window`` indexing rows 0..n_windows-1).
+    RETURNS per chunk with mentions: its rows of input_ids/attention_mask, the indices (into ``slots``,
+        int64 (m,), in input order) of its mentions, and their slots with ``window`` relative to the chunk.
+    """
+    if size < 1:
+        raise ValueError(f"[spacy_el] The chunk size must be >= 1, got {size}.")
+    windows = np.fromiter((s.window for s in slots), dtype=np.int64, count=len(slots))
+    for lo in range(0, n_windows, size):
+        members = np.flatnonzero((windows >= lo) & (windows < lo + size))
+        if len(members):
+            yield slice(lo, lo + size), members, [replace(slots[i], window=slots[i].window - lo) for i in members]
 
 
 def make_batch(

@@ -16,9 +16,19 @@ The mention's type comes from its NER label mapped into the type inventory, or f
 mention-typing head (``mention_type_source = "head"``, and whenever the label is not in the inventory).
 Each KB entity's type distribution is kept in the KB; at ``initialize``, entities without a type get
 one from an entity-typing classifier trained on the typed ones (:mod:`spacy_el.ml.entity_typing`).
+
+Prediction scores the marked windows of a batch ``encoder_batch`` windows at a time (default 32), so
+that memory (the encoder's activations, the candidate arrays) does not grow with the length of a
+document; the scores do not depend on the setting. Training encodes each update's windows at once.
+
+Spans with the same character offsets (possible in a span group, not in ``doc.ents``) are one mention
+to spaCy's span extensions: their values live in ``doc.user_data`` under (name, start_char, end_char),
+so such spans share ``candidate_scores``, ``link_score`` and ``nil_reason``. Twins whose labels give
+the same mention type (or any labels with ``mention_type_source = "head"``) are therefore linked once
+and all get that decision; twins whose labels give different types would need different values under
+one key, so they are refused with a ValueError naming the span (keep one span per offsets).
 """
 import warnings
-from itertools import islice
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -32,7 +42,7 @@ from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.entity_typing import entity_type_distributions
-from ..ml.ner4el_batch import MentionCandidates, Ner4elBatch, encode_mentions, make_batch
+from ..ml.ner4el_batch import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
 from ..ml.ner4el_model import build_torch_layer, tokenizer_of
 from .kb_torch_pipe import KBTorchPipe
 from .ner4el_candidates import CandidateSelector, CandidateSet
@@ -49,6 +59,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_NER4EL_MODEL)["model"]
 DECODINGS = ("none", "hard", "soft")
 TYPE_SOURCES = ("label", "head")
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
+ENCODER_BATCH = 32  # marked windows per scorer call at prediction (bounds the encoder's memory)
 
 
 @Language.factory(
@@ -71,6 +82,7 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
         "threshold": None,
         "type_loss_weight": 0.1,
         "seed": 0,
+        "encoder_batch": ENCODER_BATCH,
         "scorer": {"@scorers": "spacy-el.el_scorer.v1"},
     },
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None, "ed_accuracy": None},
@@ -93,16 +105,18 @@ def make_ner_constrained_linker(
     threshold: Optional[float],
     type_loss_weight: float,
     seed: int,
+    encoder_batch: int,
     scorer: Optional[Callable],
 ) -> "NerConstrainedLinker":
     """spans_key: link ``doc.spans[spans_key]`` instead of ``doc.ents``. top_k: candidates per mention.
-    threshold: write NIL when the best candidate's probability is below it (None: never)."""
+    threshold: write NIL when the best candidate's probability is below it (None: never).
+    encoder_batch: marked windows per scorer call at prediction (an int >= 1; memory, not results)."""
     return NerConstrainedLinker(
         nlp.vocab, model, name, spans_key=spans_key, top_k=top_k, type_inventory=type_inventory,
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
         n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
         compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
-        type_loss_weight=type_loss_weight, seed=seed, scorer=scorer,
+        type_loss_weight=type_loss_weight, seed=seed, encoder_batch=encoder_batch, scorer=scorer,
     )
 
 
@@ -113,14 +127,7 @@ class NerConstrainedLinker(KBTorchPipe):
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "ner_constrained_linker", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
         register_extensions()
-        if cfg.get("decoding", "none") not in DECODINGS:
-            raise ValueError(f"[spacy_el] decoding must be one of {DECODINGS}, got {cfg['decoding']!r}.")
-        if cfg.get("mention_type_source", "label") not in TYPE_SOURCES:
-            raise ValueError(f"[spacy_el] mention_type_source must be one of {TYPE_SOURCES}, got {cfg['mention_type_source']!r}.")
-        if not 0.0 < float(cfg.get("type_smoothing", 0.1)) <= 1.0:
-            raise ValueError(f"[spacy_el] type_smoothing must be in (0, 1], got {cfg['type_smoothing']}.")
-        if int(cfg.get("top_k", 30)) < 1:
-            raise ValueError(f"[spacy_el] top_k must be >= 1, got {cfg['top_k']}.")
+        self._check_settings(cfg)
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -130,6 +137,21 @@ class NerConstrainedLinker(KBTorchPipe):
         self.kb = ElKnowledgeBase(vocab)
         self._selector: Optional[CandidateSelector] = None
         self._rng = np.random.default_rng(self.cfg.get("seed", 0))
+
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
+        """At construction and in :meth:`configure`: raise a ValueError naming an invalid setting."""
+        if cfg.get("decoding", "none") not in DECODINGS:
+            raise ValueError(f"[spacy_el] decoding must be one of {DECODINGS}, got {cfg['decoding']!r}.")
+        if cfg.get("mention_type_source", "label") not in TYPE_SOURCES:
+            raise ValueError(f"[spacy_el] mention_type_source must be one of {TYPE_SOURCES}, got {cfg['mention_type_source']!r}.")
+        if not 0.0 < float(cfg.get("type_smoothing", 0.1)) <= 1.0:
+            raise ValueError(f"[spacy_el] type_smoothing must be in (0, 1], got {cfg['type_smoothing']}.")
+        if int(cfg.get("top_k", 30)) < 1:
+            raise ValueError(f"[spacy_el] top_k must be >= 1, got {cfg['top_k']}.")
+        size = cfg.get("encoder_batch", ENCODER_BATCH)
+        # bool is an int to Python, and a float would slice windows oddly: ask for a true int.
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"[spacy_el] encoder_batch (marked windows per scorer call) must be an int >= 1, got {size!r}.")
 
     # -- set-up ------------------------------------------------------------------------------------
     def initialize(
@@ -192,7 +214,14 @@ class NerConstrainedLinker(KBTorchPipe):
 
     # -- features ----------------------------------------------------------------------------------
     def _batch(self, texts_spans: Sequence[Tuple[str, Sequence[Tuple[int, int]]]], cand_sets: Sequence[CandidateSet]) -> Ner4elBatch:
+        """All the marked windows of ``texts_spans`` (text, char spans per doc) with one candidate set per mention."""
         input_ids, attention_mask, slots = encode_mentions(texts_spans, tokenizer_of(self.model), self.model.attrs["max_length"])
+        return self._make_batch(input_ids, attention_mask, slots, cand_sets)
+
+    def _make_batch(
+        self, input_ids: np.ndarray, attention_mask: np.ndarray, slots: Sequence[MentionSlot], cand_sets: Sequence[CandidateSet]
+    ) -> Ner4elBatch:
+        """input_ids, attention_mask: int64 (P, L) windows; ``slots[i]`` and ``cand_sets[i]``: mention i."""
         probs = self.selector.type_probs
         vectors = self.kb.entities.vectors
         width = self.model.get_dim("nE")
@@ -210,15 +239,62 @@ class NerConstrainedLinker(KBTorchPipe):
         spans_per_doc = [self._spans(doc) for doc in docs]
         if not any(spans_per_doc):
             return [[] for _ in docs]
-        sets = [[self.selector.select(s.text, self._mention_type(s)) for s in spans] for spans in spans_per_doc]
-        flat_spans = [s for spans in spans_per_doc for s in spans]
-        flat_sets = [c for doc_sets in sets for c in doc_sets]
-        texts_spans = [(doc.text, [(s.start_char, s.end_char) for s in spans]) for doc, spans in zip(docs, spans_per_doc)]
-        batch = self._batch(texts_spans, flat_sets)
-        scores, type_logits = self.model.predict(batch)
-        decisions = self._decode(flat_spans, flat_sets, batch, self.model.ops.to_numpy(scores), self.model.ops.to_numpy(type_logits))
-        it = iter(decisions)
-        return [list(islice(it, len(spans))) for spans in spans_per_doc]
+        # One decision per character offsets: spans sharing them share their extension values.
+        unique_per_doc, twin_of = zip(*(self._unique_mentions(spans) for spans in spans_per_doc))
+        flat_spans = [s for spans in unique_per_doc for s in spans]
+        flat_sets = [self.selector.select(s.text, self._mention_type(s)) for s in flat_spans]
+        texts_spans = [(doc.text, [(s.start_char, s.end_char) for s in spans]) for doc, spans in zip(docs, unique_per_doc)]
+        input_ids, attention_mask, slots = encode_mentions(texts_spans, tokenizer_of(self.model), self.model.attrs["max_length"])
+        decisions: List[Dict[str, Any]] = [{} for _ in flat_spans]
+        # Score a bounded number of windows at a time: memory would otherwise grow with the document
+        # (encoder activations and candidate arrays of every mention at once). Every chunk keeps the
+        # batch's padded width L, so a window is encoded exactly as in one call.
+        size = self.cfg.get("encoder_batch", ENCODER_BATCH)
+        for rows, members, chunk_slots in window_chunks(slots, input_ids.shape[0], size):
+            chunk_spans = [flat_spans[i] for i in members]
+            chunk_sets = [flat_sets[i] for i in members]
+            batch = self._make_batch(input_ids[rows], attention_mask[rows], chunk_slots, chunk_sets)
+            scores, type_logits = self.model.predict(batch)
+            chunk_decisions = self._decode(
+                chunk_spans, chunk_sets, batch, self.model.ops.to_numpy(scores), self.model.ops.to_numpy(type_logits)
+            )
+            for i, decision in zip(members, chunk_decisions):
+                decisions[i] = decision
+        out, offset = [], 0
+        for unique, twins in zip(unique_per_doc, twin_of):
+            out.append([decisions[offset + j] for j in twins])
+            offset += len(unique)
+        return out
+
+    def _unique_mentions(self, spans: Sequence[Span]) -> Tuple[List[Span], List[int]]:
+        """The spans to link, one per character offsets (first seen), and for each of ``spans`` the index
+        of the one it is linked as.
+
+        spaCy keeps span extension values under (name, start_char, end_char), without the label, so
+        spans with the same offsets share ``candidate_scores``/``link_score``/``nil_reason``. Twins of one
+        mention type are one mention and get one decision (encoding them twice would also mark the
+        mention twice in its window); twins of different types would need two decisions under one key,
+        so they are refused rather than given values that contradict one of their links.
+        """
+        first: Dict[Tuple[int, int], int] = {}
+        unique: List[Span] = []
+        twins: List[int] = []
+        for span in spans:
+            key = (span.start_char, span.end_char)
+            j = first.setdefault(key, len(unique))
+            if j == len(unique):
+                unique.append(span)
+            elif self._mention_type(span) != self._mention_type(unique[j]):
+                where = "doc.ents" if self.cfg.get("spans_key") is None else f"doc.spans[{self.cfg['spans_key']!r}]"
+                raise ValueError(
+                    f"[spacy_el] {self.name}: two spans {span.text!r} at characters {key} of {where} have the labels "
+                    f"{unique[j].label_} and {span.label_}, which give different mention types. spaCy keeps span "
+                    "extension values (candidate_scores, link_score, nil_reason) per character offsets, not per span, "
+                    "so the two would share values that contradict one of their links. Keep one span per offsets in "
+                    f"{where}, or set mention_type_source = \"head\" (labels then play no part in linking)."
+                )
+            twins.append(j)
+        return unique, twins
 
     def _decode(
         self, spans: Sequence[Span], sets: Sequence[CandidateSet], batch: Ner4elBatch, scores: np.ndarray, type_logits: np.ndarray
