@@ -1,7 +1,7 @@
 """Marked windows for NER4EL's mention encoder (pure algorithm)."""
 import pytest
 
-from spacy_el.algorithms.marked_mentions import marked_windows, wordpiece_range
+from spacy_el.algorithms.marked_mentions import marked_windows, wordpiece_range, wordpiece_ranges
 
 CLS, SEP, OPEN, CLOSE = 101, 102, 1, 2
 PIECES = list(range(1000, 1040))
@@ -61,3 +61,11 @@ def test_wordpiece_range(span, expected):
     offsets = [(0, 5), (6, 8), (8, 11), (12, 20)]  # "Hello Mer##cer wanderer"
     assert wordpiece_range(offsets, *span) == expected
     assert wordpiece_range([], *span) == (0, 0)
+
+
+def test_wordpiece_ranges_of_many_spans_equal_one_at_a_time():
+    offsets = [(0, 5), (6, 8), (8, 11), (12, 20)]
+    spans = [(0, 5), (6, 11), (8, 9), (5, 6), (40, 45), (0, 20)]
+    assert wordpiece_ranges(offsets, spans) == [wordpiece_range(offsets, *span) for span in spans]
+    assert wordpiece_ranges([], spans[:2]) == [(0, 0), (0, 0)]
+    assert wordpiece_ranges(offsets, []) == []

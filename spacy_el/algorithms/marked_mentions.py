@@ -18,7 +18,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["MarkedWindow", "MentionSlot", "wordpiece_range", "marked_windows"]
+__all__ = ["MarkedWindow", "MentionSlot", "wordpiece_range", "wordpiece_ranges", "marked_windows"]
 
 
 @dataclass
@@ -47,17 +47,31 @@ def wordpiece_range(offsets: Sequence[Tuple[int, int]], start_char: int, end_cha
     A span that overlaps no wordpiece (characters the tokenizer drops) gets the first wordpiece at
     or after it, so every mention keeps a position; an empty document gives (0, 0).
     """
+    return wordpiece_ranges(offsets, [(start_char, end_char)])[0]
+
+
+def wordpiece_ranges(
+    offsets: Sequence[Tuple[int, int]], spans: Sequence[Tuple[int, int]]
+) -> List[Tuple[int, int]]:
+    """:func:`wordpiece_range` of every character span in ``spans``, with the offsets read once: a
+    document's mentions cost one pass over its wordpieces, not one pass each (which made long
+    documents quadratic)."""
     n = len(offsets)
     if n == 0:
-        return 0, 0
+        return [(0, 0)] * len(spans)
     starts = np.fromiter((s for s, _ in offsets), dtype=np.int64, count=n)
     ends = np.fromiter((e for _, e in offsets), dtype=np.int64, count=n)
-    first = int(np.searchsorted(ends, start_char, side="right"))
-    last = int(np.searchsorted(starts, end_char, side="left"))
-    if first >= last:
-        first = min(first, n - 1)
-        return first, first + 1
-    return first, last
+    span_starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
+    span_ends = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
+    firsts = np.searchsorted(ends, span_starts, side="right")
+    lasts = np.searchsorted(starts, span_ends, side="left")
+    ranges = []
+    for first, last in zip(firsts.tolist(), lasts.tolist()):
+        if first >= last:
+            first = min(first, n - 1)
+            last = first + 1
+        ranges.append((first, last))
+    return ranges
 
 
 def marked_windows(

@@ -4,7 +4,7 @@ from typing import Any, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
-from ..algorithms.marked_mentions import MentionSlot, marked_windows, wordpiece_range
+from ..algorithms.marked_mentions import MentionSlot, marked_windows, wordpiece_ranges
 
 MARKERS = ("[unused0]", "[unused1]")
 
@@ -73,7 +73,7 @@ def encode_mentions(
             continue
         encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         offsets = encoded["offset_mapping"]
-        ranges = [wordpiece_range(offsets, s, e) for s, e in spans]
+        ranges = wordpiece_ranges(offsets, spans)
         windows, slots = marked_windows(
             encoded["input_ids"], ranges, max_length=max_length, cls_id=tokenizer.cls_token_id,
             sep_id=tokenizer.sep_token_id, open_id=open_id, close_id=close_id,
