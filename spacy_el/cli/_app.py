@@ -1,11 +1,42 @@
 """The typer application behind ``python -m spacy_el``, in spaCy's CLI style."""
+from typing import Any
+
+import click
 import typer
+from typer.core import TyperGroup
+from wasabi import msg
+
+# Errors that spacy_el raises on purpose for bad input (a bad file, a missing directory, an invalid
+# option value): their message already says what to fix, so the CLI prints it instead of a traceback.
+EXPECTED_ERRORS = (ValueError, OSError, ImportError)
+ERROR_PREFIX = "[spacy_el]"
+
+
+def is_expected_error(err: BaseException) -> bool:
+    """Whether ``err`` is one of spacy_el's own input errors (its message starts with "[spacy_el]")."""
+    return isinstance(err, EXPECTED_ERRORS) and str(err).startswith(ERROR_PREFIX)
+
+
+class SpacyElGroup(TyperGroup):
+    """Every command runs inside the top group's ``invoke``, so one handler covers them all. Other
+    exceptions (bugs) keep their traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EXPECTED_ERRORS as err:
+            if not is_expected_error(err):
+                raise
+            msg.fail(" ".join(str(err).split()))  # one line, whatever the message's own line breaks
+            raise typer.Exit(code=1) from err
+
 
 app = typer.Typer(
     name="spacy_el",
     help="spacy_el: entity linking, NER and coreference components for spaCy.",
     no_args_is_help=True,
     add_completion=False,
+    cls=SpacyElGroup,
 )
 kb_app = typer.Typer(help="Build, inspect and query a spacy_el knowledge base.", no_args_is_help=True)
 app.add_typer(kb_app, name="kb")

@@ -38,7 +38,15 @@ def load_vectors_npy(path: Path, n_entities: int) -> np.ndarray:
             f"[spacy_el] Entity vectors in {path} have shape {vectors.shape}; expected ({n_entities}, dim), "
             "one row per entity in the order of the entities file."
         )
-    return vectors.astype(np.float32, copy=False)
+    if vectors.dtype.kind not in "fiu":
+        raise ValueError(f"[spacy_el] Entity vectors in {path} have dtype {vectors.dtype}; expected numbers.")
+    vectors = vectors.astype(np.float32, copy=False)
+    if not np.all(np.isfinite(vectors)):
+        bad_row = int(np.argmin(np.isfinite(vectors).all(axis=1)))
+        raise ValueError(
+            f"[spacy_el] Entity vectors in {path} contain NaN or infinite values (first in row {bad_row})."
+        )
+    return vectors
 
 
 def attach_vectors(

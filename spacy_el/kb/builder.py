@@ -1,7 +1,8 @@
 """``KBBuilder``: collect entities and aliases (from Python or JSONL), validate them, build the KB."""
 import math
+import numbers
 from pathlib import Path
-from typing import Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import srsly
@@ -30,7 +31,7 @@ class KBBuilder:
         self._descriptions: List[str] = []
         self._types: List[Tuple[str, ...]] = []
         self._frequencies: List[float] = []
-        self._vectors: List[Optional[List[float]]] = []
+        self._vectors: List[Optional[np.ndarray]] = []
         self._aliases: Dict[str, Dict[str, float]] = {}
 
     @property
@@ -50,22 +51,33 @@ class KBBuilder:
         frequency: float = 0.0,
         vector: Optional[Sequence[float]] = None,
     ) -> None:
+        """Add an entity. Every field is checked here, so an error names the entity (and, from JSONL,
+        the file and line) instead of surfacing later at ``build`` time."""
         if not isinstance(entity_id, str) or not entity_id.strip():
             raise ValueError(f"[spacy_el] Entity ids must be non-empty strings, got {entity_id!r}.")
         if entity_id in self._row_of:
             raise ValueError(f"[spacy_el] Entity {entity_id!r} was added twice; entity ids must be unique.")
-        frequency = float(frequency)
-        if not math.isfinite(frequency) or frequency < 0:
-            raise ValueError(f"[spacy_el] Entity {entity_id!r} has frequency {frequency}; it must be >= 0.")
-        if isinstance(types, str):
-            raise ValueError(f"[spacy_el] Entity {entity_id!r}: 'types' must be a list of strings, not a string.")
+        for field, value in (("name", name), ("description", description)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(
+                    f"[spacy_el] Entity {entity_id!r}: '{field}' must be a string, got {type(value).__name__} {value!r}."
+                )
+        if not _is_number(frequency) or not math.isfinite(float(frequency)) or float(frequency) < 0:
+            raise ValueError(
+                f"[spacy_el] Entity {entity_id!r} has frequency {frequency!r}; it must be a finite number >= 0."
+            )
+        # A string or a mapping is iterable too, and would silently become its characters or keys.
+        type_list = list(types) if isinstance(types, Iterable) and not isinstance(types, (str, bytes, Mapping)) else None
+        if type_list is None or not all(isinstance(t, str) for t in type_list):
+            raise ValueError(f"[spacy_el] Entity {entity_id!r}: 'types' must be a list of strings, got {types!r}.")
+        vector_array = _check_vector(entity_id, vector) if vector is not None else None
         self._row_of[entity_id] = len(self._ids)
         self._ids.append(entity_id)
         self._names.append(name if name else entity_id)
         self._descriptions.append(description or "")
-        self._types.append(tuple(str(t) for t in types))
-        self._frequencies.append(frequency)
-        self._vectors.append(list(vector) if vector is not None else None)
+        self._types.append(tuple(type_list))
+        self._frequencies.append(float(frequency))
+        self._vectors.append(vector_array)
 
     def add_alias(
         self, alias: str, entity_ids: Sequence[str], priors: Sequence[float], on_duplicate: OnDuplicate = "error"
@@ -83,8 +95,12 @@ class KBBuilder:
             )
         candidates: Dict[str, float] = {}
         for entity_id, prior in zip(entity_ids, priors):
+            if not isinstance(entity_id, str):
+                raise ValueError(f"[spacy_el] Alias {alias!r}: entity ids must be strings, got {entity_id!r}.")
+            if not _is_number(prior):
+                raise ValueError(f"[spacy_el] Alias {alias!r}: prior {prior!r} for {entity_id!r} is not a number.")
             prior = float(prior)
-            if not (0.0 <= prior <= 1.0):
+            if not (0.0 <= prior <= 1.0):  # also refuses NaN, for which every comparison is False
                 raise ValueError(f"[spacy_el] Alias {alias!r}: prior {prior} for {entity_id!r} is outside [0, 1].")
             candidates[entity_id] = max(prior, candidates.get(entity_id, 0.0))
         existing = self._aliases.get(alias)
@@ -190,6 +206,7 @@ class KBBuilder:
     # -- JSONL ------------------------------------------------------------------------------------
     def read_entities_jsonl(self, path: Union[str, Path], progress: bool = True) -> None:
         """Read entities; one JSON object per line: {"id", "name"?, "description"?, "types"?, "frequency"?, "vector"?}."""
+        n_read = 0
         for line_no, record in _iter_jsonl(path, "entities", progress):
             if "id" not in record:
                 raise ValueError(f"[spacy_el] {path}:{line_no}: entity record has no 'id'.")
@@ -203,25 +220,40 @@ class KBBuilder:
                     vector=record.get("vector"),
                 )
             except (ValueError, TypeError) as err:
-                raise ValueError(f"[spacy_el] {path}:{line_no}: {err}") from err
+                raise _at_line(path, line_no, err) from err
+            n_read += 1
+        if not n_read:
+            # An empty KB would build and save fine, and then link nothing.
+            raise ValueError(
+                f"[spacy_el] {path} holds no entities: give one JSON object per line, e.g. "
+                '{"id": "Ada_Lovelace", "name": "Ada Lovelace", "description": "English mathematician"}.'
+            )
 
     def read_aliases_jsonl(
         self, path: Union[str, Path], progress: bool = True, on_duplicate: OnDuplicate = "error"
     ) -> None:
-        """Read aliases; one JSON object per line: {"alias": str, "candidates": [[entity_id, prior], ...]}."""
+        """Read aliases; one JSON object per line: {"alias": str, "candidates": [[entity_id, prior], ...]}.
+
+        An empty file adds no aliases (``add_title_aliases`` may add them afterwards)."""
         for line_no, record in _iter_jsonl(path, "aliases", progress):
-            try:
-                alias, candidates = record["alias"], record["candidates"]
-                ids = [c[0] for c in candidates]
-                priors = [c[1] for c in candidates]
-                self.add_alias(alias, ids, priors, on_duplicate=on_duplicate)
-            except (KeyError, IndexError, TypeError) as err:
+            if "alias" not in record or "candidates" not in record:
                 raise ValueError(
-                    f"[spacy_el] {path}:{line_no}: expected {{\"alias\": str, \"candidates\": [[entity_id, prior], ...]}} "
-                    f"({type(err).__name__}: {err})."
-                ) from err
+                    f"[spacy_el] {path}:{line_no}: expected {{\"alias\": str, \"candidates\": "
+                    f"[[entity_id, prior], ...]}}, got the keys {sorted(record)}."
+                )
+            alias, candidates = record["alias"], record["candidates"]
+            # Checked here: a dict or a bare string would otherwise be indexed character by character.
+            bad = [c for c in candidates if not _is_candidate_pair(c)] if isinstance(candidates, list) else [candidates]
+            if bad:
+                raise ValueError(
+                    f"[spacy_el] {path}:{line_no}: alias {alias!r}: 'candidates' must be a list of "
+                    f"[entity_id, prior] pairs, [[entity_id, prior], ...] with a string id and a number prior; "
+                    f"got {bad[0]!r}."
+                )
+            try:
+                self.add_alias(alias, [c[0] for c in candidates], [c[1] for c in candidates], on_duplicate=on_duplicate)
             except ValueError as err:
-                raise ValueError(f"[spacy_el] {path}:{line_no}: {err}") from err
+                raise _at_line(path, line_no, err) from err
 
     @classmethod
     def from_jsonl(
@@ -234,12 +266,65 @@ class KBBuilder:
         return builder
 
 
+def _is_number(value: object) -> bool:
+    """A real number: int, float or a numpy scalar; not a bool, nor a string that float() would parse."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_candidate_pair(candidate: object) -> bool:
+    return (
+        isinstance(candidate, (list, tuple)) and len(candidate) == 2
+        and isinstance(candidate[0], str) and _is_number(candidate[1])
+    )
+
+
+def _check_vector(entity_id: str, vector: object) -> np.ndarray:
+    """The entity's vector as float32 (dim,), or a ValueError naming the entity."""
+    array = None
+    if not isinstance(vector, (str, bytes, Mapping)):
+        try:
+            array = np.asarray(vector)
+        except (ValueError, TypeError):  # ragged nested lists
+            array = None
+    # dtype kind f/i/u: numbers only ("a" makes a string array, None an object array).
+    if array is None or array.ndim != 1 or array.size == 0 or array.dtype.kind not in "fiu":
+        shown = repr(vector) if len(repr(vector)) <= 80 else repr(vector)[:77] + "..."
+        raise ValueError(
+            f"[spacy_el] Entity {entity_id!r}: 'vector' must be a list of numbers (one non-empty row), got {shown}."
+        )
+    with np.errstate(over="ignore"):
+        array = array.astype(np.float32)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(
+            f"[spacy_el] Entity {entity_id!r}: 'vector' contains NaN or infinite values (or values too large "
+            "for float32)."
+        )
+    return array
+
+
+def _at_line(path: Union[str, Path], line_no: int, err: Exception) -> ValueError:
+    """``err`` located at ``path:line_no``, with one "[spacy_el]" prefix."""
+    text = str(err)
+    text = text[len("[spacy_el] ") :] if text.startswith("[spacy_el] ") else text
+    return ValueError(f"[spacy_el] {path}:{line_no}: {text}")
+
+
 def _iter_jsonl(path: Union[str, Path], what: str, progress: bool) -> Iterator[Tuple[int, dict]]:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"[spacy_el] {what} file not found: {path}")
-    with path.open(encoding="utf8") as f:
-        for line_no, line in enumerate(tqdm(f, desc=f"reading {what}", unit=" lines", disable=not progress), 1):
+    # Bytes are decoded line by line, so that an encoding error names its line (a text-mode file
+    # raises a bare UnicodeDecodeError from somewhere in a block of lines).
+    with path.open("rb") as f:
+        for line_no, raw in enumerate(tqdm(f, desc=f"reading {what}", unit=" lines", disable=not progress), 1):
+            try:
+                # utf-8-sig on the first line: editors on Windows start UTF-8 files with a byte order mark.
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf8")
+            except UnicodeDecodeError as err:
+                raise ValueError(
+                    f"[spacy_el] {path}:{line_no}: the line is not valid UTF-8 (byte {raw[err.start]:#04x} at "
+                    f"position {err.start}). Save the {what} file as UTF-8."
+                ) from err
             if not line.strip():
                 continue
             try:

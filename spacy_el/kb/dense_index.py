@@ -26,6 +26,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 import faiss
 import numpy as np
 
+from .serialization import create_temp_file
+
 # Why the BLAS threshold is changed. faiss-cpu 1.15 scores exhaustive searches (Flat, and the IVF
 # coarse quantizer) with a per-query SIMD loop while ``n_queries * dim < distance_compute_blas_threshold``
 # and with BLAS sgemm from there on. Its default, 128000, keeps every batch below 334 queries at dim 384
@@ -255,16 +257,23 @@ class DenseIndex:
     def save(self, path: PathLike) -> Path:
         """Write the index file (format in the module docstring) atomically; RETURNS its path.
 
-        Writing to a temporary file and renaming keeps any process that maps the old file working.
+        Writing to a temporary file and renaming keeps any process that maps the old file working, and
+        replaces a symlink at ``path`` instead of writing through it. The temporary file gets a fresh
+        random name (a fixed ``.tmp`` name could itself be a planted symlink).
         """
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        faiss.write_index(self._index, str(tmp))
-        n_faiss = tmp.stat().st_size
-        meta = json.dumps(self.meta()).encode("utf8")
-        with tmp.open("ab") as f:
-            f.write(meta + _TRAILER.pack(n_faiss, len(meta), _MAGIC))
-        os.replace(tmp, path)
+        tmp, fd = create_temp_file(path.parent, path.name)
+        os.close(fd)
+        try:
+            faiss.write_index(self._index, str(tmp))
+            n_faiss = tmp.stat().st_size
+            meta = json.dumps(self.meta()).encode("utf8")
+            with tmp.open("ab") as f:
+                f.write(meta + _TRAILER.pack(n_faiss, len(meta), _MAGIC))
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         return path
 
     @classmethod

@@ -11,6 +11,7 @@ torch and transformers are imported when a ``TextEncoder`` is created, never at 
 """
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -66,6 +67,17 @@ def _pooling_config(model_dir: Path) -> Dict[str, Any]:
     return {"pooling": pooling, "normalize": normalize}
 
 
+def _looks_like_path(name: str) -> bool:
+    """Whether ``name`` can only be a path: a hub name is ``repo`` or ``namespace/repo`` of word
+    characters, dots and dashes, never absolute, relative to ``.`` or with more than one slash."""
+    return Path(name).is_absolute() or name.startswith((".", "~")) or re.fullmatch(r"[\w.-]+(/[\w.-]+)?", name) is None
+
+
+def _not_found(name: str, hint: str = "") -> ValueError:
+    # Same wording as the pipeline components' encoder option (spacy_el.ml.torch_io), which kb/ must not import.
+    return ValueError(f"[spacy_el] Encoder directory not found: {name}. Give a local Hugging Face model path.{hint}")
+
+
 class TextEncoder:
     """Encode texts into float32 vectors with a transformer encoder.
 
@@ -99,11 +111,18 @@ class TextEncoder:
         self.max_length = int(max_length)
         self.batch_size = int(batch_size)
         local = Path(self.model_name_or_path)
+        # A missing directory would otherwise reach the hub client, whose error (an invalid repo id, or
+        # an offline cache miss) does not say that a directory was expected.
+        if not local.is_dir() and _looks_like_path(self.model_name_or_path):
+            raise _not_found(self.model_name_or_path)
         self._pooling = _pooling_config(local) if local.is_dir() else {"pooling": "mean", "normalize": True}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path)
             self.model = AutoModel.from_pretrained(self.model_name_or_path)
-        except OSError as err:
+        except (OSError, ValueError) as err:
+            if not local.is_dir():  # a hub-like name that is not in the local cache either
+                hint = " Hub names work only for models already in the local Hugging Face cache."
+                raise _not_found(self.model_name_or_path, hint) from err
             raise OSError(
                 f"[spacy_el] Cannot load the encoder {self.model_name_or_path!r} (offline: only local "
                 f"directories and models already in the Hugging Face cache work): {err}"

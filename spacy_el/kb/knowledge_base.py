@@ -36,12 +36,18 @@ class LookupSettings:
     expand_normalized: bool = True
 
     def __post_init__(self) -> None:
-        if self.top_k is not None and self.top_k < 1:
-            raise ValueError(f"[spacy_el] top_k must be None or >= 1, got {self.top_k}.")
+        if self.top_k is not None:
+            _check_top_k(self.top_k)
         if not 0.0 < self.fuzzy_min_score <= 1.0:
             raise ValueError(f"[spacy_el] fuzzy_min_score must be in (0, 1], got {self.fuzzy_min_score}.")
         if self.fuzzy_max_aliases < 1:
             raise ValueError(f"[spacy_el] fuzzy_max_aliases must be >= 1, got {self.fuzzy_max_aliases}.")
+
+
+def _check_top_k(top_k: Any) -> None:
+    # A slice bound: 0 would silently return nothing and -1 silently drop the last candidate.
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ValueError(f"[spacy_el] top_k must be None or >= 1, got {top_k!r}.")
 
 
 class EntityInfo(NamedTuple):
@@ -201,6 +207,8 @@ class ElKnowledgeBase(KnowledgeBase):
         type-aware selection), in rank order. Unknown or empty text gives an empty list, never an
         exception.
         """
+        if top_k is not None:
+            _check_top_k(top_k)
         s = self.settings
         tiers = self.aliases.match(
             text,
@@ -308,9 +316,14 @@ class ElKnowledgeBase(KnowledgeBase):
     def _arrays(self) -> Dict[str, np.ndarray]:
         return {**self.entities.to_arrays(), **self.aliases.to_arrays()}
 
-    def to_disk(self, path: Union[str, Path], exclude: Iterable[str] = SimpleFrozenList()) -> None:
+    def to_disk(
+        self, path: Union[str, Path], exclude: Iterable[str] = SimpleFrozenList(), *, force: bool = False
+    ) -> None:
+        """Write the KB directory at ``path`` (see ``serialization``): a missing or empty directory, or one
+        holding a spacy_el KB, which is replaced (safely, also when it is this KB's own memory-mapped
+        folder). A non-empty directory that is not a KB is refused unless ``force``."""
         writers = {DENSE_INDEX_FILE: self.dense_index.save} if self.dense_index is not None else {}
-        write_kb_dir(ensure_path(path), self._manifest(), self._arrays(), writers)
+        write_kb_dir(ensure_path(path), self._manifest(), self._arrays(), writers, force=force)
 
     def from_disk(
         self, path: Union[str, Path], exclude: Iterable[str] = SimpleFrozenList(), *, mmap: bool = False,

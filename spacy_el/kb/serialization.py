@@ -8,12 +8,20 @@ Directory layout::
 
 Loading verifies every listed file (present, size, and SHA-256 unless ``verify=False``) before it is
 parsed, so a truncated or tampered directory fails with a ``KBFormatError`` that names the file.
+
+Writing never changes a file in place: each file is written under a fresh temporary name in its folder
+and renamed over the old one, the manifest last. A process that memory-maps the old KB (or the KB
+being saved, onto its own folder) keeps reading the old files, whose inodes stay alive after the
+rename; a symlink planted in the folder is replaced, never written through. A folder that holds
+something other than a spacy_el KB is not written into without ``force``.
 """
 import hashlib
 import io
 import json
+import os
+import secrets
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import srsly
@@ -36,28 +44,130 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def create_temp_file(directory: Path, name: str) -> Tuple[Path, int]:
+    """Create a new, empty file with a random name beside ``name`` in ``directory``.
+
+    O_EXCL makes the call fail rather than open anything that already exists there (a planted
+    symlink included); unlike ``tempfile.mkstemp`` the file gets the usual umask-based permissions,
+    so a KB stays readable by the users that could read the files it replaces.
+    RETURNS: (path, open file descriptor for writing).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = directory / f".{name}.{secrets.token_hex(8)}.tmp"
+        try:
+            return tmp, os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+
+
+def _is_kb_manifest(path: Path) -> bool:
+    """Whether ``path`` is a spacy_el KB manifest (of any format version: an old KB may be rebuilt)."""
+    try:
+        manifest = json.loads(path.read_text(encoding="utf8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT_NAME
+
+
+def check_kb_target(path: Path, force: bool = False) -> None:
+    """Refuse to write a KB to ``path`` when that could destroy something else.
+
+    Fine: a missing or empty directory, or one that holds a spacy_el KB (it is replaced). Refused: a
+    path that is not a directory, a non-empty directory without a spacy_el manifest (unless ``force``),
+    and a KB whose ``arrays/`` folder is a symbolic link (always: the arrays would land wherever it points).
+    """
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise ValueError(f"[spacy_el] Cannot write a KB to {path}: it is a broken symbolic link.")
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"[spacy_el] Cannot write a KB to {path}: it exists and is not a directory.")
+    if path.is_dir() and any(path.iterdir()) and not force and not _is_kb_manifest(path / MANIFEST):
+        raise ValueError(
+            f"[spacy_el] {path} is not empty and is not a spacy_el KB (it has no spacy_el {MANIFEST}); "
+            "refusing to overwrite its files. Write the KB to a new or empty directory, or pass force=True "
+            "(`--force` on the command line) to write into it anyway."
+        )
+    array_dir = path / ARRAY_DIR
+    if array_dir.is_symlink():
+        raise ValueError(
+            f"[spacy_el] {array_dir} is a symbolic link: a KB's {ARRAY_DIR}/ folder must be a real directory, "
+            "since writing through the link would overwrite files elsewhere. Remove the link."
+        )
+    if array_dir.exists() and not array_dir.is_dir():
+        raise ValueError(f"[spacy_el] Cannot write a KB to {path}: {array_dir} exists and is not a directory.")
+
+
+def _old_kb_files(path: Path) -> List[str]:
+    """The files the KB currently in ``path`` lists, for removal once the new KB is in place."""
+    manifest_path = path / MANIFEST
+    if not _is_kb_manifest(manifest_path):
+        return []
+    files = json.loads(manifest_path.read_text(encoding="utf8")).get("files")
+    return [rel for rel in files if isinstance(rel, str)] if isinstance(files, dict) else []
+
+
 def write_kb_dir(
     path: Path,
     manifest: Dict[str, Any],
     arrays: Dict[str, np.ndarray],
     extra_writers: Dict[str, Callable[[Path], Any]],
+    *,
+    force: bool = False,
 ) -> None:
-    """Write arrays, and extra files through their writers (called with the target path, so a large
-    FAISS index goes straight to disk), under ``path``, then a manifest that checksums them all."""
+    """Write arrays, and extra files through their writers (called with a temporary path in the
+    target's folder, so a large FAISS index goes straight to disk), under ``path``, then a manifest
+    that checksums them all. See the module docstring for why every file is renamed into place, and
+    ``check_kb_target`` for the folders that are refused (``force`` allows a non-empty non-KB folder).
+    """
+    path = Path(path)
+    check_kb_target(path, force=force)
     path.mkdir(parents=True, exist_ok=True)
     (path / ARRAY_DIR).mkdir(exist_ok=True)
-    files: Dict[str, Dict[str, Any]] = {}
-    for name, array in arrays.items():
-        rel = f"{ARRAY_DIR}/{name}.npy"
-        np.save(path / rel, np.ascontiguousarray(array), allow_pickle=False)
-        files[rel] = {}
-    for rel, write in extra_writers.items():
-        write(path / rel)
-        files[rel] = {}
-    for rel in files:
-        files[rel] = {"sha256": _sha256_file(path / rel), "bytes": (path / rel).stat().st_size}
-    full = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **manifest, "files": files}
-    (path / MANIFEST).write_text(json.dumps(full, indent=2, ensure_ascii=False), encoding="utf8")
+    old_files = _old_kb_files(path)
+    written: Dict[str, Path] = {}  # relative name -> temporary file, renamed once all are written
+    try:
+        for name, array in arrays.items():
+            rel = f"{ARRAY_DIR}/{name}.npy"
+            tmp, fd = create_temp_file(path / ARRAY_DIR, f"{name}.npy")
+            written[rel] = tmp
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+        for rel, write in extra_writers.items():
+            target = path / rel
+            tmp, fd = create_temp_file(target.parent, target.name)
+            written[rel] = tmp
+            os.close(fd)
+            write(tmp)
+        files = {rel: {"sha256": _sha256_file(tmp), "bytes": tmp.stat().st_size} for rel, tmp in written.items()}
+        full = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **manifest, "files": files}
+        tmp, fd = create_temp_file(path, MANIFEST)
+        written[MANIFEST] = tmp
+        with os.fdopen(fd, "w", encoding="utf8") as f:
+            f.write(json.dumps(full, indent=2, ensure_ascii=False))
+        # The manifest goes last: until it is replaced, the folder's old manifest does not match the new
+        # arrays, so a reader gets a checksum error, never a silent mix of two KBs.
+        for rel, tmp in written.items():
+            os.replace(tmp, path / rel)
+    except BaseException:
+        for tmp in written.values():
+            if tmp.is_file():
+                tmp.unlink()
+        raise
+    _remove_stale(path, [rel for rel in old_files if rel not in written])
+
+
+def _remove_stale(path: Path, rels: List[str]) -> None:
+    """Remove files of the previous KB that the new one does not have (e.g. the fuzzy index, when the
+    new KB is built without it). Only names directly in the KB folder or its real ``arrays/`` folder
+    are touched, so an unsafe name in an old manifest cannot reach outside."""
+    for rel in rels:
+        parts = Path(rel).parts
+        if rel.startswith("/") or ".." in parts or not (len(parts) == 1 or (len(parts) == 2 and parts[0] == ARRAY_DIR)):
+            continue
+        target = path / rel
+        if target.is_file() or target.is_symlink():
+            target.unlink()
 
 
 def read_manifest(path: Path) -> Dict[str, Any]:
@@ -116,6 +226,12 @@ def read_kb_dir(
         if rel.startswith(f"{ARRAY_DIR}/") and rel.endswith(".npy"):
             name = rel[len(ARRAY_DIR) + 1 : -len(".npy")]
             arrays[name] = _load_npy(file_path, mmap=mmap)
+            # The value scan runs with the checksums: they already read every byte of every file, and
+            # the float arrays (vectors, frequencies, priors, type probabilities) are a part of those
+            # bytes, so it at most doubles the cost of reading them. verify=False (large trusted KBs,
+            # memory-mapped for a fast start) skips both, since the scan would page in every vector.
+            if verify:
+                _check_finite(arrays[name], name, f"KB file {file_path}")
         else:
             extra[rel] = file_path
     return manifest, arrays, extra
@@ -129,6 +245,20 @@ def _load_npy(source: Any, *, mmap: bool, name: Optional[str] = None) -> np.ndar
     if array.dtype.hasobject:
         raise KBFormatError(f"[spacy_el] KB array {name or source} has an object dtype, which is not allowed.")
     return array
+
+
+def _check_finite(array: np.ndarray, name: str, where: str) -> None:
+    """Refuse a float array holding NaN or inf: a NaN vector or prior silently gives NaN scores."""
+    if array.dtype.kind not in "fc":
+        return
+    flat = np.ravel(array, order="K")  # a view for the contiguous arrays every KB holds
+    step = 1 << 22  # scan in blocks: np.isfinite on a whole vector matrix would allocate its size again
+    for start in range(0, flat.size, step):
+        if not np.isfinite(flat[start : start + step]).all():
+            raise KBFormatError(
+                f"[spacy_el] {where} is invalid: {name}: contains NaN or infinite values. Rebuild the KB "
+                "from finite values (the builder and set_vectors/set_type_probs refuse NaN and inf)."
+            )
 
 
 def kb_to_bytes(manifest: Dict[str, Any], arrays: Dict[str, np.ndarray], extra_files: Dict[str, bytes]) -> bytes:
@@ -158,4 +288,6 @@ def kb_from_bytes(data: bytes) -> Tuple[Dict[str, Any], Dict[str, np.ndarray], D
         if not isinstance(blob, bytes) or hashlib.sha256(blob).hexdigest() != manifest["files"][name]:
             raise KBFormatError(f"[spacy_el] KB bytes section {name!r} does not match its checksum.")
     arrays = {name: _load_npy(io.BytesIO(blob), mmap=False, name=name) for name, blob in msg["arrays"].items()}
+    for name, array in arrays.items():  # bytes are always checksummed, so always scanned (see read_kb_dir)
+        _check_finite(array, name, "the KB bytes")
     return manifest, arrays, dict(msg["extra"])

@@ -1,0 +1,103 @@
+"""`python -m spacy_el kb ...`: expected errors print one "[spacy_el]" line and exit 1; a folder that is
+not a KB is not overwritten without --force; --top-k must be >= 1."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_el.cli import app
+from spacy_el.kb import ElKnowledgeBase
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def jsonl_files(tmp_path):
+    entities = tmp_path / "entities.jsonl"
+    aliases = tmp_path / "aliases.jsonl"
+    entities.write_text(
+        "\n".join(json.dumps(e) for e in [
+            {"id": "Ada_Lovelace", "name": "Ada Lovelace", "description": "English mathematician", "types": ["PER"]},
+            {"id": "Ada_(language)", "name": "Ada", "description": "Programming language", "types": ["MISC"]},
+        ]) + "\n",
+        encoding="utf8",
+    )
+    aliases.write_text(json.dumps({"alias": "Ada", "candidates": [["Ada_Lovelace", 0.6], ["Ada_(language)", 0.4]]}))
+    return entities, aliases
+
+
+def build(*args):
+    return runner.invoke(app, ["kb", "build", *map(str, args)])
+
+
+def assert_one_line_error(result, *fragments):
+    """One "[spacy_el]" message (wasabi wraps it to the terminal width, like spaCy's CLI) and exit 1."""
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert result.output.count("[spacy_el]") == 1, result.output
+    squashed = "".join(result.output.split())  # wrapping may split a long path anywhere
+    for fragment in fragments:
+        assert "".join(fragment.split()) in squashed, result.output
+
+
+def test_build_refuses_a_folder_that_is_not_a_kb(tmp_path, jsonl_files):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"format": "my-model"}')
+    assert_one_line_error(build(*jsonl_files, out), "not a spacy_el KB", "--force")
+    assert (out / "manifest.json").read_text() == '{"format": "my-model"}'
+    result = build(*jsonl_files, out, "--force")
+    assert result.exit_code == 0, result.output
+    assert ElKnowledgeBase.load(out).n_entities == 2
+    # Now it is a KB: rebuilding it needs no --force.
+    assert build(*jsonl_files, out).exit_code == 0
+
+
+def test_build_errors_are_one_line(tmp_path, jsonl_files):
+    entities, aliases = jsonl_files
+    entities.write_bytes(entities.read_bytes() + b'{"id": "Caf\xe9"}\n')
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "entities.jsonl:3", "UTF-8")
+    entities.write_text('{"id": "Q1", "name": 5}\n')
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "entities.jsonl:1", "'Q1'", "'name'")
+    entities.write_text("")
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "entities.jsonl", "no entities")
+    assert not (tmp_path / "kb").exists()
+
+
+def test_build_refuses_a_kb_without_aliases(tmp_path, jsonl_files):
+    entities, aliases = jsonl_files
+    aliases.write_text("")
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "no aliases", "--title-aliases")
+    assert build(entities, aliases, tmp_path / "kb", "--title-aliases").exit_code == 0
+
+
+def test_build_with_missing_encoder_dir(tmp_path, jsonl_files):
+    missing = tmp_path / "no_encoder"
+    result = build(*jsonl_files, tmp_path / "kb", "--vectors", "compute", "--encoder", missing)
+    assert_one_line_error(result, "Encoder directory not found", str(missing))
+
+
+def test_kb_errors_in_other_commands_are_one_line(tmp_path):
+    (tmp_path / "notakb").mkdir()
+    assert_one_line_error(runner.invoke(app, ["kb", "info", str(tmp_path / "notakb")]), "manifest.json")
+
+
+@pytest.mark.parametrize("top_k", ["0", "-1"])
+def test_lookup_refuses_non_positive_top_k(tmp_path, jsonl_files, top_k):
+    assert build(*jsonl_files, tmp_path / "kb").exit_code == 0
+    result = runner.invoke(app, ["kb", "lookup", "Ada", "--kb", str(tmp_path / "kb"), "--top-k", top_k])
+    assert result.exit_code != 0
+    assert "No candidates" not in result.output
+    assert "top-k" in result.output.lower() or "top_k" in result.output.lower()
+
+
+def test_unexpected_errors_still_raise(tmp_path, jsonl_files, monkeypatch):
+    from spacy_el.kb import builder
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(builder.KBBuilder, "from_jsonl", boom)
+    result = build(*jsonl_files, tmp_path / "kb")
+    assert isinstance(result.exception, RuntimeError)

@@ -1,0 +1,32 @@
+"""Argument checks of ``ElKnowledgeBase.lookup`` and of the KB's text encoder."""
+import pytest
+
+from ..conftest import build_toy_kb
+
+
+@pytest.mark.parametrize("top_k", [0, -1, -3])
+def test_lookup_refuses_non_positive_top_k(top_k):
+    kb = build_toy_kb()
+    with pytest.raises(ValueError, match=r"\[spacy_el\] top_k must be None or >= 1"):
+        kb.lookup("Paris", top_k=top_k)
+    with pytest.raises(ValueError, match="top_k"):
+        kb.lookup("Paris", top_k=top_k, prefer_types=["PER"])
+    with pytest.raises(ValueError, match="top_k"):
+        kb.lookup_batch(["Paris"], top_k=top_k)
+
+
+def test_lookup_top_k_one_and_none():
+    kb = build_toy_kb()
+    assert [h.entity_id for h in kb.lookup("Paris", top_k=1)] == ["Paris"]
+    assert len(kb.lookup("Paris", top_k=None)) == 3
+
+
+def test_missing_encoder_directory_is_named(tmp_path):
+    from spacy_el.kb.encoder import TextEncoder
+
+    missing = tmp_path / "no_such_encoder"
+    # An absolute path, a relative one, a nested one, and a hub-like name that is not in the local cache.
+    for name in (str(missing), "./no_such_encoder", "no/such/encoder/dir", "no-such-encoder-xyz"):
+        with pytest.raises(ValueError, match=r"^\[spacy_el\] Encoder directory not found: ") as info:
+            TextEncoder(name)
+        assert name in str(info.value)
