@@ -2,7 +2,7 @@
 a PyTorch layer built lazily from dims the KB gives, and serialisation that restores that layer
 before reading its weights, as spacy-experimental's coref does)."""
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Tuple, Type
 
 import srsly
 from spacy import util
@@ -11,6 +11,9 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..kb import ElKnowledgeBase
+from .settings import ComponentSettings
+
+_UNSET = object()  # a setting missing from cfg (a pipeline saved before it existed): its default
 
 
 class KBTorchPipe(TrainablePipe):
@@ -19,6 +22,7 @@ class KBTorchPipe(TrainablePipe):
     override ``_after_load`` (rebuild state derived from ``cfg`` after deserialisation)."""
 
     dim_names: Tuple[str, ...] = ("nE",)
+    settings_class: ClassVar[Type[ComponentSettings]] = ComponentSettings
     kb: ElKnowledgeBase
 
     def _build_torch_layer(self) -> None:
@@ -28,8 +32,26 @@ class KBTorchPipe(TrainablePipe):
         """Hook run after from_bytes/from_disk."""
 
     # -- settings ----------------------------------------------------------------------------------
+    @property
+    def settings(self) -> ComponentSettings:
+        """The component's settings, typed and checked (``settings_class``), read from ``cfg``.
+
+        ``cfg`` stays the live store that spaCy saves (and that code may change); the view is rebuilt,
+        and so checked again, whenever a setting in ``cfg`` changed since the last read.
+        """
+        names = self.settings_class.names()
+        key = tuple(self.cfg.get(name, _UNSET) for name in names)
+        cached = self.__dict__.get("_settings_cache")
+        if cached is None or cached[0] != key:
+            given = {name: value for name, value in zip(names, key) if value is not _UNSET}
+            cached = (key, self.settings_class.from_cfg(given))
+            self.__dict__["_settings_cache"] = cached
+        return cached[1]
+
     def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """Raise a ValueError naming the setting of ``cfg`` that is not valid (subclasses)."""
+        """Raise a ValueError naming the setting of ``cfg`` that is not valid."""
+        if self.settings_class is not ComponentSettings:
+            self.settings_class.from_cfg({k: v for k, v in cfg.items() if k in self.settings_class.names()})
 
     def _after_configure(self) -> None:
         """Hook run after :meth:`configure` changed ``cfg``."""

@@ -29,7 +29,8 @@ and all get that decision; twins whose labels give different types would need di
 one key, so they are refused with a ValueError naming the span (keep one span per offsets).
 """
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -46,6 +47,7 @@ from ..ml.ner4el_batch import MentionCandidates, MentionSlot, Ner4elBatch, encod
 from ..ml.ner4el_model import build_torch_layer, tokenizer_of
 from .kb_torch_pipe import KBTorchPipe
 from .ner4el_candidates import CandidateSelector, CandidateSet
+from .settings import ComponentSettings, setting
 
 DEFAULT_NER4EL_MODEL = """
 [model]
@@ -56,10 +58,39 @@ max_length = 128
 typed_entities = false
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_NER4EL_MODEL)["model"]
-DECODINGS = ("none", "hard", "soft")
-TYPE_SOURCES = ("label", "head")
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
-ENCODER_BATCH = 32  # marked windows per scorer call at prediction (bounds the encoder's memory)
+
+
+@dataclass(frozen=True)
+class NerConstrainedLinkerSettings(ComponentSettings):
+    """The component's settings (the factory's defaults; checked at construction and in ``configure``).
+
+    spans_key: link ``doc.spans[spans_key]`` instead of ``doc.ents`` (null). top_k: candidates per
+    mention. type_inventory: the type labels ("coarse": PER/LOC/ORG/MISC, or "fine"). The type switches
+    are in the module docstring: type_aware_selection, n_random_negatives / n_type_negatives (training
+    negatives), decoding with soft_weight and type_smoothing, compat_threshold (the type probability an
+    entity needs to count as compatible), mention_type_source, type_loss_weight (the mention-typing
+    head's loss). threshold: write NIL when the best candidate's probability is below it (null: never).
+    seed: of the negative sampling. encoder_batch: marked windows per scorer call at prediction
+    (memory, not results).
+    """
+
+    component: ClassVar[str] = "ner_constrained_linker"
+    spans_key: Optional[str] = setting(None, non_empty=True)
+    top_k: int = setting(30, low=1)
+    type_inventory: Literal["coarse", "fine"] = "coarse"
+    type_aware_selection: bool = False
+    n_random_negatives: int = setting(4, low=0)
+    n_type_negatives: int = setting(0, low=0)
+    decoding: Literal["none", "hard", "soft"] = "none"
+    soft_weight: float = setting(1.0, low=0.0)
+    type_smoothing: float = setting(0.1, low=0.0, low_open=True, high=1.0)
+    compat_threshold: float = setting(0.2, low=0.0, high=1.0)
+    mention_type_source: Literal["label", "head"] = "label"
+    threshold: Optional[float] = setting(None, low=0.0)
+    type_loss_weight: float = setting(0.1, low=0.0)
+    seed: int = 0
+    encoder_batch: int = setting(32, low=1)
 
 
 @Language.factory(
@@ -67,23 +98,7 @@ ENCODER_BATCH = 32  # marked windows per scorer call at prediction (bounds the e
     assigns=["doc.ents", "token.ent_kb_id", "span._.candidate_scores", "span._.link_score", "span._.nil_reason"],
     requires=["doc.ents"],
     default_config={
-        "model": DEFAULT_MODEL,
-        "spans_key": None,
-        "top_k": 30,
-        "type_inventory": "coarse",
-        "type_aware_selection": False,
-        "n_random_negatives": 4,
-        "n_type_negatives": 0,
-        "decoding": "none",
-        "soft_weight": 1.0,
-        "type_smoothing": 0.1,
-        "compat_threshold": 0.2,
-        "mention_type_source": "label",
-        "threshold": None,
-        "type_loss_weight": 0.1,
-        "seed": 0,
-        "encoder_batch": ENCODER_BATCH,
-        "scorer": {"@scorers": "spacy-el.el_scorer.v1"},
+        "model": DEFAULT_MODEL, **NerConstrainedLinkerSettings.defaults(), "scorer": {"@scorers": "spacy-el.el_scorer.v1"},
     },
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None, "ed_accuracy": None},
 )
@@ -108,9 +123,7 @@ def make_ner_constrained_linker(
     encoder_batch: int,
     scorer: Optional[Callable],
 ) -> "NerConstrainedLinker":
-    """spans_key: link ``doc.spans[spans_key]`` instead of ``doc.ents``. top_k: candidates per mention.
-    threshold: write NIL when the best candidate's probability is below it (None: never).
-    encoder_batch: marked windows per scorer call at prediction (an int >= 1; memory, not results)."""
+    """The settings are documented on :class:`NerConstrainedLinkerSettings`."""
     return NerConstrainedLinker(
         nlp.vocab, model, name, spans_key=spans_key, top_k=top_k, type_inventory=type_inventory,
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
@@ -124,34 +137,19 @@ class NerConstrainedLinker(KBTorchPipe):
     """NER4EL entity disambiguation over given mentions; see the module docstring."""
 
     dim_names = ("nE", "nT")
+    settings_class = NerConstrainedLinkerSettings
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "ner_constrained_linker", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
         register_extensions()
-        self._check_settings(cfg)
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = dict(cfg)
+        self.cfg: Dict[str, Any] = NerConstrainedLinkerSettings.from_cfg(cfg).to_cfg()
         self.scorer = scorer
-        self.inventory = TypeInventory.from_name(self.cfg.get("type_inventory", "coarse"))
+        self.inventory = TypeInventory.from_name(self.settings.type_inventory)
         self.kb = ElKnowledgeBase(vocab)
         self._selector: Optional[CandidateSelector] = None
-        self._rng = np.random.default_rng(self.cfg.get("seed", 0))
-
-    def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """At construction and in :meth:`configure`: raise a ValueError naming an invalid setting."""
-        if cfg.get("decoding", "none") not in DECODINGS:
-            raise ValueError(f"[spacy_el] decoding must be one of {DECODINGS}, got {cfg['decoding']!r}.")
-        if cfg.get("mention_type_source", "label") not in TYPE_SOURCES:
-            raise ValueError(f"[spacy_el] mention_type_source must be one of {TYPE_SOURCES}, got {cfg['mention_type_source']!r}.")
-        if not 0.0 < float(cfg.get("type_smoothing", 0.1)) <= 1.0:
-            raise ValueError(f"[spacy_el] type_smoothing must be in (0, 1], got {cfg['type_smoothing']}.")
-        if int(cfg.get("top_k", 30)) < 1:
-            raise ValueError(f"[spacy_el] top_k must be >= 1, got {cfg['top_k']}.")
-        size = cfg.get("encoder_batch", ENCODER_BATCH)
-        # bool is an int to Python, and a float would slice windows oddly: ask for a true int.
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"[spacy_el] encoder_batch (marked windows per scorer call) must be an int >= 1, got {size!r}.")
+        self._rng = np.random.default_rng(self.settings.seed)
 
     # -- set-up ------------------------------------------------------------------------------------
     def initialize(
@@ -197,18 +195,18 @@ class NerConstrainedLinker(KBTorchPipe):
                 )
                 probs = np.full((self.kb.n_entities, len(self.inventory.labels)), 1.0 / len(self.inventory.labels), np.float32)
             self._selector = CandidateSelector(
-                self.kb, probs, self.cfg["top_k"], self.cfg["type_aware_selection"], self.cfg["compat_threshold"]
+                self.kb, probs, self.settings.top_k, self.settings.type_aware_selection, self.settings.compat_threshold
             )
         return self._selector
 
     def _spans(self, doc: Doc) -> List[Span]:
-        key = self.cfg.get("spans_key")
+        key = self.settings.spans_key
         if key is None:
             return list(doc.ents)
         return list(doc.spans[key]) if key in doc.spans else []
 
     def _mention_type(self, span: Span) -> Optional[int]:
-        if self.cfg["mention_type_source"] == "head":
+        if self.settings.mention_type_source == "head":
             return None
         return self.inventory.mention_label(span.label_)
 
@@ -249,7 +247,7 @@ class NerConstrainedLinker(KBTorchPipe):
         # Score a bounded number of windows at a time: memory would otherwise grow with the document
         # (encoder activations and candidate arrays of every mention at once). Every chunk keeps the
         # batch's padded width L, so a window is encoded exactly as in one call.
-        size = self.cfg.get("encoder_batch", ENCODER_BATCH)
+        size = self.settings.encoder_batch
         for rows, members, chunk_slots in window_chunks(slots, input_ids.shape[0], size):
             chunk_spans = [flat_spans[i] for i in members]
             chunk_sets = [flat_sets[i] for i in members]
@@ -285,7 +283,7 @@ class NerConstrainedLinker(KBTorchPipe):
             if j == len(unique):
                 unique.append(span)
             elif self._mention_type(span) != self._mention_type(unique[j]):
-                where = "doc.ents" if self.cfg.get("spans_key") is None else f"doc.spans[{self.cfg['spans_key']!r}]"
+                where = "doc.ents" if self.settings.spans_key is None else f"doc.spans[{self.settings.spans_key!r}]"
                 raise ValueError(
                     f"[spacy_el] {self.name}: two spans {span.text!r} at characters {key} of {where} have the labels "
                     f"{unique[j].label_} and {span.label_}, which give different mention types. spaCy keeps span "
@@ -301,7 +299,7 @@ class NerConstrainedLinker(KBTorchPipe):
     ) -> List[Dict[str, Any]]:
         """Constrained decoding (contribution 4). scores: (M, C); type_logits: (M, T)."""
         head_probs = _softmax(type_logits)
-        decoding = self.cfg["decoding"]
+        decoding = self.settings.decoding
         out = []
         for i, (span, cands) in enumerate(zip(spans, sets)):
             if len(cands) == 0:
@@ -312,7 +310,7 @@ class NerConstrainedLinker(KBTorchPipe):
             row_scores = scores[i, : len(cands)].astype(np.float64)
             entity_types = batch.cand_type_probs[i, : len(cands)]
             if decoding == "hard":
-                allowed = entity_types[:, int(np.argmax(q))] >= self.cfg["compat_threshold"]
+                allowed = entity_types[:, int(np.argmax(q))] >= self.settings.compat_threshold
                 if not allowed.any():
                     out.append({"kb_id": NIL, "reason": "type_constraint", "candidates": [], "score": None})
                     continue
@@ -320,15 +318,15 @@ class NerConstrainedLinker(KBTorchPipe):
             elif decoding == "soft":
                 # Smoothed entity types: a KB-typed entity's one-hot distribution would make the soft
                 # constraint as strict as the hard one.
-                eps = self.cfg.get("type_smoothing", 0.1)
+                eps = self.settings.type_smoothing
                 smoothed = (1.0 - eps) * entity_types + eps / entity_types.shape[1]
-                row_scores = row_scores + self.cfg["soft_weight"] * np.log(smoothed @ q)
+                row_scores = row_scores + self.settings.soft_weight * np.log(smoothed @ q)
             probs = _softmax(row_scores[None, :])[0]
             order = np.argsort(-probs, kind="stable")
             ids = self.kb.entities.ids
             ranked = [[ids[int(cands.rows[j])], float(probs[j])] for j in order[:CANDIDATES_KEPT] if np.isfinite(row_scores[j])]
             best = int(order[0])
-            threshold = self.cfg.get("threshold")
+            threshold = self.settings.threshold
             if threshold is not None and probs[best] < threshold:
                 out.append({"kb_id": NIL, "reason": "below_threshold", "candidates": ranked, "score": float(probs[best])})
             else:
@@ -336,7 +334,7 @@ class NerConstrainedLinker(KBTorchPipe):
         return out
 
     def set_annotations(self, docs: Iterable[Doc], decisions: List[List[Dict[str, Any]]]) -> None:
-        key = self.cfg.get("spans_key")
+        key = self.settings.spans_key
         for doc, doc_decisions in zip(docs, decisions):
             spans = self._spans(doc)
             if not spans:
@@ -356,7 +354,7 @@ class NerConstrainedLinker(KBTorchPipe):
     def _training_mentions(self, examples: Iterable[Example]) -> Tuple[list, list, list]:
         """Gold mentions in the KB: (text, char spans) per predicted doc, candidate sets, gold spans."""
         texts_spans, sets, golds = [], [], []
-        cfg = self.cfg
+        settings = self.settings
         for eg in examples:
             spans = []
             for gold in self._spans(eg.reference):
@@ -365,7 +363,7 @@ class NerConstrainedLinker(KBTorchPipe):
                     continue  # NIL or not in the KB: nothing to disambiguate towards
                 cands = self.selector.training_set(
                     gold.text, self.inventory.mention_label(gold.label_), row, self._rng,
-                    cfg["n_random_negatives"], cfg["n_type_negatives"],
+                    settings.n_random_negatives, settings.n_type_negatives,
                 )
                 spans.append((gold.start_char, gold.end_char))
                 sets.append(cands)
@@ -406,7 +404,7 @@ class NerConstrainedLinker(KBTorchPipe):
         d_scores = (probs - target) / m
         type_targets = np.stack([self._type_target(span, c) for span, c in zip(golds, sets)])
         type_probs = _softmax(type_logits)
-        weight = self.cfg["type_loss_weight"]
+        weight = self.settings.type_loss_weight
         loss += weight * -(type_targets * np.log(type_probs + 1e-12)).sum() / m
         d_types = weight * (type_probs - type_targets) / m
         return float(loss), ops.asarray(d_scores.astype(np.float32)), ops.asarray(d_types.astype(np.float32))
@@ -419,8 +417,11 @@ class NerConstrainedLinker(KBTorchPipe):
         return self.selector.type_probs[cands.rows[cands.gold]].astype(np.float64)
 
     # -- serialisation (KBTorchPipe) --------------------------------------------------------------
+    def _after_configure(self) -> None:
+        self._after_load()
+
     def _after_load(self) -> None:
-        self.inventory = TypeInventory.from_name(self.cfg.get("type_inventory", "coarse"))
+        self.inventory = TypeInventory.from_name(self.settings.type_inventory)
         self._selector = None
 
 
