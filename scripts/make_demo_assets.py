@@ -16,12 +16,14 @@ byte-for-byte deterministic for the same inputs):
   base in the project's KB JSONL schema.
 * ``assets/README.md``: provenance, counts, licences and attribution.
 
-Only the standard library is used. No CoNLL/AIDA (Reuters) data is read.
+The GUM documents are read with the package's reader (``spacy_el.corpora.gum``) and the KB follows the
+evaluation KB's rules (``spacy_el.recipes``: Wikipedia-summary reader, description, mention clean-up,
+title/stripped/surname aliases and their weights), so the demo has no alias rule of its own.
+No CoNLL/AIDA (Reuters) data is read: only GUM and the Wikipedia summaries.
 """
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import math
@@ -31,7 +33,26 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
-from urllib.parse import unquote
+
+from spacy.tokens import Doc, Span
+
+from spacy_el.corpora.gum import MENTIONS_KEY, read_gum_file
+from spacy_el.corpora.splits import load_gum_splits
+from spacy_el.recipes.eval_kb import (
+    STRIPPED_WEIGHT,
+    SURNAME_WEIGHT,
+    TITLE_WEIGHT,
+    combine_alias_sources,
+    mention_counts,
+    title_aliases,
+)
+from spacy_el.recipes.sources import (
+    MAX_DESCRIPTION_CHARS,
+    EntityRecord,
+    base_name,
+    name_of,
+    read_wikipedia_summaries,
+)
 
 # ---------------------------------------------------------------------------
 # Configuration
@@ -113,26 +134,12 @@ DEV_DOCS = 2  # from distinct genres
 TEST_DOCS = 2  # from distinct genres
 MAX_DOC_BYTES = 160_000  # tsv + conll of one document
 N_EXTRA_ENTITIES = 1500  # summary entities added beyond the linked ones
-DESC_MAX_CHARS = 300
-MAX_CANDIDATES = 16
-MAX_MENTION_TOKENS = 6
+MAX_CANDIDATES = 16  # as in the DWIE alias file: longer lists only carry priors too small to matter
 
-# Pseudo-counts for title-derived aliases (added to GUM train mention counts
-# before normalising to p(e|m)).
-W_TITLE = 2.0  # the full title with spaces ("Victoria (Australia)")
-W_BASE = 1.0  # title without disambiguator ("Victoria")
-W_SURNAME = 0.5  # last word of a person's name ("Byron")
+# The demo KB takes no DWIE priors, unlike the evaluation KB: DWIE is GPL-3.0, and the KB files are
+# distributed under CC BY-SA 4.0 (see the README this script writes).
 
-TOPIC_SKIP = {"Uncategorized"}
-
-PRONOUNS = {
-    w.lower()
-    for w in (
-        "I me my mine myself we us our ours ourselves you your yours yourself yourselves "
-        "he him his himself she her hers herself it its itself they them their theirs "
-        "themselves this that these those here there who whom whose which what one ones"
-    ).split()
-}
+# Words that say nothing about which entities are confusable with a linked one (tier 1 below).
 STOPWORDS = {
     "the", "of", "and", "in", "on", "at", "for", "to", "a", "an", "by", "de", "la", "le",
     "von", "van", "der", "du", "des", "el", "del", "da", "di", "with", "from", "or", "as",
@@ -140,218 +147,42 @@ STOPWORDS = {
     "university", "history", "list", "war", "national", "river", "north", "south", "east",
     "west", "saint", "san", "great",
 }
-NOT_SURNAMES = {"Emperor", "Empress", "King", "Queen", "Pope", "Great", "Apostle", "Saint", "Khan", "Shah"}
-NAME_SUFFIXES = {"Jr.", "Sr.", "Jr", "Sr", "II", "III", "IV", "V"}
 
 # The CoNLL-2003 document marker must never appear in the assets. (No Reuters sentence is written here,
 # not even as a guard: tests/test_assets.py checks the assets against the AIDA text in ../shared/data.)
 REUTERS_MARKERS = ("-DOCSTART-",)
 
-TOKEN_LINE = re.compile(r"^\d+-\d+\t")
-ANNO_VALUE = re.compile(r"^(.*)\[(\d+)\]$")
-
 
 # ---------------------------------------------------------------------------
-# GUM reading
+# Helpers (document selection and file format only: the KB rules are the package's)
 # ---------------------------------------------------------------------------
-
-
-def read_splits(path: Path) -> Dict[str, str]:
-    """Map GUM doc name -> split from splits.md. Docs not listed are train."""
-    splits: Dict[str, str] = {}
-    current = None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^##\s+(\w+)", line)
-        if m:
-            current = m.group(1)
-            continue
-        m = re.match(r"^\s*\*\s+(\S+)", line)
-        if m and current:
-            splits[m.group(1)] = current
-    return splits
 
 
 def split_of(doc: str, splits: Dict[str, str]) -> str:
-    # GUM's splits.md lists dev/test/test2 explicitly; the train list is
-    # "everything else" (it is also listed, but be robust to its absence).
+    """The official split of a GUM document. GUM's splits.md lists dev/test/test2 explicitly; the train
+    list is "everything else" (it is also listed, but be robust to its absence)."""
     return splits.get(doc, "train")
 
 
-class Mention:
-    __slots__ = ("mid", "tokens", "types", "title")
-
-    def __init__(self, mid: str):
-        self.mid = mid
-        self.tokens: List[Tuple[int, int, str]] = []  # (start, end, form)
-        self.types: Set[str] = set()
-        self.title: Optional[str] = None
-
-    @property
-    def text(self) -> str:
-        out = []
-        prev_end = None
-        for start, end, form in self.tokens:
-            if prev_end is not None and start > prev_end:
-                out.append(" ")
-            out.append(form)
-            prev_end = end
-        return "".join(out)
-
-
-def read_gum_tsv(path: Path) -> List[Mention]:
-    """Mentions of a GUM WebAnno TSV file (entity layer: cols 4 and 7)."""
-    mentions: Dict[str, Mention] = {}
-    order: List[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not TOKEN_LINE.match(line):
-            continue
-        cols = line.split("\t")
-        start, end = (int(x) for x in cols[1].split("-"))
-        form = cols[2]
-        if cols[3] != "_":
-            for value in cols[3].split("|"):
-                m = ANNO_VALUE.match(value)
-                if not m:
-                    continue  # never happens in GUM (all spans carry ids)
-                etype, mid = m.group(1), m.group(2)
-                if mid not in mentions:
-                    mentions[mid] = Mention(mid)
-                    order.append(mid)
-                mention = mentions[mid]
-                if not mention.tokens or mention.tokens[-1][0] != start:
-                    mention.tokens.append((start, end, form))
-                mention.types.add(etype)
-        if cols[6] != "_":
-            for value in cols[6].split("|"):
-                m = ANNO_VALUE.match(value)
-                if m and m.group(2) in mentions:
-                    mentions[m.group(2)].title = m.group(1)
-    return [mentions[mid] for mid in order]
-
-
-def kb_id(gum_title: str) -> str:
-    """KB id: Wikipedia title in URL form (underscores), percent-decoded."""
-    return unquote(gum_title).replace(" ", "_")
-
-
-# ---------------------------------------------------------------------------
-# Aliases and descriptions
-# ---------------------------------------------------------------------------
-
-
-def base_name(name: str) -> str:
-    """'Aberdeen (Scotland)' -> 'Aberdeen'; 'Portland, Oregon' -> 'Portland'."""
-    base = re.sub(r"\s*\([^)]*\)\s*$", "", name).strip()
-    if "," in base:
-        head = base.split(",", 1)[0].strip()
-        if head:
-            base = head
-    return base
-
-
-def surname(name: str) -> Optional[str]:
-    """Last name of a person title: 'Lord Byron' -> 'Byron'.
-
-    None for regnal/epithet names ('Leopold II of Belgium', 'Alfred the Great',
-    'Hongwu Emperor') and single words.
-    """
-    base = base_name(name)
-    if re.search(r"\b(of|the)\b", base):
-        return None
-    words = [w for w in base.split() if w not in NAME_SUFFIXES]
-    if len(words) < 2 or words[-1] in NOT_SURNAMES:
-        return None
-    last = words[-1]
-    if re.search(r"-[a-z]", last):
-        return None  # East Asian given name last ("Leung Yiu-chung", "Chiang Kai-shek")
-    if re.fullmatch(r"[A-Z][a-zà-öø-ÿ'\-]+", last):
-        return last
-    return None
+def linked_spans(doc: Doc) -> List[Span]:
+    """The mentions of a GUM document that carry a Wikipedia identity."""
+    return [span for span in doc.spans[MENTIONS_KEY] if span.kb_id_]
 
 
 def title_words(name: str) -> Set[str]:
+    """Content words of a title's name part, for ranking extra entities by confusability with the
+    linked ones (the qualifier of "Tulsa, Oklahoma" says nothing about what "Tulsa" is confused with)."""
     words = re.findall(r"[^\W\d_]+", base_name(name).lower())
     return {w for w in words if len(w) >= 3 and w not in STOPWORDS}
 
 
-SENT_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-
-
-def split_sentences(text: str) -> List[str]:
-    pieces = SENT_BOUNDARY.split(text.strip())
-    sents: List[str] = []
-    for piece in pieces:
-        # Re-join after initials and common abbreviations ("Arthur C. Clarke").
-        if sents and re.search(r"(\b[A-Z]|\b(?:St|Mr|Mrs|Dr|Jr|Sr|No|vs|c|ca)\.)$", sents[-1]):
-            sents[-1] = sents[-1] + " " + piece
-        else:
-            sents.append(piece)
-    return sents
-
-
-def make_description(summary: Optional[dict], name: str) -> str:
-    if not summary:
-        return name
-    short = (summary.get("description") or "").strip()
-    extract = (summary.get("extract") or "").strip()
-    head = ""
-    if short:
-        head = short[0].upper() + short[1:]
-        if not head.endswith((".", "!", "?")):
-            head += "."
-    budget = DESC_MAX_CHARS - len(head) - (1 if head else 0)
-    body = ""
-    for sent in split_sentences(extract):
-        candidate = (body + " " + sent).strip()
-        if len(candidate) <= budget:
-            body = candidate
-        else:
-            if not body:  # first sentence too long: cut at a word boundary
-                cut = sent[: max(0, budget - 1)].rsplit(" ", 1)[0].rstrip(",;:")
-                body = cut + "…" if cut else ""
-            break
-    desc = (head + " " + body).strip()
-    return desc or name
-
-
 def floor6(x: float) -> float:
+    """Round down to 6 decimals, so that a candidate list's priors never sum above 1."""
     return math.floor(x * 1_000_000 + 1e-9) / 1_000_000
 
 
 def stable_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-def mention_alias(mention: Mention) -> Optional[str]:
-    """Surface form usable as an alias, or None (pronouns, common nominals).
-
-    Light clean-up, all of it token-level so that the alias stays a substring
-    of the document text: a leading lower-case article ("the Medical Journal of
-    Australia"), quote/punctuation tokens at either end and a trailing
-    possessive "'s" are dropped. The first remaining word must be capitalised
-    or numeric (a sentence-initial "The" does not count), which removes
-    pronouns ("He") and nominals ("the city", "The city", "paternal ancestral
-    village of Mazirat").
-    """
-    tokens = list(mention.tokens)
-    while tokens and not tokens[0][2][:1].isalnum():
-        tokens = tokens[1:]
-    while tokens and (not tokens[-1][2][-1:].isalnum() or tokens[-1][2] in ("'s", "’s", "'", "’")):
-        tokens = tokens[:-1]
-    forms = [t[2] for t in tokens]
-    if "(" in forms and ")" not in forms[forms.index("(") :]:
-        tokens = tokens[: forms.index("(")]  # "Touchez pas au grisbi ( 1954 )"
-    if len(tokens) > 1 and tokens[0][2] in ("the", "a", "an"):
-        tokens = tokens[1:]
-    if not tokens or len(tokens) > MAX_MENTION_TOKENS:
-        return None
-    forms = [t[2] for t in tokens]
-    head = forms[1] if forms[0] in ("The", "A", "An") and len(forms) > 1 else forms[0]
-    if head.lower() in PRONOUNS or not (head[:1].isupper() or head[:1].isdigit()):
-        return None
-    cleaned = Mention(mention.mid)
-    cleaned.tokens = tokens
-    return cleaned.text
 
 
 # ---------------------------------------------------------------------------
@@ -371,26 +202,24 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     gum_root = data / "gum"
     tsv_dir = gum_root / "coref" / "gum" / "tsv"
     conll_dir = gum_root / "coref" / "gum" / "conll"
-    splits = read_splits(gum_root / "splits.md")
-    summaries: Dict[str, dict] = json.loads(
-        gzip.open(data / "kb" / "summaries_en-us.json.gz", "rt", encoding="utf-8").read()
-    )
+    splits = {doc: split for split, docs in load_gum_splits(gum_root / "splits.md").items() for doc in docs}
+    summaries: Dict[str, EntityRecord] = {
+        record.id: record for record in read_wikipedia_summaries(data / "kb" / "summaries_en-us.json.gz")
+    }
 
     # ---- 1. choose documents ------------------------------------------------
     candidates = []  # (split, genre, -linked, doc)
-    doc_mentions: Dict[str, List[Mention]] = {}
+    gum_docs: Dict[str, Doc] = {}
     for tsv in sorted(tsv_dir.glob("GUM_*.tsv")):
-        doc = tsv.stem
-        genre = doc.split("_")[1]
+        name = tsv.stem
+        genre = name.split("_")[1]
         if genre not in GENRE_LICENCES:
             continue
-        size = tsv.stat().st_size + (conll_dir / f"{doc}.conll").stat().st_size
+        size = tsv.stat().st_size + (conll_dir / f"{name}.conll").stat().st_size
         if size > MAX_DOC_BYTES:
             continue
-        mentions = read_gum_tsv(tsv)
-        doc_mentions[doc] = mentions
-        linked = sum(1 for m in mentions if m.title)
-        candidates.append((split_of(doc, splits), genre, -linked, doc))
+        gum_docs[name] = read_gum_file(tsv, set_ents=False)
+        candidates.append((split_of(name, splits), genre, -len(linked_spans(gum_docs[name])), name))
     candidates.sort()
 
     chosen: Dict[str, List[str]] = {"train": [], "dev": [], "test": []}
@@ -400,10 +229,10 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     for split, n in (("dev", DEV_DOCS), ("test", TEST_DOCS)):
         pool = sorted((c[2], c[3], c[1]) for c in candidates if c[0] == split)
         used_genres: Set[str] = set()
-        for _, doc, genre in pool:
+        for _, name, genre in pool:
             if genre in used_genres:
                 continue
-            chosen[split].append(doc)
+            chosen[split].append(name)
             used_genres.add(genre)
             if len(chosen[split]) == n:
                 break
@@ -419,121 +248,84 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     if corpus_out.exists():
         shutil.rmtree(corpus_out)
     doc_rows = []
-    for split, docs in chosen.items():
+    for split, names in chosen.items():
         (corpus_out / split).mkdir(parents=True, exist_ok=True)
-        for doc in docs:
-            for src in (tsv_dir / f"{doc}.tsv", conll_dir / f"{doc}.conll"):
+        for name in names:
+            for src in (tsv_dir / f"{name}.tsv", conll_dir / f"{name}.conll"):
                 shutil.copyfile(src, corpus_out / split / src.name)
-            mentions = doc_mentions[doc]
-            linked = [m for m in mentions if m.title]
+            linked = linked_spans(gum_docs[name])
             doc_rows.append(
                 (
                     split,
-                    doc,
-                    len(mentions),
+                    name,
+                    len(gum_docs[name].spans[MENTIONS_KEY]),
                     len(linked),
-                    len({m.title for m in linked}),
-                    hashlib.sha256((tsv_dir / f"{doc}.tsv").read_bytes()).hexdigest(),
+                    len({span.kb_id_ for span in linked}),
+                    hashlib.sha256((tsv_dir / f"{name}.tsv").read_bytes()).hexdigest(),
                 )
             )
 
     # ---- 3. entities ---------------------------------------------------------
     linked_types: Dict[str, Counter] = defaultdict(Counter)  # id -> GUM type counts (all chosen docs)
     train_freq: Counter = Counter()  # id -> linked mentions in train docs
-    mention_counts: Dict[str, Counter] = defaultdict(Counter)  # alias -> id -> count (train only)
-    linked_ids: Set[str] = set()
-    for split, docs in chosen.items():
-        for doc in docs:
-            for m in doc_mentions[doc]:
-                if not m.title:
-                    continue
-                eid = kb_id(m.title)
-                linked_ids.add(eid)
-                for t in m.types:
-                    linked_types[eid][t] += 1
+    for split, names in chosen.items():
+        for name in names:
+            for span in linked_spans(gum_docs[name]):
+                linked_types[span.kb_id_][span.label_] += 1
                 if split == "train":
-                    train_freq[eid] += 1
-                    alias = mention_alias(m)
-                    if alias:
-                        mention_counts[alias][eid] += 1
+                    train_freq[span.kb_id_] += 1
+    # (alias, id) -> count over the train documents only (dev/test are for evaluation).
+    train_counts = mention_counts([gum_docs[name] for name in chosen["train"]], MENTIONS_KEY, names_only=True)
+    linked_ids = set(linked_types)
 
-    def summary_for(eid: str) -> Optional[dict]:
-        return summaries.get(eid.replace("_", " "))
-
-    def types_for(eid: str) -> List[str]:
-        types = [t for t, _ in sorted(linked_types[eid].items(), key=lambda kv: (-kv[1], kv[0]))]
-        s = summary_for(eid)
-        if s and s.get("topic") and s["topic"] not in TOPIC_SKIP:
-            types.append("topic:" + s["topic"])
-        return types
-
-    def is_person(eid: str, types: List[str]) -> bool:
-        return "person" in types or "topic:People" in types
-
-    def title_aliases(eid: str) -> Dict[str, float]:
-        name = eid.replace("_", " ")
-        out_: Dict[str, float] = {name: W_TITLE}
-        base = base_name(name)
-        if base and base != name:
-            out_.setdefault(base, W_BASE)
-        if is_person(eid, types_for(eid)):
-            sn = surname(name)
-            if sn:
-                out_.setdefault(sn, W_SURNAME)
-        return out_
+    def record_for(eid: str) -> EntityRecord:
+        """The KB record: the summary's description and topic (the title itself when there is no
+        summary; the demo KB's schema has no empty descriptions), the entity's GUM types first."""
+        summary = summaries.get(eid)
+        gum_types = [t for t, _ in sorted(linked_types[eid].items(), key=lambda kv: (-kv[1], kv[0]))]
+        types = gum_types + (summary.types if summary else [])
+        description = (summary.description if summary else "") or name_of(eid)
+        return EntityRecord(eid, name_of(eid), description, types, float(train_freq[eid] + 1))
 
     # Extra entities from the summaries: tiers of confusability, then hash order.
-    linked_alias_set: Set[str] = set(mention_counts)
+    linked_alias_set: Set[str] = {alias for alias, _ in train_counts}
     linked_words: Set[str] = set()
     for eid in linked_ids:
-        linked_alias_set.update(title_aliases(eid))
-        linked_words |= title_words(eid.replace("_", " "))
+        linked_alias_set.update(title_aliases(record_for(eid)))
+        linked_words |= title_words(name_of(eid))
     ranked = []
-    for title in summaries:
-        eid = title.replace(" ", "_")
+    for eid, summary in summaries.items():
         if eid in linked_ids:
             continue
-        aliases = set(title_aliases(eid))
-        if aliases & linked_alias_set:
+        if set(title_aliases(summary)) & linked_alias_set:
             tier = 0  # shares an alias string with a linked entity
-        elif title_words(title) & linked_words:
+        elif title_words(summary.name) & linked_words:
             tier = 1  # shares a content word
         else:
             tier = 2
-        ranked.append((tier, stable_key(title), eid))
+        ranked.append((tier, stable_key(summary.name), eid))
     ranked.sort()
     extra_ids = [eid for _, _, eid in ranked[: args.n_extra]]
     tier_counts = Counter(t for t, _, _ in ranked[: args.n_extra])
 
-    all_ids = sorted(linked_ids | set(extra_ids))
-    entities = []
-    for eid in all_ids:
-        name = eid.replace("_", " ")
-        entities.append(
-            {
-                "id": eid,
-                "name": name,
-                "description": make_description(summary_for(eid), name),
-                "types": types_for(eid),
-                "frequency": train_freq[eid] + 1 if eid in train_freq else 1,
-            }
-        )
+    records = {eid: record_for(eid) for eid in sorted(linked_ids | set(extra_ids))}
+    entities = [
+        {
+            "id": r.id,
+            "name": r.name,
+            "description": r.description,
+            "types": r.types,
+            "frequency": int(r.frequency),  # a count: written as an integer
+        }
+        for r in records.values()
+    ]
 
     # ---- 4. aliases ----------------------------------------------------------
-    alias_counts: Dict[str, Counter] = defaultdict(Counter)
-    for alias, counter in mention_counts.items():
-        for eid, c in counter.items():
-            alias_counts[alias][eid] += c
-    for eid in all_ids:
-        for alias, w in title_aliases(eid).items():
-            alias_counts[alias][eid] += w
+    priors = combine_alias_sources(records, train_counts, dwie=())
     aliases = []
-    for alias in sorted(alias_counts):
-        counter = alias_counts[alias]
-        total = sum(counter.values())
-        cands = sorted(((eid, c / total) for eid, c in counter.items()), key=lambda x: (-x[1], x[0]))
-        cands = [[eid, floor6(p)] for eid, p in cands[:MAX_CANDIDATES]]
-        aliases.append({"alias": alias, "candidates": cands})
+    for alias in sorted(priors):
+        cands = sorted(priors[alias].items(), key=lambda x: (-x[1], x[0]))
+        aliases.append({"alias": alias, "candidates": [[eid, floor6(p)] for eid, p in cands[:MAX_CANDIDATES]]})
 
     kb_out = out / "kb"
     if kb_out.exists():
@@ -551,12 +343,12 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
         "docs": {s: len(d) for s, d in chosen.items()},
         "entities": len(entities),
         "linked_entities": len(linked_ids),
-        "linked_in_summaries": sum(1 for e in linked_ids if summary_for(e)),
+        "linked_in_summaries": sum(1 for e in linked_ids if e in summaries),
         "extra_entities": len(extra_ids),
         "extra_tiers": dict(sorted(tier_counts.items())),
         "aliases": len(aliases),
         "ambiguous_aliases": sum(1 for a in aliases if len(a["candidates"]) > 1),
-        "mention_aliases": len(mention_counts),
+        "mention_aliases": len({alias for alias, _ in train_counts}),
         "linked_mentions": {s: sum(r[3] for r in doc_rows if r[0] == s) for s in chosen},
     }
     write_readme(out, doc_rows, stats)
@@ -636,7 +428,8 @@ Schema (one JSON object per line):
     `Victoria_(Australia)` (GUM: `Victoria_%28Australia%29`); these are exactly the GUM column-7 titles after `urllib.parse.unquote`.
   * `name`: the title with spaces.
   * `description`: for titles in the Wikipedia summaries, the short description plus the first
-    sentence(s) of the summary extract, at most ~{DESC_MAX_CHARS} characters; otherwise the title itself.
+    sentence of the summary extract, cut at {MAX_DESCRIPTION_CHARS} characters (as in the evaluation KB,
+    `spacy_el.recipes.sources.summary_description`); otherwise the title itself.
   * `types`: the GUM entity types (`person`, `place`, `organization`, `abstract`, `event`, `object`,
     `substance`, `time`, ...) of the entity's linked mentions in the bundled documents, most frequent first,
     then `topic:<Topic>` from the Wikipedia summaries (e.g. `topic:History`, `topic:People`; the
@@ -644,17 +437,17 @@ Schema (one JSON object per line):
   * `frequency`: 1 + the number of linked mentions in the bundled **train** documents (1 if none).
 * `aliases.jsonl`: `{{"alias", "candidates": [[entity_id, prior], ...]}}`, each alias once, candidates sorted by
   descending prior (at most {MAX_CANDIDATES}), priors floored to 6 decimals (each list sums to at most 1).
-  Priors are count-normalised p(e|m) over:
+  Priors are count-normalised p(e|m), with the evaluation KB's rules and weights
+  (`spacy_el.recipes.eval_kb`: `mention_counts`, `title_aliases`, `combine_alias_sources`), over:
   * mention strings of linked mentions in the bundled **train** documents only (dev/test are for
     evaluation), count 1 each, written as in the documents (tokens joined as the TSV offsets give them,
-    e.g. `Triple - A`). Clean-up: a leading lower-case article is dropped (`the Medical Journal of
-    Australia` -> `Medical Journal of Australia`), as are quote tokens at either end and a trailing
-    possessive `'s`; mentions whose first word is not capitalised or numeric (pronouns, nominals such
-    as `the city`) or longer than {MAX_MENTION_TOKENS} tokens are skipped;
-  * title-derived pseudo-counts for every entity: full title with spaces {W_TITLE}, title without its
-    disambiguator (`Victoria (Australia)` -> `Victoria`, `Tulsa, Oklahoma` -> `Tulsa`) {W_BASE},
-    and for persons (GUM type `person` or topic `People`) the last name (`Jeanne Moreau` -> `Moreau`;
-    not for regnal names such as `Henry V of England` or East Asian names such as `Leung Yiu-chung`) {W_SURNAME}.
+    e.g. `Triple - A`); mentions without a capital letter (pronouns such as `he`, nominals such as
+    `the city`) are skipped;
+  * title-derived pseudo-counts for every entity: full title with spaces {TITLE_WEIGHT}, title without its
+    parenthesised disambiguator (`Victoria (Australia)` -> `Victoria`) {STRIPPED_WEIGHT},
+    and for persons (GUM type `person` or topic `People`) the capitalised last word of that, as a surname
+    (`Jeanne Moreau` -> `Moreau`) {SURNAME_WEIGHT};
+  * unlike the evaluation KB, no DWIE priors (DWIE is GPL-3.0; these files are CC BY-SA 4.0).
 
 Entities: {stats['linked_entities']} linked in the bundled GUM documents ({stats['linked_in_summaries']} of them
 with a Wikipedia summary), plus {stats['extra_entities']} other entities from the summaries, chosen

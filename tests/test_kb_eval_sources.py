@@ -5,9 +5,18 @@ from collections import Counter
 
 import pytest
 
-from spacy_el.recipes.eval_kb import DWIE_WEIGHT, STRIPPED_WEIGHT, SURNAME_WEIGHT, TITLE_WEIGHT, combine_alias_sources
+from spacy_el.recipes.eval_kb import (
+    DWIE_WEIGHT,
+    STRIPPED_WEIGHT,
+    SURNAME_WEIGHT,
+    TITLE_WEIGHT,
+    combine_alias_sources,
+    mention_counts,
+    title_aliases,
+)
 from spacy_el.recipes.sources import (
     EntityRecord,
+    base_name,
     read_pprforned_candidates,
     read_pprforned_train_aliases,
     strip_disambiguator,
@@ -21,6 +30,50 @@ def test_title_helpers():
     assert title_from_url("http://en.wikipedia.org/wiki/Lord_Byron") == "Lord_Byron"
     assert strip_disambiguator("Paris (mythology)") == "Paris"
     assert strip_disambiguator("Paris") == "Paris"
+
+
+def test_base_name_drops_parenthesis_and_comma_qualifiers():
+    assert base_name("Tulsa, Oklahoma") == "Tulsa"
+    assert base_name("Victoria (Australia)") == "Victoria"
+    assert base_name("Ada Mercer") == "Ada Mercer"
+
+
+def test_title_aliases_weights_and_person_surname():
+    person = EntityRecord("Ada_Mercer_(painter)", "Ada Mercer (painter)", types=["person"])
+    assert title_aliases(person) == {"Ada Mercer (painter)": TITLE_WEIGHT, "Ada Mercer": STRIPPED_WEIGHT, "Mercer": SURNAME_WEIGHT}
+    place = EntityRecord("Tulsa,_Oklahoma", "Tulsa, Oklahoma", types=["place"])
+    assert title_aliases(place) == {"Tulsa, Oklahoma": TITLE_WEIGHT}, "a comma qualifier is part of the name"
+    single = EntityRecord("Cher", "Cher", types=["person"])
+    assert title_aliases(single) == {"Cher": TITLE_WEIGHT}, "a one-word name has no surname"
+
+
+def _mention_doc():
+    from spacy.tokens import Doc, Span
+    from spacy.vocab import Vocab
+
+    words = ["He", "met", "the", "Velda", "Gazette", "'s", "editor", "in", "the", "city", "and", "I", "saw",
+             "US", "1984", "\"", "Lumen", "\"", "."]
+    doc = Doc(Vocab(), words=words)
+    spans = {
+        "He": Span(doc, 0, 1, "person", kb_id="Ada_Mercer"),
+        "the Velda Gazette 's": Span(doc, 2, 6, "organization", kb_id="Velda_Gazette"),
+        "the city": Span(doc, 8, 10, "place", kb_id="Velda"),
+        "I": Span(doc, 11, 12, "person", kb_id="Bob_Woolmer"),
+        "US": Span(doc, 13, 14, "place", kb_id="United_States"),
+        "1984": Span(doc, 14, 15, "time", kb_id="1984"),
+        '" Lumen "': Span(doc, 15, 18, "object", kb_id="Lumen_(band)"),
+        "editor": Span(doc, 6, 7, "person", kb_id=""),
+    }
+    doc.spans["mentions"] = list(spans.values())
+    return doc, spans
+
+
+def test_mention_counts_names_only_skips_mentions_without_a_capital():
+    doc, _ = _mention_doc()
+    counts = mention_counts([doc], spans_key="mentions", names_only=True)
+    assert ("the city", "Velda") not in counts and ("US", "United_States") in counts
+    raw = mention_counts([doc], spans_key="mentions")
+    assert raw[("the city", "Velda")] == 1 and ("editor", "") not in raw, "raw text of linked mentions only"
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,11 @@ normalised into p(e|m) per alias:
   mentions shared by in-link count;
 - DWIE priors, weighted as ``DWIE_WEIGHT`` mentions;
 - each KB title (weight ``TITLE_WEIGHT``), the title without its "(disambiguator)" (``STRIPPED_WEIGHT``)
-  and, for people, the surname (``SURNAME_WEIGHT``; "Bob Woolmer" -> "Woolmer").
+  and, for people, the surname (``SURNAME_WEIGHT``; "Bob Woolmer" -> "Woolmer"), see :func:`title_aliases`.
 
-Dev/test data never contributes an alias, a prior or a frequency.
+Dev/test data never contributes an alias, a prior or a frequency. The bundled demo KB
+(``scripts/make_demo_assets.py``) uses the same rules (:func:`mention_counts`, :func:`title_aliases`,
+:func:`combine_alias_sources`), so there is one alias rule in the project.
 """
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -99,6 +101,20 @@ def mention_counts(docs: Iterable[Doc], spans_key: str = "", names_only: bool = 
     return Counter(linked_mentions(docs, spans_key, names_only))
 
 
+def title_aliases(record: EntityRecord) -> Dict[str, float]:
+    """alias -> pseudo-count that an entity's title gives it: the title (``TITLE_WEIGHT``), the title
+    without its disambiguator (``STRIPPED_WEIGHT``) and, for people (``PERSON_TYPES``), the last word of
+    that when it is capitalised, as a surname (``SURNAME_WEIGHT``; "Bob Woolmer" -> "Woolmer")."""
+    aliases = {record.name: TITLE_WEIGHT}
+    stripped = strip_disambiguator(record.name)
+    if stripped and stripped != record.name:
+        aliases[stripped] = STRIPPED_WEIGHT
+    words = stripped.split()
+    if len(words) >= 2 and PERSON_TYPES & set(record.types) and words[-1][:1].isupper():
+        aliases[words[-1]] = aliases.get(words[-1], 0.0) + SURNAME_WEIGHT
+    return aliases
+
+
 def combine_alias_sources(
     entities: Dict[str, EntityRecord],
     train_counts: Counter,
@@ -112,13 +128,8 @@ def combine_alias_sources(
         for entity_id, prior in candidates:
             pseudo[alias][entity_id] += DWIE_WEIGHT * prior
     for record in entities.values():
-        pseudo[record.name][record.id] += TITLE_WEIGHT
-        stripped = strip_disambiguator(record.name)
-        if stripped and stripped != record.name:
-            pseudo[stripped][record.id] += STRIPPED_WEIGHT
-        words = stripped.split()
-        if len(words) >= 2 and PERSON_TYPES & set(record.types) and words[-1][:1].isupper():
-            pseudo[words[-1]][record.id] += SURNAME_WEIGHT
+        for alias, weight in title_aliases(record).items():
+            pseudo[alias][record.id] += weight
     priors = {}
     for alias, weights in pseudo.items():
         total = sum(weights.values())

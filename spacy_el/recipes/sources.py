@@ -41,6 +41,19 @@ def strip_disambiguator(name: str) -> str:
     return _DISAMBIGUATOR.sub("", name)
 
 
+def base_name(name: str) -> str:
+    """The name part of a title, without a parenthesised or comma-separated qualifier: ``Tulsa, Oklahoma``
+    -> ``Tulsa``, ``Arthur Wellesley, 1st Duke of Wellington`` -> ``Arthur Wellesley``.
+
+    Not an alias rule: after a comma comes a place's region but also the rest of a name ("University
+    of California, Berkeley", "International Covenant on Economic, Social and Cultural Rights"), so the
+    stripped alias only drops a parenthesis (:func:`strip_disambiguator`). Used where the name part is
+    wanted, as for a person's surname.
+    """
+    stripped = strip_disambiguator(name)
+    return stripped.split(",", 1)[0].strip() or stripped
+
+
 @dataclass
 class EntityRecord:
     id: str
