@@ -10,36 +10,29 @@ EL is strong-match InKB, GERBIL micro/macro. Each EL row states the alias table'
 on the same gold mentions (the ceiling of every alias-based linker). Speeds are words per second of
 ``nlp.pipe`` on the test documents (batch size and threads in the notes).
 
-    python benchmarks/baselines.py
+    python -m benchmarks.baselines
 """
 import argparse
-import sys
-import time
 from pathlib import Path
 from typing import Iterable, List, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc, Span
 
-import spacy  # noqa: E402
-import torch  # noqa: E402
-from spacy.language import Language  # noqa: E402
-from spacy.tokens import Doc, DocBin, Span  # noqa: E402
+from spacy_el.kb import ElKnowledgeBase
+from spacy_el.extensions import is_linked
+from spacy_el.scoring.candidates import alias_table_recall, linked_mentions
+from spacy_el.scoring import ed_accuracy, el_scores, ner_scores
 
-from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
-
-from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.extensions import is_linked  # noqa: E402
-from spacy_el.scoring.candidates import alias_table_recall, linked_mentions  # noqa: E402
-from spacy_el.scoring import ed_accuracy, el_scores, ner_scores  # noqa: E402
+from .common import AIDA_CORPUS, EL_BASELINE, NER_BASELINE, README, fix_tie_breaks, read_docs, timed, timed_pipe, words_per_s
+from .results_io import RESULTS_DIR, Row, row, write_results
+from .tables import publish_table, results_to_markdown
 
 COMMAND = "python -m spacy project run baselines"
 BATCH_SIZE = 64
 Link = Tuple[int, int, str]
-
-
-def read_docs(path: Path, nlp: Language) -> List[Doc]:
-    return list(DocBin().from_disk(path).get_docs(nlp.vocab))
 
 
 def gold_links(doc: Doc) -> List[Link]:
@@ -52,17 +45,6 @@ def gold_entities(doc: Doc) -> List[Tuple[int, int, str]]:
 
 def predicted_links(doc: Doc) -> List[Link]:
     return [(e.start_char, e.end_char, e.kb_id_) for e in doc.ents if is_linked(e.kb_id_)]
-
-
-def timed_pipe(nlp: Language, texts: List[str]) -> Tuple[List[Doc], float]:
-    """Run ``nlp.pipe``. RETURNS: the docs and the seconds it took."""
-    start = time.perf_counter()
-    docs = list(nlp.pipe(texts, batch_size=BATCH_SIZE))
-    return docs, time.perf_counter() - start
-
-
-def words_per_s(docs: List[Doc], seconds: float) -> int:
-    return round(sum(len(d) for d in docs) / seconds)
 
 
 def with_gold_mentions(nlp: Language, gold_docs: List[Doc], components: Iterable[str]) -> List[Doc]:
@@ -118,19 +100,18 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         texts = [doc.text for doc in gold]
         recall30 = candidate_recall(kb, gold)
 
-        ner_docs, ner_seconds = timed_pipe(ner_nlp, texts)
+        ner_docs, ner_seconds = timed_pipe(ner_nlp, texts, BATCH_SIZE)
         ner = ner_scores([(gold_entities(g), gold_entities(p)) for g, p in zip(gold, ner_docs)])
         rows.append(row("spacy_ner", dataset, "ner_f", round(ner["ner_f"], 4), "configs/baselines/ner.cfg"))
 
-        start = time.perf_counter()
-        link_with_prior(kb, ner_docs)
-        prior_seconds = ner_seconds + time.perf_counter() - start
+        _, link_seconds = timed(lambda: link_with_prior(kb, ner_docs))
+        prior_seconds = ner_seconds + link_seconds
         rows += el_rows("prior_only", dataset, gold, ner_docs, recall30, "spacy_ner mentions + top prior")
         gold_mention_docs = with_gold_mentions(ner_nlp, gold, [])
         link_with_prior(kb, gold_mention_docs)
         rows.append(ed_row("prior_only", dataset, gold, gold_mention_docs, recall30))
 
-        el_docs, el_seconds = timed_pipe(el_nlp, texts)
+        el_docs, el_seconds = timed_pipe(el_nlp, texts, BATCH_SIZE)
         rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, recall30, "spacy_ner mentions + entity_linker")
         rows.append(ed_row("spacy_entity_linker", dataset, gold, with_gold_mentions(el_nlp, gold, ["sentencizer", "entity_linker"]), recall30))
         if split == "test":
@@ -142,19 +123,15 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
-    parser.add_argument("--ner-model", type=Path, default=ROOT / "training" / "baselines" / "ner" / "model-best")
-    parser.add_argument("--el-model", type=Path, default=ROOT / "training" / "baselines" / "entity_linker" / "model-best")
+    parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
+    parser.add_argument("--ner-model", type=Path, default=NER_BASELINE)
+    parser.add_argument("--el-model", type=Path, default=EL_BASELINE)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "baselines.json")
     args = parser.parse_args()
-    # spaCy's entity_linker breaks ties between equal scores with random.shuffle: seeded, so that reruns agree
-    spacy.util.fix_random_seed(0)
-    rows = evaluate(args)
-    write_results(args.out, COMMAND, rows)
-    table = results_to_markdown(args.out, pivot=True, notes=False)
-    update_readme_section(ROOT / "README.md", "baselines", table)
-    print(table)
+    fix_tie_breaks()
+    write_results(args.out, COMMAND, evaluate(args))
+    publish_table(README, "baselines", results_to_markdown(args.out, pivot=True, notes=False))
 
 
 if __name__ == "__main__":

@@ -8,35 +8,32 @@ document it is many times larger than ``g_i``; the mean variant (``equalized_mea
 refinement ``entity_equalization_mean``) is printed beside it. Prints only; writes nothing.
 """
 import argparse
-import sys
 from pathlib import Path
 
 import spacy
 import torch
-from spacy.util import registry
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from spacy_el.ml.entity_equalization import equalized_mean_representations, equalized_representations, soft_clusters
+# Private in spacy_el for now; once it is public, only this import changes.
+from spacy_el.ml.joint_coref_scorer import _antecedent_distribution as antecedent_distribution
 
-from spacy_el.ml.entity_equalization import equalized_mean_representations, equalized_representations, soft_clusters  # noqa: E402
-from spacy_el.ml.joint_coref_scorer import _antecedent_distribution  # noqa: E402
+from .common import SHARED_DATA, read_corpus, torch_module
+from .results_io import ROOT
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(ROOT / "training/jcl/ontogum/entity_equalization/model-best"))
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", default=str(SHARED_DATA))
     args = parser.parse_args()
     nlp = spacy.load(args.model)
     pipe = nlp.get_pipe("joint_coref_linker")
-    module = pipe.model.layers[0].shims[0]._model
+    module = torch_module(nlp, "joint_coref_linker")
     module.eval()
     gum = Path(args.data) / "gum"
-    reader = registry.readers.get("spacy-el.CorefConllReader.v1")(
-        path=gum / "coref/ontogum/conll", split="dev", splits_path=gum / "splits.md", limit=1
-    )
-    example = next(iter(reader(nlp)))
-    inputs = pipe._batch([nlp.make_doc(example.reference.text)]).docs[0]
+    reference = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=gum / "coref/ontogum/conll", split="dev",
+                            splits_path=gum / "splits.md", limit=1)[0]
+    inputs = pipe._batch([nlp.make_doc(reference.text)]).docs[0]
     with torch.no_grad():
         vectors = module.token_vectors([inputs])[0]
         spans = torch.as_tensor(inputs.spans)
@@ -46,7 +43,7 @@ def main() -> None:
         mention = scorer.mention_ffnn(g).squeeze(-1)
         coref = scorer._coref_edges(g, mention, scorer._distances(kept[:, 0]), kept[:, 0])
         no_links = torch.full((len(mention), 1), float("-inf"))
-        q = soft_clusters(_antecedent_distribution(coref, mention, no_links), validate=False)
+        q = soft_clusters(antecedent_distribution(coref, mention, no_links), validate=False)
         a, a_mean = equalized_representations(q, g), equalized_mean_representations(q, g)
     print(f"mentions {len(mention)}; mean |g| {g.norm(dim=1).mean():.1f}; mean |a| {a.norm(dim=1).mean():.1f}; "
           f"max |a| {a.norm(dim=1).max():.1f}; mean variant: mean |a| {a_mean.norm(dim=1).mean():.1f}, "

@@ -1,13 +1,12 @@
 """Diagnostic: which of paper Table 4's hard-case mentions each GUM model predicts as a mention.
 
-``benchmarks/joint_coref_linker.py`` reports ``hard_case_found``, the *share* of the hard cases
+``benchmarks.joint_coref_linker`` reports ``hard_case_found``, the *share* of the hard cases
 predicted as mentions. On GUM test the Standalone, Local and Global rows share one value (267 of
 358); this prints, for the coreference-only, Local and Global models of ``python -m spacy project run
 jcl``, how many each finds, how far apart the found *sets* are, and the texts and widths (tokens) of
 the mentions that Global misses. Prints only; writes nothing.
 """
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Set, Tuple
@@ -15,18 +14,18 @@ from typing import Dict, Set, Tuple
 import spacy
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from spacy_el.scoring.scorers import doc_linked_clusters
 
-from joint_coref_linker import NAME, ROOT, find_hard_cases, load_datasets, predict  # noqa: E402
-
-from spacy_el.scoring.scorers import doc_linked_clusters  # noqa: E402
+from .common import SHARED_DATA
+from .joint_coref_linker import NAME, find_hard_cases, load_datasets, predict
+from .results_io import ROOT
 
 SYSTEMS = ("coref", "local", "global")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--models", default=str(ROOT / "training" / "jcl" / "gum"))
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()

@@ -17,39 +17,26 @@ Best of ``--repeats`` timings after a warm-up; ``--threads`` torch threads. Writ
 """
 import argparse
 import sys
-import time
 from pathlib import Path
-from typing import Callable, List
+from typing import List
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch
+from spacy import util
+from spacy.training import Example
+from spacy.training.initialize import init_nlp
+from thinc.api import Adam
 
-import torch  # noqa: E402
-from spacy import util  # noqa: E402
-from spacy.training import Example  # noqa: E402
-from spacy.training.initialize import init_nlp  # noqa: E402
-from thinc.api import Adam  # noqa: E402
+import spacy_el  # noqa: F401  (registers the factories and readers)
+from spacy_el.ml.autocast import cpu_has_native_bf16, encoder_autocast, resolve_encoder_dtype
+from spacy_el.ml.torch_io import load_encoder
 
-from joint_coref_linker import encoder_dtype as component_encoder_dtype  # noqa: E402
-from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
-
-import spacy_el  # noqa: E402,F401  (registers the factories and readers)
-from spacy_el.ml.autocast import cpu_has_native_bf16, encoder_autocast, resolve_encoder_dtype  # noqa: E402
-from spacy_el.ml.torch_io import load_encoder  # noqa: E402
+from .common import DTYPES, README, best_seconds, using_encoder_dtype
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import publish_table, results_to_markdown
 
 NAME = "encoder_dtype"
-COMMAND = "python benchmarks/encoder_dtype.py"
-DTYPES = ("float32", "bfloat16")
-
-
-def best_seconds(run: Callable[[], None], repeats: int) -> float:
-    run()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+COMMAND = "python -m benchmarks.encoder_dtype"
+COMPONENT = "joint_coref_linker"
 
 
 def encoder_rows(repeats: int, batch: int, length: int) -> List[Row]:
@@ -91,7 +78,7 @@ def component_rows(repeats: int, kb: Path, gum: Path, n_docs: int) -> List[Row]:
         def predict() -> None:
             list(nlp.pipe((d.text for d in docs), batch_size=8))
 
-        with component_encoder_dtype(nlp, dtype):
+        with using_encoder_dtype(nlp, COMPONENT, dtype):
             train_seconds, predict_seconds = best_seconds(train, repeats), best_seconds(predict, repeats)
         note = f"the first {len(docs)} bundled GUM train documents ({words:,} words); demo KB; best of {repeats}"
         rows.append(row(f"joint_coref_linker_{dtype}", "demo-gum-train", "train_seconds_per_doc",
@@ -109,7 +96,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--docs", type=int, default=4, help="bundled GUM train documents for the component rows")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(ROOT / "README.md"))
+    parser.add_argument("--readme", default=str(README))
     args = parser.parse_args()
     if not Path(args.kb).exists():
         sys.exit(f"No KB at {args.kb}: build it with `python -m spacy project run kb-demo`.")
@@ -125,9 +112,7 @@ def main() -> None:
 
 
 def write_tables(results: Path, readme: Path) -> None:
-    table = results_to_markdown(results, pivot=False, notes=True)
-    update_readme_section(readme, NAME, table)
-    print(table)
+    publish_table(readme, NAME, results_to_markdown(results, pivot=False, notes=True))
 
 
 if __name__ == "__main__":

@@ -22,54 +22,43 @@ Systems and metrics:
 - peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and
   ``spacy_entity_linker`` (spaCy ``ner`` + ``entity_linker``), configs/baselines.
 
-    python benchmarks/entqa.py
+    python -m benchmarks.entqa
 """
 import argparse
 import json
-import sys
-import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from tqdm import tqdm
 
-import spacy  # noqa: E402
-import torch  # noqa: E402
-from spacy.language import Language  # noqa: E402
-from spacy.tokens import Doc  # noqa: E402
-from spacy.training import Example  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+from spacy_el.algorithms.bm25 import BM25
+from spacy_el.algorithms.entqa_decode import best_non_overlapping, merge_predictions
+from spacy_el.algorithms.passages import char_span_to_token_span, topic_text
+from spacy_el.kb import ElKnowledgeBase
+from spacy_el.kb.encoder import entity_text
+from spacy_el.extensions import is_linked
+from spacy_el.scoring.candidates import alias_table_recall
+from spacy_el.pipeline.entity_retriever import gold_mentions, retrieval_recall
+from spacy_el.scoring import el_scores
 
-from baselines import gold_links, link_with_prior, predicted_links, read_docs  # noqa: E402
-from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
-from tables import format_value, results_to_markdown, update_readme_section  # noqa: E402
-
-from spacy_el.algorithms.bm25 import BM25  # noqa: E402
-from spacy_el.algorithms.entqa_decode import best_non_overlapping, merge_predictions  # noqa: E402
-from spacy_el.algorithms.passages import char_span_to_token_span, topic_text  # noqa: E402
-from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map  # noqa: E402
-from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.kb.encoder import entity_text  # noqa: E402
-from spacy_el.extensions import is_linked  # noqa: E402
-from spacy_el.scoring.candidates import alias_table_recall  # noqa: E402
-from spacy_el.pipeline.entity_retriever import gold_mentions, retrieval_recall  # noqa: E402
-from spacy_el.scoring import el_scores  # noqa: E402
+from .baselines import gold_links, link_with_prior, predicted_links
+from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, README, SHARED_DATA, aida_and_elevant, fix_tie_breaks,
+                     temporarily, timed_pipe)
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import format_value, results_to_markdown, update_readme_section
 
 COMMAND = "python -m spacy project run entqa-benchmark"
 KS = (10, 30, 100)
 GAMMAS = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
 READER_KS = (20, 50, 100)
+BATCH_SIZE = 8  # nlp.pipe of the EntQA pipeline
+PEER_BATCH_SIZE = 64  # nlp.pipe of the spaCy peers, as in benchmarks.baselines
 Raw = List[Tuple[int, int, str, float]]
-
-
-def load_datasets(args: argparse.Namespace, nlp: Language, kb: ElKnowledgeBase) -> Dict[str, List[Doc]]:
-    data = {f"aida-{split}": read_docs(args.corpus / f"{split}.spacy", nlp) for split in ("dev", "test")}
-    qids = qid_title_map(args.data)
-    for name, file in (("msnbc", "msnbc.benchmark.jsonl"), ("ace2004", "ace.benchmark.jsonl")):
-        data[name], _ = elevant_title_docs(args.data / "elevant" / file, nlp, qids, kb=kb)
-    if args.limit:
-        data = {name: docs[: args.limit] for name, docs in data.items()}
-    return data
 
 
 def in_kb_gold(doc: Doc, kb: ElKnowledgeBase) -> List[Tuple[int, int, str]]:
@@ -145,12 +134,6 @@ def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], da
     return rows, best[1], best[2]
 
 
-def timed(nlp: Language, texts: Sequence[str], batch_size: int = 8) -> Tuple[List[Doc], float]:
-    start = time.perf_counter()
-    docs = list(tqdm(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="pipe", leave=False))
-    return docs, time.perf_counter() - start
-
-
 def evaluate(args: argparse.Namespace) -> List[Row]:
     torch.set_num_threads(args.threads)
     nlp = spacy.load(args.pipeline)
@@ -159,7 +142,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     kb: ElKnowledgeBase = retriever.kb
     ner_nlp = spacy.load(args.ner_model)
     el_nlp = spacy.load(args.el_model)
-    datasets = load_datasets(args, nlp, kb)
+    datasets = aida_and_elevant(args.corpus, args.data, nlp, kb, args.limit)
     speed = f"nlp.pipe, {args.threads} thread(s), CPU, bfloat16 encoders"
     bm25 = None
     rows: List[Row] = []
@@ -167,7 +150,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         print(f"{dataset}: {len(gold)} documents")
         texts = [d.text for d in gold]
         with nlp.select_pipes(enable=["entity_retriever"]):
-            retrieved, retriever_seconds = timed(nlp, texts)
+            retrieved, retriever_seconds = timed_pipe(nlp, texts, BATCH_SIZE, progress=True)
         recall = retrieval_recall([Example(p, g) for p, g in zip(retrieved, gold)], KS, in_kb=kb.__contains__)
         for k in KS:
             rows.append(row("entity_retriever", dataset, f"recall_at_{k}", round(recall[f"retriever_recall_at_{k}"], 4), "passage level"))
@@ -188,14 +171,14 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             note = reader_note(reader)
             rows += [row("entqa_reader", dataset, m, round(scores[m], 4), note) for m in ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r")]
         else:
-            docs, seconds = timed(nlp, texts)
+            docs, seconds = timed_pipe(nlp, texts, BATCH_SIZE, progress=True)
             rows += el_rows("entqa_reader", dataset, gold, docs, reader_note(reader))
             rows.append(row("entqa_reader", dataset, "docs_per_s", round(len(texts) / seconds, 2), f"{speed}; retriever + reader, {reader_note(reader)}"))
         rows.append(row("entity_retriever", dataset, "docs_per_s", round(len(texts) / retriever_seconds, 2), f"{speed}; retriever only"))
-        ner_docs, _ = timed(ner_nlp, texts, 64)
+        ner_docs, _ = timed_pipe(ner_nlp, texts, PEER_BATCH_SIZE, progress=True)
         link_with_prior(kb, ner_docs)
         rows += el_rows("prior_only", dataset, gold, ner_docs, "spacy_ner mentions + top prior")
-        el_docs, _ = timed(el_nlp, texts, 64)
+        el_docs, _ = timed_pipe(el_nlp, texts, PEER_BATCH_SIZE, progress=True)
         rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, "spacy_ner + entity_linker")
     rows += k_tradeoff(nlp, datasets["aida-test"][: args.speed_docs], speed)
     return rows
@@ -207,17 +190,13 @@ def reader_note(reader) -> str:
 
 def k_tradeoff(nlp: Language, gold: Sequence[Doc], speed: str) -> List[Row]:
     reader = nlp.get_pipe("entqa_reader")
-    saved = reader.cfg["top_k"]
     rows = []
     dataset = f"aida-test[:{len(gold)}]"
-    try:
-        for k in READER_KS:
-            reader.cfg["top_k"] = k
-            docs, seconds = timed(nlp, [d.text for d in gold])
-            rows += el_rows("entqa_reader", dataset, gold, docs, f"K = {k}", suffix=f"@K={k}")
-            rows.append(row("entqa_reader", dataset, f"docs_per_s@K={k}", round(len(gold) / seconds, 2), f"{speed}; retriever + reader"))
-    finally:
-        reader.cfg["top_k"] = saved
+    for k in READER_KS:
+        with temporarily(reader.cfg, "top_k", k):
+            docs, seconds = timed_pipe(nlp, [d.text for d in gold], BATCH_SIZE, progress=True)
+        rows += el_rows("entqa_reader", dataset, gold, docs, f"K = {k}", suffix=f"@K={k}")
+        rows.append(row("entqa_reader", dataset, f"docs_per_s@K={k}", round(len(gold) / seconds, 2), f"{speed}; retriever + reader"))
     return rows
 
 
@@ -227,18 +206,17 @@ MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pipeline", type=Path, default=ROOT / "training" / "entqa" / "reader" / "model-best")
-    parser.add_argument("--ner-model", type=Path, default=ROOT / "training" / "baselines" / "ner" / "model-best")
-    parser.add_argument("--el-model", type=Path, default=ROOT / "training" / "baselines" / "entity_linker" / "model-best")
-    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--ner-model", type=Path, default=NER_BASELINE)
+    parser.add_argument("--el-model", type=Path, default=EL_BASELINE)
+    parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="documents per dataset (0 = all; for a quick check)")
     parser.add_argument("--speed-docs", type=int, default=30, help="AIDA test documents for the K trade-off")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
     parser.add_argument("--tables-only", action="store_true", help="only regenerate the README tables from --out")
     args = parser.parse_args()
-    # spaCy's entity_linker breaks ties between equal scores with random.shuffle: seeded, so that reruns agree
-    spacy.util.fix_random_seed(0)
+    fix_tie_breaks()
     if args.tables_only:
         print(write_tables(args.out))
         return
@@ -265,7 +243,7 @@ def write_tables(results: Path) -> str:
     sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
     tradeoff = suffix_table(results, "@K=", "K", ("el_micro_f", "docs_per_s"))
     for name, table in (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-k", tradeoff)):
-        update_readme_section(ROOT / "README.md", name, table)
+        update_readme_section(README, name, table)
     return main_table + "\n" + sweep + "\n" + tradeoff
 
 

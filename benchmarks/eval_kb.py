@@ -7,26 +7,24 @@ mentions of linked multi-mention clusters): a mention whose own top-16 exact-ali
 ``joint_coref_linker`` scores) lack its gold entity while another mention of the doc linked to that
 entity has it. Train has none, since the aliases are counted from train.
 
-    python benchmarks/eval_kb.py --kb kb/eval --data ../shared/data
+    python -m benchmarks.eval_kb --kb kb/eval --data ../shared/data
 
 Writes benchmarks/results/eval_kb.json and regenerates the README table.
 """
 import argparse
-import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 from spacy.tokens import Doc
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from spacy_el.corpora import read_aida, read_gum
+from spacy_el.kb import ElKnowledgeBase
+from spacy_el.scoring.candidates import alias_table_recall, linked_mentions, mate_only_mentions
+from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL as JCL_DEFAULT_MODEL
 
-from results_io import RESULTS_DIR, ROOT, row, write_results  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
-
-from spacy_el.corpora import read_aida, read_gum  # noqa: E402
-from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.scoring.candidates import alias_table_recall, linked_mentions, mate_only_mentions  # noqa: E402
-from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL as JCL_DEFAULT_MODEL  # noqa: E402
+from .common import README, SHARED_DATA
+from .results_io import RESULTS_DIR, ROOT, row, write_results
+from .tables import publish_table, results_to_markdown
 
 COMMAND = "python -m spacy project run eval-kb"
 KS = (1, 10, 30, 100)
@@ -55,7 +53,7 @@ def table4_rows(kb: ElKnowledgeBase, dataset: str, docs: List[Doc]) -> List[Dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", type=Path, default=ROOT / "kb" / "eval")
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "eval_kb.json")
     args = parser.parse_args()
     kb = ElKnowledgeBase.load(args.kb)
@@ -76,9 +74,7 @@ def main() -> None:
     for split in ("train", "dev", "test"):
         rows += table4_rows(kb, f"aida-{split}", aida[split])
     write_results(args.out, COMMAND, rows)
-    table = results_to_markdown(args.out, pivot=True, notes=True)
-    update_readme_section(ROOT / "README.md", "eval_kb", table)
-    print(table)
+    publish_table(README, "eval_kb", results_to_markdown(args.out, pivot=True, notes=True))
 
 
 if __name__ == "__main__":

@@ -42,31 +42,27 @@ one 20k-token document.
 import argparse
 import multiprocessing
 import re
-import resource
-import sys
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc, Span
 
-import spacy  # noqa: E402
-import torch  # noqa: E402
-from spacy.language import Language  # noqa: E402
-from spacy.tokens import Doc, Span  # noqa: E402
-from spacy.util import registry  # noqa: E402
+import spacy_el  # noqa: F401  (registers the readers and factories)
+from spacy_el.extensions import NIL, cluster_keys, get_clusters, is_linked, set_clusters
+from spacy_el.scoring.candidates import has_own_candidate
+from spacy_el.scoring.cluster_el import cluster_el_scores
+from spacy_el.scoring.coref import coref_scores
+from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
 
-from results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
-
-import spacy_el  # noqa: E402,F401  (registers the readers and factories)
-from spacy_el.extensions import NIL, cluster_keys, get_clusters, is_linked, set_clusters  # noqa: E402
-from spacy_el.scoring.candidates import has_own_candidate  # noqa: E402
-from spacy_el.scoring.cluster_el import cluster_el_scores  # noqa: E402
-from spacy_el.scoring.coref import coref_scores  # noqa: E402
-from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters  # noqa: E402
+from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, README, SHARED_DATA, first, fix_tie_breaks, proc_status_mb,
+                     process_peak_mb, read_corpus, reset_peak_rss, timed, timed_pipe, using_encoder_dtype,
+                     words_per_s)
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .tables import publish_table, results_to_markdown
 
 NAME = "joint_coref_linker"
 JOINT = ("local", "global", "global_ee", "global_ee_mean")
@@ -76,29 +72,23 @@ Offsets = Tuple[int, int]
 
 
 # -- data ---------------------------------------------------------------------------------------
-def read(reader: str, nlp: Language, **kwargs) -> List[Doc]:
-    return [eg.reference for eg in registry.readers.get(reader)(**kwargs)(nlp)]
-
-
 def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc]]:
     data = Path(args.data)
     gum_splits = data / "gum" / "splits.md"
     found: Dict[str, List[Doc]] = {}
     if (data / "gum").exists():
-        found["gum-test"] = read("spacy-el.GumReader.v1", nlp, path=data / "gum", split="test")
-        found["ontogum-test"] = read("spacy-el.CorefConllReader.v1", nlp, path=data / "gum/coref/ontogum/conll",
-                                     split="test", splits_path=gum_splits)
+        found["gum-test"] = read_corpus("spacy-el.GumReader.v1", nlp, path=data / "gum", split="test")
+        found["ontogum-test"] = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "gum/coref/ontogum/conll",
+                                            split="test", splits_path=gum_splits)
     if (data / "litbank").exists():
-        found["litbank-test"] = read("spacy-el.CorefConllReader.v1", nlp, path=data / "litbank/coref/conll",
-                                     split="test", splits_path=data / "litbank/splits.json")
-    aida = ROOT / "corpus" / "aida" / "test.spacy"
+        found["litbank-test"] = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "litbank/coref/conll",
+                                            split="test", splits_path=data / "litbank/splits.json")
+    aida = AIDA_CORPUS / "test.spacy"
     if aida.exists():
-        found["aida-test"] = read("spacy-el.AidaPlusReader.v1", nlp, path=aida)
+        found["aida-test"] = read_corpus("spacy-el.AidaPlusReader.v1", nlp, path=aida)
     if args.datasets:
         found = {name: docs for name, docs in found.items() if name in args.datasets}
-    if args.limit:
-        found = {name: docs[: args.limit] for name, docs in found.items()}
-    return found
+    return first(found, args.limit)
 
 
 def model_path(args: argparse.Namespace, folder: str, system: str, report_missing: bool = True) -> Optional[Path]:
@@ -114,21 +104,8 @@ def model_path(args: argparse.Namespace, folder: str, system: str, report_missin
 
 # -- running ------------------------------------------------------------------------------------
 def predict(nlp: Language, gold: Sequence[Doc], batch_size: int) -> Tuple[List[Doc], float]:
-    start = time.perf_counter()
-    docs = list(nlp.pipe((g.text for g in gold), batch_size=batch_size))
-    return docs, time.perf_counter() - start
-
-
-@contextmanager
-def encoder_dtype(nlp: Language, dtype: str) -> Iterator[None]:
-    """Run the component's encoder under another autocast dtype for the duration."""
-    module = nlp.get_pipe(NAME).model.layers[0].shims[0]._model
-    before = module.encoder_dtype
-    module.encoder_dtype = dtype
-    try:
-        yield
-    finally:
-        module.encoder_dtype = before
+    """``nlp`` on the texts of ``gold``: the docs and the seconds it took."""
+    return timed_pipe(nlp, [g.text for g in gold], batch_size)
 
 
 def set_mention_links(doc: Doc, kb_id_of: Callable[[Span], str]) -> None:
@@ -348,9 +325,8 @@ def peer_rows(dataset: str, gold: List[Doc], global_pred: List[Doc], kb, note: s
     mention re-linked on its own."""
     peer_note = f"{note}: Global's mentions, clusters and NIL decisions; each linked mention re-linked on its own"
     rows = score_rows("prior_only", dataset, gold, relink(global_pred, prior_links(kb)), peer_note, hard)
-    el_path = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
-    if el_path.exists():
-        linked = relink(global_pred, spacy_el_links(spacy.load(el_path)))
+    if EL_BASELINE.exists():
+        linked = relink(global_pred, spacy_el_links(spacy.load(EL_BASELINE)))
         rows += score_rows("spacy_entity_linker", dataset, gold, linked, f"{peer_note}; trained on AIDA", hard)
     return rows
 
@@ -481,30 +457,6 @@ def seed_mean_rows(system: str, dataset: str, scored: Dict[int, List[Row]], seed
     return rows
 
 
-def process_peak_mb() -> float:
-    """This process's peak RSS in MB since it started (``getrusage``; portable, cannot be reset)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def proc_status_mb(field: str) -> Optional[float]:
-    """``field`` of ``/proc/self/status`` in MB (``VmRSS``: resident now, ``VmHWM``: peak), None off Linux."""
-    try:
-        match = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.MULTILINE)
-    except OSError:
-        return None
-    return int(match.group(1)) / 1024 if match else None
-
-
-def reset_peak_rss() -> bool:
-    """Reset this process's peak RSS (``VmHWM``) to its current RSS (Linux ``/proc/self/clear_refs``);
-    False where that is not available."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return False
-    return proc_status_mb("VmHWM") is not None
-
-
 def long_doc_run(model: str, text: str, threads: int) -> Tuple[float, float, float, bool]:
     """Run ``model`` on one long ``text`` in *this* process: ``(seconds, RSS MB after loading, peak RSS MB
     while the document runs, whether that peak is the document's alone)``. :func:`speed_rows` calls this
@@ -516,9 +468,7 @@ def long_doc_run(model: str, text: str, threads: int) -> Tuple[float, float, flo
     nlp = spacy.load(model)
     loaded = proc_status_mb("VmRSS") or process_peak_mb()
     own_peak = reset_peak_rss()
-    start = time.perf_counter()
-    nlp(text)
-    seconds = time.perf_counter() - start
+    _, seconds = timed(lambda: nlp(text))
     peak = proc_status_mb("VmHWM") if own_peak else process_peak_mb()
     return seconds, loaded, peak, own_peak
 
@@ -530,11 +480,10 @@ def speed_rows(args: argparse.Namespace, gold: List[Doc]) -> List[Row]:
     nlp = spacy.load(path)
     rows = []
     predict(nlp, gold[:2], args.batch_size)  # warm-up
-    for dtype in ("float32", "bfloat16"):
-        with encoder_dtype(nlp, dtype):
+    for dtype in DTYPES:
+        with using_encoder_dtype(nlp, NAME, dtype):
             docs, seconds = predict(nlp, gold, args.batch_size)
-        words = sum(len(d) for d in docs)
-        rows.append(row("global", "gum-test", "words_per_s", round(words / seconds),
+        rows.append(row("global", "gum-test", "words_per_s", words_per_s(docs, seconds),
                         f"encoder {dtype}; batch_size {args.batch_size}; {torch.get_num_threads()} threads"))
     # One long document: the test texts joined until 20,000 tokens.
     text, n = [], 0
@@ -571,7 +520,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--models", default=str(ROOT / "training" / "jcl"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8)
@@ -583,13 +532,12 @@ def main() -> None:
                              "those of the same system, test set and metric in --out, the others are kept; every row then "
                              "says when it was measured")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(ROOT / "README.md"))
+    parser.add_argument("--readme", default=str(README))
     args = parser.parse_args()
-    # spaCy's entity_linker breaks ties between equal scores with random.shuffle: seeded, so that reruns agree
-    spacy.util.fix_random_seed(0)
+    fix_tie_breaks()
     rows = evaluate(args)
     if args.datasets:  # a partial rerun: its rows replace those of the same system, test set and metric
-        rows = merge_rerun(Path(args.out), rows, "python benchmarks/joint_coref_linker.py --datasets " + " ".join(args.datasets))
+        rows = merge_rerun(Path(args.out), rows, "python -m benchmarks.joint_coref_linker --datasets " + " ".join(args.datasets))
     out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark", rows)
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))
@@ -605,8 +553,7 @@ def write_tables(results: Path, readme: Path) -> None:
     refinement = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["system"].startswith("coref_"))
     speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in speed_metrics)
     table = "\n\n".join([joint, hard, refinement, speed])
-    update_readme_section(readme, NAME, table)
-    print(table)
+    publish_table(readme, NAME, table)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """KB scale benchmark on a synthetic 1M-entity KB: FAISS dense index and the alias table / entity store.
 
-    python benchmarks/kb_scale.py                 # full run: 1M entities, ~3.3M aliases (< 20 min, 2 cores)
-    python benchmarks/kb_scale.py --quick         # smoke check: 20k entities
-    python benchmarks/kb_scale.py --n-entities 200000 --skip-kb
+    python -m benchmarks.kb_scale                 # full run: 1M entities, ~3.3M aliases (< 20 min, 2 cores)
+    python -m benchmarks.kb_scale --quick         # smoke check: 20k entities
+    python -m benchmarks.kb_scale --n-entities 200000 --skip-kb
 
 Dense part: 384-d L2-normalised vectors drawn from a mixture of Gaussians in a 64-d latent space,
 linearly embedded in 384 dims plus isotropic noise (so nearest neighbours are structured, as with real
@@ -45,12 +45,11 @@ BLAS_VARIANTS = (("blas_default", FAISS_DEFAULT_BLAS_THRESHOLD), ("blas_always",
 
 from spacy_el.kb.dense_index import BLAS_THRESHOLD, DenseIndex  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_io import RESULTS_DIR, ROOT, write_results  # noqa: E402
-from results_io import row as result_row  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
+from .results_io import RESULTS_DIR, ROOT, write_results  # noqa: E402
+from .results_io import row as result_row  # noqa: E402
+from .tables import results_to_markdown, update_readme_section  # noqa: E402
 
-COMMAND = "python benchmarks/kb_scale.py"
+COMMAND = "python -m benchmarks.kb_scale"
 DIM = 384
 K = 100
 BATCH_SIZES = (1, 2, 4, 16, 64, 1024)

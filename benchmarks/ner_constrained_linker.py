@@ -17,29 +17,25 @@ Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed en
 ``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four; ``ner4el_all_bf16`` the same model
 predicting under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
 
-    python benchmarks/ner_constrained_linker.py
+    python -m benchmarks.ner_constrained_linker
 """
 import argparse
-import sys
-import time
 from pathlib import Path
-from contextlib import contextmanager
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, List, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc, Span
 
-import spacy  # noqa: E402
-import torch  # noqa: E402
-from spacy.language import Language  # noqa: E402
-from spacy.tokens import Doc, Span  # noqa: E402
+from spacy_el.scoring import ed_accuracy, el_scores
+from spacy_el.scoring.candidates import candidate_recall_at_k
 
-from baselines import gold_links, link_with_prior, predicted_links, read_docs, with_gold_mentions  # noqa: E402
-from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
-from tables import results_to_markdown, results_to_matrix, update_readme_section  # noqa: E402
-
-from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map  # noqa: E402
-from spacy_el.scoring import ed_accuracy, el_scores  # noqa: E402
-from spacy_el.scoring.candidates import candidate_recall_at_k  # noqa: E402
+from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
+from .common import (AIDA_CORPUS, EL_BASELINE, README, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
+                     using_inference_dtype)
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import publish_table, results_to_markdown, results_to_matrix
 
 COMMAND = "python -m spacy project run ner4el-benchmark"
 BATCH_SIZE = 64
@@ -58,17 +54,6 @@ def relabel_coarse(docs: List[Doc]) -> List[Doc]:
     for doc in docs:
         doc.ents = [Span(doc, e.start, e.end, coarse_label(e.label_), kb_id=e.kb_id_) for e in doc.ents]
     return docs
-
-
-def load_datasets(args: argparse.Namespace, nlp: Language, kb) -> Dict[str, List[Doc]]:
-    data = {f"aida-{split}": read_docs(args.corpus / f"{split}.spacy", nlp) for split in ("dev", "test")}
-    qids = qid_title_map(args.data)
-    for name, file in (("msnbc", "msnbc.benchmark.jsonl"), ("ace2004", "ace.benchmark.jsonl")):
-        docs, _ = elevant_title_docs(args.data / "elevant" / file, nlp, qids, kb=kb)
-        data[name] = relabel_coarse(docs)
-    if args.limit:
-        data = {name: docs[: args.limit] for name, docs in data.items()}
-    return data
 
 
 def ed(gold: List[Doc], pred: List[Doc]) -> float:
@@ -97,17 +82,6 @@ VARIANTS: List[Variant] = [
     ("ner4el_decoding_hard", "baseline", {"decoding": "hard"}),
     ("ner4el_all", "all", {"type_aware_selection": True, "decoding": "soft"}),
 ]
-
-
-@contextmanager
-def inference_dtype(nlp: Language, dtype: str) -> Iterator[None]:
-    attrs = nlp.get_pipe(PIPE).model.attrs
-    before = attrs["inference_dtype"]
-    attrs["inference_dtype"] = dtype
-    try:
-        yield
-    finally:
-        attrs["inference_dtype"] = before
 
 
 def variant_rows(
@@ -187,9 +161,7 @@ def speed_row(system: str, nlp: Language, gold: List[Doc], threads: int) -> Row:
     docs = with_gold_mentions(nlp, gold, [])
     n_mentions = sum(len(d.ents) for d in docs)
     pipe = nlp.get_pipe(PIPE)
-    start = time.perf_counter()
-    list(pipe.pipe(docs, batch_size=BATCH_SIZE))
-    seconds = time.perf_counter() - start
+    _, seconds = timed(lambda: list(pipe.pipe(docs, batch_size=BATCH_SIZE)))
     return row(system, "aida-test", "mentions_per_s", round(n_mentions / seconds), f"component.pipe batch_size={BATCH_SIZE} docs, {threads} thread(s), CPU, gold mentions")
 
 
@@ -217,7 +189,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
 
     base = model("baseline")
     kb = base.get_pipe(PIPE).kb
-    data = load_datasets(args, base, kb)
+    data = aida_and_elevant(args.corpus, args.data, base, kb, args.limit, elevant=relabel_coarse)
     rows: List[Row] = []
     soft_weight, sweep = select_soft_weight(base, data["aida-dev"])
     rows += sweep
@@ -229,7 +201,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     all_cfg = {**VARIANTS[-1][2], "soft_weight": soft_weight}
     configure(model("all"), **all_cfg)
     rows.append(end_to_end_row("ner4el_all", model("all"), data["aida-test"], "training/ner4el/all"))
-    with inference_dtype(model("all"), "bfloat16"):
+    with using_inference_dtype(model("all"), PIPE, "bfloat16"):
         rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
     configure(base)
     rows.append(end_to_end_row("ner4el_baseline", base, data["aida-test"], "training/ner4el/baseline"))
@@ -237,7 +209,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     rows.append(entity_typing_row(base))
     configure(model("all"), **all_cfg)
     rows.append(speed_row("ner4el_all", model("all"), data["aida-test"], args.threads))
-    with inference_dtype(model("all"), "bfloat16"):
+    with using_inference_dtype(model("all"), PIPE, "bfloat16"):
         rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
     rows += peer_rows(args, data, kb)
     return rows
@@ -245,23 +217,19 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
     parser.add_argument("--models", type=Path, default=ROOT / "training" / "ner4el")
-    parser.add_argument("--el-model", type=Path, default=ROOT / "training" / "baselines" / "entity_linker" / "model-best")
+    parser.add_argument("--el-model", type=Path, default=EL_BASELINE)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="docs per dataset (0 = all; for smoke tests only)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_constrained_linker.json")
     args = parser.parse_args()
-    # spaCy's entity_linker breaks ties between equal scores with random.shuffle: seeded, so that reruns agree
-    spacy.util.fix_random_seed(0)
-    rows = evaluate(args)
-    write_results(args.out, COMMAND, rows)
+    fix_tie_breaks()
+    write_results(args.out, COMMAND, evaluate(args))
     accuracy = results_to_matrix(args.out, "ed_accuracy")
     other = results_to_markdown(args.out, pivot=False, notes=True, select=lambda r: r["metric"] != "ed_accuracy")
-    table = accuracy + "\n\n" + other
-    update_readme_section(ROOT / "README.md", "ner_constrained_linker", table)
-    print(table)
+    publish_table(README, "ner_constrained_linker", accuracy + "\n\n" + other)
 
 
 if __name__ == "__main__":

@@ -19,26 +19,24 @@ match, GERBIL micro/macro), ``nil_accuracy`` (on the predicted mentions that mat
 span: whether "NIL" was decided exactly when the gold entity is NIL or not in the KB), and
 ``words_per_s`` of ``nlp.pipe`` on the test texts (batch size and threads in the notes).
 
-    python benchmarks/ner_stack_lstm.py
+    python -m benchmarks.ner_stack_lstm
 """
 import argparse
-import sys
 from pathlib import Path
 from typing import Callable, List
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spacy
+import torch
+from spacy.tokens import Doc
 
-import spacy  # noqa: E402
-import torch  # noqa: E402
-from spacy.tokens import Doc  # noqa: E402
+from spacy_el.kb import ElKnowledgeBase
+from spacy_el.extensions import is_linked
+from spacy_el.scoring import ner_scores
 
-from baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior, read_docs, timed_pipe, words_per_s  # noqa: E402
-from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
-
-from spacy_el.kb import ElKnowledgeBase  # noqa: E402
-from spacy_el.extensions import is_linked  # noqa: E402
-from spacy_el.scoring import ner_scores  # noqa: E402
+from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior
+from .common import AIDA_CORPUS, README, fix_tie_breaks, read_docs, timed_pipe, words_per_s
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import publish_table, results_to_markdown
 
 COMMAND = "python -m spacy project run nsl-benchmark"
 TRAINING = ROOT / "training"
@@ -87,20 +85,20 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         texts = [doc.text for doc in gold]
         recall30 = candidate_recall(kb, gold)
 
-        joint_docs, joint_seconds = timed_pipe(joint, texts)
+        joint_docs, joint_seconds = timed_pipe(joint, texts, BATCH_SIZE)
         rows.append(ner_row("ner_stack_lstm", dataset, gold, joint_docs, "configs/ner_stack_lstm.cfg, joint"))
         rows += el_rows("ner_stack_lstm", dataset, gold, joint_docs, recall30, "joint NER + EL")
         rows.append(row("ner_stack_lstm", dataset, "nil_accuracy", round(nil_accuracy(kb, gold, joint_docs), 4), "exactly detected mentions"))
 
-        ner_only_docs, _ = timed_pipe(ner_only, texts)
+        ner_only_docs, _ = timed_pipe(ner_only, texts, BATCH_SIZE)
         rows.append(ner_row("ner_stack_lstm_ner_only", dataset, gold, ner_only_docs, "tasks = ner"))
 
-        el_only_docs, _ = timed_pipe(el_only, texts)
+        el_only_docs, _ = timed_pipe(el_only, texts, BATCH_SIZE)
         rows += el_rows("ner_stack_lstm_el_only", dataset, gold, el_only_docs, recall30, "tasks = el, on the joint model's mentions")
         rows.append(row("ner_stack_lstm_el_only", dataset, "nil_accuracy", round(nil_accuracy(kb, gold, el_only_docs), 4), "exactly detected mentions"))
 
         for system, nlp in ablations.items():
-            docs, _ = timed_pipe(nlp, texts)
+            docs, _ = timed_pipe(nlp, texts, BATCH_SIZE)
             rows.append(ner_row(system, dataset, gold, docs, "ablation of the joint model"))
             rows += el_rows(system, dataset, gold, docs, recall30, "ablation of the joint model")
 
@@ -108,9 +106,9 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         link_with_prior(kb, prior_docs)
         rows += el_rows("prior_only", dataset, gold, prior_docs, recall30, "top prior on the joint model's mentions")
 
-        peer_ner_docs, peer_ner_seconds = timed_pipe(peer_ner, texts)
+        peer_ner_docs, peer_ner_seconds = timed_pipe(peer_ner, texts, BATCH_SIZE)
         rows.append(ner_row("spacy_ner", dataset, gold, peer_ner_docs, "configs/baselines/ner_glove.cfg (same word features)"))
-        peer_el_docs, peer_el_seconds = timed_pipe(peer_el, texts)
+        peer_el_docs, peer_el_seconds = timed_pipe(peer_el, texts, BATCH_SIZE)
         rows += el_rows("spacy_entity_linker", dataset, gold, peer_el_docs, recall30, "spacy_ner + entity_linker, same word features")
         if split == "test":
             rows.append(row("ner_stack_lstm", dataset, "words_per_s", words_per_s(joint_docs, joint_seconds), speed + " (sentencizer + joint NER + EL)"))
@@ -121,17 +119,13 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "aida")
+    parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_stack_lstm.json")
     args = parser.parse_args()
-    # spaCy's entity_linker breaks ties between equal scores with random.shuffle: seeded, so that reruns agree
-    spacy.util.fix_random_seed(0)
-    rows = evaluate(args)
-    write_results(args.out, COMMAND, rows)
-    table = results_to_markdown(args.out, pivot=True, notes=False)
-    update_readme_section(ROOT / "README.md", "ner_stack_lstm", table)
-    print(table)
+    fix_tie_breaks()
+    write_results(args.out, COMMAND, evaluate(args))
+    publish_table(README, "ner_stack_lstm", results_to_markdown(args.out, pivot=True, notes=False))
 
 
 if __name__ == "__main__":

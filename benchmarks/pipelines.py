@@ -22,43 +22,29 @@ runs on copies of the upstream docs, so the upstream and the joint model are tim
 documents; a composed pipeline's speed is its words over the sum of the two times.
 """
 import argparse
-import sys
-import time
 from pathlib import Path
-from typing import Callable, List, Sequence, Tuple
+from typing import List, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc
 
-import spacy  # noqa: E402
-import torch  # noqa: E402
-from spacy.language import Language  # noqa: E402
-from spacy.tokens import Doc  # noqa: E402
-from spacy.util import registry  # noqa: E402
+import spacy_el  # noqa: F401  (registers the readers and factories)
+from spacy_el.scoring import el_scores, ner_scores
+from spacy_el.scoring.cluster_el import cluster_el_scores
+from spacy_el.scoring.coref import coref_scores
+from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
 
-from baselines import gold_entities, gold_links, link_with_prior, predicted_links  # noqa: E402
-from results_io import RESULTS_DIR, ROOT, Row, row, write_results  # noqa: E402
-from tables import results_to_markdown, update_readme_section  # noqa: E402
-
-import spacy_el  # noqa: E402,F401  (registers the readers and factories)
-from spacy_el.scoring import el_scores, ner_scores  # noqa: E402
-from spacy_el.scoring.cluster_el import cluster_el_scores  # noqa: E402
-from spacy_el.scoring.coref import coref_scores  # noqa: E402
-from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters  # noqa: E402
+from .baselines import gold_entities, gold_links, link_with_prior, predicted_links
+from .common import AIDA_CORPUS, EL_BASELINE, README, fix_tie_breaks, read_corpus, timed, timed_pipe, words_per_s
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import publish_table, results_to_markdown
 
 NAME = "pipelines"
 DATASET = "aida-test"
 JCL = "joint_coref_linker"
 BATCH_SIZE = 8
-
-
-def timed(run: Callable[[], List[Doc]]) -> Tuple[List[Doc], float]:
-    start = time.perf_counter()
-    docs = run()
-    return docs, time.perf_counter() - start
-
-
-def words_per_s(docs: Sequence[Doc], seconds: float) -> int:
-    return round(sum(len(d) for d in docs) / seconds)
 
 
 def quality_rows(system: str, gold: Sequence[Doc], pred: Sequence[Doc], note: str, *, typed: bool, clusters: bool) -> List[Row]:
@@ -85,12 +71,12 @@ def load(path: Path) -> Language:
 def recipe_a(args: argparse.Namespace, gold: Sequence[Doc], texts: List[str], speed_note: str) -> List[Row]:
     rows: List[Row] = []
     nlp = load(Path(args.models) / "ner_ner4el")
-    pred, seconds = timed(lambda: list(nlp.pipe(texts, batch_size=BATCH_SIZE)))
+    pred, seconds = timed_pipe(nlp, texts, BATCH_SIZE)
     system = "ner+ner_constrained_linker"
     rows += quality_rows(system, gold, pred, "configs/pipelines/ner_ner4el.cfg", typed=True, clusters=False)
     rows.append(row(system, DATASET, "words_per_s", words_per_s(pred, seconds), speed_note))
     el_nlp = load(Path(args.el_baseline))
-    pred, seconds = timed(lambda: list(el_nlp.pipe(texts, batch_size=BATCH_SIZE)))
+    pred, seconds = timed_pipe(el_nlp, texts, BATCH_SIZE)
     system = "ner+spacy_entity_linker"
     rows += quality_rows(system, gold, pred, "configs/baselines/entity_linker.cfg (peer)", typed=True, clusters=False)
     rows.append(row(system, DATASET, "words_per_s", words_per_s(pred, seconds), speed_note))
@@ -107,7 +93,7 @@ def recipe_with_jcl(args: argparse.Namespace, gold: Sequence[Doc], texts: List[s
     nlp = load(Path(args.models) / directory)
     config = f"configs/pipelines/{directory}.cfg"
     with nlp.select_pipes(disable=[JCL]):
-        upstream, upstream_seconds = timed(lambda: list(nlp.pipe(texts, batch_size=BATCH_SIZE)))
+        upstream, upstream_seconds = timed_pipe(nlp, texts, BATCH_SIZE)
     rows = quality_rows(upstream_name, gold, upstream, f"{config} without {JCL} (peer)", typed=typed, clusters=False)
     rows.append(row(upstream_name, DATASET, "words_per_s", words_per_s(upstream, upstream_seconds), speed_note))
     jcl = nlp.get_pipe(JCL)
@@ -124,10 +110,10 @@ def recipe_with_jcl(args: argparse.Namespace, gold: Sequence[Doc], texts: List[s
 
 def evaluate(args: argparse.Namespace) -> List[Row]:
     torch.set_num_threads(args.threads)
-    gold_path = ROOT / "corpus" / "aida" / "test.spacy"
+    gold_path = AIDA_CORPUS / "test.spacy"
     if not gold_path.exists():
         raise SystemExit(f"{gold_path} not found: run `python -m spacy project run convert-aida` first.")
-    gold = [eg.reference for eg in registry.readers.get("spacy-el.AidaPlusReader.v1")(path=gold_path)(spacy.blank("en"))]
+    gold = read_corpus("spacy-el.AidaPlusReader.v1", spacy.blank("en"), path=gold_path)
     gold = gold[: args.limit] if args.limit else gold
     texts = [g.text for g in gold]
     speed_note = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
@@ -144,24 +130,21 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
 
 
 def write_tables(results: Path, readme: Path) -> None:
-    table = results_to_markdown(results, pivot=True, notes=False)
-    update_readme_section(readme, NAME, table)
-    print(table)
+    publish_table(readme, NAME, results_to_markdown(results, pivot=True, notes=False))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=str(ROOT / "training" / "pipelines"))
-    parser.add_argument("--el-baseline", default=str(ROOT / "training" / "baselines" / "entity_linker" / "model-best"))
+    parser.add_argument("--el-baseline", default=str(EL_BASELINE))
     parser.add_argument("--recipes", nargs="+", default=["a", "b", "c"], choices=["a", "b", "c"])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="first N test documents (smoke runs)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(ROOT / "README.md"))
+    parser.add_argument("--readme", default=str(README))
     parser.add_argument("--tables-only", action="store_true", help="regenerate the README table from --out")
     args = parser.parse_args()
-    # spaCy's entity_linker breaks ties between equal scores with random.shuffle: seeded, so that reruns agree
-    spacy.util.fix_random_seed(0)
+    fix_tie_breaks()
     if not args.tables_only:
         out = write_results(Path(args.out), "python -m spacy project run pipelines", evaluate(args))
         print(f"wrote {out}")

@@ -10,8 +10,8 @@ stay, and every row says when, on which CPU and by which command it was measured
 total is written only once every one of its steps has a row; until then a ``steps_timed`` row says
 how many have one. A step that fails stops the run; its time is not recorded.
 
-    python benchmarks/project_timings.py demo                                   # the whole demo
-    python benchmarks/project_timings.py all --steps kb-eval train-jcl-ontogum-none
+    python -m benchmarks.project_timings demo                                   # the whole demo
+    python -m benchmarks.project_timings all --steps kb-eval train-jcl-ontogum-none
 
 Writes ``benchmarks/results/project_timings.json`` and the README table between
 ``<!-- results:project_timings -->`` markers.
@@ -24,12 +24,10 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import srsly
 
-import srsly  # noqa: E402
-
-from results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, row, write_results  # noqa: E402
-from tables import markdown_table, update_readme_section  # noqa: E402
+from .results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, row, write_results
+from .tables import markdown_table, publish_table
 
 NAME = "project_timings"
 TOTAL = "(workflow total)"
@@ -84,7 +82,7 @@ def main() -> None:
         raise SystemExit(f"Not steps of the {args.workflow!r} workflow: {', '.join(unknown)}")
     machine = f"{cpu_name()}, {os.cpu_count()} cores"
     out = Path(args.out)
-    command = "python benchmarks/project_timings.py " + " ".join(sys.argv[1:])
+    command = "python -m benchmarks.project_timings " + " ".join(sys.argv[1:])
     for step in chosen:  # written after every step: a later failure keeps the earlier timings
         minutes = time_step(step)
         print(f"{step}: {minutes:.1f} min", flush=True)
@@ -129,9 +127,7 @@ def timings_table(rows: Sequence[Row]) -> str:
 
 
 def write_tables(results: Path, readme: Path) -> None:
-    table = timings_table(srsly.read_json(results)["rows"])
-    update_readme_section(readme, NAME, table)
-    print(table)
+    publish_table(readme, NAME, timings_table(srsly.read_json(results)["rows"]))
 
 
 if __name__ == "__main__":

@@ -122,3 +122,9 @@ def update_readme_section(readme_path: PathLike, marker_name: str, table_md: str
     replacement = f"{start}\n{table_md.rstrip()}\n{end}"
     path.write_text(pattern.sub(lambda _: replacement, text, count=1), encoding="utf8")
     return True
+
+
+def publish_table(readme_path: PathLike, marker_name: str, table_md: str) -> None:
+    """:func:`update_readme_section`, then print the table: a benchmark shows what it wrote."""
+    update_readme_section(readme_path, marker_name, table_md)
+    print(table_md)

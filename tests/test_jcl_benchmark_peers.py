@@ -1,15 +1,9 @@
-"""benchmarks/joint_coref_linker.py peers: spaCy's entity_linker sees the mentions on the doc's own tokens."""
-import sys
-
+"""benchmarks.joint_coref_linker peers: spaCy's entity_linker sees the mentions on the doc's own tokens."""
 import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from .conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-
-from joint_coref_linker import spacy_el_links  # noqa: E402
+from benchmarks.joint_coref_linker import spacy_el_links
 
 
 @Language.component("test_text_linker")

@@ -1,18 +1,12 @@
-"""benchmarks/joint_coref_linker.py: the paper's Table 4 corner cases and their breakdown."""
-import sys
+"""benchmarks.joint_coref_linker: the paper's Table 4 corner cases and their breakdown."""
 from types import SimpleNamespace
 from typing import Dict, List
 
 import spacy
 from spacy.tokens import Doc, Span
 
+from benchmarks.joint_coref_linker import HardCase, count_hard_cases, find_hard_cases
 from spacy_el.extensions import set_clusters
-
-from .conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-
-from joint_coref_linker import HardCase, count_hard_cases, find_hard_cases  # noqa: E402
 
 TEXT = "Shahid Afridi scored . Afridi won . Afridi left ."
 CANDIDATES: Dict[str, List[str]] = {"Shahid Afridi": ["Shahid_Afridi"], "Afridi": []}

@@ -1,15 +1,10 @@
-"""benchmarks/joint_coref_linker.py: which model folders are seeds and variants, and the rows averaged over seeds."""
-import sys
+"""benchmarks.joint_coref_linker: which model folders are seeds and variants, and the rows averaged over seeds."""
 from pathlib import Path
 from types import SimpleNamespace
 
-from .conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-
-import joint_coref_linker  # noqa: E402
-from joint_coref_linker import JOINT, seed_folders, seed_mean_rows, seeded  # noqa: E402
-from results_io import row  # noqa: E402
+from benchmarks import joint_coref_linker
+from benchmarks.joint_coref_linker import JOINT, seed_folders, seed_mean_rows, seeded
+from benchmarks.results_io import row
 
 
 def test_seed_folders_in_seed_order_and_only_the_corpus_own(tmp_path: Path):

@@ -1,15 +1,10 @@
-"""benchmarks/project_timings.py: workflow totals from step timings measured a few steps at a time."""
+"""benchmarks.project_timings: workflow totals from step timings measured a few steps at a time."""
 import json
-import sys
 
 import pytest
 
-from .conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-
-from project_timings import METRIC, TOTAL, timings_table, with_totals, workflow_steps  # noqa: E402
-from results_io import merge_rerun, row  # noqa: E402
+from benchmarks.project_timings import METRIC, TOTAL, timings_table, with_totals, workflow_steps
+from benchmarks.results_io import merge_rerun, row
 
 
 def _timed(step: str, workflow: str, minutes: float, measured: str) -> dict:

@@ -1,12 +1,7 @@
-"""benchmarks/results_io.merge_rerun: a partial benchmark rerun merged into its earlier results file."""
+"""benchmarks.results_io.merge_rerun: a partial benchmark rerun merged into its earlier results file."""
 import json
-import sys
 
-from .conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-
-from results_io import merge_rerun, row, this_machine  # noqa: E402
+from benchmarks.results_io import cpu_name, merge_rerun, row, this_machine
 
 
 def test_rerun_rows_replace_their_pairs_in_place(tmp_path):
@@ -49,8 +44,6 @@ def test_rerun_without_earlier_file(tmp_path):
 
 
 def test_cpu_name_adds_family_model_and_stepping_to_a_bare_vendor_name():
-    from results_io import cpu_name
-
     info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\n"
     assert cpu_name(info) == "AMD EPYC (family 25, model 17, stepping 1)"
     assert cpu_name("model name\t: Some CPU\n") == "Some CPU"

@@ -1,0 +1,159 @@
+"""What several benchmarks share: default paths, data loading, timing, encoder dtype and peak memory.
+
+What a benchmark measures stays in its own module; the peers' linking and mention helpers (``prior_only``,
+gold mentions) are in ``baselines``, whose systems the other benchmarks compare with.
+"""
+import re
+import resource
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, MutableMapping, Optional, Sequence, Tuple, TypeVar
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin
+from spacy.util import registry
+from tqdm import tqdm
+
+from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
+
+from .results_io import ROOT
+
+T = TypeVar("T")
+
+# -- default paths (the project's layout) ---------------------------------------------------------
+README = ROOT / "README.md"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+AIDA_CORPUS = ROOT / "corpus" / "aida"  # python -m spacy project run convert-aida
+NER_BASELINE = ROOT / "training" / "baselines" / "ner" / "model-best"
+EL_BASELINE = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
+
+
+# -- data -----------------------------------------------------------------------------------------
+def read_docs(path: Path, nlp: Language) -> List[Doc]:
+    """The docs of a DocBin (``.spacy``) file, on ``nlp``'s vocab."""
+    return list(DocBin().from_disk(path).get_docs(nlp.vocab))
+
+
+def read_corpus(reader: str, nlp: Language, **kwargs: Any) -> List[Doc]:
+    """The reference docs of the registered corpus reader ``reader`` built with ``kwargs``."""
+    return [eg.reference for eg in registry.readers.get(reader)(**kwargs)(nlp)]
+
+
+def first(datasets: Dict[str, List[Doc]], limit: int) -> Dict[str, List[Doc]]:
+    """The first ``limit`` documents of each dataset (0: all of them; smoke runs)."""
+    return {name: docs[:limit] for name, docs in datasets.items()} if limit else datasets
+
+
+#: The ELEVANT out-of-domain sets: dataset name and file under ``<data>/elevant``.
+ELEVANT_SETS = (("msnbc", "msnbc.benchmark.jsonl"), ("ace2004", "ace.benchmark.jsonl"))
+
+
+def aida_and_elevant(corpus: Path, data: Path, nlp: Language, kb: Any, limit: int = 0,
+                     elevant: Callable[[List[Doc]], List[Doc]] = lambda docs: docs) -> Dict[str, List[Doc]]:
+    """AIDA dev and test (``<corpus>/{dev,test}.spacy``) and the ELEVANT sets with their gold QIDs as titles
+    (those without a title in ``kb`` left out), each passed through ``elevant``; the first ``limit``
+    documents of each."""
+    datasets = {f"aida-{split}": read_docs(corpus / f"{split}.spacy", nlp) for split in ("dev", "test")}
+    qids = qid_title_map(data)
+    for name, file in ELEVANT_SETS:
+        docs, _ = elevant_title_docs(data / "elevant" / file, nlp, qids, kb=kb)
+        datasets[name] = elevant(docs)
+    return first(datasets, limit)
+
+
+# -- runs and timing ------------------------------------------------------------------------------
+def fix_tie_breaks() -> None:
+    """Seed the random generators: spaCy's entity_linker breaks ties between equal scores with
+    random.shuffle, so that reruns agree."""
+    spacy.util.fix_random_seed(0)
+
+
+def timed(run: Callable[[], T]) -> Tuple[T, float]:
+    """``run()``'s result and the wall-clock seconds it took."""
+    start = time.perf_counter()
+    result = run()
+    return result, time.perf_counter() - start
+
+
+def timed_pipe(nlp: Language, texts: Sequence[str], batch_size: int, progress: bool = False) -> Tuple[List[Doc], float]:
+    """``nlp.pipe`` over ``texts``: the docs and the seconds it took (with ``progress``, a tqdm bar)."""
+    def run() -> List[Doc]:
+        docs = nlp.pipe(texts, batch_size=batch_size)
+        return list(tqdm(docs, total=len(texts), desc="pipe", leave=False) if progress else docs)
+
+    return timed(run)
+
+
+def best_seconds(run: Callable[[], Any], repeats: int) -> float:
+    """The fastest of ``repeats`` timed calls of ``run``, after one warm-up call."""
+    run()
+    return min(timed(run)[1] for _ in range(repeats))
+
+
+def words_per_s(docs: Sequence[Doc], seconds: float) -> int:
+    return round(sum(len(d) for d in docs) / seconds)
+
+
+# -- settings and encoder dtype -------------------------------------------------------------------
+#: The encoder autocast dtypes the benchmarks compare.
+DTYPES = ("float32", "bfloat16")
+
+
+@contextmanager
+def temporarily(settings: MutableMapping[str, Any], key: str, value: Any) -> Iterator[None]:
+    """``settings[key] = value`` for the duration, then its earlier value back."""
+    before = settings[key]
+    settings[key] = value
+    try:
+        yield
+    finally:
+        settings[key] = before
+
+
+def torch_module(nlp: Language, pipe: str) -> Any:
+    """The PyTorch module inside the Thinc model of the component ``pipe``."""
+    return nlp.get_pipe(pipe).model.layers[0].shims[0]._model
+
+
+@contextmanager
+def using_encoder_dtype(nlp: Language, pipe: str, dtype: str) -> Iterator[None]:
+    """Run the encoder of the component ``pipe`` under another autocast dtype for the duration."""
+    module = torch_module(nlp, pipe)
+    before = module.encoder_dtype
+    module.encoder_dtype = dtype
+    try:
+        yield
+    finally:
+        module.encoder_dtype = before
+
+
+def using_inference_dtype(nlp: Language, pipe: str, dtype: str) -> Iterator[None]:
+    """Run the component ``pipe`` (its model's ``inference_dtype`` attr) under another dtype for the duration."""
+    return temporarily(nlp.get_pipe(pipe).model.attrs, "inference_dtype", dtype)
+
+
+# -- peak memory ----------------------------------------------------------------------------------
+def process_peak_mb() -> float:
+    """This process's peak RSS in MB since it started (``getrusage``; portable, cannot be reset)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def proc_status_mb(field: str) -> Optional[float]:
+    """``field`` of ``/proc/self/status`` in MB (``VmRSS``: resident now, ``VmHWM``: peak), None off Linux."""
+    try:
+        match = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(match.group(1)) / 1024 if match else None
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's peak RSS (``VmHWM``) to its current RSS (Linux ``/proc/self/clear_refs``);
+    False where that is not available."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return proc_status_mb("VmHWM") is not None
