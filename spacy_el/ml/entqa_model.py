@@ -12,12 +12,11 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
-from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
 from .autocast import ENCODER_DTYPES
 from .entqa_inputs import ReaderArrays
 from .joint_coref_model import EncoderLRShim
-from .torch_io import load_encoder, load_fast_tokenizer, serialize_state, state_deserializer
+from .torch_io import load_encoder, shared_tokenizer, torch_layer
 
 __all__ = ["build_entity_retriever", "build_entqa_reader", "RetrieverBatch", "ReaderBatch", "build_torch_layer", "tokenizer_of"]
 
@@ -95,7 +94,7 @@ def build_entity_retriever(
         attrs={"kind": "retriever", "encoder": encoder, "passage_length": passage_length, "stride": stride,
                "topic": topic, "max_topic": max_topic, "pooling": pooling, "init_scale": float(init_scale),
                "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
-               "encoder_lr_scale": float(encoder_lr_scale), "tokenizer": None},
+               "encoder_lr_scale": float(encoder_lr_scale)},
     )
 
 
@@ -127,15 +126,14 @@ def build_entqa_reader(
         attrs={"kind": "reader", "encoder": encoder, "max_passage_length": max_passage_length,
                "max_entity_length": max_entity_length, "topic": topic, "max_topic": max_topic, "dropout": float(dropout),
                "span_reduction": span_reduction, "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
-               "encoder_lr_scale": float(encoder_lr_scale), "tokenizer": None},
+               "encoder_lr_scale": float(encoder_lr_scale)},
     )
 
 
 def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer, loaded on first use (it comes from the encoder path, never saved)."""
-    if model.attrs["tokenizer"] is None:
-        model.attrs["tokenizer"] = load_fast_tokenizer(model.attrs["encoder"], model.name)
-    return model.attrs["tokenizer"]
+    """The encoder's fast tokenizer (thread-safe, one copy per thread; it comes from the encoder path and
+    is kept out of the model's attrs, so that it is never part of the serialised model)."""
+    return shared_tokenizer(model.attrs["encoder"], model.name)
 
 
 def build_torch_layer(model: Model) -> None:
@@ -156,11 +154,9 @@ def build_torch_layer(model: Model) -> None:
         module = PassageEncoder(encoder, a["pooling"], a["init_scale"], a["encoder_dtype"], a["encoder_batch"])
     else:
         module = ReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
-    shim = EncoderLRShim(module, encoder_lr_scale=a["encoder_lr_scale"], serialize_model=serialize_state,
-                         deserialize_model=state_deserializer(model.name))
     model.layers.append(
-        Model("pytorch", pytorch_forward, attrs={"convert_inputs": _convert_inputs, "convert_outputs": _convert_outputs},
-              shims=[shim], dims={"nI": None, "nO": None})
+        torch_layer(module, _convert_inputs, _convert_outputs, model.name, shim_class=EncoderLRShim,
+                    encoder_lr_scale=a["encoder_lr_scale"])
     )
 
 

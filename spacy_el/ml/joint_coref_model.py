@@ -68,8 +68,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, torch2xp, xp2torch
-from thinc.layers.pytorchwrapper import forward as pytorch_forward
+from thinc.api import ArgsKwargs, Model, Optimizer, torch2xp, xp2torch
 
 import torch
 from torch import nn
@@ -78,7 +77,7 @@ from .autocast import ENCODER_DTYPES, encoder_autocast
 from .entity_equalization import REFINEMENTS
 from .joint_coref_scorer import MODES, GoldMentionCluster, JointCorefScorer, JointScores, compute_loss
 from .span_representations import SpanEmbedder, enumerate_spans, prune_spans
-from .torch_io import load_encoder, load_fast_tokenizer, serialize_state, state_deserializer
+from .torch_io import EvalModeShim, load_encoder, shared_tokenizer, torch_layer
 
 #: ``(K, 2)`` kept spans -> ``(K, C)`` int64 KB rows (``-1`` padding), ``(K, C, nE)`` float32 vectors
 #: and ``(K, C)`` float32 alias-table priors (0 on padding).
@@ -228,7 +227,7 @@ def build_joint_coref_linker(
             "stride": stride, "ffnn": ffnn, "ffnn_depth": ffnn_depth, "width_emb": width_emb,
             "distance_width": distance_width, "entity_proj": entity_proj, "dropout": float(dropout),
             "nil_score": nil_score, "distance": distance, "score_bound": score_bound,
-            "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch, "tokenizer": None,
+            "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch,
             "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype,
             "prior_feature": prior_feature, "encoder_lr_scale": float(encoder_lr_scale),
         },
@@ -236,10 +235,9 @@ def build_joint_coref_linker(
 
 
 def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer, loaded on first use (never serialised: it comes from the encoder path)."""
-    if model.attrs["tokenizer"] is None:
-        model.attrs["tokenizer"] = load_fast_tokenizer(model.attrs["encoder"], "joint_coref_linker")
-    return model.attrs["tokenizer"]
+    """The encoder's fast tokenizer (thread-safe, one copy per thread; it comes from the encoder path and
+    is kept out of the model's attrs, so that it is never part of the serialised model)."""
+    return shared_tokenizer(model.attrs["encoder"], "joint_coref_linker")
 
 
 def build_torch_layer(model: Model) -> None:
@@ -256,23 +254,18 @@ def build_torch_layer(model: Model) -> None:
         )
     module = JointCorefModule(encoder, model.get_dim("nE"), a)
     # PyTorchWrapper_v3, with a shim that updates the encoder at its own learning rate.
-    shim = EncoderLRShim(
-        module, encoder_lr_scale=a.get("encoder_lr_scale", 1.0),
-        serialize_model=serialize_state, deserialize_model=state_deserializer("joint_coref_linker"),
-    )
     model.layers.append(
-        Model(
-            "pytorch", pytorch_forward, attrs={"convert_inputs": _convert_inputs, "convert_outputs": _convert_outputs},
-            shims=[shim], dims={"nI": None, "nO": None},
-        )
+        torch_layer(module, _convert_inputs, _convert_outputs, "joint_coref_linker", shim_class=EncoderLRShim,
+                    encoder_lr_scale=a.get("encoder_lr_scale", 1.0))
     )
 
 
-class EncoderLRShim(PyTorchShim):
-    """A ``PyTorchShim`` whose ``finish_update`` scales the learning rate of the ``encoder.*``
-    parameters by ``encoder_lr_scale`` (Thinc's optimizer ``lr_scale``): the usual recipe of a
-    pretrained encoder fine-tuned about ten times slower than the freshly initialised layers above
-    it (Lee et al. 2018 / Joshi et al. 2019: 1e-5 to 2e-5 for BERT, 2e-4 for the task layers)."""
+class EncoderLRShim(EvalModeShim):
+    """An :class:`~spacy_el.ml.torch_io.EvalModeShim` (thread-safe prediction) whose ``finish_update``
+    scales the learning rate of the ``encoder.*`` parameters by ``encoder_lr_scale`` (Thinc's optimizer
+    ``lr_scale``): the usual recipe of a pretrained encoder fine-tuned about ten times slower than the
+    freshly initialised layers above it (Lee et al. 2018 / Joshi et al. 2019: 1e-5 to 2e-5 for BERT,
+    2e-4 for the task layers)."""
 
     def __init__(self, model: Any, *, encoder_lr_scale: float = 1.0, **kwargs: Any):
         super().__init__(model, **kwargs)

@@ -9,13 +9,13 @@ safetensors, so loading a model file never unpickles anything.
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 from spacy.util import registry
 
 from .autocast import ENCODER_DTYPES, encoder_autocast
 from .ner4el_batch import Ner4elBatch
-from .torch_io import load_fast_tokenizer, resolve_encoder_path, serialize_state, state_deserializer
+from .torch_io import resolve_encoder_path, shared_tokenizer, torch_layer
 
 Output = Tuple[Floats2d, Floats2d]
 INFERENCE_DTYPES = ENCODER_DTYPES
@@ -42,15 +42,14 @@ def build_ner4el_scorer(
         init=init,
         dims={"nE": None, "nT": None},
         attrs={"encoder": encoder, "hidden_width": hidden_width, "max_length": max_length,
-               "typed_entities": typed_entities, "inference_dtype": inference_dtype, "tokenizer": None},
+               "typed_entities": typed_entities, "inference_dtype": inference_dtype},
     )
 
 
 def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer, loaded on first use (never serialised: it comes from the encoder path)."""
-    if model.attrs["tokenizer"] is None:
-        model.attrs["tokenizer"] = load_fast_tokenizer(model.attrs["encoder"], "ner_constrained_linker")
-    return model.attrs["tokenizer"]
+    """The encoder's fast tokenizer (thread-safe, one copy per thread; kept out of the model's attrs, so
+    that it is never part of the serialised model)."""
+    return shared_tokenizer(model.attrs["encoder"], "ner_constrained_linker")
 
 
 def build_torch_layer(model: Model) -> None:
@@ -66,12 +65,8 @@ def build_torch_layer(model: Model) -> None:
     module = Ner4elScorer(
         encoder, model.get_dim("nE"), model.get_dim("nT"), model.attrs["hidden_width"], model.attrs["typed_entities"]
     )
-    model.layers.append(
-        PyTorchWrapper_v3(
-            module, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs,
-            serialize_model=serialize_state, deserialize_model=state_deserializer("ner_constrained_linker"),
-        )
-    )
+    # Thread-safe prediction (EvalModeShim: never back to train mode mid-prediction of another thread).
+    model.layers.append(torch_layer(module, _convert_inputs, _convert_outputs, "ner_constrained_linker"))
 
 
 def init(model: Model, X: Optional[Ner4elBatch] = None, Y: Optional[Any] = None) -> None:

@@ -2,7 +2,8 @@
 
 The Model chains a spaCy tok2vec sublayer (``List[Doc] -> List[Floats2d]``, any width ``W``: a CNN
 with static vectors, a character embedding, or a transformer listener) and the PyTorch module
-:class:`~spacy_el.ml.stack_lstm.StackLstmNerEl`, wrapped with ``PyTorchWrapper_v3``. The token
+:class:`~spacy_el.ml.stack_lstm.StackLstmNerEl`, wrapped as ``PyTorchWrapper_v3`` wraps it but with a
+shim whose prediction stays in eval mode (``torch_io.torch_layer``: thread-safe prediction). The token
 vectors of the batch are concatenated, handed to torch, and their gradient comes back to the
 tok2vec's backprop.
 
@@ -23,7 +24,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 import torch
@@ -31,7 +32,7 @@ from torch import nn
 
 from .stack_lstm import ENTITY_VECTORS, GoldActions, StackLstmNerEl, StackLstmSizes, losses
 from .stack_lstm_batch import CandidateArrays, Segment
-from .torch_io import serialize_state, state_deserializer
+from .torch_io import torch_layer
 
 TASKS = ("joint", "ner", "el")
 #: mention texts -> their candidates
@@ -135,12 +136,7 @@ def build_torch_layer(model: Model) -> None:
         learned_width=a["learned_width"], dropout=a["dropout"], use_sentence_rep=a["use_sentence_rep"],
         use_mention_rep=a["use_mention_rep"], entity_vectors=a["entity_vectors"],
     )
-    model.layers.append(
-        PyTorchWrapper_v3(
-            StackLstmForward(StackLstmNerEl(sizes)), convert_inputs=_convert_inputs, convert_outputs=_convert_outputs,
-            serialize_model=serialize_state, deserialize_model=state_deserializer("ner_stack_lstm"),
-        )
-    )
+    model.layers.append(torch_layer(StackLstmForward(StackLstmNerEl(sizes)), _convert_inputs, _convert_outputs, "ner_stack_lstm"))
 
 
 def set_learned_entities(model: Model, rows: np.ndarray) -> None:
@@ -165,17 +161,14 @@ def init(model: Model, X: Optional[StackLstmBatch] = None, Y: Optional[Any] = No
 
 
 def forward(model: Model, X: StackLstmBatch, is_train: bool) -> Tuple[Tuple[Any, StackLstmOutput], Callable]:
+    if not X.segments:
+        # Nothing to read (empty or whitespace-only documents): the tok2vec is not called, since some
+        # tok2vecs fail on a batch without tokens (CharacterEmbed + MaxoutWindowEncoder: a blis shape
+        # error), and its output would not be used.
+        return (model.ops.alloc1f(1), StackLstmOutput.empty()), lambda dY: X
     tok2vec = model.get_ref("tok2vec")
     tokvecs, backprop_tok2vec = tok2vec(X.docs, is_train)
     doc_lengths = [len(t) for t in tokvecs]
-    if not X.segments:
-        zero = model.ops.alloc1f(1)
-
-        def backprop_nothing(dY: Any) -> StackLstmBatch:
-            backprop_tok2vec([model.ops.alloc2f(*t.shape) for t in tokvecs])
-            return X
-
-        return (zero, StackLstmOutput.empty()), backprop_nothing
     flat = model.ops.flatten(tokvecs)
     (loss, output), backprop_torch = model.layers[1]((flat, X), is_train)
 

@@ -1,10 +1,30 @@
 """What every Thinc-wrapped PyTorch model of spacy_el shares: the encoder's local path and tokenizer, and
-weights (de)serialised with safetensors, so loading a model file never unpickles anything."""
-import os
-from pathlib import Path
-from typing import Any, Callable
+weights (de)serialised with safetensors, so loading a model file never unpickles anything.
 
-__all__ = ["resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "serialize_state", "state_deserializer"]
+Thread safety: one pipeline may predict from several threads at once. Two things of the libraries
+underneath are not safe for that, and are replaced here:
+
+* thinc's ``PyTorchShim.predict`` runs ``module.eval()``, the forward pass, then ``module.train()``:
+  one thread's ``train()`` turns dropout on in the middle of another thread's forward pass, silently
+  changing its outputs. :class:`EvalModeShim` predicts without ever leaving eval mode
+  (:func:`torch_layer` wraps a module with it).
+* a Hugging Face fast tokenizer used by two threads at once raises ``RuntimeError: Already borrowed``
+  (its Rust core changes its truncation/padding state per call). :func:`shared_tokenizer` gives each
+  thread its own copy.
+"""
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Dict, Tuple
+
+import torch
+from thinc.api import ArgsKwargs, Model, PyTorchShim
+from thinc.layers.pytorchwrapper import forward as pytorch_forward
+
+__all__ = [
+    "resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer",
+    "serialize_state", "state_deserializer", "EvalModeShim", "torch_layer",
+]
 
 
 def resolve_encoder_path(encoder: str) -> str:
@@ -36,6 +56,85 @@ def load_fast_tokenizer(encoder: str, component: str) -> Any:
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"[spacy_el] {component} needs a fast tokenizer (offset mappings); {encoder!r} has none.")
     return tokenizer
+
+
+class SharedTokenizer:
+    """The encoder's fast tokenizer, one copy per thread, loaded on a thread's first use. Attribute reads
+    and calls go to the calling thread's copy, so it is used like the tokenizer itself. It holds no
+    state of its own (pickling it gives a new one for the same encoder)."""
+
+    def __init__(self, encoder: str, component: str) -> None:
+        self._encoder = encoder
+        self._component = component
+        self._local = threading.local()
+
+    @property
+    def current(self) -> Any:
+        """This thread's tokenizer."""
+        tokenizer = getattr(self._local, "tokenizer", None)
+        if tokenizer is None:
+            tokenizer = self._local.tokenizer = load_fast_tokenizer(self._encoder, self._component)
+        return tokenizer
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("_encoder", "_component", "_local"):  # not set yet (unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.current, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.current(*args, **kwargs)
+
+    def __reduce__(self) -> Tuple[Any, Tuple[str, str]]:
+        return SharedTokenizer, (self._encoder, self._component)
+
+
+_SHARED_TOKENIZERS: Dict[Tuple[str, str], SharedTokenizer] = {}
+_SHARED_TOKENIZERS_LOCK = threading.Lock()
+
+
+def shared_tokenizer(encoder: str, component: str) -> SharedTokenizer:
+    """The thread-safe tokenizer of ``encoder`` (a local path, "" = the packaged MiniLM), one per
+    encoder and component. It lives outside the Thinc model's attrs, so that a model's serialised
+    bytes do not depend on whether it has tokenized anything yet."""
+    key = (encoder, component)
+    with _SHARED_TOKENIZERS_LOCK:
+        if key not in _SHARED_TOKENIZERS:
+            _SHARED_TOKENIZERS[key] = SharedTokenizer(encoder, component)
+        return _SHARED_TOKENIZERS[key]
+
+
+class EvalModeShim(PyTorchShim):
+    """A ``PyTorchShim`` whose prediction never switches the module to train mode.
+
+    ``PyTorchShim.predict`` calls ``module.train()`` after its forward pass, which turns dropout on in
+    another thread that is still predicting. Here prediction puts the module in eval mode (once: it
+    stays there) and leaves it there; ``begin_update`` switches it to train mode at the start of every
+    update, as before, so dropout is active in training exactly as with ``PyTorchShim``. Several
+    threads may predict at once; predicting while another thread trains the same model is not safe.
+    """
+
+    def predict(self, inputs: ArgsKwargs) -> Any:
+        if self._model.training:
+            self._model.eval()
+        with torch.no_grad():
+            with torch.autocast(device_type="cuda", enabled=self._mixed_precision):
+                return self._model(*inputs.args, **inputs.kwargs)
+
+
+def torch_layer(
+    module: Any, convert_inputs: Callable, convert_outputs: Callable, component: str,
+    shim_class: type = EvalModeShim, **shim_kwargs: Any,
+) -> Model:
+    """``PyTorchWrapper_v3`` (same layer name, attrs and dims, so saved models load either way) around
+    ``module`` with an :class:`EvalModeShim` (or a subclass) and safetensors (de)serialisation that
+    names ``component`` in its errors."""
+    shim = shim_class(
+        module, serialize_model=serialize_state, deserialize_model=state_deserializer(component), **shim_kwargs
+    )
+    return Model(
+        "pytorch", pytorch_forward, attrs={"convert_inputs": convert_inputs, "convert_outputs": convert_outputs},
+        shims=[shim], dims={"nI": None, "nO": None},
+    )
 
 
 def serialize_state(module: Any) -> bytes:

@@ -98,6 +98,10 @@ class EntityRetriever(KBTorchPipe):
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.cfg["seed"])
 
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
+        """In ``configure`` and when a saved settings file is read (as at construction)."""
+        _check_settings(cfg)
+
     # -- set-up ------------------------------------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
                    kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None) -> None:

@@ -36,7 +36,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.entqa_decode import best_non_overlapping, merge_predictions, passage_predictions
-from ..algorithms.passages import char_span_to_token_span, topic_text, wordpiece_span_to_char_span
+from ..algorithms.passages import char_span_to_token_span, make_passages, topic_text, wordpiece_span_to_char_span
 from ..extensions import register_extensions
 from ..kb import ElKnowledgeBase
 from ..ml.entqa_inputs import EntityTokens, QuestionSide, encode_topic, mention_wordpieces, passage_from_slice, reader_arrays
@@ -120,6 +120,10 @@ class EntQAReader(KBTorchPipe):
         self._rng = np.random.default_rng(self.cfg["seed"])
         self._entity_tokens: Optional[EntityTokens] = None
 
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
+        """In ``configure`` and when a saved settings file is read (as at construction)."""
+        _check_settings(cfg)
+
     # -- set-up ------------------------------------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
                    kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None) -> None:
@@ -164,7 +168,10 @@ class EntQAReader(KBTorchPipe):
         """The retriever's passages of ``doc`` as reader question sides, each with its KB rows (all of
         them, best first; entities missing from this KB are skipped)."""
         retrieved = doc._.entqa_passages or []
-        if not retrieved and doc.text.strip():
+        # No passages: either entity_retriever did not run, or it found no wordpiece in the text (blank
+        # text, or only characters the tokenizer drops: NUL, BOM, zero-width space, a lone combining
+        # mark), and then there is nothing to read.
+        if not retrieved and self._has_wordpieces(doc.text):
             raise ValueError(
                 f"[spacy_el] {self.name} found no passages in doc._.entqa_passages: put entity_retriever before it "
                 "in the pipeline (and in training list it in [training] annotating_components)."
@@ -184,6 +191,11 @@ class EntQAReader(KBTorchPipe):
             rows = [r for r in (self.kb.entities.row_of(k) for k in kb_ids) if r is not None]
             result.append((QuestionSide(passage, topic), [int(r) for r in rows]))
         return result
+
+    def _has_wordpieces(self, text: str) -> bool:
+        """Whether the encoder's tokenizer finds a wordpiece in ``text`` (one passage holds them all)."""
+        whole = 1 << 30
+        return bool(text.strip()) and bool(make_passages(text, tokenizer_of(self.model), whole, whole))
 
     # -- prediction --------------------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[List[Prediction]]:

@@ -1,6 +1,7 @@
 """``KBTorchPipe``: what spacy_el's trainable components share (the shared KB saved inside the pipeline,
 a PyTorch layer built lazily from dims the KB gives, and serialisation that restores that layer
 before reading its weights, as spacy-experimental's coref does)."""
+import hashlib
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Tuple, Type
 
@@ -13,6 +14,8 @@ from spacy.vocab import Vocab
 from ..kb import ElKnowledgeBase
 from .settings import ComponentSettings
 
+#: The settings-file key of the model file's checksum (not a setting: never in ``cfg``).
+MODEL_CHECKSUM = "model_checksum"
 _UNSET = object()  # a setting missing from cfg (a pipeline saved before it existed): its default
 
 
@@ -130,8 +133,44 @@ class KBTorchPipe(TrainablePipe):
     def _dims(self) -> Dict[str, int]:
         return {name: self.model.get_dim(name) for name in self.dim_names} if self.model.layers else {}
 
-    def _cfg_to_save(self) -> Dict[str, Any]:
-        return {**self.cfg, "dims": self._dims()}
+    def _cfg_to_save(self, model_bytes: Optional[bytes] = None) -> Dict[str, Any]:
+        """The settings file: ``cfg``, the model dims and, when the model is saved with it, the model
+        file's checksum (``{"sha256": hex, "bytes": n}`` under ``MODEL_CHECKSUM``, as the KB manifest
+        checksums its files)."""
+        saved = {**self.cfg, "dims": self._dims()}
+        if model_bytes is not None:
+            saved[MODEL_CHECKSUM] = _checksum(model_bytes)
+        return saved
+
+    def _read_cfg(self, read: Callable[[], Any], where: str) -> Optional[Dict[str, Any]]:
+        """Check a saved settings file and merge it into ``cfg``. RETURNS: the model checksum it holds
+        (None from a pipeline saved before checksums). Every error names ``where``: a corrupted settings
+        file otherwise fails far from its cause (a TypeError in ``dict.update``, a shape error later)."""
+        try:
+            saved = read()
+        except (ValueError, TypeError, UnicodeDecodeError, OSError) as err:
+            raise ValueError(f"[spacy_el] Cannot read the {self.name} settings in {where}: {err}") from err
+        if not isinstance(saved, dict):
+            raise ValueError(f"[spacy_el] The {self.name} settings in {where} must be a JSON object, got {type(saved).__name__}.")
+        saved = dict(saved)
+        checksum = saved.pop(MODEL_CHECKSUM, None)
+        dims = saved.get("dims", {})
+        if not isinstance(dims, dict) or not all(
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in dims.values()
+        ):
+            raise ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: dims must map names to integers >= 0, got {dims!r}.")
+        if checksum is not None and not (
+            isinstance(checksum, dict) and isinstance(checksum.get("sha256"), str) and len(checksum["sha256"]) == 64
+            and isinstance(checksum.get("bytes"), int)
+        ):
+            raise ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: {MODEL_CHECKSUM} is {checksum!r}.")
+        try:
+            self._check_settings({**self.cfg, **saved})
+        except (ValueError, TypeError) as err:
+            message = str(err).replace("[spacy_el] ", "", 1)
+            raise ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: {message}") from err
+        self.cfg.update(saved)
+        return checksum
 
     def _restore_model(self, dims: Dict[str, int]) -> None:
         """Build the torch layer from saved dims before its weights are read (nothing to build when
@@ -142,52 +181,72 @@ class KBTorchPipe(TrainablePipe):
                     self.model.set_dim(name, value)
             self._build_torch_layer()
 
-    def _load_model_bytes(self, data: bytes, where: str) -> None:
+    def _load_model_bytes(self, data: bytes, where: str, checksum: Optional[Dict[str, Any]] = None) -> None:
+        """Read the model from ``data`` (from ``where``), first checked against ``checksum`` (saved in
+        the settings file): flipped bits in the weights keep the safetensors header valid and would
+        otherwise load silently."""
+        if checksum is not None and _checksum(data) != {"sha256": checksum["sha256"], "bytes": checksum["bytes"]}:
+            raise ValueError(
+                f"[spacy_el] The {self.name} model in {where} is corrupted: it does not match the SHA-256 checksum "
+                "saved in the component's settings (cfg). Save the pipeline again from an intact copy."
+            )
         self._restore_model(self.cfg.get("dims", {}))
         try:
             self.model.from_bytes(data)
         except (ValueError, KeyError, TypeError) as err:
             raise ValueError(f"[spacy_el] Cannot load the {self.name} model from {where}: {err}") from err
 
+    def _model_bytes(self, exclude: Iterable[str]) -> Optional[bytes]:
+        """The model's bytes, serialised once for both the model file and its checksum in the cfg."""
+        return None if "model" in exclude else self.model.to_bytes()
+
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        model_bytes = self._model_bytes(exclude)
         serializers = {
-            "cfg": lambda: srsly.json_dumps(self._cfg_to_save()),
+            "cfg": lambda: srsly.json_dumps(self._cfg_to_save(model_bytes)),
             "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
             "kb": self.kb.to_bytes,
-            "model": self.model.to_bytes,
+            "model": lambda: model_bytes,
         }
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
+        checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_bytes reads before "model"
         deserializers = {
-            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
+            "cfg": lambda b: checksum.update(model=self._read_cfg(lambda: srsly.json_loads(b), "bytes")),
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
             "kb": lambda b: self.kb.from_bytes(b),
-            "model": lambda b: self._load_model_bytes(b, "bytes"),
+            "model": lambda b: self._load_model_bytes(b, "bytes", checksum.get("model")),
         }
         util.from_bytes(bytes_data, deserializers, exclude)
         self._after_load()
         return self
 
     def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
+        model_bytes = self._model_bytes(exclude)
         serializers = {
-            "cfg": lambda p: srsly.write_json(p, self._cfg_to_save()),
+            "cfg": lambda p: srsly.write_json(p, self._cfg_to_save(model_bytes)),
             "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
             "kb": lambda p: self.kb.to_disk(p),
-            "model": lambda p: self.model.to_disk(p),
+            "model": lambda p: p.write_bytes(model_bytes),  # what Model.to_disk writes
         }
         util.to_disk(path, serializers, exclude)
 
     def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
+        checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_disk reads before "model"
         deserializers = {
-            "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+            "cfg": lambda p: checksum.update(model=self._read_cfg(lambda: srsly.read_json(p), str(p))),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "kb": lambda p: self.kb.from_disk(p),
-            "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p)),
+            "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), checksum.get("model")),
         }
         util.from_disk(path, deserializers, exclude)
         self._after_load()
         return self
+
+
+def _checksum(data: bytes) -> Dict[str, Any]:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
 __all__ = ["KBTorchPipe"]

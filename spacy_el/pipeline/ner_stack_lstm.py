@@ -123,14 +123,7 @@ class NerStackLstm(KBTorchPipe):
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "ner_stack_lstm", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
         register_extensions()
-        if cfg.get("tasks", "joint") not in TASKS:
-            raise ValueError(f"[spacy_el] ner_stack_lstm tasks must be one of {TASKS}, got {cfg['tasks']!r}.")
-        if int(cfg.get("top_k", 30)) < 1:
-            raise ValueError(f"[spacy_el] top_k must be >= 1, got {cfg['top_k']}.")
-        if int(cfg.get("max_sentence_length", 150)) < 1:
-            raise ValueError(f"[spacy_el] max_sentence_length must be >= 1, got {cfg['max_sentence_length']}.")
-        if not 0.0 < float(cfg.get("nil_threshold", 0.5)) <= 1.0:
-            raise ValueError(f"[spacy_el] nil_threshold must be in (0, 1], got {cfg['nil_threshold']}.")
+        self._check_settings(cfg)
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -138,6 +131,21 @@ class NerStackLstm(KBTorchPipe):
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
         self._lookup: Optional[CandidateLookup] = None
+
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
+        """At construction, in ``configure`` and when a saved settings file is read."""
+        if cfg.get("tasks", "joint") not in TASKS:
+            raise ValueError(f"[spacy_el] ner_stack_lstm tasks must be one of {TASKS}, got {cfg['tasks']!r}.")
+        for name, default, low in (("top_k", 30, 1), ("max_sentence_length", 150, 1)):
+            value = cfg.get(name, default)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(f"[spacy_el] ner_stack_lstm {name} must be an int >= {low}, got {value!r}.")
+        threshold = cfg.get("nil_threshold", 0.5)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold <= 1.0:
+            raise ValueError(f"[spacy_el] ner_stack_lstm nil_threshold must be a number in (0, 1], got {threshold!r}.")
+        labels = cfg.get("labels", [])
+        if not isinstance(labels, (list, tuple)) or not all(isinstance(label, str) for label in labels):
+            raise ValueError(f"[spacy_el] ner_stack_lstm labels must be a list of strings, got {labels!r}.")
 
     # -- labels and set-up -------------------------------------------------------------------------
     @property

@@ -1,0 +1,262 @@
+"""Shared builders of small trained pipelines, one per torch-backed component, for the contract tests
+(``test_contract.py``). Each is trained for a few steps only: the contract tests compare a pipeline's
+outputs with themselves (threads, batches, save/load), so they need a deterministic model with
+non-trivial outputs, not a good one. Dropout is on (as in real configs), so that a forward pass that
+runs in train mode is visible in the outputs.
+
+All names and entities are invented (as in the components' own test modules).
+"""
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+import pytest
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+from spacy_el.extensions import set_clusters
+from spacy_el.kb import KBBuilder
+from spacy_el.kb.dense_index import DenseIndex
+from spacy_el.kb.loaders import kb_from_disk
+
+from ..conftest import build_invented_kb
+
+#: The components under contract, in the order the tests are parametrised.
+COMPONENTS = ("ner_stack_lstm", "entity_retriever", "entqa_reader", "joint_coref_linker", "ner_constrained_linker")
+ENCODER_WIDTH = 32  # the tiny encoder's hidden size (tests/conftest.py)
+NAMES = ["Mercer", "Lumen", "Velda", "Ada Mercer", "Quill Tobin", "Orvik", "Tamsin Hale"]
+LABELS = {"Mercer": "LOC", "Lumen": "ORG", "Velda": "LOC", "Ada Mercer": "PER", "Quill Tobin": "PER", "Orvik": "LOC",
+          "Tamsin Hale": "PER"}
+TEMPLATES = [
+    "{a} painted the harbour of {b} at dawn .",
+    "{a} met {b} in {c} , and later {a} left {c} .",
+    "Brisk winds reached {c} where {a} waited for {b} .",
+    "{a} played a concert in {b} ; {b} was loud .",
+    "{a} said that {b} sold paint near {c} .",
+]
+
+
+def texts(n: int) -> List[str]:
+    """``n`` different invented sentences that mention the toy KB's names."""
+    out = []
+    i = 0
+    while len(out) < n:
+        a, b, c = NAMES[i % 7], NAMES[(i * 3 + 1) % 7], NAMES[(i * 5 + 2) % 7]
+        text = TEMPLATES[i % len(TEMPLATES)].format(a=a, b=b, c=c)
+        if text not in out:
+            out.append(text)
+        i += 1
+    return out
+
+
+def _set_num_threads_one() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _ents_reference(nlp: Language, text: str, links: List[Tuple[str, str]]) -> Doc:
+    doc = nlp.make_doc(text)
+    spans = []
+    for mention, kb_id in links:
+        start = text.index(mention)
+        spans.append(doc.char_span(start, start + len(mention), label=LABELS.get(mention, "ENT"), kb_id=kb_id))
+    doc.ents = spans
+    return doc
+
+
+TRAIN_LINKS = [
+    ("Ada Mercer painted the harbour of Orvik at dawn .", [("Ada Mercer", "Ada_Mercer"), ("Orvik", "Orvik")]),
+    ("Lumen played a concert in Mercer ; Mercer was loud .", [("Lumen", "Lumen_(band)"), ("Mercer", "Mercer_(town)")]),
+    ("Brisk winds reached Velda where Tamsin Hale waited .", [("Velda", "Velda"), ("Tamsin Hale", "Tamsin_Hale")]),
+]
+
+
+def _train(nlp: Language, examples: List[Example], steps: int, learn_rate: float, **update: Any) -> None:
+    import torch
+
+    torch.manual_seed(0)
+    optimizer = nlp.create_optimizer()
+    optimizer.learn_rate = learn_rate
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer, **update)
+
+
+# -- one builder per component -------------------------------------------------------------------------
+
+
+def build_ner_stack_lstm(tiny_encoder: str, tmp: Path) -> Language:
+    kb_dir = tmp / "kb"
+    build_invented_kb(True, dim=8).to_disk(kb_dir)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    model = {
+        "hidden_width": 16, "attention_width": 8, "el_hidden_width": 16, "nil_hidden_width": 8, "action_width": 8,
+        "dropout": 0.3,
+        # The default tok2vec architecture, small: CharacterEmbed + MaxoutWindowEncoder is the one that
+        # failed on a batch without tokens.
+        "tok2vec": {
+            "@architectures": "spacy.Tok2Vec.v2",
+            "embed": {"@architectures": "spacy.CharacterEmbed.v2", "width": 16, "rows": 500, "nM": 8, "nC": 4,
+                      "include_static_vectors": False},
+            "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 16, "depth": 1, "window_size": 1,
+                       "maxout_pieces": 2},
+        },
+    }
+    nlp.add_pipe("ner_stack_lstm", config={"model": model})
+    nlp.config["initialize"]["components"]["ner_stack_lstm"] = {"kb_loader": {"@misc": "spacy-el.KBFromDisk.v1", "path": str(kb_dir)}}
+    links = [
+        ("Mercer painted the harbour at dawn .", [("Mercer", "Ada_Mercer")]),
+        ("Lumen played in Mercer last night .", [("Lumen", "Lumen_(band)"), ("Mercer", "Mercer_(town)")]),
+        ("Brisk winds reached Velda where Quill Tobin waited .", [("Velda", "Velda"), ("Quill Tobin", "NIL")]),
+    ]
+    examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in links]
+    nlp.initialize(lambda: examples)
+    _train(nlp, examples, steps=25, learn_rate=0.01)
+    return nlp
+
+
+def build_joint_coref_linker(tiny_encoder: str, tmp: Path) -> Language:
+    kb_dir = tmp / "kb"
+    build_invented_kb(True, dim=8).to_disk(kb_dir)
+    nlp = spacy.blank("en")
+    model = {
+        "encoder": tiny_encoder, "max_span_width": 3, "window": 16, "stride": 8, "ffnn": 32, "ffnn_depth": 1,
+        "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 8,
+    }
+    nlp.add_pipe("joint_coref_linker", config={"model": model})
+    train = [
+        ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
+         [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
+        ("Brisk winds reached Velda where Quill waited , and Quill left Velda at noon .",
+         [([(3, 4), (12, 13)], "Velda"), ([(5, 6), (9, 10)], "NIL")]),
+    ]
+    examples = []
+    for text, clusters in train:
+        reference = Doc(nlp.vocab, words=text.split())
+        set_clusters(reference, [mentions for mentions, _ in clusters])
+        for key in [k for k in reference.spans if k.startswith("coref_clusters_")]:
+            spans = list(reference.spans[key])
+            kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
+            reference.spans[key] = [Span(reference, s.start, s.end, kb_id=kb_id) for s in spans]
+        examples.append(Example(Doc(nlp.vocab, words=text.split()), reference))
+    nlp.get_pipe("joint_coref_linker").initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+    _train(nlp, examples, steps=4, learn_rate=0.005)
+    return nlp
+
+
+def _entity_ruler(nlp: Language) -> None:
+    ruler = nlp.add_pipe("entity_ruler")
+    # Token patterns: phrase patterns do not survive nlp.from_bytes into a new pipeline (spaCy 3.8).
+    ruler.add_patterns([{"label": LABELS[name], "pattern": [{"ORTH": w} for w in name.split()]} for name in NAMES])
+
+
+def build_ner_constrained_linker(tiny_encoder: str, tmp: Path) -> Language:
+    kb_dir = tmp / "kb"
+    build_invented_kb(True, dim=8).to_disk(kb_dir)
+    nlp = spacy.blank("en")
+    _entity_ruler(nlp)
+    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24}})
+    train = [
+        ("Mercer painted the harbour at dawn .", [("Mercer", "Ada_Mercer")]),
+        ("We drove to Mercer along the river .", [("Mercer", "Mercer_(town)")]),
+        ("Lumen played three encores in Velda .", [("Lumen", "Lumen_(band)"), ("Velda", "Velda")]),
+    ]
+    examples = []
+    for text, ls in train:
+        reference = _ents_reference(nlp, text, ls)
+        predicted = nlp.make_doc(text)
+        predicted.ents = [Span(predicted, e.start, e.end, e.label_) for e in reference.ents]
+        examples.append(Example(predicted, reference))
+    nlp.get_pipe("ner_constrained_linker").initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+    with nlp.select_pipes(enable=["ner_constrained_linker"]):
+        _train(nlp, examples, steps=4, learn_rate=0.001)
+    return nlp
+
+
+def _entqa_kb() -> Any:
+    rng = np.random.default_rng(0)
+    entities = [
+        ("Ada_Mercer", "Ada Mercer", "Invented painter"), ("Mercer_(town)", "Mercer", "Invented river town"),
+        ("Velda", "Velda", "Invented country"), ("Lumen_(band)", "Lumen", "Invented rock band"),
+        ("Orvik", "Orvik", "Invented harbour city"), ("Tamsin_Hale", "Tamsin Hale", "Invented sprinter"),
+    ]
+    vectors = rng.normal(size=(len(entities), ENCODER_WIDTH)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    builder = KBBuilder()
+    for (entity_id, name, description), vector in zip(entities, vectors):
+        builder.add_entity(entity_id, name, description, ["ENT"], 1.0, vector=vector.tolist())
+        builder.add_alias(name, [entity_id], [1.0])
+    kb = builder.build()
+    index = DenseIndex(ENCODER_WIDTH, "Flat")
+    index.add(vectors)
+    kb.set_dense_index(index)
+    return kb
+
+
+def build_entqa(tiny_encoder: str, tmp: Path) -> Language:
+    """entity_retriever + entqa_reader, trained together (annotating retriever)."""
+    kb_dir = tmp / "kb"
+    _entqa_kb().to_disk(kb_dir)
+    nlp = spacy.blank("en")
+    retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16}
+    nlp.add_pipe("entity_retriever", config={"model": retriever, "top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5,
+                                             "max_train_passages": 0})
+    # A low threshold: the briefly trained reader must still write spans (the tests compare them).
+    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, "encoder_batch": 16}, "top_k": 4,
+                                         "threshold": 0.01, "train_candidates": 4, "max_train_passages": 0})
+    examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
+    for name in ("entity_retriever", "entqa_reader"):
+        nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+    _train(nlp, examples, steps=4, learn_rate=0.003, annotates=["entity_retriever"])
+    return nlp
+
+
+def retriever_only(entqa: Language) -> Language:
+    """A pipeline of the trained retriever alone (sourced from the EntQA pipeline)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_retriever", source=entqa)
+    return nlp
+
+
+class TrainedPipelines:
+    """Builds each component's pipeline on first use and keeps it for the session."""
+
+    def __init__(self, tiny_encoder: str, tmp_path_factory: Any) -> None:
+        self.tiny_encoder = tiny_encoder
+        self.tmp_path_factory = tmp_path_factory
+        self._built: Dict[str, Language] = {}
+
+    def _build(self, name: str) -> Language:
+        _set_num_threads_one()
+        if name in ("entqa_reader", "entity_retriever"):
+            entqa = self.get("entqa")
+            return retriever_only(entqa) if name == "entity_retriever" else entqa
+        builders: Dict[str, Callable[[str, Path], Language]] = {
+            "ner_stack_lstm": build_ner_stack_lstm, "joint_coref_linker": build_joint_coref_linker,
+            "ner_constrained_linker": build_ner_constrained_linker,
+        }
+        tmp = self.tmp_path_factory.mktemp(name)
+        if name == "entqa":
+            return build_entqa(self.tiny_encoder, tmp)
+        return builders[name](self.tiny_encoder, tmp)
+
+    def get(self, name: str) -> Language:
+        if name == "entqa_reader":
+            name = "entqa"
+        if name not in self._built:
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+
+@pytest.fixture(scope="session")
+def trained_pipelines(tiny_encoder: str, tmp_path_factory: Any) -> TrainedPipelines:
+    """``trained_pipelines.get(component)``: a small trained pipeline whose last pipe is ``component``
+    (built once per session; torch runs on one thread, so that outputs are bit-stable)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    yield TrainedPipelines(tiny_encoder, tmp_path_factory)
+    torch.set_num_threads(previous)

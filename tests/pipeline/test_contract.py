@@ -1,0 +1,236 @@
+"""The contract every torch-backed component keeps, tested once over all five (builders: ``conftest.py``).
+
+* threads: one ``nlp`` called from two threads at once gives exactly the sequential outputs;
+* serialisation depends only on the state: save -> load -> save is byte-identical (``to_bytes`` and
+  ``to_disk``), whether or not the pipeline has run before;
+* empty, whitespace-only and wordpiece-less documents give an empty result in any batch composition;
+* corrupted weights and settings files are refused with an error that names the file.
+"""
+import hashlib
+import threading
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+import spacy
+import srsly
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+from spacy_el.extensions import set_clusters
+
+from .conftest import COMPONENTS, texts
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("faiss")
+
+EMPTY_TEXTS = ["", " ", "\n\n", " \t "]
+# Not blank to Python (str.strip keeps them), but the encoders' tokenizers give no wordpiece.
+NO_WORDPIECE_TEXTS = ["\x00", "\ufeff", "\u200b", "\u0301"]
+
+
+def _span(span: Span) -> tuple:
+    x = span._
+    return (span.start, span.end, span.label_, span.kb_id_, x.candidate_scores, x.link_score, x.nil_prob, x.nil_reason,
+            x.cluster_id)
+
+
+def outputs(doc: Doc) -> Dict[str, Any]:
+    """Everything the components write: entities and span groups with their extensions, passages, clusters."""
+    return {
+        "ents": [_span(e) for e in doc.ents],
+        "spans": {key: [_span(s) for s in group] for key, group in sorted(doc.spans.items())},
+        "passages": doc._.entqa_passages,
+        "clusters": doc._.coref_clusters,
+    }
+
+
+def assert_empty(doc: Doc) -> None:
+    assert list(doc.ents) == []
+    assert all(len(group) == 0 for group in doc.spans.values()), dict(doc.spans)
+    assert not doc._.entqa_passages and not doc._.coref_clusters
+
+
+def copy_of(nlp: Language, data: Optional[bytes] = None) -> Language:
+    """A new pipeline with ``nlp``'s components, read from ``data`` (default: ``nlp.to_bytes()``)."""
+    other = spacy.blank("en")
+    for name in nlp.pipe_names:
+        config = {k: v for k, v in nlp.config["components"][name].items() if k != "factory"}
+        other.add_pipe(nlp.get_pipe_meta(name).factory, name=name, config=config)
+    return other.from_bytes(nlp.to_bytes() if data is None else data)
+
+
+# spaCy's sentencizer saves its punctuation set in set order, which a reloaded set need not repeat: its
+# bytes are left out of the comparisons (it is not under contract here).
+NOT_COMPARED = ["sentencizer"]
+
+
+def files_of(path: Path) -> Dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*")) if p.is_file() and p.relative_to(path).parts[0].split(".")[0] not in NOT_COMPARED
+    }
+
+
+# -- threads -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_two_threads_give_the_sequential_outputs(trained_pipelines, component):
+    """Two threads x 15 calls on different texts, started together, give exactly (floats included)
+    what the same calls give one after the other: no call sees another's mode, dropout or tokenizer."""
+    nlp = trained_pipelines.get(component)
+    batch = texts(30)
+    expected = [outputs(nlp(text)) for text in batch]
+    assert any(out["ents"] or out["spans"] or out["passages"] for out in expected), "the pipeline writes nothing"
+    got: List[Any] = [None] * len(batch)
+    errors: List[BaseException] = []
+    start = threading.Barrier(2)
+
+    def work(offset: int) -> None:
+        try:
+            start.wait()
+            for i in range(offset, len(batch), 2):
+                got[i] = outputs(nlp(batch[i]))
+        except BaseException as err:  # noqa: BLE001 - re-raised in the main thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(offset,)) for offset in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    wrong = [i for i in range(len(batch)) if got[i] != expected[i]]
+    assert not wrong, f"{len(wrong)}/{len(batch)} calls differ from the sequential ones"
+
+
+def test_training_still_uses_dropout_after_prediction(trained_pipelines):
+    """Prediction leaves the torch module in eval mode; an update switches it back to train mode."""
+    nlp = copy_of(trained_pipelines.get("joint_coref_linker"))
+    module = nlp.get_pipe("joint_coref_linker").model.layers[0].shims[0]._model
+    nlp("Mercer painted the harbour at dawn .")
+    assert not module.training
+    modes: List[bool] = []
+    reference = Doc(nlp.vocab, words="Mercer met Mercer .".split())
+    set_clusters(reference, [[(0, 1), (2, 3)]])
+    handle = module.register_forward_pre_hook(lambda m, args: modes.append(m.training))
+    try:
+        nlp.update([Example(Doc(nlp.vocab, words="Mercer met Mercer .".split()), reference)])
+        nlp("Mercer painted the harbour at dawn .")
+    finally:
+        handle.remove()
+    assert modes == [True, False]
+
+
+# -- serialisation -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_save_load_save_is_byte_identical(trained_pipelines, component, tmp_path):
+    fresh = copy_of(trained_pipelines.get(component))  # has never run
+    data = fresh.to_bytes()
+    assert copy_of(fresh, data).to_bytes(exclude=NOT_COMPARED) == fresh.to_bytes(exclude=NOT_COMPARED)
+    pipe_bytes = fresh.get_pipe(component).to_bytes(exclude=["vocab"])
+    fresh("Mercer met Lumen in Velda .")
+    assert fresh.get_pipe(component).to_bytes(exclude=["vocab"]) == pipe_bytes, "running the pipeline changed its state"
+    data = fresh.to_bytes()
+    loaded = copy_of(fresh, data)
+    assert loaded.to_bytes(exclude=NOT_COMPARED) == fresh.to_bytes(exclude=NOT_COMPARED)
+    loaded("Quill Tobin met Ada Mercer .")
+    assert loaded.get_pipe(component).to_bytes(exclude=["vocab"]) == pipe_bytes
+    fresh.to_disk(tmp_path / "a")
+    spacy.load(tmp_path / "a").to_disk(tmp_path / "b")
+    assert files_of(tmp_path / "a") == files_of(tmp_path / "b")
+
+
+# -- empty documents ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_empty_and_whitespace_docs_give_empty_results_in_any_batch(trained_pipelines, component):
+    nlp = trained_pipelines.get(component)
+    assert_empty(nlp(""))
+    for doc in nlp.pipe(EMPTY_TEXTS):
+        assert_empty(doc)
+    for doc in nlp.pipe(EMPTY_TEXTS, batch_size=1):
+        assert_empty(doc)
+    normal = texts(2)
+    mixed = [EMPTY_TEXTS[0], normal[0], EMPTY_TEXTS[1], EMPTY_TEXTS[2], normal[1], EMPTY_TEXTS[3]]
+    alone = {text: outputs(nlp(text)) for text in normal}
+    for batch_size in (2, 3, len(mixed)):
+        for text, doc in zip(mixed, nlp.pipe(mixed, batch_size=batch_size)):
+            if text in alone:
+                assert [o[:4] for o in outputs(doc)["ents"]] == [o[:4] for o in alone[text]["ents"]]
+            else:
+                assert_empty(doc)
+
+
+def test_ner_stack_lstm_trains_on_a_batch_of_empty_docs(trained_pipelines):
+    """The tok2vec (CharacterEmbed + MaxoutWindowEncoder) is not called on a batch without tokens."""
+    nlp = copy_of(trained_pipelines.get("ner_stack_lstm"))
+    examples = [Example(nlp.make_doc(text), nlp.make_doc(text)) for text in ("", "")]
+    losses = nlp.update(examples, sgd=nlp.create_optimizer())
+    assert losses["ner_stack_lstm"] == 0.0
+
+
+# ner_stack_lstm reads spaCy tokens through a character tok2vec, not wordpieces: such a token is a word to it.
+@pytest.mark.parametrize("component", [c for c in COMPONENTS if c != "ner_stack_lstm"])
+def test_docs_without_wordpieces_give_empty_results(trained_pipelines, component):
+    """Text the encoder's tokenizer reads as nothing (NUL, BOM, zero-width space, a lone combining mark)."""
+    nlp = trained_pipelines.get(component)
+    for text in NO_WORDPIECE_TEXTS:
+        assert_empty(nlp(text))
+    for doc in nlp.pipe(NO_WORDPIECE_TEXTS + EMPTY_TEXTS):
+        assert_empty(doc)
+    mixed = [NO_WORDPIECE_TEXTS[0], texts(1)[0], NO_WORDPIECE_TEXTS[1]]
+    docs = list(nlp.pipe(mixed))
+    assert_empty(docs[0])
+    assert_empty(docs[2])
+
+
+# -- corrupted files ---------------------------------------------------------------------------------
+
+
+def _flip_deep_byte(data: bytes) -> bytes:
+    """One bit flipped three quarters into ``data``: inside the tensor data of a weights file, so the
+    file still parses (the safetensors header and the msgpack frame are intact)."""
+    flipped = bytearray(data)
+    flipped[len(data) * 3 // 4] ^= 0x01
+    return bytes(flipped)
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_flipped_weight_bytes_are_refused(trained_pipelines, component, tmp_path):
+    nlp = trained_pipelines.get(component)
+    nlp.to_disk(tmp_path / "pipeline")
+    model_file = tmp_path / "pipeline" / component / "model"
+    model_file.write_bytes(_flip_deep_byte(model_file.read_bytes()))
+    with pytest.raises(ValueError, match=r"\[spacy_el\].*checksum") as info:
+        spacy.load(tmp_path / "pipeline")
+    assert str(model_file) in str(info.value)
+    # The same through bytes: the component's model entry with one bit flipped.
+    pipe = nlp.get_pipe(component)
+    msg = srsly.msgpack_loads(pipe.to_bytes(exclude=["vocab"]))
+    msg["model"] = _flip_deep_byte(msg["model"])
+    with pytest.raises(ValueError, match=r"\[spacy_el\].*checksum"):
+        copy_of(nlp).get_pipe(component).from_bytes(srsly.msgpack_dumps(msg), exclude=["vocab"])
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"dims": "wide"}', '{"top_k": "many"}'])
+def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, component, content, tmp_path):
+    nlp = trained_pipelines.get(component)
+    nlp.to_disk(tmp_path / "pipeline")
+    cfg_file = tmp_path / "pipeline" / component / "cfg"
+    if content.startswith("{\"top_k"):  # a valid file with one setting of the wrong type
+        cfg = srsly.read_json(cfg_file)
+        setting = "mentions_from" if component == "joint_coref_linker" else "top_k"
+        cfg[setting] = "many"
+        content = srsly.json_dumps(cfg)
+    cfg_file.write_text(content, encoding="utf8")
+    with pytest.raises(ValueError, match=r"\[spacy_el\]") as info:
+        spacy.load(tmp_path / "pipeline")
+    assert str(cfg_file) in str(info.value)
