@@ -20,7 +20,8 @@ same forward pass; the entity vectors are fixed, so the index is never stale). A
 Differences from the paper: the entity encoder is not fine-tuned (its vectors are the KB's), and the
 score is ``s * cos`` with a learned scale ``s``.
 """
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -35,6 +36,7 @@ from ..kb import ElKnowledgeBase
 from ..ml.entqa_inputs import encode_topic, question_sides, retriever_arrays
 from ..ml.entqa_model import RetrieverBatch, build_torch_layer, tokenizer_of
 from .kb_torch_pipe import KBTorchPipe
+from .settings import ComponentSettings, setting
 
 DEFAULT_RETRIEVER_MODEL = """
 [model]
@@ -52,55 +54,53 @@ encoder_lr_scale = 1.0
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_RETRIEVER_MODEL)["model"]
 RECALL_AT = (10, 30, 100)
-# The component's settings and their defaults (the factory's default config, and __init__'s).
-DEFAULT_SETTINGS: Dict[str, Any] = {"top_k": 100, "negatives": 63, "hard_negative_ratio": 0.1, "max_train_passages": 8, "seed": 0}
+
+
+@dataclass(frozen=True)
+class EntityRetrieverSettings(ComponentSettings):
+    """The component's settings (the factory's defaults; checked at construction and in ``configure``).
+
+    top_k: entities kept per passage (K). negatives / hard_negative_ratio: sampled negatives per gold
+    entity in training and the share of hard ones (paper: 10%). max_train_passages: passages per
+    document per step (0 = all). seed: of the negative and passage sampling.
+    """
+
+    component: ClassVar[str] = "entity_retriever"
+    top_k: int = setting(100, low=1)
+    negatives: int = setting(63, low=1)
+    hard_negative_ratio: float = setting(0.1, low=0.0, high=1.0)
+    max_train_passages: int = setting(8, low=0)
+    seed: int = 0
 
 
 @Language.factory(
     "entity_retriever",
     assigns=["doc._.entqa_passages"],
-    default_config={"model": DEFAULT_MODEL, **DEFAULT_SETTINGS},
+    default_config={"model": DEFAULT_MODEL, **EntityRetrieverSettings.defaults()},
     default_score_weights={"retriever_recall_at_100": 1.0, "retriever_recall_at_10": None, "retriever_recall_at_30": None},
 )
 def make_entity_retriever(
     nlp: Language, name: str, model: Model, top_k: int, negatives: int, hard_negative_ratio: float,
     max_train_passages: int, seed: int,
 ) -> "EntityRetriever":
-    """top_k: entities kept per passage (K). negatives / hard_negative_ratio: sampled negatives per gold
-    entity in training and the share of hard ones (paper: 10%). max_train_passages: passages per
-    document per step (0 = all). seed: of the negative and passage sampling."""
+    """The settings are documented on :class:`EntityRetrieverSettings`."""
     return EntityRetriever(nlp.vocab, model, name, top_k=top_k, negatives=negatives,
                            hard_negative_ratio=hard_negative_ratio, max_train_passages=max_train_passages, seed=seed)
 
 
-def _check_settings(cfg: Dict[str, Any]) -> None:
-    def bad(name: str, expected: str) -> None:
-        raise ValueError(f"[spacy_el] entity_retriever: {name} must be {expected}, got {cfg[name]!r}.")
-
-    for name, low in (("top_k", 1), ("negatives", 1), ("max_train_passages", 0)):
-        if not isinstance(cfg[name], int) or isinstance(cfg[name], bool) or cfg[name] < low:
-            bad(name, f"an int >= {low}")
-    ratio = cfg["hard_negative_ratio"]
-    if not isinstance(ratio, (int, float)) or not 0 <= ratio <= 1:
-        bad("hard_negative_ratio", "a number in [0, 1]")
-
-
 class EntityRetriever(KBTorchPipe):
     """Dense passage -> entity retrieval over the KB's FAISS index; see the module docstring."""
+
+    settings_class = EntityRetrieverSettings
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "entity_retriever", **cfg: Any) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {**DEFAULT_SETTINGS, **cfg}
-        _check_settings(self.cfg)
+        self.cfg: Dict[str, Any] = EntityRetrieverSettings.from_cfg(cfg).to_cfg()
         self.kb = ElKnowledgeBase(vocab)
-        self._rng = np.random.default_rng(self.cfg["seed"])
-
-    def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """In ``configure`` and when a saved settings file is read (as at construction)."""
-        _check_settings(cfg)
+        self._rng = np.random.default_rng(self.settings.seed)
 
     # -- set-up ------------------------------------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
@@ -153,7 +153,7 @@ class EntityRetriever(KBTorchPipe):
         if not questions or self.kb.is_empty():
             return [[[p.start_char, p.end_char, [], []] for p in passages] for passages, _ in per_doc]
         vectors = self._encode(questions)
-        k = min(self.cfg["top_k"], self.kb.n_entities)
+        k = min(self.settings.top_k, self.kb.n_entities)
         scores, rows = self.kb.dense_index.search(vectors, k)
         ids = self.kb.entities.ids
         result: List[List[List[Any]]] = []
@@ -198,7 +198,7 @@ class EntityRetriever(KBTorchPipe):
             passages, topic = self.passages(eg.predicted)
             gold = self.gold_rows(eg, passages)
             chosen = [i for i, g in enumerate(gold) if g]
-            limit = self.cfg["max_train_passages"]
+            limit = self.settings.max_train_passages
             if limit and len(chosen) > limit:
                 chosen = sorted(self._rng.choice(chosen, size=limit, replace=False).tolist())
             sides = question_sides(passages, topic)
@@ -213,8 +213,8 @@ class EntityRetriever(KBTorchPipe):
     def _candidates(self, vectors: np.ndarray, golds: List[List[int]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Gold rows, then random and hard negatives, per passage: ``(vectors [P, C, d], gold [P, C],
         valid [P, C])``. A sampled negative that is a gold entity of the passage is marked invalid."""
-        n = self.cfg["negatives"]
-        n_hard = int(round(n * self.cfg["hard_negative_ratio"]))
+        n = self.settings.negatives
+        n_hard = int(round(n * self.settings.hard_negative_ratio))
         n_random = n - n_hard
         width = max(len(g) for g in golds)
         n_entities = self.kb.n_entities
@@ -242,7 +242,7 @@ class EntityRetriever(KBTorchPipe):
         passage's top K (K = 10, 30, 100 and ``top_k``; K above ``top_k`` is left out)."""
         examples = list(examples)
         validate_examples(examples, "EntityRetriever.score")
-        ks = [k for k in sorted({*RECALL_AT, self.cfg["top_k"]}) if k <= self.cfg["top_k"]]
+        ks = [k for k in sorted({*RECALL_AT, self.settings.top_k}) if k <= self.settings.top_k]
         return retrieval_recall(examples, ks, in_kb=self.kb.__contains__)
 
 

@@ -25,7 +25,8 @@ are its gold entities (KB entities with a reference mention entirely inside the 
 included, as in the paper) followed by the retriever's best other entities, ``train_candidates`` in all;
 at most ``max_train_passages`` passages per document are used per step (sampled; 0 = all).
 """
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -43,6 +44,7 @@ from ..ml.entqa_inputs import EntityTokens, QuestionSide, encode_topic, mention_
 from ..ml.entqa_model import ReaderBatch, build_torch_layer, tokenizer_of
 from .entity_retriever import gold_mentions
 from .kb_torch_pipe import KBTorchPipe
+from .settings import ComponentSettings, setting
 
 DEFAULT_READER_MODEL = """
 [model]
@@ -61,18 +63,36 @@ encoder_lr_scale = 1.0
 DEFAULT_MODEL = Config().from_str(DEFAULT_READER_MODEL)["model"]
 ENT_LABEL = "ENT"
 Prediction = Tuple[int, int, str, float]  # start token, end token (exclusive), kb_id, score
-# The component's settings and their defaults (the factory's default config, and __init__'s).
-DEFAULT_SETTINGS: Dict[str, Any] = {
-    "top_k": 20, "top_p": 3, "max_mention_length": 12, "threshold": 0.05, "write_ents": True, "spans_key": "entqa",
-    "passages_per_batch": 8, "train_candidates": 4, "max_train_passages": 4, "seed": 0,
-}
+
+
+@dataclass(frozen=True)
+class EntQAReaderSettings(ComponentSettings):
+    """The component's settings (the factory's defaults; checked at construction and in ``configure``).
+
+    top_k: retrieved entities read per passage (K). top_p: spans per entity (P). max_mention_length:
+    longest mention in wordpieces. threshold: γ. write_ents: also write the best non-overlapping subset
+    to doc.ents. spans_key: span group of all predictions. passages_per_batch: passages per reader call
+    at prediction (memory: x K rows). train_candidates / max_train_passages / seed: training sampling.
+    """
+
+    component: ClassVar[str] = "entqa_reader"
+    top_k: int = setting(20, low=1)
+    top_p: int = setting(3, low=1)
+    max_mention_length: int = setting(12, low=1)
+    threshold: float = setting(0.05, low=0.0, high=1.0)
+    write_ents: bool = True
+    spans_key: str = setting("entqa", non_empty=True)
+    passages_per_batch: int = setting(8, low=1)
+    train_candidates: int = setting(4, low=1)
+    max_train_passages: int = setting(4, low=0)
+    seed: int = 0
 
 
 @Language.factory(
     "entqa_reader",
     assigns=["doc.ents", "doc.spans", "span._.link_score", "span._.candidate_scores"],
     requires=["doc._.entqa_passages"],
-    default_config={"model": DEFAULT_MODEL, **DEFAULT_SETTINGS, "scorer": {"@scorers": "spacy-el.el_scorer.v1"}},
+    default_config={"model": DEFAULT_MODEL, **EntQAReaderSettings.defaults(), "scorer": {"@scorers": "spacy-el.el_scorer.v1"}},
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None},
 )
 def make_entqa_reader(
@@ -80,49 +100,28 @@ def make_entqa_reader(
     write_ents: bool, spans_key: str, passages_per_batch: int, train_candidates: int, max_train_passages: int,
     seed: int, scorer: Optional[Callable],
 ) -> "EntQAReader":
-    """top_k: retrieved entities read per passage (K). top_p: spans per entity (P). max_mention_length:
-    longest mention in wordpieces. threshold: γ. write_ents: also write the best non-overlapping subset
-    to doc.ents. spans_key: span group of all predictions. passages_per_batch: passages per reader call
-    at prediction (memory: x K rows). train_candidates / max_train_passages / seed: training sampling."""
+    """The settings are documented on :class:`EntQAReaderSettings`."""
     return EntQAReader(nlp.vocab, model, name, top_k=top_k, top_p=top_p, max_mention_length=max_mention_length,
                        threshold=threshold, write_ents=write_ents, spans_key=spans_key,
                        passages_per_batch=passages_per_batch, train_candidates=train_candidates,
                        max_train_passages=max_train_passages, seed=seed, scorer=scorer)
 
 
-def _check_settings(cfg: Dict[str, Any]) -> None:
-    def bad(name: str, expected: str) -> None:
-        raise ValueError(f"[spacy_el] entqa_reader: {name} must be {expected}, got {cfg[name]!r}.")
-
-    for name, low in (("top_k", 1), ("top_p", 1), ("max_mention_length", 1), ("passages_per_batch", 1),
-                      ("train_candidates", 1), ("max_train_passages", 0)):
-        if not isinstance(cfg[name], int) or isinstance(cfg[name], bool) or cfg[name] < low:
-            bad(name, f"an int >= {low}")
-    gamma = cfg["threshold"]
-    if not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or not 0 <= gamma <= 1:
-        bad("threshold", "a number in [0, 1]")
-    if not isinstance(cfg["spans_key"], str) or not cfg["spans_key"]:
-        bad("spans_key", "a non-empty string")
-
-
 class EntQAReader(KBTorchPipe):
     """Finds the mentions of the retrieved entities; see the module docstring."""
+
+    settings_class = EntQAReaderSettings
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "entqa_reader", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {**DEFAULT_SETTINGS, **cfg}
-        _check_settings(self.cfg)
+        self.cfg: Dict[str, Any] = EntQAReaderSettings.from_cfg(cfg).to_cfg()
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
-        self._rng = np.random.default_rng(self.cfg["seed"])
+        self._rng = np.random.default_rng(self.settings.seed)
         self._entity_tokens: Optional[EntityTokens] = None
-
-    def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """In ``configure`` and when a saved settings file is read (as at construction)."""
-        _check_settings(cfg)
 
     # -- set-up ------------------------------------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
@@ -156,7 +155,7 @@ class EntQAReader(KBTorchPipe):
 
     def _after_load(self) -> None:
         self._entity_tokens = None
-        self._rng = np.random.default_rng(self.cfg["seed"])
+        self._rng = np.random.default_rng(self.settings.seed)
 
     def entity_tokens(self) -> EntityTokens:
         if self._entity_tokens is None or self._entity_tokens.kb is not self.kb:
@@ -206,15 +205,15 @@ class EntQAReader(KBTorchPipe):
 
     def raw_predictions(self, doc: Doc, threshold: Optional[float] = None) -> List[Tuple[int, int, str, float]]:
         """``(start_char, end_char, kb_id, score)`` of a doc, merged over passages (before token alignment)."""
-        gamma = self.cfg["threshold"] if threshold is None else threshold
-        passages = [(q, rows[: self.cfg["top_k"]]) for q, rows in self._passages(doc)]
+        gamma = self.settings.threshold if threshold is None else threshold
+        passages = [(q, rows[: self.settings.top_k]) for q, rows in self._passages(doc)]
         passages = [(q, rows) for q, rows in passages if rows]
         if not passages or self.kb.is_empty():
             return []
         tokenizer = tokenizer_of(self.model)
         ids = self.kb.entities.ids
         found: List[Tuple[int, int, str, float]] = []
-        step = self.cfg["passages_per_batch"]
+        step = self.settings.passages_per_batch
         for i in range(0, len(passages), step):
             chunk = passages[i:i + step]
             arrays = reader_arrays(tokenizer, [q for q, _ in chunk], [rows for _, rows in chunk], self.entity_tokens(),
@@ -226,7 +225,7 @@ class EntQAReader(KBTorchPipe):
             for j, (question, _) in enumerate(chunk):
                 for s, t, column, score in passage_predictions(
                     start[j], end[j], rerank[j], span_mask[j], arrays.candidate_mask[j],
-                    self.cfg["top_p"], self.cfg["max_mention_length"], gamma,
+                    self.settings.top_p, self.settings.max_mention_length, gamma,
                 ):
                     start_char, end_char = wordpiece_span_to_char_span(question.passage, s - 1, t - 1)
                     found.append((start_char, end_char, ids[int(arrays.rows[j, column])], score))
@@ -241,7 +240,7 @@ class EntQAReader(KBTorchPipe):
         return merge_predictions(by_tokens)
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[List[Prediction]]) -> None:
-        key = self.cfg["spans_key"]
+        key = self.settings.spans_key
         for doc, preds in zip(docs, predictions):
             spans = [Span(doc, s, e, ENT_LABEL, kb_id=kb_id) for s, e, kb_id, _ in preds]
             by_offsets: Dict[Tuple[int, int], List[List[Any]]] = {}
@@ -252,7 +251,7 @@ class EntQAReader(KBTorchPipe):
                 span._.candidate_scores = ranked
                 span._.link_score = ranked[0][1]
             doc.spans[key] = spans
-            if self.cfg["write_ents"]:
+            if self.settings.write_ents:
                 best = best_non_overlapping(preds)
                 labels = {(ent.start, ent.end): ent.label_ for ent in doc.ents}
                 new = [Span(doc, s, e, labels.get((s, e), ENT_LABEL), kb_id=kb_id) for s, e, kb_id, _ in best]
@@ -265,7 +264,7 @@ class EntQAReader(KBTorchPipe):
         passages = self._passages(eg.predicted)
         mentions = [(s, e, self.kb.entities.row_of(k)) for s, e, k in gold_mentions(eg.reference)]
         mentions = [(s, e, int(r)) for s, e, r in mentions if r is not None]
-        limit = self.cfg["max_train_passages"]
+        limit = self.settings.max_train_passages
         chosen = range(len(passages))
         if limit and len(passages) > limit:
             chosen = sorted(self._rng.choice(len(passages), size=limit, replace=False).tolist())
@@ -279,7 +278,7 @@ class EntQAReader(KBTorchPipe):
                     spans.setdefault(row, []).append((wordpieces[0] + 1, wordpieces[1] + 1))
             gold = sorted(spans)
             others = [r for r in retrieved if r not in spans]
-            candidates = gold + others[: max(0, self.cfg["train_candidates"] - len(gold))]
+            candidates = gold + others[: max(0, self.settings.train_candidates - len(gold))]
             rows_out.append((question, candidates, [sorted(set(spans.get(r, []))) for r in candidates]))
         return rows_out
 

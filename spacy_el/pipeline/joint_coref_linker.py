@@ -73,7 +73,8 @@ this no training mention needs a coreference edge to reach its entity, the situa
 Table 4 hard cases (:mod:`spacy_el.algorithms.candidate_dropout`). Prediction is unaffected.
 """
 from collections import Counter
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -93,6 +94,7 @@ from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_
 from ..ml.joint_coref_scorer import MODES, decode
 from ..ml.entity_equalization import REFINEMENTS
 from .kb_torch_pipe import KBTorchPipe
+from .settings import ComponentSettings, setting
 
 DEFAULT_JOINT_COREF_MODEL = """
 [model]
@@ -120,11 +122,36 @@ max_antecedents = 50
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
-MENTION_SOURCES = ("model", "ents", "model+ents")  # the first is the default
-LINK_SOURCES = ("model", "upstream")
 ENT_LABEL = "ENT"
 #: Gold clusters of one doc: mentions' ``(start, end)`` token offsets and the cluster's KB row (or None).
 GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
+
+
+@dataclass(frozen=True)
+class JointCorefLinkerSettings(ComponentSettings):
+    """The component's settings (the factory's defaults; checked at construction and in ``configure``).
+
+    mode / refinement: override the model's (null: keep them). write_ents: also write linked mentions
+    to doc.ents. spans_prefix: span-group prefix of the clusters (``<prefix>_<n>``). fuzzy_candidates:
+    use the KB's fuzzy tier for span candidates. mentions_from ("model" | "ents" | "model+ents") and
+    cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
+    gold_candidate_dropout: in training, the rate at which a mention's gold entity is hidden from its
+    own candidates while a cluster mate keeps it (module docstring; 0 = off, as in the paper).
+    """
+
+    component: ClassVar[str] = "joint_coref_linker"
+    mode: Optional[Literal[MODES]] = None  # type: ignore[valid-type]
+    refinement: Optional[Literal[REFINEMENTS]] = None  # type: ignore[valid-type]
+    write_ents: bool = False
+    spans_prefix: str = setting(CLUSTER_PREFIX, non_empty=True)
+    fuzzy_candidates: bool = False
+    mentions_from: Literal["model", "ents", "model+ents"] = "model"
+    cluster_link: Literal["model", "upstream"] = "model"
+    gold_candidate_dropout: float = setting(0.0, low=0.0, high=1.0, high_open=True)
+
+    def check(self) -> None:
+        if self.spans_prefix.endswith("_"):
+            raise self.invalid("spans_prefix", "a non-empty string not ending in '_'")
 
 
 @Language.factory(
@@ -133,14 +160,7 @@ GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
              "span._.link_score", "span._.nil_prob", "span._.nil_reason"],
     default_config={
         "model": DEFAULT_MODEL,
-        "mode": None,
-        "refinement": None,
-        "write_ents": False,
-        "spans_prefix": CLUSTER_PREFIX,
-        "fuzzy_candidates": False,
-        "mentions_from": "model",
-        "cluster_link": "model",
-        "gold_candidate_dropout": 0.0,
+        **JointCorefLinkerSettings.defaults(),
         "scorer": {"@scorers": "spacy-el.coref_scorer.v1"},
         "el_scorer": {"@scorers": "spacy-el.cluster_el_scorer.v1"},
     },
@@ -164,13 +184,8 @@ def make_joint_coref_linker(
     scorer: Optional[Callable],
     el_scorer: Optional[Callable],
 ) -> "JointCorefLinker":
-    """mode / refinement: override the model's (null: keep them). write_ents: also write linked
-    mentions to doc.ents. spans_prefix: span-group prefix of the clusters. fuzzy_candidates: use the
-    KB's fuzzy tier for span candidates. mentions_from ("model" | "ents" | "model+ents") and
-    cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
-    gold_candidate_dropout: in training, the rate at which a mention's gold entity is hidden from its
-    own candidates while a cluster mate keeps it (module docstring; 0 = off, as in the paper).
-    scorer / el_scorer: coreference and ELm/ELh scorers."""
+    """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
+    coreference and the ELm/ELh scorers."""
     return JointCorefLinker(
         nlp.vocab, model, name, mode=mode, refinement=refinement, write_ents=write_ents, spans_prefix=spans_prefix,
         fuzzy_candidates=fuzzy_candidates, mentions_from=mentions_from, cluster_link=cluster_link,
@@ -180,6 +195,8 @@ def make_joint_coref_linker(
 
 class JointCorefLinker(KBTorchPipe):
     """Joint coreference + entity linking over enumerated spans; see the module docstring."""
+
+    settings_class = JointCorefLinkerSettings
 
     def __init__(
         self,
@@ -192,45 +209,23 @@ class JointCorefLinker(KBTorchPipe):
         **cfg: Any,
     ) -> None:
         register_extensions()
-        self._check_settings(cfg)
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {
-            "write_ents": False, "spans_prefix": CLUSTER_PREFIX, "fuzzy_candidates": False,
-            "mentions_from": MENTION_SOURCES[0], "cluster_link": LINK_SOURCES[0], "gold_candidate_dropout": 0.0, **cfg,
-        }
+        self.cfg: Dict[str, Any] = JointCorefLinkerSettings.from_cfg(cfg).to_cfg()
         self.scorer = scorer
         self.el_scorer = el_scorer
         self.kb = ElKnowledgeBase(vocab)
         self._apply_overrides()
-
-    def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        mode, refinement = cfg.get("mode"), cfg.get("refinement")
-        if mode is not None and mode not in MODES:
-            raise ValueError(f"[spacy_el] joint_coref_linker: mode must be one of {MODES} or null, got {mode!r}.")
-        if refinement is not None and refinement not in REFINEMENTS:
-            raise ValueError(
-                f"[spacy_el] joint_coref_linker: refinement must be one of {REFINEMENTS} or null, got {refinement!r}."
-            )
-        prefix = cfg.get("spans_prefix", CLUSTER_PREFIX)
-        if not isinstance(prefix, str) or not prefix or prefix.endswith("_"):
-            raise ValueError(f"[spacy_el] joint_coref_linker: spans_prefix must be a non-empty string not ending in '_', got {prefix!r}.")
-        for setting, allowed in (("mentions_from", MENTION_SOURCES), ("cluster_link", LINK_SOURCES)):
-            if cfg.get(setting, allowed[0]) not in allowed:
-                raise ValueError(f"[spacy_el] joint_coref_linker: {setting} must be one of {allowed}, got {cfg[setting]!r}.")
-        rate = cfg.get("gold_candidate_dropout", 0.0)
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate < 1.0:
-            raise ValueError(f"[spacy_el] joint_coref_linker: gold_candidate_dropout must be a number in [0, 1), got {rate!r}.")
 
     def _after_configure(self) -> None:
         self._apply_overrides()
 
     def _apply_overrides(self) -> None:
         """The component's mode / refinement win over the model's (refinement only before the layer exists)."""
-        if self.cfg.get("mode") is not None:
-            self.model.attrs["mode"] = self.cfg["mode"]
-        refinement = self.cfg.get("refinement")
+        if self.settings.mode is not None:
+            self.model.attrs["mode"] = self.settings.mode
+        refinement = self.settings.refinement
         if refinement is not None and refinement != self.model.attrs["refinement"]:
             if self.model.layers:
                 raise ValueError(
@@ -267,10 +262,10 @@ class JointCorefLinker(KBTorchPipe):
         (K, C) priors (prior x match score of the tier, as ``kb.lookup`` ranks them; 0 on padding).
         With ``gold`` (training) and ``gold_candidate_dropout > 0``, some gold mentions lose their gold
         entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`)."""
-        candidates = CandidateLookup(self.kb, self.model.attrs["top_k_candidates"], bool(self.cfg.get("fuzzy_candidates", False)))
+        candidates = CandidateLookup(self.kb, self.model.attrs["top_k_candidates"], self.settings.fuzzy_candidates)
         width = self.model.get_dim("nE")
         hidden: Dict[Tuple[int, int], int] = {}
-        rate = float(self.cfg.get("gold_candidate_dropout", 0.0))
+        rate = self.settings.gold_candidate_dropout
         if gold is not None and rate > 0.0:
             # Drawn from numpy's global state, which spacy train seeds (fix_random_seed).
             rng = np.random.default_rng(np.random.randint(2**31))
@@ -289,13 +284,13 @@ class JointCorefLinker(KBTorchPipe):
 
     def _given_mentions(self, doc: Doc) -> List[Tuple[int, int]]:
         """The upstream entities that ``mentions_from`` adds to the scored spans (none for "model")."""
-        if self.cfg["mentions_from"] == "model":
+        if self.settings.mentions_from == "model":
             return []
         return [(e.start, e.end) for e in doc.ents]
 
     def _batch(self, docs: Sequence[Doc], golds: Optional[Sequence[Any]] = None) -> JointCorefBatch:
         golds = golds if golds is not None else [None] * len(docs)
-        enumerate_all = self.cfg["mentions_from"] != "ents"
+        enumerate_all = self.settings.mentions_from != "ents"
         return JointCorefBatch([
             make_doc_inputs(self.model, doc, self._candidate_fn(doc, gold), gold, given=self._given_mentions(doc), enumerate_all=enumerate_all)
             for doc, gold in zip(docs, golds)
@@ -334,7 +329,7 @@ class JointCorefLinker(KBTorchPipe):
         result = []
         for mentions, link in zip(decoding.clusters, decoding.links):
             spans = [tuple(int(x) for x in out.spans[m]) for m in mentions]
-            if self.cfg["cluster_link"] == "upstream" and self.mode != "coref":
+            if self.settings.cluster_link == "upstream" and self.mode != "coref":
                 link = _upstream_link([upstream.get(span, "") for span in spans], self.kb, link)
             if (
                 len(mentions) == 1 and link is None and spans[0] not in given
@@ -371,7 +366,7 @@ class JointCorefLinker(KBTorchPipe):
         return result
 
     def set_annotations(self, docs: Iterable[Doc], clusters: List[List[Dict[str, Any]]]) -> None:
-        prefix = self.cfg.get("spans_prefix", CLUSTER_PREFIX)
+        prefix = self.settings.spans_prefix
         for doc, doc_clusters in zip(docs, clusters):
             # Sorted as set_clusters sorts them, so that cluster n is coref_clusters_n.
             ordered = sorted(
@@ -403,7 +398,7 @@ class JointCorefLinker(KBTorchPipe):
                         nil_mentions.append(span)
                 # Reassign the group: kb_id_ set on a span read from a group does not reach the group.
                 doc.spans[key] = spans
-            if self.cfg.get("write_ents"):
+            if self.settings.write_ents:
                 self._write_ents(doc, linked_mentions, nil_mentions)
 
     @staticmethod
@@ -472,7 +467,7 @@ class JointCorefLinker(KBTorchPipe):
         """Coreference (``scorer``) and ELm/ELh (``el_scorer``) scores over the ``spans_prefix`` groups."""
         examples = list(examples)
         validate_examples(examples, "JointCorefLinker.score")
-        kwargs = {"prefix": self.cfg.get("spans_prefix", CLUSTER_PREFIX), **kwargs}
+        kwargs = {"prefix": self.settings.spans_prefix, **kwargs}
         scores: Dict[str, Any] = {}
         for scorer in (self.scorer, self.el_scorer):
             if scorer is not None:

@@ -52,9 +52,9 @@ class KBTorchPipe(TrainablePipe):
         return cached[1]
 
     def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """Raise a ValueError naming the setting of ``cfg`` that is not valid."""
-        if self.settings_class is not ComponentSettings:
-            self.settings_class.from_cfg({k: v for k, v in cfg.items() if k in self.settings_class.names()})
+        """Raise a ValueError naming the setting of ``cfg`` that is not valid (subclasses add checks of
+        the cfg's other state, such as labels)."""
+        self.settings_class.from_cfg({k: v for k, v in cfg.items() if k in self.settings_class.names()})
 
     def _after_configure(self) -> None:
         """Hook run after :meth:`configure` changed ``cfg``."""
@@ -63,10 +63,7 @@ class KBTorchPipe(TrainablePipe):
         """Change settings of a (trained) component, checked as at construction; used by the
         ``spacy-el.ComponentSettings.v1`` callback to set up a component sourced into another pipeline.
         The settings are saved with the component."""
-        allowed = sorted(set(self.cfg) - {"dims"})
-        unknown = sorted(set(settings) - set(allowed))
-        if unknown:
-            raise ValueError(f"[spacy_el] {self.name} has no setting {unknown}; its settings are {allowed}.")
+        self.settings.updated(**settings)  # refuses unknown names and invalid values, naming them
         self._check_settings({**self.cfg, **settings})
         self.cfg.update(settings)
         self._after_configure()

@@ -23,7 +23,8 @@ component (in training too, as an ``annotating_components`` entry). A document w
 boundaries is read in pieces of ``max_sentence_length`` tokens.
 """
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -39,6 +40,7 @@ from ..kb.candidate_arrays import CandidateLookup
 from ..ml.stack_lstm_batch import CandidateArrays, Chunk, Segment, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm_model import TASKS, StackLstmBatch, StackLstmOutput, build_torch_layer, set_learned_entities
 from .kb_torch_pipe import KBTorchPipe
+from .settings import ComponentSettings, setting
 
 DEFAULT_NER_STACK_LSTM_MODEL = """
 [model]
@@ -77,19 +79,31 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 INIT_SAMPLE = 10  # documents given to the model's initialize
 
 
+@dataclass(frozen=True)
+class NerStackLstmSettings(ComponentSettings):
+    """The component's settings (the factory's defaults; checked at construction and in ``configure``).
+
+    tasks: "joint", "ner" or "el" (see the module docstring). top_k: candidates per mention.
+    max_sentence_length: longer sentences are read in pieces. nil_threshold: write NIL when the NIL
+    classifier's P(NIL) is at least this. use_nil_classifier: False = the paper's "- NIL" ablation
+    (every mention with a candidate is linked). fuzzy_candidates: also fuzzy alias matches.
+    """
+
+    component: ClassVar[str] = "ner_stack_lstm"
+    tasks: Literal[TASKS] = "joint"  # type: ignore[valid-type]
+    top_k: int = setting(30, low=1)
+    max_sentence_length: int = setting(150, low=1)
+    nil_threshold: float = setting(0.5, low=0.0, low_open=True, high=1.0)
+    use_nil_classifier: bool = True
+    fuzzy_candidates: bool = False
+
+
 @Language.factory(
     "ner_stack_lstm",
     assigns=["doc.ents", "token.ent_iob", "token.ent_type", "token.ent_kb_id", "span._.candidate_scores",
              "span._.link_score", "span._.nil_prob", "span._.nil_reason"],
     default_config={
-        "model": DEFAULT_MODEL,
-        "tasks": "joint",
-        "top_k": 30,
-        "max_sentence_length": 150,
-        "nil_threshold": 0.5,
-        "use_nil_classifier": True,
-        "fuzzy_candidates": False,
-        "scorer": {"@scorers": "spacy-el.ner_el_scorer.v1"},
+        "model": DEFAULT_MODEL, **NerStackLstmSettings.defaults(), "scorer": {"@scorers": "spacy-el.ner_el_scorer.v1"},
     },
     default_score_weights={"ner_f": 0.5, "el_micro_f": 0.5, "ner_p": None, "ner_r": None, "el_micro_p": None,
                            "el_micro_r": None, "el_macro_f": None, "ed_accuracy": None},
@@ -106,10 +120,7 @@ def make_ner_stack_lstm(
     fuzzy_candidates: bool,
     scorer: Optional[Callable],
 ) -> "NerStackLstm":
-    """tasks: "joint", "ner" or "el" (see the module docstring). top_k: candidates per mention.
-    max_sentence_length: longer sentences are read in pieces. nil_threshold: write NIL when the NIL
-    classifier's P(NIL) is at least this. use_nil_classifier: False = the paper's "- NIL" ablation
-    (every mention with a candidate is linked). fuzzy_candidates: also fuzzy alias matches."""
+    """The settings are documented on :class:`NerStackLstmSettings`."""
     return NerStackLstm(
         nlp.vocab, model, name, tasks=tasks, top_k=top_k, max_sentence_length=max_sentence_length,
         nil_threshold=nil_threshold, use_nil_classifier=use_nil_classifier, fuzzy_candidates=fuzzy_candidates, scorer=scorer,
@@ -120,6 +131,7 @@ class NerStackLstm(KBTorchPipe):
     """Joint NER + EL with a Stack-LSTM; see the module docstring."""
 
     dim_names = ("nW", "nA", "nE", "nL")
+    settings_class = NerStackLstmSettings
 
     def __init__(self, vocab: Vocab, model: Model, name: str = "ner_stack_lstm", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
         register_extensions()
@@ -127,22 +139,16 @@ class NerStackLstm(KBTorchPipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = {"labels": [], **cfg}
+        # The entity labels are state, not a setting: spaCy keeps a component's labels in its cfg too.
+        self.cfg: Dict[str, Any] = {"labels": [], **NerStackLstmSettings.from_cfg({k: v for k, v in cfg.items() if k != "labels"}).to_cfg()}
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
         self._lookup: Optional[CandidateLookup] = None
 
     def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """At construction, in ``configure`` and when a saved settings file is read."""
-        if cfg.get("tasks", "joint") not in TASKS:
-            raise ValueError(f"[spacy_el] ner_stack_lstm tasks must be one of {TASKS}, got {cfg['tasks']!r}.")
-        for name, default, low in (("top_k", 30, 1), ("max_sentence_length", 150, 1)):
-            value = cfg.get(name, default)
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"[spacy_el] ner_stack_lstm {name} must be an int >= {low}, got {value!r}.")
-        threshold = cfg.get("nil_threshold", 0.5)
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold <= 1.0:
-            raise ValueError(f"[spacy_el] ner_stack_lstm nil_threshold must be a number in (0, 1], got {threshold!r}.")
+        """The settings (``settings_class``) and the labels of a cfg, in ``configure`` and when a saved
+        settings file is read."""
+        super()._check_settings(cfg)
         labels = cfg.get("labels", [])
         if not isinstance(labels, (list, tuple)) or not all(isinstance(label, str) for label in labels):
             raise ValueError(f"[spacy_el] ner_stack_lstm labels must be a list of strings, got {labels!r}.")
@@ -158,7 +164,7 @@ class NerStackLstm(KBTorchPipe):
 
     @property
     def tasks(self) -> str:
-        return self.cfg["tasks"]
+        return self.settings.tasks
 
     def add_label(self, label: str) -> int:
         """Add an entity label before initialisation (the action inventory is fixed after it)."""
@@ -239,12 +245,12 @@ class NerStackLstm(KBTorchPipe):
     def _candidates(self, texts: List[str]) -> CandidateArrays:
         """Alias-table candidates of mention texts (top ``top_k``), with KB vectors when the model uses them."""
         if self._lookup is None or self._lookup.kb is not self.kb:  # a new KB: its own cache
-            self._lookup = CandidateLookup(self.kb, self.cfg["top_k"], bool(self.cfg["fuzzy_candidates"]))
+            self._lookup = CandidateLookup(self.kb, self.settings.top_k, self.settings.fuzzy_candidates)
         return CandidateArrays(*self._lookup.arrays(texts, self.model.get_dim("nE")))
 
     # -- batches -----------------------------------------------------------------------------------
     def _segments(self, docs: Sequence[Doc], protected: Optional[Sequence[Sequence[Tuple[int, int]]]] = None) -> List[Segment]:
-        max_length = int(self.cfg["max_sentence_length"])
+        max_length = self.settings.max_sentence_length
         segments = []
         for d, doc in enumerate(docs):
             spans = protected[d] if protected is not None else ()
@@ -278,7 +284,7 @@ class NerStackLstm(KBTorchPipe):
             texts.append(text)
             golds.append(self._kb_row(kb_id))
         batch = StackLstmBatch(list(docs), segments, index, lengths, gold=gold_actions(self.system, by_segment, lengths), tasks=self.tasks,
-                               use_nil=bool(self.cfg["use_nil_classifier"]))
+                               use_nil=self.settings.use_nil_classifier)
         if self.tasks != "ner" and texts:
             batch.gold_candidates = self._candidates(texts)
         if kb_ids is not None:
@@ -293,7 +299,7 @@ class NerStackLstm(KBTorchPipe):
         is_space = np.concatenate([doc.to_array("IS_SPACE").astype(bool) for doc in docs]) if segments else np.zeros(0, bool)
         space = is_space[index] & (np.arange(index.shape[1])[None, :] < lengths[:, None])
         return StackLstmBatch(list(docs), segments, index, lengths, candidates=None if self.tasks == "ner" else self._candidates,
-                              tasks=self.tasks, use_nil=bool(self.cfg["use_nil_classifier"]), space=space)
+                              tasks=self.tasks, use_nil=self.settings.use_nil_classifier, space=space)
 
     # -- prediction --------------------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:
@@ -312,7 +318,7 @@ class NerStackLstm(KBTorchPipe):
         decisions: List[List[Dict[str, Any]]] = [[] for _ in batch.docs]
         system = self.system
         linking = self.tasks != "ner"
-        threshold = float(self.cfg["nil_threshold"])
+        threshold = self.settings.nil_threshold
         for r in range(len(output.segment)):
             seg = batch.segments[int(output.segment[r])]
             doc = batch.docs[seg.doc]
