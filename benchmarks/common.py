@@ -119,19 +119,20 @@ def torch_module(nlp: Language, pipe: str) -> Any:
 
 @contextmanager
 def using_encoder_dtype(nlp: Language, pipe: str, dtype: str) -> Iterator[None]:
-    """Run the encoder of the component ``pipe`` under another autocast dtype for the duration."""
+    """Run the encoder of the component ``pipe`` under another autocast dtype (``encoder_dtype``) for the
+    duration: its torch module's, or where the module has none (``ner_constrained_linker``, which applies
+    it at prediction only) its model's attr."""
     module = torch_module(nlp, pipe)
+    if not hasattr(module, "encoder_dtype"):
+        with temporarily(nlp.get_pipe(pipe).model.attrs, "encoder_dtype", dtype):
+            yield
+        return
     before = module.encoder_dtype
     module.encoder_dtype = dtype
     try:
         yield
     finally:
         module.encoder_dtype = before
-
-
-def using_inference_dtype(nlp: Language, pipe: str, dtype: str) -> Iterator[None]:
-    """Run the component ``pipe`` (its model's ``inference_dtype`` attr) under another dtype for the duration."""
-    return temporarily(nlp.get_pipe(pipe).model.attrs, "inference_dtype", dtype)
 
 
 # -- peak memory ----------------------------------------------------------------------------------

@@ -13,9 +13,8 @@ from pathlib import Path
 import spacy
 import torch
 
-from spacy_el.ml.entity_equalization import equalized_mean_representations, equalized_representations, soft_clusters
-# Private in spacy_el for now; once it is public, only this import changes.
-from spacy_el.ml.joint_coref_scorer import _antecedent_distribution as antecedent_distribution
+from spacy_el.ml.joint_coref.entity_equalization import equalized_mean_representations, equalized_representations, soft_clusters
+from spacy_el.ml.joint_coref.scorer import antecedent_distribution
 
 from .common import SHARED_DATA, read_corpus, torch_module
 from .results_io import ROOT

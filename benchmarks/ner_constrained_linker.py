@@ -33,7 +33,7 @@ from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
 from .common import (AIDA_CORPUS, EL_BASELINE, README, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
-                     using_inference_dtype)
+                     using_encoder_dtype)
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
 from .tables import publish_table, results_to_markdown, results_to_matrix
 
@@ -138,7 +138,7 @@ def entity_typing_row(nlp: Language, held_out: float = 0.1, seed: int = 0) -> Ro
     import numpy as np
 
     from spacy_el.kb.type_inventory import known_type_mass
-    from spacy_el.ml.entity_typing import train_type_classifier
+    from spacy_el.ml.ner4el.entity_typing import train_type_classifier
 
     pipe = nlp.get_pipe(PIPE)
     mass = known_type_mass(pipe.kb, pipe.inventory)
@@ -201,7 +201,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     all_cfg = {**VARIANTS[-1][2], "soft_weight": soft_weight}
     configure(model("all"), **all_cfg)
     rows.append(end_to_end_row("ner4el_all", model("all"), data["aida-test"], "training/ner4el/all"))
-    with using_inference_dtype(model("all"), PIPE, "bfloat16"):
+    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
         rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
     configure(base)
     rows.append(end_to_end_row("ner4el_baseline", base, data["aida-test"], "training/ner4el/baseline"))
@@ -209,7 +209,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     rows.append(entity_typing_row(base))
     configure(model("all"), **all_cfg)
     rows.append(speed_row("ner4el_all", model("all"), data["aida-test"], args.threads))
-    with using_inference_dtype(model("all"), PIPE, "bfloat16"):
+    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
         rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
     rows += peer_rows(args, data, kb)
     return rows

@@ -41,8 +41,8 @@ def test_bad_dtype_names_the_setting():
 
 
 def test_architectures_accept_auto():
-    from spacy_el.ml.entqa_model import build_entity_retriever, build_entqa_reader
-    from spacy_el.ml.joint_coref_model import build_joint_coref_linker
+    from spacy_el.ml.entqa.model import build_entity_retriever, build_entqa_reader
+    from spacy_el.ml.joint_coref.model import build_joint_coref_linker
 
     assert build_joint_coref_linker(encoder_dtype="auto").attrs["encoder_dtype"] == "auto"
     assert build_entity_retriever(encoder_dtype="auto").attrs["encoder_dtype"] == "auto"

@@ -1,4 +1,4 @@
-"""EntQA inference rules (spacy_el.algorithms.entqa_decode) and reader inputs (spacy_el.ml.entqa_inputs)."""
+"""EntQA inference rules (spacy_el.algorithms.entqa_decode) and reader inputs (spacy_el.ml.entqa.inputs)."""
 import numpy as np
 import pytest
 
@@ -79,7 +79,7 @@ def test_best_non_overlapping_is_greedy_by_score():
 def test_reader_arrays_mark_the_passage_positions(tmp_path):
     pytest.importorskip("transformers")
     from spacy_el.algorithms.passages import make_passages
-    from spacy_el.ml.entqa_inputs import QuestionSide, mention_wordpieces, reader_arrays
+    from spacy_el.ml.entqa.inputs import QuestionSide, mention_wordpieces, reader_arrays
     from spacy_el.ml.torch_io import load_fast_tokenizer
 
     tokenizer = load_fast_tokenizer("", "test")

@@ -1,11 +1,11 @@
-"""EntQA training objectives, eqs. (1) and (2) (spacy_el.ml.entqa_losses)."""
+"""EntQA training objectives, eqs. (1) and (2) (spacy_el.ml.entqa.losses)."""
 import math
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from spacy_el.ml.entqa_losses import multi_label_nce_loss, reader_loss, reader_loss_terms  # noqa: E402
+from spacy_el.ml.entqa.losses import multi_label_nce_loss, reader_loss, reader_loss_terms  # noqa: E402
 
 F64 = torch.float64
 

@@ -1,4 +1,4 @@
-"""Joint coref + EL scoring model, losses and decoding (spacy_el.ml.joint_coref_scorer)."""
+"""Joint coref + EL scoring model, losses and decoding (spacy_el.ml.joint_coref.scorer, .losses, .decoding)."""
 import math
 
 import numpy as np
@@ -6,20 +6,19 @@ import pytest
 import torch
 
 from spacy_el.algorithms.arborescence import arborescence_score, max_spanning_arborescence
-from spacy_el.ml.joint_coref_scorer import (
-    MODES,
+from spacy_el.ml.joint_coref.decoding import decode
+from spacy_el.ml.joint_coref.losses import (
     GoldMentionCluster,
-    JointCorefScorer,
-    JointScores,
-    bucket_distance,
     compute_loss,
     coref_loss,
-    decode,
+    finite_coref,
     global_loss,
+    graph_clusters,
     link_loss,
     local_loss,
 )
-from spacy_el.ml.matrix_tree import GoldCluster, mtt_loss
+from spacy_el.ml.joint_coref.matrix_tree import GoldCluster, mtt_loss
+from spacy_el.ml.joint_coref.scorer import MODES, JointCorefScorer, JointScores, bucket_distance
 
 NEG = float("-inf")
 
@@ -439,20 +438,18 @@ GOLD_TEN = [GoldMentionCluster((0, 6), 7), GoldMentionCluster((2, 5), 3), GoldMe
 
 
 def test_window_splits_unreachable_gold_clusters():
-    from spacy_el.ml.joint_coref_scorer import _finite_coref, _graph_clusters
-
     inputs = ten_mentions()
     model = small_model(max_antecedents=2).double()
     scores = model(*inputs)
     graph = scores.graph()
-    clusters = _graph_clusters(GOLD_TEN, graph, _finite_coref(scores.coref_scores))
+    clusters = graph_clusters(GOLD_TEN, graph, finite_coref(scores.coref_scores))
     ent = {int(e): i for i, e in enumerate(graph.entity_ids.tolist())}
     got = sorted((tuple(sorted(c.mentions)), c.entity) for c in clusters)
     assert got == sorted([((0, 6), ent[7]), ((2,), ent[3]), ((5,), None), ((1, 3), None), ((8,), None),
                           ((4, 9), ent[9])])
     # Unwindowed: nothing is split.
     full = small_model().double()(*inputs)
-    assert _finite_coref(full.coref_scores) is None
+    assert finite_coref(full.coref_scores) is None
 
 
 def test_window_never_scores_all_pairs():

@@ -60,6 +60,13 @@ def test_pure_modules_import_neither_thinc_nor_torch(path):
     assert not offences, f"{path.relative_to(REPO_ROOT)} must stay pure:\n" + "\n".join(offences)
 
 
+@pytest.mark.parametrize("path", sorted((PACKAGE / "pipeline").glob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_components_handle_no_tensors(path):
+    """The models give the components numpy arrays (``spacy_el.ml.thinc_glue``): ``spacy_el/pipeline`` never imports torch."""
+    offences = [f"line {line}: {module}" for line, module in imported_modules(path) if module.split(".")[0] == "torch"]
+    assert not offences, f"{path.relative_to(REPO_ROOT)} imports torch:\n" + "\n".join(offences)
+
+
 @pytest.mark.parametrize(
     "pattern, what",
     [

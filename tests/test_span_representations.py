@@ -1,10 +1,10 @@
-"""Candidate spans, Lee et al. span representations and pruning (spacy_el.ml.span_representations)."""
+"""Candidate spans, Lee et al. span representations and pruning (spacy_el.ml.joint_coref.span_representations)."""
 import itertools
 
 import pytest
 import torch
 
-from spacy_el.ml.span_representations import SpanEmbedder, enumerate_spans, prune_spans
+from spacy_el.ml.joint_coref.span_representations import SpanEmbedder, enumerate_spans, prune_spans
 
 
 # Exact float comparisons: one torch thread, as set by the conftest fixture.

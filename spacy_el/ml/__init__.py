@@ -1,1 +1,13 @@
-"""Thinc-wrapped PyTorch models (torch modules apart from their Thinc glue) and their losses."""
+"""Thinc-wrapped PyTorch models, one subpackage per model, each split the same way: ``model`` (the Thinc
+glue: the registered architecture, the lazily built torch layer, numpy predictions), ``inputs`` (the numpy
+inputs and the encoder's tokenizer), ``modules`` (the torch modules), ``losses`` (and ``decoding`` where
+the model has its own).
+
+* ``joint_coref``: ``joint_coref_linker`` (``spacy-el.JointCorefLinker.v1``).
+* ``stack_lstm``: ``ner_stack_lstm`` (``spacy-el.StackLstmNerEl.v1``).
+* ``ner4el``: ``ner_constrained_linker`` (``spacy-el.Ner4elScorer.v1``).
+* ``entqa``: ``entity_retriever`` and ``entqa_reader`` (``spacy-el.EntityRetriever.v1``, ``spacy-el.EntQAReader.v1``).
+
+Shared: ``autocast`` (the encoders' ``encoder_dtype``), ``torch_io`` (encoders, tokenizers, shims,
+safetensors) and ``thinc_glue`` (the torch layer's forward, the scalar-loss pattern, numpy outputs).
+"""

@@ -1,5 +1,6 @@
-"""What every Thinc-wrapped PyTorch model of spacy_el shares: the encoder's local path and tokenizer, and
-weights (de)serialised with safetensors, so loading a model file never unpickles anything.
+"""What every Thinc-wrapped PyTorch model of spacy_el shares: the encoder's local path and tokenizer,
+weights (de)serialised with safetensors, so loading a model file never unpickles anything, and the shims
+(:class:`EncoderLRShim`: a pretrained encoder updated at its own learning rate).
 
 Thread safety: one pipeline may predict from several threads at once. Two things of the libraries
 underneath are not safe for that, and are replaced here:
@@ -18,12 +19,12 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
 import torch
-from thinc.api import ArgsKwargs, Model, PyTorchShim
+from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, torch2xp, xp2torch
 from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
 __all__ = [
     "resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer",
-    "serialize_state", "state_deserializer", "EvalModeShim", "torch_layer",
+    "serialize_state", "state_deserializer", "EvalModeShim", "EncoderLRShim", "torch_layer",
 ]
 
 
@@ -119,6 +120,32 @@ class EvalModeShim(PyTorchShim):
         with torch.no_grad():
             with torch.autocast(device_type="cuda", enabled=self._mixed_precision):
                 return self._model(*inputs.args, **inputs.kwargs)
+
+
+class EncoderLRShim(EvalModeShim):
+    """An :class:`EvalModeShim` (thread-safe prediction) whose ``finish_update``
+    scales the learning rate of the ``encoder.*`` parameters by ``encoder_lr_scale`` (Thinc's optimizer
+    ``lr_scale``): the usual recipe of a pretrained encoder fine-tuned about ten times slower than the
+    freshly initialised layers above it (Lee et al. 2018 / Joshi et al. 2019: 1e-5 to 2e-5 for BERT,
+    2e-4 for the task layers)."""
+
+    def __init__(self, model: Any, *, encoder_lr_scale: float = 1.0, **kwargs: Any):
+        super().__init__(model, **kwargs)
+        self.encoder_lr_scale = float(encoder_lr_scale)
+
+    def finish_update(self, optimizer: Optimizer) -> None:
+        for name, torch_data in self._model.named_parameters():
+            if torch_data.grad is None:
+                continue
+            frozen = self.encoder_lr_scale == 0 and name.startswith("encoder.")
+            if not frozen and not self._grad_scaler.found_inf:  # as PyTorchShim: skip overflowed steps
+                scale = self.encoder_lr_scale if name.startswith("encoder.") else 1.0
+                param, _ = optimizer(
+                    (self.id, name), torch2xp(torch_data.data), torch2xp(torch_data.grad), lr_scale=scale,
+                )
+                torch_data.data = xp2torch(param, requires_grad=True, device=torch_data.device)
+            torch_data.grad.zero_()
+        self._grad_scaler.update()
 
 
 def torch_layer(

@@ -33,8 +33,8 @@ from thinc.api import Config, Model, Optimizer
 from ..algorithms.passages import Passage, make_passages, passages_covering, topic_text
 from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
-from ..ml.entqa_inputs import encode_topic, question_sides, retriever_arrays
-from ..ml.entqa_model import RetrieverBatch, build_torch_layer, tokenizer_of
+from ..ml.entqa.inputs import RetrieverBatch, encode_topic, question_sides, retriever_arrays, tokenizer_of
+from ..ml.entqa.model import build_torch_layer
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
@@ -48,7 +48,7 @@ topic = "first_token"
 max_topic = 8
 pooling = "mean"
 init_scale = 20.0
-encoder_dtype = "float32"
+encoder_dtype = "auto"
 encoder_batch = 64
 encoder_lr_scale = 1.0
 """
@@ -171,7 +171,7 @@ class EntityRetriever(KBTorchPipe):
     def _encode(self, questions: Sequence[Any]) -> np.ndarray:
         ids, mask = retriever_arrays(tokenizer_of(self.model), questions)
         (_, (vectors,)), _ = self.model(RetrieverBatch(ids, mask), is_train=False)
-        return vectors.float().cpu().numpy()
+        return vectors
 
     def set_annotations(self, docs: Iterable[Doc], passages: List[List[List[Any]]]) -> None:
         for doc, doc_passages in zip(docs, passages):

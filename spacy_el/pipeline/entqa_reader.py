@@ -40,8 +40,9 @@ from ..algorithms.entqa_decode import best_non_overlapping, merge_predictions, p
 from ..algorithms.passages import char_span_to_token_span, make_passages, topic_text, wordpiece_span_to_char_span
 from ..extensions import register_extensions
 from ..kb import ElKnowledgeBase
-from ..ml.entqa_inputs import EntityTokens, QuestionSide, encode_topic, mention_wordpieces, passage_from_slice, reader_arrays
-from ..ml.entqa_model import ReaderBatch, build_torch_layer, tokenizer_of
+from ..ml.entqa.inputs import EntityTokens, QuestionSide, ReaderBatch, encode_topic, mention_wordpieces, passage_from_slice
+from ..ml.entqa.inputs import reader_arrays, tokenizer_of
+from ..ml.entqa.model import build_torch_layer
 from .entity_retriever import gold_mentions
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
@@ -56,7 +57,7 @@ topic = "first_token"
 max_topic = 8
 dropout = 0.1
 span_reduction = "sum"
-encoder_dtype = "float32"
+encoder_dtype = "auto"
 encoder_batch = 64
 encoder_lr_scale = 1.0
 """
@@ -219,7 +220,6 @@ class EntQAReader(KBTorchPipe):
             arrays = reader_arrays(tokenizer, [q for q, _ in chunk], [rows for _, rows in chunk], self.entity_tokens(),
                                    k=max(len(rows) for _, rows in chunk))
             (_, (start, end, rerank)), _ = self.model(ReaderBatch(arrays), is_train=False)
-            start, end, rerank = (t.float().cpu().numpy() for t in (start, end, rerank))
             b, k = arrays.shape
             span_mask = arrays.span_mask.reshape(b, k, -1)
             for j, (question, _) in enumerate(chunk):

@@ -3,8 +3,9 @@
 Zaporojets et al. (2022), "Towards consistent document-level entity linking: joint models for entity
 linking and coreference resolution" (Local and Global joint models, Standalone baselines), with the
 Entity-Equalization refinement of Kantor & Globerson (2019) as a config switch. The model is
-``spacy-el.JointCorefLinker.v1`` (:mod:`spacy_el.ml.joint_coref_model`); the scores, losses and
-decoding are :mod:`spacy_el.ml.joint_coref_scorer`.
+``spacy-el.JointCorefLinker.v1`` (:mod:`spacy_el.ml.joint_coref`: its scorer, losses and decoding are
+:mod:`~spacy_el.ml.joint_coref.scorer`, :mod:`~spacy_el.ml.joint_coref.losses` and
+:mod:`~spacy_el.ml.joint_coref.decoding`).
 
 What the component does
 -----------------------
@@ -90,9 +91,7 @@ from ..extensions import (
 )
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
-from ..ml.joint_coref_model import JointCorefBatch, build_torch_layer, make_doc_inputs
-from ..ml.joint_coref_scorer import MODES, decode
-from ..ml.entity_equalization import REFINEMENTS
+from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
@@ -310,15 +309,16 @@ class JointCorefLinker(KBTorchPipe):
         return [self._clusters(out, doc) for out, doc in zip(outputs, docs)]
 
     def _clusters(self, out: Any, doc: Doc) -> List[Dict[str, Any]]:
-        if out.scores is None:
+        """out: the model's numpy :class:`~spacy_el.ml.joint_coref.model.DocPrediction` of ``doc``."""
+        decoding = out.decoding
+        if decoding is None:
             return []
-        decoding = decode(out.scores, self.mode)
         upstream = {(e.start, e.end): e.kb_id_ for e in doc.ents}
         given = set(self._given_mentions(doc))
         ids = self.kb.entities.ids
-        nil = out.scores.nil_scores.double().numpy()
-        links = out.scores.link_scores.double().numpy()
-        mention_scores = out.scores.mention_scores.double().numpy()
+        nil = out.nil_scores.astype(np.float64)
+        links = out.link_scores.astype(np.float64)
+        mention_scores = out.mention_scores.astype(np.float64)
         rows = out.candidate_rows
         # Each mention's own distribution over NIL and its candidates.
         logits = np.concatenate([nil[:, None], links], axis=1)

@@ -15,7 +15,7 @@ entity types at four switchable points:
 The mention's type comes from its NER label mapped into the type inventory, or from the model's
 mention-typing head (``mention_type_source = "head"``, and whenever the label is not in the inventory).
 Each KB entity's type distribution is kept in the KB; at ``initialize``, entities without a type get
-one from an entity-typing classifier trained on the typed ones (:mod:`spacy_el.ml.entity_typing`).
+one from an entity-typing classifier trained on the typed ones (:mod:`spacy_el.ml.ner4el.entity_typing`).
 
 Prediction scores the marked windows of a batch ``encoder_batch`` windows at a time (default 32), so
 that memory (the encoder's activations, the candidate arrays) does not grow with the length of a
@@ -42,9 +42,9 @@ from thinc.api import Config, Model, Optimizer
 from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
-from ..ml.entity_typing import entity_type_distributions
-from ..ml.ner4el_batch import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
-from ..ml.ner4el_model import build_torch_layer, tokenizer_of
+from ..ml.ner4el.entity_typing import entity_type_distributions
+from ..ml.ner4el.inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, tokenizer_of, window_chunks
+from ..ml.ner4el.model import build_torch_layer
 from .kb_torch_pipe import KBTorchPipe
 from .ner4el_candidates import CandidateSelector, CandidateSet
 from .settings import ComponentSettings, setting
@@ -253,9 +253,7 @@ class NerConstrainedLinker(KBTorchPipe):
             chunk_sets = [flat_sets[i] for i in members]
             batch = self._make_batch(input_ids[rows], attention_mask[rows], chunk_slots, chunk_sets)
             scores, type_logits = self.model.predict(batch)
-            chunk_decisions = self._decode(
-                chunk_spans, chunk_sets, batch, self.model.ops.to_numpy(scores), self.model.ops.to_numpy(type_logits)
-            )
+            chunk_decisions = self._decode(chunk_spans, chunk_sets, batch, scores, type_logits)
             for i, decision in zip(members, chunk_decisions):
                 decisions[i] = decision
         out, offset = [], 0

@@ -5,7 +5,7 @@ parsed with SHIFT / OUT / REDUCE-<label> (``spacy_el.algorithms.transition_syste
 detects and types a mention and links it to the shared KB: a NIL classifier on the stack state says
 whether it is linkable, and the candidates from the alias table (top ``top_k`` by prior) are ranked
 from ``[entity vector; prior; mention; sentence; action history]``. The model is
-``spacy-el.StackLstmNerEl.v1`` (``spacy_el.ml.stack_lstm_model``); its word features come from a
+``spacy-el.StackLstmNerEl.v1`` (:mod:`spacy_el.ml.stack_lstm`); its word features come from a
 spaCy tok2vec sublayer in the config.
 
 Output: ``doc.ents`` (replacing any there) with labels and ``kb_id_`` (``"NIL"`` when the NIL classifier
@@ -37,8 +37,9 @@ from ..algorithms.transition_system import TransitionSystem
 from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
-from ..ml.stack_lstm_batch import CandidateArrays, Chunk, Segment, gold_actions, pad_segments, segment_doc
-from ..ml.stack_lstm_model import TASKS, StackLstmBatch, StackLstmOutput, build_torch_layer, set_learned_entities
+from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
+from ..ml.stack_lstm.model import build_torch_layer, set_learned_entities
+from ..ml.stack_lstm.modules import StackLstmOutput
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
@@ -390,17 +391,7 @@ class NerStackLstm(KBTorchPipe):
             return losses
         mentions, kb_ids = zip(*(self._gold_mentions(eg) for eg in examples))
         batch = self._forced_batch([eg.predicted for eg in examples], mentions, kb_ids)
-        (loss, _), backprop = self.model.begin_update(batch)
-        d_loss = self.model.ops.asarray1f([1.0])
-        backprop(d_loss)
-        if sgd is not None:
-            self.finish_update(sgd)
-        losses[self.name] += float(loss[0])
-        return losses
-
-    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
-        """The model returns its loss (see ``stack_lstm_model``); its gradient w.r.t. itself is 1."""
-        return float(scores[0]), self.model.ops.asarray1f([1.0])
+        return self._scalar_loss_step(batch, sgd, losses)  # the model returns its loss (scalar-loss pattern)
 
     def _after_load(self) -> None:
         self._lookup = None

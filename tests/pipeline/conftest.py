@@ -124,7 +124,7 @@ def build_joint_coref_linker(tiny_encoder: str, tmp: Path) -> Language:
     nlp = spacy.blank("en")
     model = {
         "encoder": tiny_encoder, "max_span_width": 3, "window": 16, "stride": 8, "ffnn": 32, "ffnn_depth": 1,
-        "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 8,
+        "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 8, "encoder_dtype": "float32",
     }
     nlp.add_pipe("joint_coref_linker", config={"model": model})
     train = [
@@ -158,7 +158,8 @@ def build_ner_constrained_linker(tiny_encoder: str, tmp: Path) -> Language:
     build_invented_kb(True, dim=8).to_disk(kb_dir)
     nlp = spacy.blank("en")
     _entity_ruler(nlp)
-    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24}})
+    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24,
+                                                             "encoder_dtype": "float32"}})
     train = [
         ("Mercer painted the harbour at dawn .", [("Mercer", "Ada_Mercer")]),
         ("We drove to Mercer along the river .", [("Mercer", "Mercer_(town)")]),
@@ -201,11 +202,11 @@ def build_entqa(tiny_encoder: str, tmp: Path) -> Language:
     kb_dir = tmp / "kb"
     _entqa_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
-    retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16}
+    retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
     nlp.add_pipe("entity_retriever", config={"model": retriever, "top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5,
                                              "max_train_passages": 0})
     # A low threshold: the briefly trained reader must still write spans (the tests compare them).
-    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, "encoder_batch": 16}, "top_k": 4,
+    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "top_k": 4,
                                          "threshold": 0.01, "train_candidates": 4, "max_train_passages": 0})
     examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
     for name in ("entity_retriever", "entqa_reader"):

@@ -234,3 +234,71 @@ def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, compon
     with pytest.raises(ValueError, match=r"\[spacy_el\]") as info:
         spacy.load(tmp_path / "pipeline")
     assert str(cfg_file) in str(info.value)
+
+
+# -- the rest of the contract: uninitialised, pipe = call, round trips ------------------------------
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_an_uninitialised_component_says_so(component):
+    nlp = spacy.blank("en")
+    if component == "entqa_reader":
+        nlp.add_pipe("entity_retriever")  # the reader reads the retriever's passages
+    nlp.add_pipe(component)
+    doc = nlp.make_doc("Ada Mercer painted Velda .")
+    doc.ents = [Span(doc, 0, 2, "PER")]  # ner_constrained_linker links given entities
+    with pytest.raises(ValueError, match=r"\[spacy_el\].*not initiali[sz]ed"):
+        nlp(doc)
+
+
+def split_floats(value: Any) -> tuple:
+    """(``value`` with every float replaced by a marker, the floats in order): batching changes scores in
+    their last bits, so batched and single outputs are compared exactly but for their floats."""
+    floats: List[float] = []
+
+    def skeleton(item: Any) -> Any:
+        if isinstance(item, float):
+            floats.append(item)
+            return "<float>"
+        if isinstance(item, dict):
+            return {key: skeleton(v) for key, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [skeleton(v) for v in item]
+        return item
+
+    return skeleton(value), floats
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_pipe_equals_call(trained_pipelines, component):
+    nlp = trained_pipelines.get(component)
+    inputs = texts(6)
+    batched, batched_floats = split_floats([outputs(doc) for doc in nlp.pipe(inputs, batch_size=4)])
+    single, single_floats = split_floats([outputs(nlp(text)) for text in inputs])
+    assert batched == single
+    assert batched_floats == pytest.approx(single_floats, abs=1e-5)
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+@pytest.mark.parametrize("via", ["bytes", "disk"])
+def test_round_trips_give_identical_predictions(trained_pipelines, component, via, tmp_path):
+    nlp = trained_pipelines.get(component)
+    inputs = texts(4)
+    before = [outputs(doc) for doc in nlp.pipe(inputs)]
+    if via == "disk":
+        nlp.to_disk(tmp_path / "pipeline")
+        other = spacy.load(tmp_path / "pipeline")
+    else:
+        other = copy_of(nlp)
+    assert [outputs(doc) for doc in other.pipe(inputs)] == before
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_truncated_weights_are_refused(trained_pipelines, component, tmp_path):
+    nlp = trained_pipelines.get(component)
+    nlp.to_disk(tmp_path / "pipeline")
+    model_file = tmp_path / "pipeline" / component / "model"
+    model_file.write_bytes(model_file.read_bytes()[:200])
+    with pytest.raises(ValueError, match=r"\[spacy_el\]") as info:
+        spacy.load(tmp_path / "pipeline")
+    assert str(model_file) in str(info.value)

@@ -37,7 +37,8 @@ def nlp(tiny_encoder: str, tmp_path_factory) -> Language:
     kb_dir = tmp_path_factory.mktemp("ner4el_hardening") / "kb"
     build_invented_kb(dim=8).to_disk(kb_dir)
     nlp = spacy.blank("en")
-    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24}})
+    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24,
+                                                             "encoder_dtype": "float32"}})
     examples = _examples(nlp)
     nlp.get_pipe("ner_constrained_linker").initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
     optimizer = nlp.create_optimizer()

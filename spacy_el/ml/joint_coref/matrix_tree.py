@@ -1,7 +1,8 @@
 """Matrix-Tree-Theorem partition functions and the Global loss of joint coref + entity linking.
 
 Implements eqs. (8)-(10) and Appendix A of the seed paper (joint coreference resolution and
-entity linking as spanning trees, "Global" model; issue 6's future ``joint_coref_linker``).
+entity linking as spanning trees, "Global" model of the ``joint_coref_linker`` component;
+:func:`spacy_el.ml.joint_coref.losses.global_loss` applies it to the scorer's joint graph).
 
 Graph and conventions (shared with :mod:`spacy_el.algorithms.arborescence`)
 --------------------------------------------------------------------------
@@ -60,7 +61,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..algorithms.arborescence import reachable_from
+from ...algorithms.arborescence import reachable_from
 
 __all__ = [
     "GoldCluster",

@@ -11,7 +11,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 from wasabi import msg
 
-from ..kb.type_inventory import TypeInventory, known_type_mass
+from ...kb.type_inventory import TypeInventory, known_type_mass
 
 __all__ = ["entity_type_distributions", "train_type_classifier"]
 

@@ -1,4 +1,5 @@
-"""The Stack-LSTM joint NER + EL model as a PyTorch module (no Thinc here; ``stack_lstm_model`` is the glue).
+"""The Stack-LSTM joint NER + EL model as a PyTorch module (the ``ner_stack_lstm`` component; no Thinc here:
+:mod:`spacy_el.ml.stack_lstm.model` is the glue).
 
 Seed paper: ``stack-lstm-joint-ner-el.txt`` (Martins et al., 2019), building on Lample et al. (2016).
 Notation: a batch holds ``B`` sentences of at most ``L`` tokens, word features of width ``W`` (from a
@@ -37,10 +38,14 @@ actions it follows them instead, and its scores then equal the teacher-forced on
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .inputs import CandidateArrays, StackLstmBatch
+from .losses import compute_losses
 
 SHIFT = 0
 OUT = 1
@@ -115,7 +120,7 @@ class Reductions:
 
 @dataclass
 class GoldActions:
-    """Teacher-forcing inputs, built by ``stack_lstm_batch.gold_actions`` (all long tensors).
+    """Teacher-forcing inputs, built by :func:`spacy_el.ml.stack_lstm.inputs.gold_actions` (all long tensors).
 
     actions, buf, step_config: ``(B, T)`` per step: the gold action (-1 padding), the index of the
     first buffer word, and the stack configuration (index into the ``config_*`` arrays; sentence
@@ -461,33 +466,102 @@ def _assign(state: State, rows: torch.Tensor, values: State) -> None:
     state[1][:, rows] = values[1]
 
 
-def losses(
-    model: StackLstmNerEl,
-    logits: torch.Tensor,
-    gold_actions: torch.Tensor,
-    candidate_scores: Optional[torch.Tensor],
-    gold_candidate: torch.Tensor,
-    nil_logits: Optional[torch.Tensor],
-    linkable: torch.Tensor,
-) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """L_NER, L_EL, L_NIL summed as in the paper (each divided by the number of sentences later).
+@dataclass
+class StackLstmOutput:
+    """Reduced chunks (``R``): segment ``(R,)``, start/end ``(R,)`` in segment offsets, action ``(R,)``;
+    nil_prob ``(R,)`` (the NIL classifier's P(no KB entity); NaN when it is not used); candidate rows
+    ``(R, C)`` (-1 padding) and probabilities ``(R, C)`` (softmax over the candidates)."""
 
-    logits ``(B, T, n_actions)``, gold_actions ``(B, T)`` (-1 padding); candidate_scores ``(K, C)``,
-    gold_candidate ``(K,)`` (-1: NIL or gold not among the candidates, no EL loss); nil_logits
-    ``(K,)``, linkable ``(K,)`` float 0/1.
-    """
-    steps = gold_actions >= 0
-    log_probs = torch.log_softmax(logits[steps], -1)
-    ner = -log_probs.gather(1, gold_actions[steps][:, None]).sum()
-    zero = logits.new_zeros(())
-    el = zero
-    if candidate_scores is not None and bool((gold_candidate >= 0).any()):
-        has_gold = gold_candidate >= 0
-        el = F.cross_entropy(candidate_scores[has_gold], gold_candidate[has_gold], reduction="sum")
-    nil = zero
-    if nil_logits is not None and nil_logits.numel():
-        nil = F.binary_cross_entropy_with_logits(nil_logits, linkable, reduction="sum")
-    return ner, el, nil
+    segment: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    action: np.ndarray
+    nil_prob: np.ndarray
+    candidate_rows: np.ndarray
+    candidate_probs: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "StackLstmOutput":
+        long = np.zeros(0, dtype=np.int64)
+        return cls(long, long, long, long, np.zeros(0, np.float32), np.zeros((0, 1), np.int64), np.zeros((0, 1), np.float32))
 
 
-__all__ = ["StackLstmNerEl", "StackLstmSizes", "Encoded", "Reductions", "GoldActions", "losses", "ENTITY_VECTORS", "SHIFT", "OUT", "FIRST_REDUCE"]
+class StackLstmForward(nn.Module):
+    """The torch entry point: token vectors + batch -> (loss, numpy outputs)."""
+
+    def __init__(self, net: StackLstmNerEl):
+        super().__init__()
+        self.net = net
+
+    def forward(self, tokvecs: torch.Tensor, batch: StackLstmBatch) -> Tuple[torch.Tensor, StackLstmOutput]:
+        net, device = self.net, self.net.device
+        index = torch.as_tensor(batch.token_index, device=device)
+        lengths = torch.as_tensor(batch.lengths, device=device)
+        mask = (torch.arange(index.size(1), device=device)[None, :] < lengths[:, None]).to(tokvecs.dtype)
+        words = tokvecs[index] * mask[..., None]
+        enc = net.encode(words, lengths)
+        if batch.space is not None:
+            enc.space = torch.as_tensor(batch.space, device=device)
+        if batch.gold is not None:
+            gold = GoldActions(**{k: torch.as_tensor(v, device=device) for k, v in batch.gold.items()})
+            logits, reductions = net.teacher_forced(enc, gold)
+        else:
+            gold, logits = None, None
+            _, _, reductions = net.decode(enc)
+        starts, ends = reductions.start.cpu().numpy(), reductions.end.cpu().numpy()
+        segments = reductions.sentence.cpu().numpy()
+        link = batch.tasks != "ner" and (batch.gold_candidates is not None or batch.candidates is not None)
+        scores = nil = None
+        candidates: Optional[CandidateArrays] = None
+        if link and len(segments):
+            if batch.gold_candidates is not None:
+                candidates = batch.gold_candidates
+            else:
+                texts = [_segment_text(batch, s, a, b) for s, a, b in zip(segments.tolist(), starts.tolist(), ends.tolist())]
+                candidates = batch.candidates(texts)
+            rows = torch.as_tensor(candidates.rows, device=device)
+            scores = net.candidate_scores(
+                reductions.features, rows, torch.as_tensor(candidates.vectors, device=device), torch.as_tensor(candidates.priors, device=device)
+            )
+            if batch.use_nil:
+                nil = net.nil_logits(reductions.stack_state)
+        loss = tokvecs.new_zeros(1)
+        if batch.with_loss and gold is not None:
+            ner, el, nil_loss = compute_losses(
+                net, logits, gold.actions, scores, torch.as_tensor(batch.gold_candidate, device=device),
+                nil, torch.as_tensor(batch.linkable, device=device, dtype=tokvecs.dtype),
+            )
+            wanted = {"joint": (ner, el, nil_loss), "ner": (ner,), "el": (el, nil_loss)}[batch.tasks]
+            # "+ 0 x tokvecs": a batch without any gold chunk still has a graph to backpropagate.
+            loss = (sum(wanted) / len(batch.segments) + 0.0 * tokvecs.sum()).reshape(1)
+        output = _outputs(segments, starts, ends, reductions.action.cpu().numpy(), scores, nil, candidates)
+        return loss, output
+
+
+def _segment_text(batch: StackLstmBatch, segment: int, start: int, end: int) -> str:
+    seg = batch.segments[segment]
+    return batch.docs[seg.doc][seg.start + start : seg.start + end].text
+
+
+def _outputs(segments: np.ndarray, starts: np.ndarray, ends: np.ndarray, actions: np.ndarray, scores: Optional[torch.Tensor],
+             nil: Optional[torch.Tensor], candidates: Optional[CandidateArrays]) -> StackLstmOutput:
+    R = len(segments)
+    if scores is None or candidates is None:
+        rows, probs = np.full((R, 1), -1, dtype=np.int64), np.zeros((R, 1), dtype=np.float32)
+    else:
+        rows = candidates.rows
+        with torch.no_grad():
+            # A mention without candidates has only -inf scores: its probabilities are 0, not NaN.
+            probs_t = torch.softmax(scores.float().masked_fill(torch.isinf(scores).all(-1, keepdim=True), 0.0), -1)
+            probs = (probs_t * (torch.as_tensor(rows, device=scores.device) >= 0)).cpu().numpy()
+    if nil is None:
+        nil_prob = np.full(R, np.nan, dtype=np.float32)
+    else:
+        nil_prob = (1.0 - torch.sigmoid(nil.detach().float())).cpu().numpy()
+    return StackLstmOutput(segments, starts, ends, actions, nil_prob, rows, probs)
+
+
+__all__ = [
+    "StackLstmNerEl", "StackLstmForward", "StackLstmOutput", "StackLstmSizes", "Encoded", "Reductions", "GoldActions",
+    "ENTITY_VECTORS", "SHIFT", "OUT", "FIRST_REDUCE",
+]

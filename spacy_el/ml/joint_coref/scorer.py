@@ -1,13 +1,14 @@
-"""Scoring model, losses and decoding of joint coreference + entity linking (pure PyTorch).
+"""The scoring model of joint coreference + entity linking (pure PyTorch): :class:`JointCorefScorer`.
 
-The model of the future ``joint_coref_linker``: eqs. (1)-(6) of the seed paper (Zaporojets et al.
-2022, "Towards consistent document-level entity linking: joint models for entity linking and
-coreference resolution", ``../shared/seeds/joint-coref-el-spanning-trees.txt``), its Local loss
-(eq. (2)), its Global loss (eqs. (7)-(10), in :mod:`spacy_el.ml.matrix_tree`), the Standalone
-coref (eqs. (2)-(4)) and EL (eq. (6)) baselines of section 3, and decoding (Edmonds for Global).
-No Thinc, no spaCy: the pipeline component wraps this.
+Eqs. (1)-(6) of the seed paper (Zaporojets et al. 2022, "Towards consistent document-level entity
+linking: joint models for entity linking and coreference resolution",
+``../shared/seeds/joint-coref-el-spanning-trees.txt``), the scorer of the ``joint_coref_linker``
+component, shared by its four modes (:data:`MODES`: the Local and Global joint models and the Standalone
+coref and EL baselines of section 3). Their losses are in :mod:`spacy_el.ml.joint_coref.losses`
+(Global: :mod:`spacy_el.ml.joint_coref.matrix_tree`), their decoding in
+:mod:`spacy_el.ml.joint_coref.decoding`. No Thinc, no spaCy: :mod:`spacy_el.ml.joint_coref.model` wraps it.
 
-Inputs: one document's ``M`` pruned mentions (:func:`spacy_el.ml.span_representations.prune_spans`,
+Inputs: one document's ``M`` pruned mentions (:func:`spacy_el.ml.joint_coref.span_representations.prune_spans`,
 sorted in document order), their span representations ``g`` ``(M, D)``, and for every mention up to
 ``C`` candidate entities given by KB vectors ``(M, C, E)``, a mask ``(M, C)`` and KB entity ids
 ``(M, C)`` (``-1`` = padding).
@@ -47,16 +48,16 @@ trained through the edges *out of* ``s_i`` (``s_i`` as an antecedent/parent, eq.
 Bounded scores: with ``score_bound = b`` (default 10) every edge score ``Phi_cl`` is soft-clamped
 to ``b * tanh(Phi_cl / b)`` (applied to the whole sum of eq. (3)/(5), not to its parts), because
 the Matrix-Tree determinants lose accuracy when edges differ by more than ~30 nats (see
-:mod:`spacy_el.ml.matrix_tree`, "Numerics"; the authors' code bounds scores too). ``None``
+:mod:`spacy_el.ml.joint_coref.matrix_tree`, "Numerics"; the authors' code bounds scores too). ``None``
 disables it, as the coreference-only config does (``configs/joint_coref_linker_coref.cfg``): mode ``coref``
 computes no determinant, and the paper's Entity Equalization, whose rescored edges grow with the soft
 cluster size, saturates the tanh there and stops training. :attr:`JointScores.mention_scores` (pruning)
 stays unbounded.
 
-Refinement (optional, ``refinement=`` :data:`~spacy_el.ml.entity_equalization.REFINEMENTS`): one
+Refinement (optional, ``refinement=`` :data:`~spacy_el.ml.joint_coref.entity_equalization.REFINEMENTS`): one
 iteration as in Lee et al. 2018 / Kantor & Globerson 2019: score with ``g``, take the antecedent
 distribution ``P(y_i)`` over the preceding mentions and a dummy, refine ``g' = refine(g, P)``
-(:func:`~spacy_el.ml.entity_equalization.build_refinement`), recompute ``Phi_c`` (eq. (4)) with
+(:func:`~spacy_el.ml.joint_coref.entity_equalization.build_refinement`), recompute ``Phi_c`` (eq. (4)) with
 ``g'``. ``Phi_p``, ``Phi_l`` and the NIL score keep the unrefined ``g`` (as Lee et al. 2018 keep
 their mention scores). The dummy of ``P(y_i)`` collects everything that is not a preceding
 mention: ``logsumexp`` of the root edge and the candidate links (``s_i`` starts an entity).
@@ -68,74 +69,32 @@ Layout conventions
   Local uses only ``j < i``), ``-inf`` on the diagonal; ``link_scores[i, c] = Phi_cl(s_i, e_ic)``,
   ``-inf`` for masked candidates; ``nil_scores[i] = Phi_cl(s_i, r)``.
 * The joint graph (:meth:`JointScores.graph`, built by
-  :func:`spacy_el.ml.matrix_tree.assemble_scores`) is *parent-first*, nodes
+  :func:`spacy_el.ml.joint_coref.matrix_tree.assemble_scores`) is *parent-first*, nodes
   ``[root, entity_0 .. entity_{E-1}, mention_0 .. mention_{M-1}]``, ``scores[parent, child]``; its
   entity axis is the sorted set of distinct KB ids among all valid candidates of the document
   (:attr:`JointGraph.entity_ids`), so a mention's candidate column ``c`` is entity node
   ``1 + candidate_entities[i, c]``.
-* Gold: :class:`GoldMentionCluster` (mention indices into the ``M`` scored mentions, KB entity id
-  or ``None`` for NIL). Mentions in no gold cluster (pruned spans that are not gold mentions) are
-  NIL singletons, as in the authors' code and :func:`~spacy_el.ml.matrix_tree.mtt_loss`.
-
-Gold rules
-----------
-* Local (eq. (2)), following the authors' target construction: the correct ``y`` for ``s_i`` are
-  the preceding mentions of its gold cluster, plus its gold entity if that is among ``s_i``'s
-  candidates; the dummy/root is correct only when there is neither (``s_i`` starts its cluster
-  and its gold entity is NIL or not a candidate of ``s_i``; always for non-gold spans). The loss
-  is ``-sum_i log sum_{y correct} P_cl(y | s_i)`` (marginal log-likelihood, summed over mentions).
-* Global (eq. (8)): a gold cluster is *linked* in the graph when its gold entity is a candidate
-  of at least one of its mentions, else it is a NIL cluster (the authors' ``is_valid_link``);
-  linked clusters with the same entity are merged (a tree puts every mention below an entity
-  node into one cluster).
-* Antecedent window (``max_antecedents=K``): mention pairs more than ``K`` apart have no edge
-  (``-inf``). Local/Coref: a gold antecedent outside the window is not a correct ``y`` (so the
-  dummy/root is correct when no gold antecedent and no gold entity is reachable, as in Lee et al.
-  2017). Global: a gold cluster is split into its parts connected by finite mention edges; a part
-  none of whose mentions has the gold entity as a candidate is a NIL cluster.
-* Coref (eqs. (2)-(4), no entity nodes): ``Y(s_i)`` = root + preceding spans; root correct iff no
-  preceding gold antecedent.
-* Link (eq. (6)): softmax over ``s_i``'s candidates and NIL (the root edge); NIL correct when the
-  gold entity is not among the candidates (or the span is no gold mention). ``Phi_p(s_i)`` is in
-  every option and cancels (exactly when ``score_bound=None``).
-
-Decoding (:func:`decode`): a parent for every mention -- Global: the maximum spanning arborescence
-(Edmonds, section 2.2) of the joint graph; Local: each mention's argmax of eq. (2) over root,
-its candidates and the *preceding* mentions (parents precede children, so this is always a tree);
-Coref: the same without entities; Link: argmax over root and candidates. Clusters are the
-subtrees hanging from the root: mentions connected by mention->mention edges *or* sharing an
-entity node (all mentions below one entity are one cluster, the paper's premise and the gold
-convention of the Global loss). A cluster's link is the entity node at the top of its subtree,
-``None`` (NIL) when a mention hangs from the root. Link-only decoding predicts no coreference:
-one singleton cluster per mention.
 """
 from dataclasses import dataclass
-from operator import index
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..algorithms.arborescence import max_spanning_arborescence
 from .entity_equalization import build_refinement
-from .matrix_tree import GoldCluster, assemble_scores, mtt_loss
+from .matrix_tree import assemble_scores
 
 __all__ = [
     "DISTANCE_BUCKETS",
     "MODES",
-    "GoldMentionCluster",
     "JointCorefScorer",
-    "JointDecoding",
     "JointGraph",
     "JointScores",
+    "antecedent_distribution",
     "bucket_distance",
-    "compute_loss",
-    "coref_loss",
-    "decode",
-    "global_loss",
-    "link_loss",
-    "local_loss",
+    "check_mode",
+    "entity_axis",
+    "local_logits",
 ]
 
 #: Training/decoding modes: joint Local, joint Global, Standalone coref, Standalone EL.
@@ -161,40 +120,17 @@ def bucket_distance(distance: Tensor) -> Tensor:
 
 
 # --------------------------------------------------------------------------------------------
-# Data classes
+# Scores
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GoldMentionCluster:
-    """One gold cluster of a document, in the scorer's mention indexing.
-
-    Attributes:
-        mentions: indices into the ``M`` scored (pruned) mentions, at least one.
-        entity_id: gold KB entity id (the value space of ``candidate_entity_ids``), ``None`` = NIL.
-    """
-
-    mentions: Tuple[int, ...]
-    entity_id: Optional[int] = None
-
-    def __post_init__(self) -> None:
-        mentions = tuple(index(m) for m in self.mentions)
-        if not mentions:
-            raise ValueError("a GoldMentionCluster needs at least one mention")
-        if len(set(mentions)) != len(mentions):
-            raise ValueError(f"GoldMentionCluster has repeated mentions: {mentions}")
-        object.__setattr__(self, "mentions", mentions)
-        if self.entity_id is not None:
-            object.__setattr__(self, "entity_id", index(self.entity_id))
 
 
 @dataclass
 class JointGraph:
-    """The joint graph of one document, ready for :func:`~spacy_el.ml.matrix_tree.mtt_loss`.
+    """The joint graph of one document, ready for :func:`~spacy_el.ml.joint_coref.matrix_tree.mtt_loss`.
 
     Attributes:
         scores: ``(1 + E + M, 1 + E + M)`` edge scores, ``scores[parent, child]``, nodes
-            ``[root, entities, mentions]`` (:func:`~spacy_el.ml.matrix_tree.assemble_scores`).
+            ``[root, entities, mentions]`` (:func:`~spacy_el.ml.joint_coref.matrix_tree.assemble_scores`).
         entity_ids: ``(E,)`` long, sorted distinct KB ids of the entity nodes.
         candidate_entities: ``(M, C)`` long, entity index (``0..E-1``) of every candidate slot,
             ``-1`` for masked/padding slots.
@@ -258,7 +194,7 @@ class JointScores:
         return ids.masked_fill(~self.candidate_mask, -1)
 
     def graph(self) -> JointGraph:
-        """Assemble the joint graph (:func:`~spacy_el.ml.matrix_tree.assemble_scores`).
+        """Assemble the joint graph (:func:`~spacy_el.ml.joint_coref.matrix_tree.assemble_scores`).
 
         The entity axis is the sorted set of distinct KB ids among the valid candidates of all
         mentions; ``link block[e, i] = link_scores[i, c]`` where candidate ``c`` of ``s_i`` is
@@ -271,7 +207,7 @@ class JointScores:
             ValueError: a mention lists the same entity twice among its valid candidates.
         """
         m = self.n_mentions
-        entity_ids, candidate_entities = _entity_axis(self.candidate_ids())
+        entity_ids, candidate_entities = entity_axis(self.candidate_ids())
         n_entities = int(entity_ids.shape[0])
         valid = candidate_entities >= 0
         rows, cols = valid.nonzero(as_tuple=True)
@@ -282,7 +218,7 @@ class JointScores:
         return JointGraph(scores=scores, entity_ids=entity_ids, candidate_entities=candidate_entities)
 
 
-def _entity_axis(ids: Tensor) -> Tuple[Tensor, Tensor]:
+def entity_axis(ids: Tensor) -> Tuple[Tensor, Tensor]:
     """The entity nodes of a document: its distinct candidate KB ids, sorted.
 
     Args:
@@ -303,35 +239,6 @@ def _entity_axis(ids: Tensor) -> Tuple[Tensor, Tensor]:
     if n_entities and int(torch.unique(rows * n_entities + inverse).numel()) != int(rows.numel()):
         raise ValueError("a mention lists the same candidate entity twice")
     return entity_ids, candidate_entities
-
-
-@dataclass
-class JointDecoding:
-    """Decoded structure of one document.
-
-    Attributes:
-        parents: ``(M,)`` int64, parent node of each mention in the joint-graph numbering:
-            ``0`` root (NIL), ``1 + e`` entity ``entity_ids[e]``, ``1 + E + j`` mention ``j``.
-        entity_ids: ``(E,)`` int64 KB ids of the entity nodes (empty for ``coref`` mode).
-        clusters: mention-index lists, each sorted, ordered by first mention; every mention is in
-            exactly one cluster.
-        links: per cluster, its KB entity id or ``None`` (NIL).
-    """
-
-    parents: np.ndarray
-    entity_ids: np.ndarray
-    clusters: List[List[int]]
-    links: List[Optional[int]]
-
-    def parent_of(self, mention: int) -> Tuple[str, Optional[int]]:
-        """``("root", None)``, ``("entity", kb_id)`` or ``("mention", j)`` for ``mention``."""
-        node = int(self.parents[mention])
-        n_entities = len(self.entity_ids)
-        if node == 0:
-            return "root", None
-        if node <= n_entities:
-            return "entity", int(self.entity_ids[node - 1])
-        return "mention", node - 1 - n_entities
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,7 +521,7 @@ class JointCorefScorer(nn.Module):
         distances = self._distances(span_starts)
         coref = self._coref_edges(span_embs, mention_scores, distances, span_starts)
         if self.refinement is not None and m > 0:
-            probs = _antecedent_distribution(coref, nil, links)
+            probs = antecedent_distribution(coref, nil, links)
             refined = self.refinement(span_embs, probs)
             coref = self._coref_edges(refined, mention_scores, distances, span_starts)
         return JointScores(
@@ -632,7 +539,7 @@ class JointCorefScorer(nn.Module):
                 f"max_antecedents={self.max_antecedents}, prior_feature={self.prior_weight is not None}")
 
 
-def _antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
+def antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
     """``(M, M)`` square antecedent matrix (dummy on the diagonal) for the refinement.
 
     Row ``i``: softmax over the preceding mentions ``j < i`` (``coref[i, j]``) and the dummy, whose
@@ -647,106 +554,18 @@ def _antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tenso
 
 
 # --------------------------------------------------------------------------------------------
-# Gold handling
+# Shared by the losses and the decoding
 # --------------------------------------------------------------------------------------------
 
 
-def _cluster_of(gold: Sequence[GoldMentionCluster], n_mentions: int) -> Tuple[np.ndarray, List[Optional[int]]]:
-    """``(M,)`` gold cluster index of every mention (``-1``: none) and the clusters' entity ids."""
-    cluster = np.full(n_mentions, -1, dtype=np.int64)
-    entities: List[Optional[int]] = []
-    for c, g in enumerate(gold):
-        if not isinstance(g, GoldMentionCluster):
-            raise TypeError(f"gold[{c}] must be a GoldMentionCluster, got {type(g).__name__}")
-        for m in g.mentions:
-            if not 0 <= m < n_mentions:
-                raise ValueError(f"gold[{c}]: mention {m} out of range (M = {n_mentions})")
-            if cluster[m] >= 0:
-                raise ValueError(f"mention {m} is in gold clusters {cluster[m]} and {c}")
-            cluster[m] = c
-        entities.append(g.entity_id)
-    return cluster, entities
+def check_mode(mode: str) -> None:
+    """Raise a ValueError unless ``mode`` is one of :data:`MODES`."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(map(repr, MODES))}")
 
 
-def _gold_entity_columns(ids: Tensor, cluster: np.ndarray, entities: List[Optional[int]]) -> Tensor:
-    """``(M, C)`` bool: candidate slot holds the mention's gold entity."""
-    m, c = ids.shape
-    gold_ids = torch.tensor(
-        [-2 if k < 0 or entities[k] is None else entities[k] for k in cluster.tolist()], dtype=torch.long,
-        device=ids.device,
-    ).reshape(m)
-    return (ids == gold_ids[:, None]) & (ids >= 0)
-
-
-def _window_components(mentions: Tuple[int, ...], finite: Optional[np.ndarray]) -> List[Tuple[int, ...]]:
-    """Split a gold cluster into the groups connected by finite mention -> mention edges.
-
-    ``finite``: ``(M, M)`` bool of finite coref edges, or ``None`` when all off-diagonal edges are
-    finite (then the cluster is returned whole). With an antecedent window the gold antecedents
-    outside it are unreachable, as in Lee et al. 2017 (their dummy becomes gold).
-    """
-    if finite is None or len(mentions) < 2:
-        return [mentions]
-    nodes = np.asarray(mentions)
-    adjacency = finite[np.ix_(nodes, nodes)]
-    adjacency = adjacency | adjacency.T
-    label = np.full(len(nodes), -1)
-    for start in range(len(nodes)):
-        if label[start] >= 0:
-            continue
-        label[start] = start
-        stack = [start]
-        while stack:
-            u = stack.pop()
-            for v in np.flatnonzero(adjacency[u] & (label < 0)).tolist():
-                label[v] = start
-                stack.append(v)
-    groups: Dict[int, List[int]] = {}
-    for k, lab in enumerate(label.tolist()):
-        groups.setdefault(lab, []).append(int(nodes[k]))
-    return [tuple(g) for g in groups.values()]
-
-
-def _finite_coref(coref: Tensor) -> Optional[np.ndarray]:
-    """``(M, M)`` bool finite mask of the coref block, ``None`` when every off-diagonal edge is finite."""
-    finite = torch.isfinite(coref.detach())
-    m = coref.shape[0]
-    if int(finite.sum()) == m * (m - 1) and not bool(finite.diagonal().any()):
-        return None
-    return finite.cpu().numpy()
-
-
-def _graph_clusters(gold: Sequence[GoldMentionCluster], graph: JointGraph,
-                    finite: Optional[np.ndarray] = None) -> List[GoldCluster]:
-    """Gold clusters in graph indexing (Global rule of the module docstring).
-
-    With missing mention -> mention edges (``finite``, antecedent window), a gold cluster is first
-    split into its parts connected by finite edges; a part whose mentions do not have the gold
-    entity as a candidate is a NIL cluster (it cannot reach the entity node).
-    """
-    _cluster_of(gold, graph.n_mentions)  # validation
-    position: Dict[int, int] = {int(e): i for i, e in enumerate(graph.entity_ids.tolist())}
-    cand = graph.candidate_entities.cpu().numpy()
-    linked: Dict[int, List[int]] = {}
-    result: List[GoldCluster] = []
-    for g in gold:
-        e = position.get(g.entity_id) if g.entity_id is not None else None
-        for part in _window_components(g.mentions, finite):
-            if e is not None and (cand[list(part)] == e).any():
-                linked.setdefault(e, []).extend(part)
-            else:
-                result.append(GoldCluster(part, None))
-    result += [GoldCluster(tuple(sorted(ms)), e) for e, ms in linked.items()]
-    return result
-
-
-# --------------------------------------------------------------------------------------------
-# Losses
-# --------------------------------------------------------------------------------------------
-
-
-def _local_logits(scores: JointScores, with_entities: bool, with_mentions: bool) -> Tensor:
-    """``(M, 1 + C' + M')`` logits of ``Y(s_i)``: [root, candidates (C' = C or 0), mentions j < i]."""
+def local_logits(scores: JointScores, with_entities: bool, with_mentions: bool) -> Tensor:
+    """``(M, 1 + C' + M')`` logits of ``Y(s_i)`` (eq. (2)): [root, candidates (C' = C or 0), mentions j < i]."""
     m = scores.n_mentions
     parts = [scores.nil_scores[:, None]]
     if with_entities:
@@ -755,213 +574,3 @@ def _local_logits(scores: JointScores, with_entities: bool, with_mentions: bool)
         lower = torch.tril(torch.ones(m, m, dtype=torch.bool, device=scores.coref_scores.device), diagonal=-1)
         parts.append(scores.coref_scores.masked_fill(~lower, NEG_INF))
     return torch.cat(parts, dim=1)
-
-
-def _local_targets(
-    scores: JointScores, gold: Sequence[GoldMentionCluster], with_entities: bool, with_mentions: bool
-) -> Tensor:
-    """``(M, 1 + C' + M')`` bool correct set, matching :func:`_local_logits`."""
-    m = scores.n_mentions
-    device = scores.nil_scores.device
-    cluster, entities = _cluster_of(gold, m)
-    parts = []
-    has_correct = torch.zeros(m, dtype=torch.bool, device=device)
-    if with_entities:
-        link_ok = _gold_entity_columns(scores.candidate_ids(), cluster, entities)  # (M, C)
-        has_correct |= link_ok.any(dim=1)
-        parts.append(link_ok)
-    if with_mentions:
-        c = torch.as_tensor(cluster, device=device)
-        lower = torch.tril(torch.ones(m, m, dtype=torch.bool, device=device), diagonal=-1)
-        # Gold antecedents without an edge (outside the antecedent window) cannot be chosen: Lee et al.
-        same = (c[:, None] == c[None, :]) & (c[:, None] >= 0) & lower & torch.isfinite(scores.coref_scores.detach())
-        has_correct |= same.any(dim=1)
-        parts.append(same)
-    return torch.cat([(~has_correct)[:, None]] + parts, dim=1)
-
-
-def _marginal_nll(logits: Tensor, targets: Tensor) -> Tensor:
-    """``-sum_i [logsumexp(logits_i over targets) - logsumexp(logits_i)]``; ``[]`` scalar."""
-    if logits.shape[0] == 0:
-        return logits.sum()
-    gold = torch.logsumexp(logits.masked_fill(~targets, NEG_INF), dim=1)
-    return (torch.logsumexp(logits, dim=1) - gold).sum()
-
-
-def local_loss(scores: JointScores, gold: Sequence[GoldMentionCluster]) -> Tensor:
-    """Local joint loss, eq. (2): marginal NLL over preceding spans, candidates and root.
-
-    Args:
-        scores: :class:`JointScores` of ``M`` mentions (needs ``candidate_entity_ids`` when ``C > 0``).
-        gold: gold clusters (module docstring "Gold rules"); other mentions are NIL singletons.
-
-    Returns:
-        ``[]`` scalar, summed over mentions, differentiable.
-    """
-    logits = _local_logits(scores, True, True)
-    return _marginal_nll(logits, _local_targets(scores, gold, True, True))
-
-
-def coref_loss(scores: JointScores, gold: Sequence[GoldMentionCluster]) -> Tensor:
-    """Standalone coreference, eqs. (2)-(4): eq. (2) over root + preceding spans (no entities).
-
-    Gold entities are ignored. Returns a ``[]`` scalar summed over mentions.
-    """
-    logits = _local_logits(scores, False, True)
-    return _marginal_nll(logits, _local_targets(scores, gold, False, True))
-
-
-def link_loss(scores: JointScores, gold: Sequence[GoldMentionCluster]) -> Tensor:
-    """Standalone EL, eq. (6): per mention, softmax over its candidates and NIL (the root edge).
-
-    NIL is correct when the gold entity is not among the mention's candidates. Returns a ``[]``
-    scalar summed over mentions.
-    """
-    logits = _local_logits(scores, True, False)
-    return _marginal_nll(logits, _local_targets(scores, gold, True, False))
-
-
-def global_loss(scores: JointScores, gold: Sequence[GoldMentionCluster], *, dtype: torch.dtype = torch.float64) -> Tensor:
-    """Global joint loss, eqs. (8)-(10): :func:`~spacy_el.ml.matrix_tree.mtt_loss` on the joint graph.
-
-    Args:
-        scores: :class:`JointScores` (needs ``candidate_entity_ids`` when ``C > 0``).
-        gold: gold clusters; a cluster whose entity is a candidate of none of its mentions is a NIL
-            cluster, linked clusters sharing an entity are merged; uncovered mentions are NIL
-            singletons.
-        dtype: computation dtype of the determinants.
-
-    Returns:
-        ``[]`` scalar (``log Z - log numerator``) in the scores' dtype, differentiable.
-    """
-    graph = scores.graph()
-    clusters = _graph_clusters(gold, graph, _finite_coref(scores.coref_scores))
-    return mtt_loss(graph.scores, clusters, graph.n_entities, uncovered="nil", dtype=dtype)
-
-
-_LOSSES = {"local": local_loss, "global": global_loss, "coref": coref_loss, "link": link_loss}
-
-
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(map(repr, MODES))}")
-
-
-def compute_loss(scores: JointScores, gold: Sequence[GoldMentionCluster], mode: str) -> Tensor:
-    """The loss of ``mode`` (:data:`MODES`): ``"local"``, ``"global"``, ``"coref"`` or ``"link"``.
-
-    Raises:
-        ValueError: unknown ``mode``.
-    """
-    _check_mode(mode)
-    return _LOSSES[mode](scores, gold)
-
-
-# --------------------------------------------------------------------------------------------
-# Decoding
-# --------------------------------------------------------------------------------------------
-
-
-def _clusters_from_parents(parents: np.ndarray, n_entities: int, entity_ids: np.ndarray):
-    """Subtrees below the root: clusters (sorted lists) and their links."""
-    m = parents.shape[0]
-    if m == 0:
-        return [], []
-    offset = 1 + n_entities
-    # up[v]: v's parent, except that children of the root point to themselves; pointer jumping then
-    # maps every node to the top of its subtree (a child of the root) in O(log depth) steps.
-    up = np.arange(offset + m)
-    up[offset:] = np.where(parents == 0, np.arange(offset, offset + m), parents)
-    while True:
-        nxt = up[up]
-        if np.array_equal(nxt, up):
-            break
-        up = nxt
-    top = up[offset:]
-    groups: Dict[int, List[int]] = {}
-    for mention, t in enumerate(top.tolist()):
-        groups.setdefault(t, []).append(mention)
-    clusters = sorted(groups.items(), key=lambda item: item[1][0])
-    links = [int(entity_ids[t - 1]) if 1 <= t <= n_entities else None for t, _ in clusters]
-    return [ms for _, ms in clusters], links
-
-
-def _global_parents(scores: JointScores, candidate_entities: np.ndarray, n_entities: int) -> np.ndarray:
-    """Global decoding (maximum spanning arborescence) without the entity nodes.
-
-    An entity node's only entering edge is ``root -> e`` (score 0), so no entity is ever in a cycle
-    and every tree of the joint graph is "root -> every entity" plus a tree over root and mentions
-    in which a mention hangs from root *or* from an entity. The best tree therefore hangs each
-    mention that hangs from the root side from its best root-side parent: the maximum
-    arborescence of the ``(1 + M)`` graph whose ``root -> s_i`` edge scores
-    ``max(Phi_cl(s_i, r), max_c Phi_cl(s_i, e_c))`` is the joint graph's, with each such edge
-    then resolved to NIL or to the best candidate. Memory is ``O(M^2)``, not ``O((M + E)^2)``.
-
-    Returns:
-        ``(M,)`` parents in the joint-graph numbering (:class:`JointDecoding`).
-    """
-    m = scores.n_mentions
-    nil = scores.nil_scores.detach().double().cpu().numpy()
-    links = scores.link_scores.detach().double().cpu().numpy()
-    valid = candidate_entities >= 0
-    links = np.where(valid, links, -np.inf)
-    best_c = links.argmax(axis=1) if links.shape[1] else np.zeros(m, dtype=np.int64)
-    best_link = links[np.arange(m), best_c] if links.shape[1] else np.full(m, -np.inf)
-    use_link = best_link > nil  # ties go to the root (NIL), as the dense decoding's first maximum
-    graph = np.full((m + 1, m + 1), -np.inf)
-    graph[0, 1:] = np.maximum(nil, best_link)
-    graph[1:, 1:] = scores.coref_scores.detach().double().cpu().numpy().T  # parent-first
-    tree = max_spanning_arborescence(graph, root=0)[1:]
-    root_side = np.where(use_link, 1 + candidate_entities[np.arange(m), best_c], 0)
-    return np.where(tree == 0, root_side, tree + n_entities).astype(np.int64)
-
-
-def decode(scores: JointScores, mode: str) -> JointDecoding:
-    """Decode clusters and links (module docstring, "Decoding").
-
-    Args:
-        scores: :class:`JointScores` of one document (detached internally).
-        mode: ``"global"`` (Edmonds over the joint graph), ``"local"`` (argmax of eq. (2)),
-            ``"coref"`` (argmax over root and preceding spans) or ``"link"`` (argmax over root and
-            candidates; singleton clusters).
-
-    Returns:
-        :class:`JointDecoding`.
-
-    Raises:
-        ValueError: unknown ``mode``.
-    """
-    _check_mode(mode)
-    m = scores.n_mentions
-    with torch.no_grad():
-        if mode == "coref":
-            entity_ids = np.zeros(0, dtype=np.int64)
-            n_entities = 0
-            logits = _local_logits(scores, False, True)
-            parents = logits.argmax(dim=1).cpu().numpy()  # column 0 = root, 1 + j = mention node 1 + j
-        elif mode == "global":
-            entity_ids_t, candidate_entities = _entity_axis(scores.candidate_ids())
-            entity_ids = entity_ids_t.cpu().numpy()
-            n_entities = int(entity_ids.shape[0])
-            parents = _global_parents(scores, candidate_entities.cpu().numpy(), n_entities)
-        else:
-            entity_ids_t, candidate_entities = _entity_axis(scores.candidate_ids())
-            entity_ids = entity_ids_t.cpu().numpy()
-            n_entities = int(entity_ids.shape[0])
-            logits = _local_logits(scores, True, mode == "local")
-            best = logits.argmax(dim=1).cpu().numpy()
-            c = scores.n_candidates
-            cand = candidate_entities.cpu().numpy()
-            rows = np.arange(m)
-            parents = np.zeros(m, dtype=np.int64)
-            is_link = (best >= 1) & (best <= c)
-            parents[is_link] = 1 + cand[rows[is_link], best[is_link] - 1]
-            is_mention = best > c
-            parents[is_mention] = 1 + n_entities + (best[is_mention] - 1 - c)
-    parents = np.asarray(parents, dtype=np.int64)
-    if mode == "link":
-        clusters = [[i] for i in range(m)]
-        links = [int(entity_ids[p - 1]) if p > 0 else None for p in parents.tolist()]
-    else:
-        clusters, links = _clusters_from_parents(parents, n_entities, entity_ids)
-    return JointDecoding(parents=parents, entity_ids=entity_ids, clusters=clusters, links=links)

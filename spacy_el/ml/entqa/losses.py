@@ -1,4 +1,5 @@
-"""Training objectives of EntQA (Zhang et al., ICLR 2022), eqs. (1) and (2) (issue 5).
+"""Training objectives of EntQA (Zhang et al., ICLR 2022), eqs. (1) and (2): the losses of the
+``entity_retriever`` and ``entqa_reader`` components.
 
 * :func:`multi_label_nce_loss` -- the retriever's multi-label NCE, eq. (1): every gold entity of a
   passage is its own NCE instance whose normaliser contains the gold score and the *negatives

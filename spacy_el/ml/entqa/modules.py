@@ -1,4 +1,5 @@
-"""PyTorch modules of EntQA (Zhang et al., ICLR 2022): the retriever's passage encoder and the reader.
+"""PyTorch modules of EntQA (Zhang et al., ICLR 2022): the retriever's passage encoder (the ``entity_retriever``
+component) and the reader (the ``entqa_reader`` component).
 
 * :class:`PassageEncoder` -- ``score_retr(p, x, e) = s * <enc_P(p ⊕ topic), enc_E(e)>``. The entity side
   is the KB's vectors (title ⊕ description through the KB's text encoder, L2-normalised), so the
@@ -18,9 +19,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .autocast import encoder_autocast
-from .entqa_inputs import ReaderArrays
-from .entqa_losses import multi_label_nce_loss, reader_loss
+from ..autocast import encoder_autocast
+from .inputs import ReaderArrays
+from .losses import multi_label_nce_loss, reader_loss
 
 __all__ = ["PassageEncoder", "ReaderModule"]
 
@@ -32,12 +33,13 @@ def _device_of(module: nn.Module) -> torch.device:
 class PassageEncoder(nn.Module):
     """Transformer + pooling ("mean" or "cls") + L2 norm, and the learned score scale ``s``."""
 
-    def __init__(self, encoder: Any, pooling: str = "mean", init_scale: float = 20.0, dtype: str = "float32", batch: int = 64):
+    def __init__(self, encoder: Any, pooling: str = "mean", init_scale: float = 20.0, encoder_dtype: str = "auto",
+                 encoder_batch: int = 64):
         super().__init__()
         self.encoder = encoder
         self.pooling = pooling
-        self.dtype = dtype
-        self.batch = batch
+        self.encoder_dtype = encoder_dtype
+        self.encoder_batch = encoder_batch
         self.log_scale = nn.Parameter(torch.full((1,), math.log(init_scale)))  # (1,): Thinc optimizers need sized params
 
     def encode(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> torch.Tensor:
@@ -46,10 +48,10 @@ class PassageEncoder(nn.Module):
         ids = torch.as_tensor(input_ids, device=device)
         mask = torch.as_tensor(attention_mask, device=device)
         pooled = []
-        with encoder_autocast(device, self.dtype):
-            for i in range(0, ids.shape[0], self.batch):
-                chunk_mask = mask[i:i + self.batch]
-                hidden = self.encoder(input_ids=ids[i:i + self.batch], attention_mask=chunk_mask).last_hidden_state.float()
+        with encoder_autocast(device, self.encoder_dtype):
+            for i in range(0, ids.shape[0], self.encoder_batch):
+                chunk_mask = mask[i:i + self.encoder_batch]
+                hidden = self.encoder(input_ids=ids[i:i + self.encoder_batch], attention_mask=chunk_mask).last_hidden_state.float()
                 if self.pooling == "cls":
                     pooled.append(hidden[:, 0])
                 else:  # pooled per chunk, so a very long document never holds all its hidden states at once
@@ -85,11 +87,11 @@ class ReaderModule(nn.Module):
     number); rerank: ``[B, K]`` logits.
     """
 
-    def __init__(self, encoder: Any, dtype: str = "float32", batch: int = 64, dropout: float = 0.1):
+    def __init__(self, encoder: Any, encoder_dtype: str = "auto", encoder_batch: int = 64, dropout: float = 0.1):
         super().__init__()
         self.encoder = encoder
-        self.dtype = dtype
-        self.batch = batch
+        self.encoder_dtype = encoder_dtype
+        self.encoder_batch = encoder_batch
         hidden = int(encoder.config.hidden_size)
         self.dropout = nn.Dropout(dropout)
         self.start = nn.Linear(hidden, 1)
@@ -103,10 +105,10 @@ class ReaderModule(nn.Module):
         types = torch.as_tensor(arrays.token_type_ids, device=device)
         mask = torch.as_tensor(arrays.attention_mask, device=device)
         chunks = []
-        with encoder_autocast(device, self.dtype):
-            for i in range(0, ids.shape[0], self.batch):
-                out = self.encoder(input_ids=ids[i:i + self.batch], token_type_ids=types[i:i + self.batch],
-                                   attention_mask=mask[i:i + self.batch]).last_hidden_state
+        with encoder_autocast(device, self.encoder_dtype):
+            for i in range(0, ids.shape[0], self.encoder_batch):
+                out = self.encoder(input_ids=ids[i:i + self.encoder_batch], token_type_ids=types[i:i + self.encoder_batch],
+                                   attention_mask=mask[i:i + self.encoder_batch]).last_hidden_state
                 chunks.append(out.float())
         hidden = self.dropout(torch.cat(chunks))  # [B*K, T, d]
         length = hidden.shape[1]

@@ -1,6 +1,9 @@
 """Thinc glue for the NER4EL scorer: ``spacy-el.Ner4elScorer.v1``.
 
-The returned Model maps a ``Ner4elBatch`` to ``(scores (M, C), type_logits (M, T))``. Its PyTorch
+The model of the ``ner_constrained_linker`` component. It maps a
+:class:`~spacy_el.ml.ner4el.inputs.Ner4elBatch` to ``(scores (M, C), type_logits (M, T))``: numpy arrays at
+prediction, and in training Thinc arrays whose gradients the component computes (``get_loss``) and
+backpropagates into the torch module (:class:`~spacy_el.ml.ner4el.modules.Ner4elScorer`). Its PyTorch
 layer is built lazily: the entity-vector width ``nE`` and the type-inventory size ``nT`` come from the
 KB at ``initialize``, and a component restores it (``build_torch_layer``) from its saved dims before
 deserialising weights, as spacy-experimental's coref does. Weights are (de)serialised with
@@ -9,16 +12,19 @@ safetensors, so loading a model file never unpickles anything.
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
+from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
-from spacy.util import registry
 
-from .autocast import ENCODER_DTYPES, encoder_autocast
-from .ner4el_batch import Ner4elBatch
-from .torch_io import resolve_encoder_path, shared_tokenizer, torch_layer
+from ..autocast import ENCODER_DTYPES, encoder_autocast
+from ..thinc_glue import torch_layer_forward, torch_to_numpy
+from ..torch_io import load_encoder, torch_layer
+from .inputs import Ner4elBatch
+from .modules import Ner4elScorer
+
+__all__ = ["build_ner4el_scorer", "build_torch_layer"]
 
 Output = Tuple[Floats2d, Floats2d]
-INFERENCE_DTYPES = ENCODER_DTYPES
 
 
 @registry.architectures("spacy-el.Ner4elScorer.v1")
@@ -27,41 +33,44 @@ def build_ner4el_scorer(
     hidden_width: int = 256,
     max_length: int = 128,
     typed_entities: bool = False,
-    inference_dtype: str = "float32",
+    encoder_dtype: str = "auto",
+    inference_dtype: Optional[str] = None,
 ) -> Model[Ner4elBatch, Output]:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM); hidden_width: comparison space
     width; max_length: wordpieces per marked window; typed_entities: NER4EL contribution 1;
-    inference_dtype: "float32", "bfloat16" to predict under torch autocast (training stays float32;
-    faster on CPUs with bf16 instructions and on GPUs, with slightly different scores), or "auto" for
-    bfloat16 only where the device computes it natively (:mod:`spacy_el.ml.autocast`)."""
-    if inference_dtype not in INFERENCE_DTYPES:
-        raise ValueError(f"[spacy_el] inference_dtype must be one of {INFERENCE_DTYPES}, got {inference_dtype!r}.")
+    encoder_dtype: "float32" | "bfloat16" | "auto", the torch autocast dtype of the encoder *at prediction*
+    (training always runs in float32); "auto" is bfloat16 only where the device computes it natively
+    (:mod:`spacy_el.ml.autocast`). bfloat16 is faster on CPUs with bf16 instructions and on GPUs, with
+    slightly different scores. inference_dtype: the former name of encoder_dtype, still read from saved
+    configs (a config that gives both must give the same value, unless encoder_dtype is "auto")."""
+    if inference_dtype is not None:
+        if inference_dtype not in ENCODER_DTYPES:
+            raise ValueError(
+                f"[spacy_el] inference_dtype (now encoder_dtype) must be one of {ENCODER_DTYPES}, got {inference_dtype!r}."
+            )
+        if encoder_dtype not in ("auto", inference_dtype):
+            raise ValueError(
+                f"[spacy_el] Ner4elScorer: inference_dtype is the former name of encoder_dtype; give encoder_dtype "
+                f"only (got encoder_dtype = {encoder_dtype!r} and inference_dtype = {inference_dtype!r})."
+            )
+        encoder_dtype = inference_dtype
+    if encoder_dtype not in ENCODER_DTYPES:
+        raise ValueError(f"[spacy_el] encoder_dtype must be one of {ENCODER_DTYPES}, got {encoder_dtype!r}.")
     return Model(
         "ner4el_scorer",
         forward,
         init=init,
         dims={"nE": None, "nT": None},
         attrs={"encoder": encoder, "hidden_width": hidden_width, "max_length": max_length,
-               "typed_entities": typed_entities, "inference_dtype": inference_dtype},
+               "typed_entities": typed_entities, "encoder_dtype": encoder_dtype},
     )
-
-
-def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer (thread-safe, one copy per thread; kept out of the model's attrs, so
-    that it is never part of the serialised model)."""
-    return shared_tokenizer(model.attrs["encoder"], "ner_constrained_linker")
 
 
 def build_torch_layer(model: Model) -> None:
     """Create the PyTorch layer from the model's dims (idempotent)."""
     if model.layers:
         return
-    from transformers import AutoModel, logging as hf_logging
-
-    from .ner4el_scorer import Ner4elScorer
-
-    hf_logging.set_verbosity_error()
-    encoder = AutoModel.from_pretrained(resolve_encoder_path(model.attrs["encoder"]), add_pooling_layer=False)
+    encoder = load_encoder(model.attrs["encoder"])
     module = Ner4elScorer(
         encoder, model.get_dim("nE"), model.get_dim("nT"), model.attrs["hidden_width"], model.attrs["typed_entities"]
     )
@@ -76,15 +85,10 @@ def init(model: Model, X: Optional[Ner4elBatch] = None, Y: Optional[Any] = None)
 
 
 def forward(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[Output, Callable]:
-    dtype = "float32" if is_train else model.attrs.get("inference_dtype", "float32")
+    """The encoder runs under autocast in ``encoder_dtype`` at prediction, in float32 in training."""
+    dtype = "float32" if is_train else model.attrs["encoder_dtype"]
     with encoder_autocast(model.layers[0].shims[0].device, dtype):
-        (scores, type_logits), backprop_torch = model.layers[0](X, is_train)
-
-    def backprop(dY: Output) -> Ner4elBatch:
-        backprop_torch(dY)
-        return X
-
-    return (scores, type_logits), backprop
+        return torch_layer_forward(model, X, is_train)
 
 
 def _convert_inputs(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[ArgsKwargs, Callable]:
@@ -106,14 +110,14 @@ def _convert_inputs(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[ArgsK
 
 
 def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Output, Callable]:
-    """(scores, type_logits) tensors -> xp arrays; their gradients back to one torch backward call."""
+    """(scores, type_logits) tensors -> numpy arrays at prediction, Thinc (xp) arrays in training, whose
+    gradients go back to one torch backward call."""
     _, (scores, type_logits) = inputs_outputs
 
     def convert_for_torch_backward(dY: Output) -> ArgsKwargs:
         d_scores, d_types = (xp2torch(model.ops.asarray(d), device=scores.device) for d in dY)
         return ArgsKwargs(args=((scores, type_logits),), kwargs={"grad_tensors": (d_scores, d_types)})
 
+    if not is_train:
+        return (torch_to_numpy(scores), torch_to_numpy(type_logits)), convert_for_torch_backward
     return (torch2xp(scores), torch2xp(type_logits)), convert_for_torch_backward
-
-
-__all__ = ["build_ner4el_scorer", "build_torch_layer", "tokenizer_of"]

@@ -1,4 +1,5 @@
-"""Numpy inputs of the EntQA models (no torch): retriever passages and reader (passage, entity) pairs.
+"""Numpy inputs of the EntQA models (no torch), the ``entity_retriever`` and ``entqa_reader`` components:
+retriever passages (:class:`RetrieverBatch`) and reader (passage, entity) pairs (:class:`ReaderBatch`).
 
 Both encoders read the *question side* ``[CLS] passage ⊕ topic`` of EntQA (Zhang et al. 2022, section 2):
 the passage's wordpieces followed by the document's topic wordpieces. The retriever closes it with
@@ -7,14 +8,19 @@ the passage's wordpieces followed by the document's topic wordpieces. The retrie
 Positions in a reader row: 0 is ``[CLS]`` (the "no mention" span), ``1 .. len(passage)`` are the
 passage's wordpieces (the only positions a mention may start or end on), then the topic and the entity.
 """
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from thinc.api import Model
 
-from ..algorithms.passages import Passage
+from ...algorithms.passages import Passage
+from ..torch_io import shared_tokenizer
 
-__all__ = ["QuestionSide", "question_sides", "retriever_arrays", "reader_arrays", "passage_from_slice", "EntityTokens"]
+__all__ = [
+    "QuestionSide", "question_sides", "retriever_arrays", "reader_arrays", "passage_from_slice", "EntityTokens",
+    "ReaderArrays", "RetrieverBatch", "ReaderBatch", "encode_topic", "mention_wordpieces", "tokenizer_of",
+]
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,7 @@ class EntityTokens:
 
     def __call__(self, row: int) -> Tuple[int, ...]:
         if row not in self._cache:
-            from ..kb.encoder import entity_text
+            from ...kb.encoder import entity_text
 
             store = self.kb.entities
             text = entity_text(store.names[row], store.descriptions[row]) or store.ids[row]
@@ -158,3 +164,28 @@ def mention_wordpieces(passage: Passage, start_char: int, end_char: int) -> Opti
     if not inside or passage.start_char > start_char or passage.end_char < end_char:
         return None
     return inside[0], inside[-1]
+
+
+@dataclass
+class RetrieverBatch:
+    """``input_ids`` / ``attention_mask``: int64 ``[P, T]``; ``candidates_fn``: see ``PassageEncoder.forward``
+    (None at prediction)."""
+
+    input_ids: Any
+    attention_mask: Any
+    candidates_fn: Optional[Callable] = None
+
+
+@dataclass
+class ReaderBatch:
+    """Reader rows and, in training, ``gold_spans[b][k]``: the gold ``(s, t)`` reader positions."""
+
+    arrays: ReaderArrays
+    gold_spans: Optional[List[List[List[Tuple[int, int]]]]] = None
+    span_reduction: str = field(default="sum")
+
+
+def tokenizer_of(model: Model) -> Any:
+    """The encoder's fast tokenizer (thread-safe, one copy per thread; it comes from the encoder path and
+    is kept out of the model's attrs, so that it is never part of the serialised model)."""
+    return shared_tokenizer(model.attrs["encoder"], model.name)

@@ -1,6 +1,6 @@
 """Candidate spans, span representations and mention pruning (Lee et al. 2017), pure PyTorch.
 
-Input side of the future ``joint_coref_linker`` (seed paper "joint coreference resolution and
+Input side of the ``joint_coref_linker`` component's scorer (seed paper "joint coreference resolution and
 entity linking as spanning trees", section 2.1: "span representations ``g_i``", "keep only the
 top-N spans based on the pruning score ``Phi_p``"). The paper takes ``g_i`` from SpanBERT as in
 Lee et al. (2017); this module builds them from any contextual token vectors.
@@ -10,7 +10,7 @@ Conventions
 * A span is ``(start, end)`` with ``end`` **exclusive**, in token offsets of the document; spans are
   ``LongTensor (S, 2)``. Every function that returns spans returns them sorted by
   ``(start, end)`` -- document order, which is the mention order the scorer
-  (:mod:`spacy_el.ml.joint_coref_scorer`) relies on for "preceding" antecedents.
+  (:mod:`spacy_el.ml.joint_coref.scorer`) relies on for "preceding" antecedents.
 * Span representation (Lee et al. 2017, section 4.1)::
 
       g_i = [x_START(i); x_END(i); x_hat_i; phi(width_i)]

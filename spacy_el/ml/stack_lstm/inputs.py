@@ -1,6 +1,8 @@
-"""Numpy inputs of the Stack-LSTM model: sentence segments, padding, and the teacher-forcing arrays.
+"""Numpy inputs of the Stack-LSTM model (the ``ner_stack_lstm`` component): :class:`StackLstmBatch`, sentence
+segments, padding, and the teacher-forcing arrays.
 
-No torch here: the glue (``stack_lstm_model``) turns these arrays into tensors.
+No torch here: the torch module (:class:`~spacy_el.ml.stack_lstm.modules.StackLstmForward`) turns these
+arrays into tensors.
 
 Segments: the model reads one sentence at a time. A document's sentences come from its sentence
 boundaries (``doc.sents`` when set, else the whole document is one sentence) and any sentence
@@ -10,14 +12,15 @@ one parser state. In training, cuts never fall inside a gold entity, and sentenc
 entity crosses are joined first (a mis-segmented entity stays one chunk).
 """
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.tokens import Doc
 
-from ..algorithms.transition_system import OUT, SHIFT, TransitionSystem
+from ...algorithms.transition_system import OUT, SHIFT, TransitionSystem
 
 Chunk = Tuple[int, int, str]  # (start, end exclusive, label) in sentence offsets
+TASKS = ("joint", "ner", "el")
 
 
 @dataclass
@@ -167,4 +170,39 @@ class CandidateArrays:
         return positions
 
 
-__all__ = ["Segment", "sentence_ranges", "segment_doc", "pad_segments", "gold_actions", "CandidateArrays", "Chunk"]
+#: mention texts -> their candidates
+CandidateFn = Callable[[List[str]], CandidateArrays]
+
+
+@dataclass
+class StackLstmBatch:
+    """docs: the documents; segments: what is read as one sentence each; token_index ``(B, L)`` and
+    lengths ``(B,)``: see :func:`pad_segments`. gold: the teacher-forcing arrays (training,
+    or linking given mentions), None for greedy parsing. gold_candidates, gold_candidate ``(K,)`` and
+    linkable ``(K,)``: the gold chunks' candidates, the gold's position among them (-1: none) and
+    whether the chunk has a KB entity (training only). candidates: the look-up for predicted chunks
+    (None: do not link). tasks: which losses count. use_nil: run the NIL classifier. space: whitespace
+    tokens ``(B, L)``, which greedy parsing never starts an entity with."""
+
+    docs: List[Doc]
+    segments: List[Segment]
+    token_index: np.ndarray
+    lengths: np.ndarray
+    gold: Optional[dict] = None
+    gold_candidates: Optional[CandidateArrays] = None
+    gold_candidate: Optional[np.ndarray] = None
+    linkable: Optional[np.ndarray] = None
+    candidates: Optional[CandidateFn] = None
+    tasks: str = "joint"
+    use_nil: bool = True
+    space: Optional[np.ndarray] = None  # (B, L) bool, whitespace tokens (greedy parsing)
+
+    @property
+    def with_loss(self) -> bool:
+        return self.gold_candidate is not None
+
+
+__all__ = [
+    "Segment", "sentence_ranges", "segment_doc", "pad_segments", "gold_actions", "CandidateArrays", "CandidateFn", "Chunk",
+    "StackLstmBatch", "TASKS",
+]

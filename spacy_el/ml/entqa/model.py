@@ -1,46 +1,32 @@
 """Thinc glue of EntQA: ``spacy-el.EntityRetriever.v1`` and ``spacy-el.EntQAReader.v1``.
 
-Each is a ``Model`` whose only layer is a ``PyTorchWrapper``-style model around the torch module of
-:mod:`spacy_el.ml.entqa_modules`, built lazily from the model's attrs and dim ``nE`` (the KB's vector
-width) so that a pipeline can be deserialised without a KB first (spacy-experimental's coref pattern).
-Inputs are numpy batches; the torch module returns its scalar loss, which the component backpropagates
-with gradient 1 (the scalar-loss pattern of the other spacy_el components). The encoder's learning rate
-is the optimizer's times ``encoder_lr_scale`` (``EncoderLRShim``).
+The models of the ``entity_retriever`` and ``entqa_reader`` components. Each is a ``Model`` whose only
+layer is a ``PyTorchWrapper``-style model around a torch module of :mod:`spacy_el.ml.entqa.modules`,
+built lazily from the model's attrs and dim ``nE`` (the KB's vector width) so that a pipeline can be
+deserialised without a KB first (spacy-experimental's coref pattern). Inputs are numpy batches
+(:class:`~spacy_el.ml.entqa.inputs.RetrieverBatch`, :class:`~spacy_el.ml.entqa.inputs.ReaderBatch`);
+the torch module returns its scalar loss, which the component backpropagates with gradient 1 (the
+scalar-loss pattern, :mod:`spacy_el.ml.thinc_glue`). Outputs: ``(loss (1,) array or None, outputs)``,
+``outputs`` a tuple of numpy arrays at prediction (retriever: ``([P, d] passage vectors,)``; reader:
+``([B, K, T] start, [B, K, T] end, [B, K] rerank)`` logits), of detached tensors in training. The
+encoder's learning rate is the optimizer's times ``encoder_lr_scale``
+(:class:`~spacy_el.ml.torch_io.EncoderLRShim`).
 """
-from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Tuple
 
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model
 
-from .autocast import ENCODER_DTYPES
-from .entqa_inputs import ReaderArrays
-from .joint_coref_model import EncoderLRShim
-from .torch_io import load_encoder, shared_tokenizer, torch_layer
+from ..autocast import ENCODER_DTYPES
+from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
+from ..torch_io import EncoderLRShim, load_encoder, torch_layer
+from .inputs import RetrieverBatch
+from .modules import PassageEncoder, ReaderModule
 
-__all__ = ["build_entity_retriever", "build_entqa_reader", "RetrieverBatch", "ReaderBatch", "build_torch_layer", "tokenizer_of"]
+__all__ = ["build_entity_retriever", "build_entqa_reader", "build_torch_layer"]
 
 POOLINGS = ("mean", "cls")
 TOPIC_MODES = ("first_token", "first_sentence", "none")
-
-
-@dataclass
-class RetrieverBatch:
-    """``input_ids`` / ``attention_mask``: int64 ``[P, T]``; ``candidates_fn``: see ``PassageEncoder.forward``
-    (None at prediction)."""
-
-    input_ids: Any
-    attention_mask: Any
-    candidates_fn: Optional[Callable] = None
-
-
-@dataclass
-class ReaderBatch:
-    """Reader rows and, in training, ``gold_spans[b][k]``: the gold ``(s, t)`` reader positions."""
-
-    arrays: ReaderArrays
-    gold_spans: Optional[List[List[List[Tuple[int, int]]]]] = None
-    span_reduction: str = field(default="sum")
 
 
 def _check(arch: str, name: str, ok: bool, expected: str, value: Any) -> None:
@@ -72,7 +58,7 @@ def build_entity_retriever(
     max_topic: int = 8,
     pooling: str = "mean",
     init_scale: float = 20.0,
-    encoder_dtype: str = "float32",
+    encoder_dtype: str = "auto",
     encoder_batch: int = 64,
     encoder_lr_scale: float = 1.0,
 ) -> Model:
@@ -90,7 +76,7 @@ def build_entity_retriever(
     _check(arch, "pooling", pooling in POOLINGS, f"one of {POOLINGS}", pooling)
     _check(arch, "init_scale", isinstance(init_scale, (int, float)) and init_scale > 0, "a positive number", init_scale)
     return Model(
-        "entity_retriever", forward, init=init, dims={"nE": None},
+        "entity_retriever", torch_layer_forward, init=init, dims={"nE": None},
         attrs={"kind": "retriever", "encoder": encoder, "passage_length": passage_length, "stride": stride,
                "topic": topic, "max_topic": max_topic, "pooling": pooling, "init_scale": float(init_scale),
                "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
@@ -107,7 +93,7 @@ def build_entqa_reader(
     max_topic: int = 8,
     dropout: float = 0.1,
     span_reduction: str = "sum",
-    encoder_dtype: str = "float32",
+    encoder_dtype: str = "auto",
     encoder_batch: int = 64,
     encoder_lr_scale: float = 1.0,
 ) -> Model:
@@ -122,7 +108,7 @@ def build_entqa_reader(
     _check(arch, "dropout", isinstance(dropout, (int, float)) and 0 <= dropout < 1, "a number in [0, 1)", dropout)
     _check(arch, "span_reduction", span_reduction in ("sum", "marginal"), "'sum' or 'marginal'", span_reduction)
     return Model(
-        "entqa_reader", forward, init=init, dims={"nE": None},
+        "entqa_reader", torch_layer_forward, init=init, dims={"nE": None},
         attrs={"kind": "reader", "encoder": encoder, "max_passage_length": max_passage_length,
                "max_entity_length": max_entity_length, "topic": topic, "max_topic": max_topic, "dropout": float(dropout),
                "span_reduction": span_reduction, "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
@@ -130,18 +116,10 @@ def build_entqa_reader(
     )
 
 
-def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer (thread-safe, one copy per thread; it comes from the encoder path and
-    is kept out of the model's attrs, so that it is never part of the serialised model)."""
-    return shared_tokenizer(model.attrs["encoder"], model.name)
-
-
 def build_torch_layer(model: Model) -> None:
     """Create the torch module from the attrs and dim nE (idempotent)."""
     if model.layers:
         return
-    from .entqa_modules import PassageEncoder, ReaderModule
-
     a = model.attrs
     encoder = load_encoder(a["encoder"])
     hidden = int(encoder.config.hidden_size)
@@ -166,18 +144,6 @@ def init(model: Model, X: Any = None, Y: Any = None) -> None:
     build_torch_layer(model)
 
 
-def forward(model: Model, X: Any, is_train: bool) -> Tuple[Tuple[Any, Any], Callable]:
-    """RETURNS: ``((loss (1,) array or None, outputs), backprop)``; outputs are torch tensors (detached
-    for the caller: only the loss is differentiated)."""
-    (loss, outputs), backprop_torch = model.layers[0](X, is_train)
-
-    def backprop(dY: Any) -> Any:
-        backprop_torch(dY)
-        return X
-
-    return (loss, outputs), backprop
-
-
 def _convert_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsKwargs, Callable]:
     if isinstance(X, RetrieverBatch):
         args = ArgsKwargs(args=(X.input_ids, X.attention_mask), kwargs={"candidates_fn": X.candidates_fn if is_train else None})
@@ -187,12 +153,8 @@ def _convert_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsKwargs, C
 
 
 def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Any, Callable]:
+    """The module's scalar loss -> a (1,) array (or None), backpropagated with the gradient given
+    (scalar-loss pattern); the other outputs, detached, become numpy arrays at prediction."""
     _, result = inputs_outputs
-    loss, outputs = result[0], tuple(t.detach() for t in result[1:])
-
-    def convert_for_torch_backward(dY: Any) -> ArgsKwargs:
-        d_loss = xp2torch(model.ops.asarray(dY[0]), device=loss.device).reshape(()).to(loss.dtype)
-        return ArgsKwargs(args=((loss,),), kwargs={"grad_tensors": (d_loss,)})
-
-    loss_out = None if loss is None else torch2xp(loss.detach().reshape(1))
-    return (loss_out, outputs), convert_for_torch_backward
+    outputs = tuple(t.detach() if is_train else torch_to_numpy(t) for t in result[1:])
+    return scalar_loss_outputs(model, result[0], outputs)

@@ -1,0 +1,205 @@
+"""Numpy inputs of the joint coreference + entity linking model (the ``joint_coref_linker`` component).
+
+:class:`JointCorefBatch` holds one :class:`DocInputs` of numpy arrays per document
+(:func:`make_doc_inputs`): the encoder windows, the wordpiece -> (window, position) and token <->
+wordpiece maps, the enumerated spans, how many to keep, the spans that must be kept (gold mentions in
+training), a candidate look-up callable and, in training, the gold clusters. Candidates are looked up
+*after* pruning (``DocInputs.candidates`` maps the kept ``(K, 2)`` spans to ``(K, C)`` KB rows,
+``(K, C, nE)`` vectors and ``(K, C)`` priors), so the alias table is queried for ``0.4 T`` spans rather
+than every enumerated one.
+
+Windows: the document text is split into wordpieces by the encoder's fast tokenizer
+(:func:`tokenizer_of`) once, without truncation. Windows of ``window`` wordpieces (``[CLS]`` +
+``window - 2`` content wordpieces + ``[SEP]``) start every ``stride`` content wordpieces until the last
+one reaches the end (:func:`encoder_windows`); each wordpiece takes its vector from the window where it
+is most central (:func:`most_central_window`), and a spaCy token from the wordpieces that overlap its
+characters (:func:`token_wordpiece_pairs`); see :mod:`spacy_el.ml.joint_coref.modules`.
+"""
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from spacy.tokens import Doc
+from thinc.api import Model
+
+from ..torch_io import shared_tokenizer
+from .span_representations import enumerate_spans
+
+__all__ = [
+    "CandidateFn", "GoldClusterIdx", "DocInputs", "JointCorefBatch", "tokenizer_of", "make_doc_inputs",
+    "encoder_windows", "most_central_window", "token_wordpiece_pairs", "candidate_spans",
+]
+
+#: ``(K, 2)`` kept spans -> ``(K, C)`` int64 KB rows (``-1`` padding), ``(K, C, nE)`` float32 vectors
+#: and ``(K, C)`` float32 alias-table priors (0 on padding).
+CandidateFn = Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
+#: One gold cluster in span indexing: (indices into ``DocInputs.spans``, KB row or None for NIL).
+GoldClusterIdx = Tuple[Tuple[int, ...], Optional[int]]
+
+
+@dataclass
+class DocInputs:
+    """Numpy inputs of one document (see the module docstring).
+
+    input_ids, attention_mask: int64 ``(P, L)`` windows (``L <= window``). wp_window, wp_position:
+    int64 ``(N,)``, the window and the position in it that give wordpiece ``n`` its vector.
+    pair_token, pair_wordpiece: int64 ``(Q,)``, the (token, wordpiece) overlap pairs. n_tokens: ``T``.
+    spans: int64 ``(S, 2)`` ``(start, end exclusive)`` sorted by ``(start, end)``. n_keep: spans kept
+    by pruning. forced: int64 ``(F,)`` indices into ``spans`` always kept (gold mentions in
+    training, mentions given by an upstream component). candidates: the candidate look-up. gold: gold clusters or None (prediction).
+    """
+
+    input_ids: np.ndarray
+    attention_mask: np.ndarray
+    wp_window: np.ndarray
+    wp_position: np.ndarray
+    pair_token: np.ndarray
+    pair_wordpiece: np.ndarray
+    n_tokens: int
+    spans: np.ndarray
+    n_keep: int
+    candidates: CandidateFn
+    forced: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    gold: Optional[List[GoldClusterIdx]] = None
+
+
+@dataclass
+class JointCorefBatch:
+    """The documents of a batch; ``mode`` and ``mention_loss_weight`` are filled in from the model's
+    attrs by :func:`spacy_el.ml.joint_coref.model.forward` (loss settings, not part of the weights)."""
+
+    docs: List[DocInputs]
+    mode: str = "global"
+    mention_loss_weight: float = 0.0
+
+    @property
+    def has_gold(self) -> bool:
+        return any(d.gold is not None and len(d.spans) for d in self.docs)
+
+
+def tokenizer_of(model: Model) -> Any:
+    """The encoder's fast tokenizer (thread-safe, one copy per thread; it comes from the encoder path and
+    is kept out of the model's attrs, so that it is never part of the serialised model)."""
+    return shared_tokenizer(model.attrs["encoder"], "joint_coref_linker")
+
+
+def encoder_windows(n_wordpieces: int, window: int, stride: int) -> List[Tuple[int, int]]:
+    """``(start, end)`` content ranges (wordpiece offsets, end exclusive) of the windows covering
+    ``n_wordpieces``; each holds at most ``window - 2`` wordpieces, starts are ``stride`` apart."""
+    if n_wordpieces <= 0:
+        return []
+    width = window - 2
+    ranges = [(0, min(width, n_wordpieces))]
+    while ranges[-1][1] < n_wordpieces:
+        start = ranges[-1][0] + stride
+        ranges.append((start, min(start + width, n_wordpieces)))
+    return ranges
+
+
+def most_central_window(ranges: Sequence[Tuple[int, int]], n_wordpieces: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Per wordpiece: the window where it is most central and its content offset in that window."""
+    best = np.full(n_wordpieces, -1.0)
+    which = np.zeros(n_wordpieces, dtype=np.int64)
+    offset = np.zeros(n_wordpieces, dtype=np.int64)
+    for p, (start, end) in enumerate(ranges):
+        idx = np.arange(start, end)
+        left = np.where(start == 0, np.inf, idx - start)
+        right = np.where(end == n_wordpieces, np.inf, end - 1 - idx)
+        centrality = np.minimum(left, right)
+        better = centrality > best[start:end]
+        best[start:end][better] = centrality[better]
+        which[start:end][better] = p
+        offset[start:end][better] = (idx - start)[better]
+    return which, offset
+
+
+def token_wordpiece_pairs(doc: Doc, offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(token, wordpiece) pairs whose character ranges overlap. offsets: ``(N, 2)`` wordpiece chars."""
+    if len(doc) == 0 or len(offsets) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    starts = np.fromiter((t.idx for t in doc), dtype=np.int64, count=len(doc))
+    ends = starts + np.fromiter((len(t) for t in doc), dtype=np.int64, count=len(doc))
+    # Wordpieces are in character order: the first ending after the token start, the last starting before its end.
+    lo = np.searchsorted(offsets[:, 1], starts, side="right")
+    hi = np.searchsorted(offsets[:, 0], ends, side="left")
+    counts = np.maximum(hi - lo, 0)
+    tokens = np.repeat(np.arange(len(doc)), counts)
+    pieces = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi) if b > a]) if counts.sum() else np.zeros(0, np.int64)
+    keep = offsets[pieces, 1] > offsets[pieces, 0]  # drop zero-width pieces
+    return tokens[keep].astype(np.int64), pieces[keep].astype(np.int64)
+
+
+def candidate_spans(doc: Doc, max_width: int) -> np.ndarray:
+    """All spans of up to ``max_width`` tokens, within a sentence when ``doc`` has sentence
+    boundaries (else over the whole doc), whose first and last tokens are not whitespace."""
+    n = len(doc)
+    sentence_ids = None
+    if n and doc.has_annotation("SENT_START"):
+        sentence_ids = torch.as_tensor(np.cumsum([1 if t.is_sent_start else 0 for t in doc]) - 1, dtype=torch.long)
+        sentence_ids[sentence_ids < 0] = 0
+    spans = enumerate_spans(n, max_width, sentence_ids).numpy()
+    if len(spans):
+        space = np.fromiter((t.is_space for t in doc), dtype=bool, count=n)
+        spans = spans[~space[spans[:, 0]] & ~space[spans[:, 1] - 1]]
+    return spans.astype(np.int64).reshape(-1, 2)
+
+
+def make_doc_inputs(
+    model: Model,
+    doc: Doc,
+    candidates: CandidateFn,
+    gold: Optional[Sequence[Tuple[Sequence[Tuple[int, int]], Optional[int]]]] = None,
+    *,
+    given: Sequence[Tuple[int, int]] = (),
+    enumerate_all: bool = True,
+) -> DocInputs:
+    """Numpy inputs of ``doc`` (module docstring). gold: clusters of ``(start, end)`` token spans of
+    ``doc`` with a KB row or None. given: mentions found upstream (e.g. ``doc.ents``). Gold and given
+    spans are added to the enumerated ones and always kept, if not wider than ``max_span_width``
+    (wider ones cannot be embedded: they are dropped from the gold, and the caller reports the given
+    ones). enumerate_all=False: only gold and given spans are scored (no pruning)."""
+    a = model.attrs
+    width = a["max_span_width"]
+    spans = candidate_spans(doc, width) if enumerate_all else np.zeros((0, 2), dtype=np.int64)
+    gold_idx: Optional[List[GoldClusterIdx]] = None
+    if gold is not None:
+        gold = [([(int(s), int(e)) for s, e in mentions if 0 < e - s <= width], row) for mentions, row in gold]
+        gold = [(mentions, row) for mentions, row in gold if mentions]
+    forced_spans = [(int(s), int(e)) for s, e in given if 0 < e - s <= width]
+    forced_spans += [m for mentions, _ in gold or [] for m in mentions]
+    extra = np.array(forced_spans, dtype=np.int64).reshape(-1, 2)
+    spans = np.unique(np.concatenate([spans, extra]), axis=0) if len(extra) else spans
+    position = {(int(s), int(e)): i for i, (s, e) in enumerate(spans.tolist())}
+    if gold is not None:
+        gold_idx = [(tuple(sorted({position[m] for m in mentions})), row) for mentions, row in gold]
+    forced = np.array(sorted({position[m] for m in forced_spans}), dtype=np.int64)
+    n_keep = min(len(spans), max(1, math.ceil(a["span_ratio"] * len(doc)))) if len(spans) and enumerate_all else 0
+    empty = np.zeros(0, dtype=np.int64)
+    inputs = DocInputs(
+        input_ids=np.zeros((0, 0), dtype=np.int64), attention_mask=np.zeros((0, 0), dtype=np.int64),
+        wp_window=empty, wp_position=empty, pair_token=empty, pair_wordpiece=empty, n_tokens=len(doc),
+        spans=spans, n_keep=n_keep, candidates=candidates, forced=forced, gold=gold_idx,
+    )
+    if not len(spans):
+        return inputs  # nothing to score: no need to encode
+    tokenizer = tokenizer_of(model)
+    encoded = tokenizer(doc.text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    ids = np.asarray(encoded["input_ids"], dtype=np.int64)
+    offsets = np.asarray(encoded["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+    ranges = encoder_windows(len(ids), a["window"], a["stride"])
+    if not ranges:
+        return inputs
+    length = max(end - start for start, end in ranges) + 2
+    inputs.input_ids = np.full((len(ranges), length), tokenizer.pad_token_id or 0, dtype=np.int64)
+    inputs.attention_mask = np.zeros((len(ranges), length), dtype=np.int64)
+    for p, (start, end) in enumerate(ranges):
+        row = [tokenizer.cls_token_id, *ids[start:end].tolist(), tokenizer.sep_token_id]
+        inputs.input_ids[p, : len(row)] = row
+        inputs.attention_mask[p, : len(row)] = 1
+    which, offset = most_central_window(ranges, len(ids))
+    inputs.wp_window, inputs.wp_position = which, offset + 1  # + 1: [CLS]
+    inputs.pair_token, inputs.pair_wordpiece = token_wordpiece_pairs(doc, offsets)
+    return inputs

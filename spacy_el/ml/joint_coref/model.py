@@ -1,0 +1,214 @@
+"""Thinc glue for joint coreference + entity linking: ``spacy-el.JointCorefLinker.v1``.
+
+The model of the ``joint_coref_linker`` component (seed papers ``joint-coref-el-spanning-trees.txt``
+and ``entity-equalization-coref.txt``): :func:`build_joint_coref_linker` checks the settings, and the
+PyTorch layer (:class:`~spacy_el.ml.joint_coref.modules.JointCorefModule`, with an
+:class:`~spacy_el.ml.torch_io.EncoderLRShim`) is built lazily by :func:`build_torch_layer`.
+
+Input: a :class:`~spacy_el.ml.joint_coref.inputs.JointCorefBatch` of numpy arrays
+(:mod:`spacy_el.ml.joint_coref.inputs`). Output: ``(loss, outputs)``, ``loss`` a ``(1,)`` float array
+(``0`` without gold). In training ``outputs`` are the module's
+:class:`~spacy_el.ml.joint_coref.modules.DocOutput` (detached scores); at prediction they are one
+numpy :class:`DocPrediction` per document, decoded here in the model's ``mode``
+(:func:`~spacy_el.ml.joint_coref.decoding.decode`), so the component never handles a tensor.
+
+Loss and backpropagation: the scalar-loss pattern (:mod:`spacy_el.ml.thinc_glue`). The Global loss
+(matrix-tree theorem) is a log-determinant: its gradient is easiest to get from torch autograd, not
+from a Thinc ``get_loss`` over score arrays, so the torch module computes the loss itself and the
+component's ``get_loss`` returns ``d_loss = 1``.
+
+Serialisation: the PyTorch layer is built lazily from ``nE`` (KB vector width); a component saves
+``nE`` in its cfg and calls :func:`build_torch_layer` before loading weights, which are stored with
+safetensors (never pickled). The encoder's architecture and tokenizer come from its local path.
+"""
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Tuple, Union
+
+import numpy as np
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model
+
+from ..autocast import ENCODER_DTYPES
+from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
+from ..torch_io import EncoderLRShim, load_encoder, torch_layer
+from .decoding import JointDecoding, decode
+from .entity_equalization import REFINEMENTS
+from .inputs import JointCorefBatch
+from .modules import DocOutput, JointCorefModule
+from .scorer import MODES
+
+__all__ = ["build_joint_coref_linker", "build_torch_layer", "predicted", "DocPrediction"]
+
+
+@dataclass
+class DocPrediction:
+    """What the model predicts for one document (numpy). spans: int64 ``(K, 2)`` kept spans in document
+    order; candidate_rows: int64 ``(K, C)`` KB rows (``-1`` padding); mention_scores ``(K,)`` (``Phi_p``),
+    nil_scores ``(K,)`` and link_scores ``(K, C)``: float32, those of
+    :class:`~spacy_el.ml.joint_coref.scorer.JointScores`; decoding: the clusters and links of the model's
+    ``mode`` (``None`` when K = 0)."""
+
+    spans: np.ndarray
+    candidate_rows: np.ndarray
+    mention_scores: np.ndarray
+    nil_scores: np.ndarray
+    link_scores: np.ndarray
+    decoding: Optional[JointDecoding]
+
+
+def _check(name: str, ok: bool, expected: str, value: Any) -> None:
+    if not ok:
+        raise ValueError(f"[spacy_el] JointCorefLinker: {name} must be {expected}, got {value!r}.")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@registry.architectures("spacy-el.JointCorefLinker.v1")
+def build_joint_coref_linker(
+    encoder: str = "",
+    max_span_width: int = 5,
+    span_ratio: float = 0.4,
+    top_k_candidates: int = 16,
+    mode: str = "global",
+    refinement: str = "none",
+    window: int = 128,
+    stride: int = 64,
+    ffnn: int = 150,
+    ffnn_depth: int = 2,
+    width_emb: int = 20,
+    distance_width: int = 20,
+    entity_proj: int = 150,
+    dropout: float = 0.1,
+    nil_score: str = "learned",
+    distance: str = "spans",
+    score_bound: Optional[float] = 10.0,
+    mention_loss_weight: float = 1.0,
+    encoder_batch: int = 32,
+    max_antecedents: Optional[int] = 50,
+    encoder_dtype: str = "auto",
+    prior_feature: bool = False,
+    encoder_lr_scale: float = 1.0,
+) -> Model:
+    """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
+    in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
+    top_k_candidates: alias-table candidates per span (paper: 16). mode: "global" | "local" |
+    "coref" | "link" (joint Global/Local, Standalone coref/EL). refinement: "none" |
+    "antecedent_averaging" | "entity_equalization". window / stride: wordpieces per encoder
+    window (with [CLS]/[SEP]) and the step between windows. ffnn, ffnn_depth, width_emb,
+    distance_width, entity_proj, dropout, nil_score, distance, score_bound: JointCorefScorer /
+    SpanEmbedder settings. mention_loss_weight: weight of the mention BCE on Phi_p (0 = off; also
+    decides whether NIL singletons are output). encoder_batch: windows per encoder call.
+    max_antecedents: antecedent window K (Lee et al. 2017/2018): only mention pairs at most K apart
+    in mention order get a coreference edge, so scoring is O(M K) (null = all pairs).
+    encoder_dtype: "float32" | "bfloat16" | "auto": the encoder runs under torch autocast in this dtype,
+    in training and prediction; "auto" is bfloat16 where the hardware computes it natively (GPUs, CPUs
+    with AVX512-BF16/AMX) and float32 elsewhere (:mod:`spacy_el.ml.autocast`); its weights and
+    everything after it stay float32. prior_feature: add a learned multiple of the
+    log alias-table prior to Phi_l (Kolitsas et al. 2018; not in the paper's Phi_l, off by default).
+    encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder)."""
+    _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
+    _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
+    _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
+    _check("top_k_candidates", _is_int(top_k_candidates) and top_k_candidates >= 1, "an int >= 1", top_k_candidates)
+    _check("mode", mode in MODES, f"one of {MODES}", mode)
+    _check("refinement", refinement in REFINEMENTS, f"one of {REFINEMENTS}", refinement)
+    _check("window", _is_int(window) and window >= 4, "an int >= 4", window)
+    _check("stride", _is_int(stride) and 1 <= stride <= window - 2, f"an int in [1, window - 2 = {window - 2}]", stride)
+    for name, value in (("ffnn", ffnn), ("ffnn_depth", ffnn_depth), ("distance_width", distance_width),
+                        ("entity_proj", entity_proj), ("encoder_batch", encoder_batch)):
+        _check(name, _is_int(value) and value >= 1, "an int >= 1", value)
+    _check("width_emb", _is_int(width_emb) and width_emb >= 0, "an int >= 0", width_emb)
+    _check("dropout", isinstance(dropout, (int, float)) and 0 <= dropout < 1, "a number in [0, 1)", dropout)
+    _check("nil_score", nil_score in ("learned", "zero"), "'learned' or 'zero'", nil_score)
+    _check("distance", distance in ("spans", "tokens"), "'spans' or 'tokens'", distance)
+    _check("score_bound", score_bound is None or (isinstance(score_bound, (int, float)) and score_bound > 0),
+           "a positive number or null", score_bound)
+    _check("max_antecedents", max_antecedents is None or (_is_int(max_antecedents) and max_antecedents >= 1),
+           "an int >= 1 or null", max_antecedents)
+    _check("encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
+           and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
+    _check("prior_feature", isinstance(prior_feature, bool), "true or false", prior_feature)
+    _check("encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
+    _check("mention_loss_weight", isinstance(mention_loss_weight, (int, float)) and mention_loss_weight >= 0,
+           "a number >= 0", mention_loss_weight)
+    return Model(
+        "joint_coref_linker",
+        forward,
+        init=init,
+        dims={"nE": None},
+        attrs={
+            "encoder": encoder, "max_span_width": max_span_width, "span_ratio": float(span_ratio),
+            "top_k_candidates": top_k_candidates, "mode": mode, "refinement": refinement, "window": window,
+            "stride": stride, "ffnn": ffnn, "ffnn_depth": ffnn_depth, "width_emb": width_emb,
+            "distance_width": distance_width, "entity_proj": entity_proj, "dropout": float(dropout),
+            "nil_score": nil_score, "distance": distance, "score_bound": score_bound,
+            "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch,
+            "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype,
+            "prior_feature": prior_feature, "encoder_lr_scale": float(encoder_lr_scale),
+        },
+    )
+
+
+def build_torch_layer(model: Model) -> None:
+    """Create the PyTorch layer from the model's dims and attrs (idempotent)."""
+    if model.layers:
+        return
+    a = model.attrs
+    encoder = load_encoder(a["encoder"])
+    max_positions = getattr(encoder.config, "max_position_embeddings", None)
+    if max_positions is not None and a["window"] > max_positions:
+        raise ValueError(
+            f"[spacy_el] JointCorefLinker: window must be <= the encoder's max_position_embeddings "
+            f"({max_positions}), got {a['window']}."
+        )
+    module = JointCorefModule(encoder, model.get_dim("nE"), a)
+    # PyTorchWrapper_v3, with a shim that updates the encoder at its own learning rate.
+    model.layers.append(
+        torch_layer(module, _convert_inputs, _convert_outputs, "joint_coref_linker", shim_class=EncoderLRShim,
+                    encoder_lr_scale=a.get("encoder_lr_scale", 1.0))
+    )
+
+
+def init(model: Model, X: Optional[JointCorefBatch] = None, Y: Optional[Any] = None) -> None:
+    if not model.has_dim("nE"):
+        raise ValueError("[spacy_el] Set the JointCorefLinker dim nE (KB entity vector width) first.")
+    build_torch_layer(model)
+
+
+def forward(
+    model: Model, X: JointCorefBatch, is_train: bool
+) -> Tuple[Tuple[Any, Union[List[DocOutput], List[DocPrediction]]], Callable]:
+    """``(loss, outputs)``: the module's :class:`DocOutput` in training, :class:`DocPrediction` at prediction.
+    The backprop callback takes ``dY = (d_loss, _)``, the gradient of the ``(1,)`` loss (the outputs take none)."""
+    X.mode = model.attrs["mode"]
+    X.mention_loss_weight = model.attrs["mention_loss_weight"]
+    (loss, outputs), backprop = torch_layer_forward(model, X, is_train)
+    if not is_train:
+        outputs = [predicted(out, X.mode) for out in outputs]
+    return (loss, outputs), backprop
+
+
+def predicted(out: DocOutput, mode: str) -> DocPrediction:
+    """The numpy prediction of one document: its scores and their decoding in ``mode``."""
+    if out.scores is None:
+        empty = np.zeros(0, dtype=np.float32)
+        return DocPrediction(out.spans, out.candidate_rows, empty, empty, np.zeros((0, 1), np.float32), None)
+    scores = out.scores
+    return DocPrediction(
+        out.spans, out.candidate_rows, torch_to_numpy(scores.mention_scores), torch_to_numpy(scores.nil_scores),
+        torch_to_numpy(scores.link_scores), decode(scores, mode),
+    )
+
+
+def _convert_inputs(model: Model, X: JointCorefBatch, is_train: bool) -> Tuple[ArgsKwargs, Callable]:
+    # Numpy arrays go to the module as they are (it moves them to its device); nothing to give back.
+    kwargs = {"with_loss": bool(is_train and X.has_gold), "mode": X.mode, "mention_loss_weight": X.mention_loss_weight}
+    return ArgsKwargs(args=(X.docs,), kwargs=kwargs), lambda d: X
+
+
+def _convert_outputs(model: Model, inputs_outputs: Any, is_train: bool) -> Tuple[Any, Callable]:
+    """The module's scalar loss -> a (1,) array, backpropagated with the gradient given (scalar-loss pattern)."""
+    _, (loss, outputs) = inputs_outputs
+    return scalar_loss_outputs(model, loss, outputs)

@@ -1,0 +1,182 @@
+"""The PyTorch module of joint coreference + entity linking (the ``joint_coref_linker`` component).
+
+:class:`JointCorefModule` is
+
+    Hugging Face encoder -> token vectors -> :class:`~spacy_el.ml.joint_coref.span_representations.SpanEmbedder`
+    -> pruning by ``Phi_p`` (:func:`~spacy_el.ml.joint_coref.span_representations.prune_spans`)
+    -> :class:`~spacy_el.ml.joint_coref.scorer.JointCorefScorer` (eqs. (1)-(6), optional refinement)
+    -> :func:`~spacy_el.ml.joint_coref.losses.compute_loss` (``mode``) when training.
+
+Token vectors ("convolutional" encoding, Entity-Equalization paper section 4)
+---------------------------------------------------------------------------
+The document text is split into wordpieces by the encoder's fast tokenizer once, without
+truncation. Windows of ``window`` wordpieces (``[CLS]`` + ``window - 2`` content wordpieces +
+``[SEP]``) start every ``stride`` content wordpieces until the last one reaches the end, so
+consecutive windows overlap by ``window - 2 - stride`` wordpieces and no document is truncated.
+Each wordpiece takes its vector from the window where it is most central: the one maximising its
+distance to the nearer window edge (an edge at the start or end of the document counts as
+infinitely far, since the wordpiece there has all the context there is); ties go to the earlier
+window. A spaCy token's vector is the mean of the wordpieces whose character offsets
+(``offset_mapping``) overlap the token's characters; a token without wordpieces (whitespace) gets
+a zero vector; a LayerNorm then brings the token vectors to unit scale. Windows of all documents
+of a batch are encoded together, ``encoder_batch`` at a time, under torch autocast in
+``encoder_dtype``.
+
+Loss: the module computes it itself (``mode``'s loss, plus ``mention_loss_weight`` x a binary
+cross-entropy of ``Phi_p`` on the kept spans against "is a gold mention", averaged over the documents
+that have spans) and returns it as its first output (the scalar-loss pattern of
+:mod:`spacy_el.ml.thinc_glue`); the other outputs, one :class:`DocOutput` per document, are detached.
+
+Span pruning in training: ``Phi_p`` of all enumerated spans is computed without gradient (in
+chunks, so memory is bounded by ``S x D`` per chunk), the top ``n_keep`` non-crossing spans are
+kept, and the gold mentions are added to them (common practice, e.g. Lee et al.'s and the paper
+authors' code feed gold spans in training) so every gold mention is scored; the kept spans are then
+embedded again with gradient.
+"""
+from dataclasses import dataclass
+from typing import Any, List, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..autocast import encoder_autocast
+from .inputs import DocInputs
+from .losses import GoldMentionCluster, compute_loss
+from .scorer import JointCorefScorer, JointScores
+from .span_representations import SpanEmbedder, prune_spans
+
+__all__ = ["JointCorefModule", "DocOutput", "PRUNE_CHUNK", "PRIOR_FLOOR"]
+
+PRUNE_CHUNK = 4096  # spans scored at once in the pruning pass
+PRIOR_FLOOR = 1e-6  # priors are clamped here before the log (a prior of 0 must not give -inf)
+
+
+@dataclass
+class DocOutput:
+    """spans: int64 ``(K, 2)`` kept spans in document order; candidate_rows: int64 ``(K, C)`` KB rows
+    (``-1`` padding); scores: detached CPU :class:`JointScores` over the ``K`` spans (``None`` when K = 0)."""
+
+    spans: np.ndarray
+    candidate_rows: np.ndarray
+    scores: Any
+
+
+class JointCorefModule(nn.Module):
+    """Encoder + SpanEmbedder + JointCorefScorer; ``forward(docs, with_loss, mode, mention_loss_weight)`` -> (loss, outputs)."""
+
+    def __init__(self, encoder: Any, entity_width: int, attrs: dict):
+        super().__init__()
+        self.encoder = encoder
+        self.encoder_batch = attrs["encoder_batch"]
+        self.encoder_dtype = attrs.get("encoder_dtype", "auto")
+        hidden = int(encoder.config.hidden_size)
+        # Sentence-embedding encoders such as MiniLM have small outputs (mean |x| about 0.14): a
+        # LayerNorm brings the token vectors to unit scale, so the freshly initialised FFNNs above
+        # start with usable signal instead of the base rate alone.
+        self.token_norm = nn.LayerNorm(hidden)
+        self.span_embedder = SpanEmbedder(hidden, attrs["max_span_width"], attrs["width_emb"], attrs["ffnn"], attrs["dropout"])
+        self.scorer = JointCorefScorer(
+            self.span_embedder.out_width, entity_width, ffnn=attrs["ffnn"], ffnn_depth=attrs["ffnn_depth"],
+            distance_width=attrs["distance_width"], entity_proj=attrs["entity_proj"], dropout=attrs["dropout"],
+            refinement=attrs["refinement"], nil_score=attrs["nil_score"], distance=attrs["distance"],
+            score_bound=attrs["score_bound"], max_antecedents=attrs.get("max_antecedents"),
+            prior_feature=attrs.get("prior_feature", False),
+        )
+
+    def _device(self) -> Any:
+        return next(self.parameters()).device
+
+    def token_vectors(self, docs: Sequence[DocInputs]) -> List[Any]:
+        """``(T, d)`` token vectors per document (zeros for documents with nothing to encode)."""
+        device = self._device()
+        hidden = int(self.encoder.config.hidden_size)
+        todo = [d for d in docs if d.input_ids.shape[0]]
+        states = None
+        if todo:
+            length = max(d.input_ids.shape[1] for d in todo)
+            ids = np.concatenate([np.pad(d.input_ids, ((0, 0), (0, length - d.input_ids.shape[1]))) for d in todo])
+            mask = np.concatenate([np.pad(d.attention_mask, ((0, 0), (0, length - d.attention_mask.shape[1]))) for d in todo])
+            ids_t = torch.as_tensor(ids, device=device)
+            mask_t = torch.as_tensor(mask, device=device)
+            with encoder_autocast(device, self.encoder_dtype):
+                chunks = [
+                    self.encoder(input_ids=ids_t[i:i + self.encoder_batch], attention_mask=mask_t[i:i + self.encoder_batch]).last_hidden_state
+                    for i in range(0, ids.shape[0], self.encoder_batch)
+                ]
+            states = torch.cat(chunks, dim=0).float()  # (P_total, L, d)
+        result = []
+        first = 0
+        for d in docs:
+            vectors = torch.zeros((d.n_tokens, hidden), device=device, dtype=torch.float32)
+            if d.input_ids.shape[0]:
+                window = torch.as_tensor(d.wp_window + first, device=device)
+                position = torch.as_tensor(d.wp_position, device=device)
+                first += d.input_ids.shape[0]
+                if len(d.pair_token):
+                    pieces = states[window, position]  # (N, d)
+                    tokens = torch.as_tensor(d.pair_token, device=device)
+                    vectors = vectors.to(pieces.dtype).index_add(0, tokens, pieces[torch.as_tensor(d.pair_wordpiece, device=device)])
+                    counts = torch.bincount(tokens, minlength=d.n_tokens).clamp(min=1).to(pieces.dtype)
+                    vectors = vectors / counts[:, None]
+            result.append(self.token_norm(vectors))
+        return result
+
+    def _kept(self, vectors: Any, spans: Any, doc: DocInputs) -> Any:
+        """Indices into ``doc.spans`` of the pruned spans plus the forced ones, in document order."""
+        with torch.no_grad():
+            scores = torch.cat([
+                self.scorer.mention_ffnn(self.span_embedder(vectors, chunk)).squeeze(-1)
+                for chunk in spans.split(PRUNE_CHUNK)
+            ])
+        kept = prune_spans(scores, spans, doc.n_keep)
+        if len(doc.forced):
+            kept = torch.unique(torch.cat([kept, torch.as_tensor(doc.forced, device=kept.device)]))
+        return torch.sort(kept).values  # spans are sorted by (start, end): index order is document order
+
+    def forward(self, docs: List[DocInputs], with_loss: bool = False, mode: str = "global", mention_loss_weight: float = 0.0):
+        device = self._device()
+        losses = []
+        outputs: List[DocOutput] = []
+        for d, vectors in zip(docs, self.token_vectors(docs)):
+            if not len(d.spans):
+                outputs.append(DocOutput(np.zeros((0, 2), np.int64), np.zeros((0, 1), np.int64), None))
+                continue
+            spans = torch.as_tensor(d.spans, device=device)
+            kept = self._kept(vectors, spans, d)
+            kept_np = kept.cpu().numpy()
+            kept_spans = spans[kept]
+            rows, cand_vectors, priors = d.candidates(d.spans[kept_np])
+            rows_t = torch.as_tensor(rows, device=device, dtype=torch.long)
+            g = self.span_embedder(vectors, kept_spans)
+            log_prior = torch.log(torch.as_tensor(priors, device=device, dtype=g.dtype).clamp(min=PRIOR_FLOOR))
+            scores = self.scorer(
+                g, kept_spans[:, 0], torch.as_tensor(cand_vectors, device=device, dtype=g.dtype), rows_t >= 0, rows_t,
+                log_prior,
+            )
+            if with_loss and d.gold is not None:
+                position = {int(i): k for k, i in enumerate(kept_np.tolist())}
+                gold = [GoldMentionCluster(tuple(position[i] for i in mentions), row) for mentions, row in d.gold]
+                loss = compute_loss(scores, gold, mode)
+                if mention_loss_weight > 0:
+                    target = torch.zeros(len(kept_np), device=device, dtype=scores.mention_scores.dtype)
+                    target[[position[i] for i in d.forced.tolist()]] = 1.0
+                    loss = loss + mention_loss_weight * torch.nn.functional.binary_cross_entropy_with_logits(
+                        scores.mention_scores, target, reduction="sum"
+                    )
+                losses.append(loss)
+            outputs.append(DocOutput(d.spans[kept_np], rows, _detached(scores)))
+        if losses:
+            loss = torch.stack([x.reshape(()).float() for x in losses]).mean()
+        else:
+            loss = torch.zeros((), device=device)
+        return loss, outputs
+
+
+def _detached(scores: Any) -> Any:
+    return JointScores(
+        mention_scores=scores.mention_scores.detach().cpu(), coref_scores=scores.coref_scores.detach().cpu(),
+        link_scores=scores.link_scores.detach().cpu(), nil_scores=scores.nil_scores.detach().cpu(),
+        candidate_mask=scores.candidate_mask.detach().cpu(),
+        candidate_entity_ids=None if scores.candidate_entity_ids is None else scores.candidate_entity_ids.detach().cpu(),
+    )
