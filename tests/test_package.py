@@ -14,7 +14,7 @@ import sysconfig
 
 import pytest
 
-from .test_ner_stack_lstm import TRAIN, make_nlp, train
+from .pipeline.test_ner_stack_lstm import TRAIN, make_nlp, train
 
 pytestmark = pytest.mark.slow
 

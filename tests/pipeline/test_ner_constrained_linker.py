@@ -9,7 +9,7 @@ from spacy.training import Example
 from spacy_el.kb import ElKnowledgeBase, KBBuilder
 from spacy_el.kb.loaders import kb_from_disk
 
-from .conftest import build_invented_kb
+from ..conftest import build_invented_kb
 
 DIM = 8
 

@@ -18,7 +18,7 @@ from spacy_el.corpora.conll2003_aida import (
 )
 from spacy_el.corpora.titles import decode_aida_title
 
-AIDA = Path(__file__).parent / "fixtures" / "corpora" / "aida"
+AIDA = Path(__file__).parents[1] / "fixtures" / "corpora" / "aida"
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from spacy.util import registry
 import spacy_el.corpora.readers  # noqa: F401  (registers the readers without entry points)
 from spacy_el.corpora import get_clusters
 
-FIXTURES = Path(__file__).parent / "fixtures" / "corpora"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "corpora"
 
 READERS = [
     ("spacy-el.AidaConllReader.v1", {"path": FIXTURES / "aida", "split": "train"}, 2),

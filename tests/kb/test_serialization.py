@@ -6,7 +6,7 @@ import pytest
 from spacy_el.kb import ElKnowledgeBase, KBFormatError
 from spacy_el.kb.serialization import MANIFEST
 
-from .conftest import build_toy_kb
+from ..conftest import build_toy_kb
 
 QUERIES = ["Paris", "paris", "Hiltom", "beatles", "Fab Four", "unknown", ""]
 

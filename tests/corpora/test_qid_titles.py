@@ -17,7 +17,7 @@ from spacy_el.corpora.qid_titles import (
     qid_title_map,
 )
 
-from .conftest import REPO_ROOT, SHARED_DATA
+from ..conftest import REPO_ROOT, SHARED_DATA
 
 WIKI_MAP = """#FormattedTitle\tURLTitle\tWikidataID\tDateUpdated
 Zorblat_%28band%29\tZorblat_(band)\tQ900001\t2025-03-13

@@ -136,7 +136,7 @@ def test_mate_only_mentions_counts_the_papers_table4_cases():
 
     from spacy_el.scoring.candidates import mate_only_mentions
 
-    from .conftest import build_invented_kb
+    from ..conftest import build_invented_kb
 
     kb = build_invented_kb(dim=4)
     nlp = spacy.blank("en")

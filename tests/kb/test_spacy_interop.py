@@ -7,7 +7,7 @@ from spacy.util import registry
 
 from spacy_el.kb.interop import from_in_memory_lookup_kb, to_in_memory_lookup_kb
 
-from .conftest import build_toy_kb
+from ..conftest import build_toy_kb
 
 
 def test_get_candidates_returns_spacy_candidates(toy_kb_with_vectors):

@@ -16,7 +16,7 @@ from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.ml.stack_lstm.inputs import gold_actions, segment_doc
 from spacy_el.ml.stack_lstm.modules import GoldActions, StackLstmNerEl, StackLstmSizes
 
-from .conftest import build_invented_kb
+from ..conftest import build_invented_kb
 
 NAME = "ner_stack_lstm"
 DIM = 8

@@ -12,7 +12,7 @@ from spacy_el.corpora.coref_column import parse_coref_column
 from spacy_el.corpora.litbank_entities import read_litbank_entities
 from spacy_el.corpora.splits import load_splits
 
-FIXTURES = Path(__file__).parent / "fixtures" / "corpora"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "corpora"
 LITBANK = FIXTURES / "litbank"
 LITBANK_SPLITS = LITBANK / "splits.json"
 

@@ -16,7 +16,7 @@ from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.pipeline.component_settings import component_settings
 
-from .conftest import build_invented_kb
+from ..conftest import build_invented_kb
 from spacy_el.ml.joint_coref.inputs import (
     candidate_spans, encoder_windows, make_doc_inputs, most_central_window, token_wordpiece_pairs,
 )

@@ -14,7 +14,7 @@ from spacy_el.corpora.gum_conll import gum_body, read_gum_conll
 from spacy_el.corpora.splits import load_gum_splits
 from spacy_el.corpora.titles import decode_url_title, load_wiki_map
 
-GUM = Path(__file__).parent / "fixtures" / "corpora" / "gum"
+GUM = Path(__file__).parents[1] / "fixtures" / "corpora" / "gum"
 TSV = GUM / "coref" / "gum" / "tsv"
 SPLITS = ("train", "dev", "test")
 

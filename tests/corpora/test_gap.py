@@ -9,7 +9,7 @@ from spacy.tokens import DocBin
 from spacy_el.corpora import CorpusFormatError, doc_annotations, get_clusters
 from spacy_el.corpora.gap import read_gap
 
-TOY = Path(__file__).parent / "fixtures" / "corpora" / "gap" / "gap-toy.tsv"
+TOY = Path(__file__).parents[1] / "fixtures" / "corpora" / "gap" / "gap-toy.tsv"
 
 
 @pytest.fixture(scope="module")

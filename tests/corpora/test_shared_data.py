@@ -20,8 +20,8 @@ from spacy_el.corpora.gum import read_gum
 from spacy_el.corpora.gum_conll import read_gum_conll
 from spacy_el.corpora.litbank_entities import read_litbank_entities
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = (Path(__file__).parents[1] / ".." / "shared" / "data").resolve()
+REPO = Path(__file__).resolve().parents[2]
+DATA = (Path(__file__).parents[2] / ".." / "shared" / "data").resolve()
 SPLITS = ("train", "dev", "test")
 
 pytestmark = [

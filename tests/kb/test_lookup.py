@@ -2,7 +2,7 @@ import pytest
 
 from spacy_el.kb import KBBuilder, LookupSettings, normalize_alias
 
-from .conftest import build_toy_kb
+from ..conftest import build_toy_kb
 
 
 def ids(hits):

@@ -12,7 +12,7 @@ from spacy_el.cli._app import app
 from spacy_el.corpora import doc_annotations
 from spacy_el.corpora.convert import convert_corpus
 
-FIXTURES = Path(__file__).parent / "fixtures" / "corpora"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "corpora"
 runner = CliRunner()
 
 CASES = [

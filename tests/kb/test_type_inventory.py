@@ -10,7 +10,7 @@ from spacy_el.kb.type_inventory import TypeInventory, observed_type_counts, type
 from spacy_el.ml.ner4el.entity_typing import entity_type_distributions
 from spacy_el.kb.serialization import MANIFEST
 
-from .conftest import build_toy_kb
+from ..conftest import build_toy_kb
 
 EVAL_KB_TYPES = [
     "LOC", "ORG", "PER", "topic:Arts", "topic:Biology and health sciences", "topic:Everyday life",

@@ -13,7 +13,7 @@ import pytest
 from spacy_el.algorithms import Chunk, State, TransitionSystem
 from spacy_el.algorithms.transition_system import OUT, SHIFT
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 LABELS = ("PER", "LOC", "ORG", "MISC")
 
 Spans = List[Tuple[int, int, str]]

@@ -12,7 +12,7 @@ from spacy_el.corpora import CorpusFormatError, doc_annotations
 from spacy_el.corpora.char_spans import make_doc_with_boundaries
 from spacy_el.corpora.elevant import elevant_kb_id, read_elevant
 
-TOY = Path(__file__).parent / "fixtures" / "corpora" / "elevant" / "toy.benchmark.jsonl"
+TOY = Path(__file__).parents[1] / "fixtures" / "corpora" / "elevant" / "toy.benchmark.jsonl"
 
 
 @pytest.fixture(scope="module")
