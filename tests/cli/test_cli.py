@@ -29,21 +29,6 @@ def test_every_command_has_help(path):
     assert "Usage" in result.output
 
 
-@pytest.fixture
-def jsonl_files(tmp_path):
-    entities = tmp_path / "entities.jsonl"
-    aliases = tmp_path / "aliases.jsonl"
-    entities.write_text(
-        "\n".join(json.dumps(e) for e in [
-            {"id": "Ada_Lovelace", "name": "Ada Lovelace", "description": "English mathematician", "types": ["PER"]},
-            {"id": "Ada_(language)", "name": "Ada", "description": "Programming language", "types": ["MISC"]},
-        ]),
-        encoding="utf8",
-    )
-    aliases.write_text(json.dumps({"alias": "Ada", "candidates": [["Ada_Lovelace", 0.6], ["Ada_(language)", 0.4]]}))
-    return entities, aliases
-
-
 def test_kb_build_info_lookup(tmp_path, jsonl_files):
     out = tmp_path / "kb"
     result = runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(out), "--title-aliases"])

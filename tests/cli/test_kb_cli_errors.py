@@ -1,6 +1,5 @@
 """`python -m spacy_el kb ...`: expected errors print one "[spacy_el]" line and exit 1; a folder that is
 not a KB is not overwritten without --force; --top-k must be >= 1."""
-import json
 
 import pytest
 from typer.testing import CliRunner
@@ -9,21 +8,6 @@ from spacy_el.cli import app
 from spacy_el.kb import ElKnowledgeBase
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def jsonl_files(tmp_path):
-    entities = tmp_path / "entities.jsonl"
-    aliases = tmp_path / "aliases.jsonl"
-    entities.write_text(
-        "\n".join(json.dumps(e) for e in [
-            {"id": "Ada_Lovelace", "name": "Ada Lovelace", "description": "English mathematician", "types": ["PER"]},
-            {"id": "Ada_(language)", "name": "Ada", "description": "Programming language", "types": ["MISC"]},
-        ]) + "\n",
-        encoding="utf8",
-    )
-    aliases.write_text(json.dumps({"alias": "Ada", "candidates": [["Ada_Lovelace", 0.6], ["Ada_(language)", 0.4]]}))
-    return entities, aliases
 
 
 def build(*args):

@@ -302,3 +302,21 @@ def test_truncated_weights_are_refused(trained_pipelines, component, tmp_path):
     with pytest.raises(ValueError, match=r"\[spacy_el\]") as info:
         spacy.load(tmp_path / "pipeline")
     assert str(model_file) in str(info.value)
+
+
+@pytest.mark.parametrize("component", ["joint_coref_linker", "ner_constrained_linker", "entity_retriever"])
+def test_initialize_needs_a_kb_with_vectors(component, tmp_path):
+    from spacy_el.kb.loaders import kb_from_disk
+
+    from ..conftest import build_invented_kb
+
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe(component)
+    doc = nlp.make_doc("Ada Mercer painted Velda .")
+    doc.ents = [Span(doc, 0, 2, "PER", kb_id="Ada_Mercer")]
+    examples = [Example(nlp.make_doc(doc.text), doc)]
+    with pytest.raises(ValueError, match=r"\[spacy_el\].*empty KB"):
+        pipe.initialize(lambda: examples, nlp=nlp)
+    build_invented_kb(with_vectors=False).to_disk(tmp_path / "kb")
+    with pytest.raises(ValueError, match=r"\[spacy_el\].*entity vectors"):
+        pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))

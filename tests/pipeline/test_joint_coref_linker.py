@@ -183,18 +183,6 @@ def test_nlp_initialize_loads_the_kb_from_the_config(tiny_encoder, tmp_path):
     assert isinstance(get_clusters(nlp(TRAIN[0][0])), list)
 
 
-def test_initialize_needs_a_kb_with_vectors(tiny_encoder, tmp_path):
-    nlp, _ = make_nlp(tiny_encoder, tmp_path)
-    pipe = nlp.get_pipe(NAME)
-    examples = make_examples(nlp)
-    with pytest.raises(ValueError, match="empty KB"):
-        pipe.initialize(lambda: examples, nlp=nlp)
-    no_vectors = tmp_path / "kb_no_vectors"
-    build_kb(with_vectors=False).to_disk(no_vectors)
-    with pytest.raises(ValueError, match="entity vectors"):
-        pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(no_vectors))
-
-
 # -- windows -------------------------------------------------------------------------------------
 
 

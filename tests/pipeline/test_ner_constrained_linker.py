@@ -99,18 +99,6 @@ def test_bad_config_is_refused(tiny_encoder, tmp_path, bad):
         make_nlp(tiny_encoder, tmp_path, **bad)
 
 
-def test_initialize_needs_a_kb_with_vectors(tiny_encoder, tmp_path):
-    nlp, _ = make_nlp(tiny_encoder, tmp_path)
-    pipe = nlp.get_pipe("ner_constrained_linker")
-    examples = make_examples(nlp)
-    with pytest.raises(ValueError, match="empty KB"):
-        pipe.initialize(lambda: examples, nlp=nlp)
-    no_vectors = tmp_path / "kb_no_vectors"
-    build_kb(with_vectors=False).to_disk(no_vectors)
-    with pytest.raises(ValueError, match="entity vectors"):
-        pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(no_vectors))
-
-
 def test_initialize_types_every_entity_in_the_kb(trained):
     nlp, _ = trained
     kb = nlp.get_pipe("ner_constrained_linker").kb

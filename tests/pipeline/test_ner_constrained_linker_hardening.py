@@ -6,28 +6,14 @@ import pytest
 import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
-from spacy.training import Example
 
 from spacy_el.kb.loaders import kb_from_disk
 
 from ..conftest import build_invented_kb
+from .test_ner_constrained_linker import make_examples
 
-TRAIN = [
-    ("Mercer painted the harbour at dawn .", [(0, 1, "PER", "Ada_Mercer")]),
-    ("We drove to Mercer along the river .", [(3, 4, "LOC", "Mercer_(town)")]),
-    ("Lumen played three encores in Velda .", [(0, 1, "ORG", "Lumen_(band)"), (5, 6, "LOC", "Velda")]),
-]
 SENTENCE = "Mercer painted the harbour near Velda while Lumen played ."
 SENTENCE_ENTS = [(0, 1, "PER"), (5, 6, "LOC"), (7, 8, "ORG")]
-
-
-def _examples(nlp: Language) -> List[Example]:
-    examples = []
-    for text, ents in TRAIN:
-        reference = Doc(nlp.vocab, words=text.split())
-        reference.ents = [Span(reference, s, e, label, kb_id=kb_id) for s, e, label, kb_id in ents]
-        examples.append(Example(Doc(nlp.vocab, words=text.split()), reference))
-    return examples
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +25,7 @@ def nlp(tiny_encoder: str, tmp_path_factory) -> Language:
     nlp = spacy.blank("en")
     nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24,
                                                              "encoder_dtype": "float32"}})
-    examples = _examples(nlp)
+    examples = make_examples(nlp)
     nlp.get_pipe("ner_constrained_linker").initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
     optimizer = nlp.create_optimizer()
     for _ in range(5):
