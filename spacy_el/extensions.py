@@ -14,6 +14,12 @@ form, e.g. ``"Lord_Byron"``, or a Wikidata QID for corpora that only have QIDs),
 (``""``) for a mention without link annotation. :func:`is_linked` tells a real KB id from both.
 ``span._.qid`` holds the Wikidata QID when it is known, else ``None``.
 
+A linker that writes :data:`NIL` says why in ``span._.nil_reason``, one of :data:`NIL_REASONS`.
+Entities whose label is one of :data:`UNLINKABLE_LABELS` (OntoNotes' dates, times and numbers: the
+default of the ``unlinkable_labels`` setting of the components that link upstream entities) are never
+linked: they get :data:`NIL` with the reason :data:`NOT_LINKABLE_LABEL`. The EL scorers never count
+a :data:`NIL` prediction, so they are never scored as errors (``docs/drop_in.md``).
+
 Coreference clusters
 --------------------
 Clusters live both in the span groups ``doc.spans["coref_clusters_1"]``, ``"coref_clusters_2"``, ...
@@ -47,6 +53,15 @@ if TYPE_CHECKING:  # spaCy is imported where a Doc is touched, not on import (se
 # -- links -----------------------------------------------------------------------------------------
 NIL = "NIL"  # kb_id_ of a mention that has no KB entity (annotated or predicted)
 NO_LINK = ""  # kb_id_ of a mention without link annotation (or, in coref-only mode, not linked)
+
+
+# Why a linker wrote NIL (``span._.nil_reason``): no alias-table candidate, every candidate refused by
+# the type constraint, the best candidate (or NIL's own score) below the threshold, or an entity label
+# that is never linked (UNLINKABLE_LABELS).
+NOT_LINKABLE_LABEL = "not_linkable_label"
+NIL_REASONS: Tuple[str, ...] = ("no_candidates", "type_constraint", "below_threshold", NOT_LINKABLE_LABEL)
+# Entity labels never linked by default (OntoNotes values: dates, times, amounts, ordinals, numbers).
+UNLINKABLE_LABELS: Tuple[str, ...] = ("DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL")
 
 
 def is_linked(kb_id: Optional[str], nil: str = NIL) -> bool:
@@ -146,7 +161,7 @@ SPAN_EXTENSIONS: Dict[str, Any] = {
     "candidate_scores": None,  # [[kb_id, score], ...] in rank order, or None
     "link_score": None,  # score of the chosen kb_id
     "cluster_id": None,  # 1-based index of the mention's coref cluster (coref_clusters_<id>)
-    "nil_reason": None,  # why a linker wrote NIL: "no_candidates", "type_constraint", "below_threshold"
+    "nil_reason": None,  # why a linker wrote NIL: one of NIL_REASONS
 }
 
 
@@ -181,6 +196,9 @@ __all__ = [
     "NIL",
     "NO_LINK",
     "is_linked",
+    "NOT_LINKABLE_LABEL",
+    "NIL_REASONS",
+    "UNLINKABLE_LABELS",
     "CLUSTER_PREFIX",
     "ClusterList",
     "cluster_key",

@@ -34,7 +34,10 @@ extensions at None) and the extensions
   (``"no_candidates"`` when no mention of the cluster has a candidate, ``"below_threshold"`` when the
   model's NIL edge outscored every candidate). ``doc.ents`` is left alone unless
   ``write_ents = true``: then the linked mentions become entities (label of an existing entity with
-  the same offsets, else ``"ENT"``), merged with the non-overlapping existing ones.
+  the same offsets, else ``"ENT"``), merged with the non-overlapping existing ones. The exception:
+  when ``mentions_from`` takes entities, those with a label in ``unlinkable_labels`` (dates, numbers:
+  :data:`spacy_el.extensions.UNLINKABLE_LABELS`) join no cluster and get ``"NIL"`` with ``nil_reason``
+  ``"not_linkable_label"`` (not in ``coref`` mode, which links nothing).
   With ``spans_prefix`` other than ``"coref_clusters"`` the groups are written as
   ``{spans_prefix}_N`` only and ``doc._.coref_clusters`` is not touched (two coref components can
   then live in one pipeline); the scorers follow ``spans_prefix``.
@@ -51,6 +54,13 @@ non-NIL ``kb_id_`` of the cluster's entities (the earliest on a tie), so that th
 decisions are kept and spread over each cluster; clusters whose entities carry no link keep the
 model's. With ``write_ents = true`` each cluster's link is then written to every mention (existing
 entities of a NIL cluster get ``"NIL"``), so that ``doc.ents`` and the clusters agree.
+
+With ``"ents"`` or ``"model+ents"``, entities whose label is one of ``unlinkable_labels`` (default
+:data:`~spacy_el.extensions.UNLINKABLE_LABELS`: DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL,
+CARDINAL) are not mentions: they are neither given to the model nor enumerated at their offsets, so
+they stay out of the clusters; in ``doc.ents`` they get ``kb_id_`` ``"NIL"`` and
+``span._.nil_reason = "not_linkable_label"`` (also with ``write_ents = false``; not in ``coref`` mode,
+which links nothing). ``docs/drop_in.md`` maps the OntoNotes labels.
 
 Training (``update``)
 ---------------------
@@ -87,7 +97,8 @@ from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
 from ..extensions import (
-    CLUSTER_PREFIX, NIL, NO_LINK, cluster_key, cluster_keys, get_clusters, register_extensions, set_clusters,
+    CLUSTER_PREFIX, NIL, NO_LINK, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, cluster_key, cluster_keys, get_clusters,
+    register_extensions, set_clusters,
 )
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
@@ -136,6 +147,8 @@ class JointCorefLinkerSettings(ComponentSettings):
     cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
     gold_candidate_dropout: in training, the rate at which a mention's gold entity is hidden from its
     own candidates while a cluster mate keeps it (module docstring; 0 = off, as in the paper).
+    unlinkable_labels: labels of upstream entities that are never linked nor clustered (with
+    mentions_from "ents" / "model+ents"; module docstring).
     """
 
     component: ClassVar[str] = "joint_coref_linker"
@@ -147,6 +160,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     mentions_from: Literal["model", "ents", "model+ents"] = "model"
     cluster_link: Literal["model", "upstream"] = "model"
     gold_candidate_dropout: float = setting(0.0, low=0.0, high=1.0, high_open=True)
+    unlinkable_labels: Tuple[str, ...] = setting(UNLINKABLE_LABELS, non_empty=True)
 
     def check(self) -> None:
         if self.spans_prefix.endswith("_"):
@@ -180,6 +194,7 @@ def make_joint_coref_linker(
     mentions_from: str,
     cluster_link: str,
     gold_candidate_dropout: float,
+    unlinkable_labels: List[str],
     scorer: Optional[Callable],
     el_scorer: Optional[Callable],
 ) -> "JointCorefLinker":
@@ -188,7 +203,8 @@ def make_joint_coref_linker(
     return JointCorefLinker(
         nlp.vocab, model, name, mode=mode, refinement=refinement, write_ents=write_ents, spans_prefix=spans_prefix,
         fuzzy_candidates=fuzzy_candidates, mentions_from=mentions_from, cluster_link=cluster_link,
-        gold_candidate_dropout=gold_candidate_dropout, scorer=scorer, el_scorer=el_scorer,
+        gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
+        el_scorer=el_scorer,
     )
 
 
@@ -282,16 +298,26 @@ class JointCorefLinker(KBTorchPipe):
         return lookup
 
     def _given_mentions(self, doc: Doc) -> List[Tuple[int, int]]:
-        """The upstream entities that ``mentions_from`` adds to the scored spans (none for "model")."""
+        """The upstream entities that ``mentions_from`` adds to the scored spans (none for "model"), less
+        those of an unlinkable label."""
         if self.settings.mentions_from == "model":
             return []
-        return [(e.start, e.end) for e in doc.ents]
+        return [(e.start, e.end) for e in doc.ents if e.label_ not in self.settings.unlinkable_labels]
+
+    def _unlinkable_ents(self, doc: Doc) -> List[Tuple[int, int]]:
+        """The upstream entities of an unlinkable label (none for "model"): never mentions."""
+        if self.settings.mentions_from == "model":
+            return []
+        return [(e.start, e.end) for e in doc.ents if e.label_ in self.settings.unlinkable_labels]
 
     def _batch(self, docs: Sequence[Doc], golds: Optional[Sequence[Any]] = None) -> JointCorefBatch:
         golds = golds if golds is not None else [None] * len(docs)
         enumerate_all = self.settings.mentions_from != "ents"
         return JointCorefBatch([
-            make_doc_inputs(self.model, doc, self._candidate_fn(doc, gold), gold, given=self._given_mentions(doc), enumerate_all=enumerate_all)
+            make_doc_inputs(
+                self.model, doc, self._candidate_fn(doc, gold), gold, given=self._given_mentions(doc),
+                enumerate_all=enumerate_all, excluded=self._unlinkable_ents(doc),
+            )
             for doc, gold in zip(docs, golds)
         ])
 
@@ -400,6 +426,20 @@ class JointCorefLinker(KBTorchPipe):
                 doc.spans[key] = spans
             if self.settings.write_ents:
                 self._write_ents(doc, linked_mentions, nil_mentions)
+            if self.mode != "coref":
+                self._mark_unlinkable(doc)
+
+    def _mark_unlinkable(self, doc: Doc) -> None:
+        """Entities of an unlinkable label (``mentions_from`` with "ents") get NIL, "not_linkable_label"."""
+        unlinkable = set(self._unlinkable_ents(doc))
+        if not unlinkable:
+            return
+        # Reassign: kb_id_ set on a span of doc.ents does not reach the tokens.
+        doc.ents = [Span(doc, e.start, e.end, e.label, kb_id=NIL) if (e.start, e.end) in unlinkable else e for e in doc.ents]
+        for ent in doc.ents:
+            if (ent.start, ent.end) in unlinkable:
+                ent._.nil_reason = NOT_LINKABLE_LABEL
+                ent._.candidate_scores = []
 
     @staticmethod
     def _write_ents(doc: Doc, linked: List[Span], nil: List[Span]) -> None:

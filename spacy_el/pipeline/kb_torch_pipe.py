@@ -43,7 +43,9 @@ class KBTorchPipe(TrainablePipe):
         and so checked again, whenever a setting in ``cfg`` changed since the last read.
         """
         names = self.settings_class.names()
-        key = tuple(self.cfg.get(name, _UNSET) for name in names)
+        # A list (a list setting read from JSON, or given to configure) is keyed by a copy: changed in
+        # place, it still counts as changed.
+        key = tuple(_frozen(self.cfg.get(name, _UNSET)) for name in names)
         cached = self.__dict__.get("_settings_cache")
         if cached is None or cached[0] != key:
             given = {name: value for name, value in zip(names, key) if value is not _UNSET}
@@ -240,6 +242,11 @@ class KBTorchPipe(TrainablePipe):
         util.from_disk(path, deserializers, exclude)
         self._after_load()
         return self
+
+
+def _frozen(value: Any) -> Any:
+    """A list as a tuple (a settings-cache key that does not change when the list does)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _checksum(data: bytes) -> Dict[str, Any]:

@@ -14,6 +14,11 @@ entity types at four switchable points:
 
 The mention's type comes from its NER label mapped into the type inventory, or from the model's
 mention-typing head (``mention_type_source = "head"``, and whenever the label is not in the inventory).
+Mentions whose label is one of ``unlinkable_labels`` (default
+:data:`~spacy_el.extensions.UNLINKABLE_LABELS`: DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL,
+CARDINAL) are not scored: they get ``kb_id_`` ``"NIL"``, ``span._.nil_reason = "not_linkable_label"``
+and no candidates (``docs/drop_in.md`` maps the OntoNotes labels). The setting applies at prediction;
+training still learns from every gold mention with a KB id.
 Each KB entity's type distribution is kept in the KB; at ``initialize``, entities without a type get
 one from an entity-typing classifier trained on the typed ones (:mod:`spacy_el.ml.ner4el.entity_typing`).
 
@@ -39,7 +44,7 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
-from ..extensions import NIL, register_extensions
+from ..extensions import NIL, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, register_extensions
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
@@ -72,7 +77,8 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     entity needs to count as compatible), mention_type_source, type_loss_weight (the mention-typing
     head's loss). threshold: write NIL when the best candidate's probability is below it (null: never).
     seed: of the negative sampling. encoder_batch: marked windows per scorer call at prediction
-    (memory, not results).
+    (memory, not results). unlinkable_labels: entity labels never linked (NIL, nil_reason
+    "not_linkable_label"; module docstring).
     """
 
     component: ClassVar[str] = "ner_constrained_linker"
@@ -91,6 +97,7 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     type_loss_weight: float = setting(0.1, low=0.0)
     seed: int = 0
     encoder_batch: int = setting(32, low=1)
+    unlinkable_labels: Tuple[str, ...] = setting(UNLINKABLE_LABELS, non_empty=True)
 
 
 @Language.factory(
@@ -121,6 +128,7 @@ def make_ner_constrained_linker(
     type_loss_weight: float,
     seed: int,
     encoder_batch: int,
+    unlinkable_labels: List[str],
     scorer: Optional[Callable],
 ) -> "NerConstrainedLinker":
     """The settings are documented on :class:`NerConstrainedLinkerSettings`."""
@@ -129,7 +137,8 @@ def make_ner_constrained_linker(
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
         n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
         compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
-        type_loss_weight=type_loss_weight, seed=seed, encoder_batch=encoder_batch, scorer=scorer,
+        type_loss_weight=type_loss_weight, seed=seed, encoder_batch=encoder_batch,
+        unlinkable_labels=unlinkable_labels, scorer=scorer,
     )
 
 
@@ -205,6 +214,9 @@ class NerConstrainedLinker(KBTorchPipe):
             return list(doc.ents)
         return list(doc.spans[key]) if key in doc.spans else []
 
+    def _unlinkable(self, span: Span) -> bool:
+        return span.label_ in self.settings.unlinkable_labels
+
     def _mention_type(self, span: Span) -> Optional[int]:
         if self.settings.mention_type_source == "head":
             return None
@@ -239,11 +251,27 @@ class NerConstrainedLinker(KBTorchPipe):
             return [[] for _ in docs]
         # One decision per character offsets: spans sharing them share their extension values.
         unique_per_doc, twin_of = zip(*(self._unique_mentions(spans) for spans in spans_per_doc))
-        flat_spans = [s for spans in unique_per_doc for s in spans]
+        # Mentions of an unlinkable label are not scored (nor encoded): NIL, "not_linkable_label".
+        decisions: List[Dict[str, Any]] = [
+            {"kb_id": NIL, "reason": NOT_LINKABLE_LABEL, "candidates": [], "score": None} if self._unlinkable(s) else {}
+            for spans in unique_per_doc for s in spans
+        ]
+        to_link = [i for i, d in enumerate(decisions) if not d]  # flat indices of the mentions to score
+        linkable_per_doc = [[s for s in spans if not self._unlinkable(s)] for spans in unique_per_doc]
+        if to_link:
+            self._link(docs, linkable_per_doc, decisions, to_link)
+        out, offset = [], 0
+        for unique, twins in zip(unique_per_doc, twin_of):
+            out.append([decisions[offset + j] for j in twins])
+            offset += len(unique)
+        return out
+
+    def _link(self, docs: Sequence[Doc], spans_per_doc: Sequence[Sequence[Span]], decisions: List[Dict[str, Any]], to_link: Sequence[int]) -> None:
+        """Score the mentions ``spans_per_doc`` (flat, they are ``decisions[to_link[i]]``) and fill in their decisions."""
+        flat_spans = [s for spans in spans_per_doc for s in spans]
         flat_sets = [self.selector.select(s.text, self._mention_type(s)) for s in flat_spans]
-        texts_spans = [(doc.text, [(s.start_char, s.end_char) for s in spans]) for doc, spans in zip(docs, unique_per_doc)]
+        texts_spans = [(doc.text, [(s.start_char, s.end_char) for s in spans]) for doc, spans in zip(docs, spans_per_doc)]
         input_ids, attention_mask, slots = encode_mentions(texts_spans, tokenizer_of(self.model), self.model.attrs["max_length"])
-        decisions: List[Dict[str, Any]] = [{} for _ in flat_spans]
         # Score a bounded number of windows at a time: memory would otherwise grow with the document
         # (encoder activations and candidate arrays of every mention at once). Every chunk keeps the
         # batch's padded width L, so a window is encoded exactly as in one call.
@@ -255,12 +283,7 @@ class NerConstrainedLinker(KBTorchPipe):
             scores, type_logits = self.model.predict(batch)
             chunk_decisions = self._decode(chunk_spans, chunk_sets, batch, scores, type_logits)
             for i, decision in zip(members, chunk_decisions):
-                decisions[i] = decision
-        out, offset = [], 0
-        for unique, twins in zip(unique_per_doc, twin_of):
-            out.append([decisions[offset + j] for j in twins])
-            offset += len(unique)
-        return out
+                decisions[to_link[i]] = decision
 
     def _unique_mentions(self, spans: Sequence[Span]) -> Tuple[List[Span], List[int]]:
         """The spans to link, one per character offsets (first seen), and for each of ``spans`` the index
@@ -280,7 +303,7 @@ class NerConstrainedLinker(KBTorchPipe):
             j = first.setdefault(key, len(unique))
             if j == len(unique):
                 unique.append(span)
-            elif self._mention_type(span) != self._mention_type(unique[j]):
+            elif (self._unlinkable(span), self._mention_type(span)) != (self._unlinkable(unique[j]), self._mention_type(unique[j])):
                 where = "doc.ents" if self.settings.spans_key is None else f"doc.spans[{self.settings.spans_key!r}]"
                 raise ValueError(
                     f"[spacy_el] {self.name}: two spans {span.text!r} at characters {key} of {where} have the labels "

@@ -2,7 +2,8 @@
 
 A component declares its settings as a frozen dataclass deriving from :class:`ComponentSettings`. Each
 field's annotation gives the setting's type (``int``, ``float``, ``bool``, ``str``, ``Literal[...]`` for
-a choice, ``Optional[...]`` where ``null`` is allowed) and :func:`setting` its range::
+a choice, ``Tuple[str, ...]`` for a list of strings, ``Optional[...]`` where ``null`` is allowed) and
+:func:`setting` its range::
 
     @dataclass(frozen=True)
     class RetrieverSettings(ComponentSettings):
@@ -14,6 +15,10 @@ The one class serves the factory (``default_config={**RetrieverSettings.defaults
 component's ``__init__`` (``RetrieverSettings.from_cfg(cfg)``, which refuses unknown names) and
 ``configure`` (``settings.updated(**changes)``), so the three can no longer disagree. Every check fails
 with a ``ValueError`` that names the component, the setting, what it must be and what it got.
+
+A ``Tuple[str, ...]`` setting accepts a list or a tuple of strings (a config and a JSON cfg give lists)
+and is stored as a tuple, so that the settings object stays immutable; ``defaults()`` and ``to_cfg()``
+give it as a list, as spaCy's config and a JSON cfg hold it.
 """
 import math
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
@@ -32,7 +37,7 @@ def setting(
     non_empty: bool = False,
 ) -> Any:
     """A settings field with its default and range: ``low``/``high`` bound numbers (``*_open``: the bound
-    itself is excluded); ``non_empty`` refuses the empty string."""
+    itself is excluded); ``non_empty`` refuses the empty string (for ``Tuple[str, ...]``: as an item)."""
     bounds = {"low": low, "high": high, "low_open": low_open, "high_open": high_open, "non_empty": non_empty}
     return field(default=default, metadata=bounds)
 
@@ -64,7 +69,7 @@ class ComponentSettings:
     @classmethod
     def defaults(cls) -> Dict[str, Any]:
         """Setting -> default, for the factory's ``default_config``."""
-        return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+        return {f.name: _plain(f.default) for f in fields(cls) if f.default is not MISSING}
 
     @classmethod
     def from_cfg(cls: "type[S]", cfg: Mapping[str, Any]) -> S:
@@ -87,7 +92,12 @@ class ComponentSettings:
 
     def to_cfg(self) -> Dict[str, Any]:
         """Setting -> value, as saved in the component's ``cfg``."""
-        return asdict(self)
+        return {name: _plain(value) for name, value in asdict(self).items()}
+
+
+def _plain(value: Any) -> Any:
+    """A setting's value as config and JSON hold it: a tuple (``Tuple[str, ...]``) as a list."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _checked(component: str, name: str, value: Any, annotation: Any, bounds: Mapping[str, Any]) -> Any:
@@ -111,6 +121,15 @@ def _checked(component: str, name: str, value: Any, annotation: Any, bounds: Map
         if value not in choices or isinstance(value, bool) != any(isinstance(c, bool) for c in choices):
             raise fail(f"one of {list(choices)}{nullable}")
         return value
+    if origin is tuple:
+        if get_args(annotation) != (str, Ellipsis):
+            raise TypeError(f"[spacy_el] {component}: setting {name} has an unsupported type {annotation!r}.")
+        item = "non-empty string" if bounds.get("non_empty") else "string"
+        if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, str) and (v or not bounds.get("non_empty")) for v in value
+        ):
+            raise fail(f"a list of {item}s{nullable}")
+        return tuple(value)
     if annotation is bool:
         if not isinstance(value, bool):
             raise fail(f"true or false{nullable}")

@@ -47,3 +47,13 @@ def test_a_cfg_changed_in_place_is_checked_when_read(factory):
     pipe.cfg[name] = invalid
     with pytest.raises(ValueError, match=f"{name} must be"):
         pipe.settings
+
+
+@pytest.mark.parametrize("factory", ["ner_constrained_linker", "joint_coref_linker"])
+def test_a_list_setting_is_a_list_in_cfg_and_a_tuple_in_settings(factory):
+    pipe = spacy.blank("en").add_pipe(factory, config={"unlinkable_labels": ["DATE"]})
+    assert pipe.cfg["unlinkable_labels"] == ["DATE"] and pipe.settings.unlinkable_labels == ("DATE",)
+    pipe.cfg["unlinkable_labels"].append("TIME")  # changed in place: still seen
+    assert pipe.settings.unlinkable_labels == ("DATE", "TIME")
+    with pytest.raises(ValueError, match="unlinkable_labels must be a list of non-empty strings"):
+        pipe.configure(unlinkable_labels="DATE")

@@ -1,6 +1,7 @@
 """The typed settings contract every component's settings class follows."""
+import json
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Optional
+from typing import ClassVar, Literal, Optional, Tuple
 
 import pytest
 
@@ -59,3 +60,35 @@ def test_updated_checks_as_construction_does():
     with pytest.raises(ValueError, match="has no setting"):
         settings.updated(nope=1)
     assert settings == ToySettings(), "updated returns a copy"
+
+
+@dataclass(frozen=True)
+class ListSettings(ComponentSettings):
+    component: ClassVar[str] = "lists"
+    labels: Tuple[str, ...] = setting(("DATE", "TIME"), non_empty=True)
+    extra: Optional[Tuple[str, ...]] = None
+
+
+def test_a_tuple_of_strings_setting_takes_a_list_stores_a_tuple_and_round_trips_through_json():
+    assert ListSettings.defaults() == {"labels": ["DATE", "TIME"], "extra": None}, "config and cfg hold lists"
+    settings = ListSettings.from_cfg({"labels": ["MONEY"], "extra": ("A",)})
+    assert settings.labels == ("MONEY",) and settings.extra == ("A",)
+    assert settings.to_cfg() == {"labels": ["MONEY"], "extra": ["A"]}
+    assert ListSettings.from_cfg(json.loads(json.dumps(settings.to_cfg()))) == settings
+    assert ListSettings(labels=[]).labels == (), "an empty list is allowed: nothing is excluded"
+    assert settings.updated(labels=["X", "Y"]).labels == ("X", "Y")
+
+
+@pytest.mark.parametrize("value", ["DATE", ["DATE", 3], [""], None, {"DATE": 1}])
+def test_a_tuple_of_strings_setting_refuses_other_values(value):
+    with pytest.raises(ValueError, match="lists: labels must be a list of non-empty strings"):
+        ListSettings.from_cfg({"labels": value})
+
+
+def test_other_tuple_annotations_are_not_supported():
+    @dataclass(frozen=True)
+    class IntTuple(ComponentSettings):
+        sizes: Tuple[int, ...] = (1,)
+
+    with pytest.raises(TypeError, match="unsupported type"):
+        IntTuple()

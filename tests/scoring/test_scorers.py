@@ -184,3 +184,25 @@ def test_scorer_through_language_evaluate(example, scorer, key, value):
     nlp.add_pipe("spacy_el_test_paris_linker", config={"scorer": {"@scorers": scorer}})
     scores = nlp.evaluate([Example(Doc(nlp.vocab, words=WORDS), example.reference)])
     assert scores[key] == pytest.approx(value)
+
+
+@pytest.mark.parametrize("gold_date_link", ["", "NIL"])
+def test_an_unlinkable_entity_predicted_nil_is_not_scored(nlp, gold_date_link):
+    """A DATE entity that a linker leaves NIL ("not_linkable_label", docs/drop_in.md) changes no EL figure:
+    NIL predictions are not predictions, and gold mentions without a KB id are ignored."""
+    words = "Ada Mercer painted Mercer in 1990 .".split()
+
+    def doc(ents):
+        d = Doc(nlp.vocab, words=words)
+        d.ents = [Span(d, s, e, label=label, kb_id=kb) for s, e, label, kb in ents]
+        return d
+
+    gold = [(0, 2, "PERSON", "Ada_Mercer"), (3, 4, "GPE", "Mercer_(town)")]
+    pred = [(0, 2, "PERSON", "Ada_Mercer"), (3, 4, "GPE", "Velda")]  # one right, one wrong
+    date_gold, date_pred = (5, 6, "DATE", gold_date_link), (5, 6, "DATE", "NIL")
+    without = [Example(doc(pred), doc(gold))]
+    with_date = [Example(doc(pred + [date_pred]), doc(gold + [date_gold]))]
+    for name in ("spacy-el.el_scorer.v1", "spacy-el.cluster_el_scorer.v1"):
+        scorer = get_scorer(name)
+        assert scorer(with_date) == scorer(without), name
+    assert get_scorer("spacy-el.el_scorer.v1")(with_date)["el_micro_p"] == 0.5

@@ -155,15 +155,20 @@ def make_doc_inputs(
     *,
     given: Sequence[Tuple[int, int]] = (),
     enumerate_all: bool = True,
+    excluded: Sequence[Tuple[int, int]] = (),
 ) -> DocInputs:
     """Numpy inputs of ``doc`` (module docstring). gold: clusters of ``(start, end)`` token spans of
     ``doc`` with a KB row or None. given: mentions found upstream (e.g. ``doc.ents``). Gold and given
     spans are added to the enumerated ones and always kept, if not wider than ``max_span_width``
     (wider ones cannot be embedded: they are dropped from the gold, and the caller reports the given
-    ones). enumerate_all=False: only gold and given spans are scored (no pruning)."""
+    ones). enumerate_all=False: only gold and given spans are scored (no pruning). excluded: spans
+    left out of the enumerated ones (entities that are never linked; gold spans are still added)."""
     a = model.attrs
     width = a["max_span_width"]
     spans = candidate_spans(doc, width) if enumerate_all else np.zeros((0, 2), dtype=np.int64)
+    if len(excluded) and len(spans):
+        drop = {(int(s), int(e)) for s, e in excluded}
+        spans = spans[np.array([(s, e) not in drop for s, e in spans.tolist()], dtype=bool)].reshape(-1, 2)
     gold_idx: Optional[List[GoldClusterIdx]] = None
     if gold is not None:
         gold = [([(int(s), int(e)) for s, e in mentions if 0 < e - s <= width], row) for mentions, row in gold]
