@@ -2,6 +2,6 @@
 from ._app import app, kb_app
 
 # Importing the command modules registers their commands on the apps above.
-from . import convert, evaluate, kb, summary, vectors, visualize  # noqa: E402,F401
+from . import annotate, convert, evaluate, kb, summary, vectors, visualize  # noqa: E402,F401
 
 __all__ = ["app", "kb_app"]

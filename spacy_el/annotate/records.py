@@ -1,0 +1,91 @@
+"""One annotated ``Doc`` as one output record (a JSON-ready dict), the same for JSONL and Parquet.
+
+``{"id", <carried fields>, "entities": [...], "clusters": [...]}``:
+
+* an entity (from ``doc.ents``): ``start_char``, ``end_char``, ``text``, ``label``, ``kb_id`` (the KB id,
+  ``"NIL"`` or ``""``), ``qid``, ``link_score``, ``nil_prob`` and ``candidates``, the first
+  ``top_candidates`` of ``span._.candidate_scores`` as ``{"kb_id", "score"}`` objects (``None`` where the
+  pipeline wrote none);
+* a cluster (from the ``coref_clusters_<n>`` span groups, read with :mod:`spacy_el.extensions`):
+  ``kb_id``, the link its mentions agree on (``None`` when they have none or disagree), and ``mentions``,
+  ``[start_char, end_char]`` pairs. A pipeline without coreference gives ``[]``.
+
+The output keys win over carried fields of the same name.
+"""
+from typing import Any, Dict, List, Optional
+
+from ..extensions import cluster_keys, get_clusters, register_extensions
+from ..scoring.cluster_el import cluster_link
+
+OUTPUT_KEYS = ("id", "entities", "clusters")
+
+
+def _float(value: Any) -> Optional[float]:
+    return None if value is None else float(value)
+
+
+def entity_record(span, top_candidates: int) -> Dict[str, Any]:
+    scores = span._.candidate_scores
+    candidates = None
+    if scores is not None:
+        candidates = [{"kb_id": str(kb_id), "score": _float(score)} for kb_id, score in list(scores)[:top_candidates]]
+    return {
+        "start_char": span.start_char,
+        "end_char": span.end_char,
+        "text": span.text,
+        "label": span.label_,
+        "kb_id": span.kb_id_,
+        "qid": span._.qid,
+        "link_score": _float(span._.link_score),
+        "nil_prob": _float(span._.nil_prob),
+        "candidates": candidates,
+    }
+
+
+def cluster_records(doc) -> List[Dict[str, Any]]:
+    ent_links = {(ent.start, ent.end): ent.kb_id_ for ent in doc.ents}
+    keys = cluster_keys(doc)
+    if keys:
+        clusters = [[(span.start, span.end, span.kb_id_ or ent_links.get((span.start, span.end), ""))
+                     for span in doc.spans[key]] for key in keys]
+    else:
+        clusters = [[(start, end, ent_links.get((start, end), "")) for start, end in cluster]
+                    for cluster in get_clusters(doc)]
+    out = []
+    for cluster in clusters:
+        link = cluster_link([kb_id for _, _, kb_id in cluster], gold=False)
+        out.append({
+            "kb_id": link if isinstance(link, str) else None,
+            "mentions": [[doc[start:end].start_char, doc[start:end].end_char] for start, end, _ in cluster],
+        })
+    return out
+
+
+def doc_record(doc, doc_id: str, fields: Dict[str, Any], top_candidates: int = 5) -> Dict[str, Any]:
+    """The output record of one annotated document."""
+    register_extensions()
+    record = {k: v for k, v in fields.items() if k not in OUTPUT_KEYS}
+    return {
+        "id": doc_id,
+        **record,
+        "entities": [entity_record(ent, top_candidates) for ent in doc.ents],
+        "clusters": cluster_records(doc),
+    }
+
+
+def arrow_schema(carried=None):
+    """The Arrow schema of the Parquet output: ``id``, the carried columns (``carried``, an Arrow schema,
+    or None to infer them), ``entities`` and ``clusters``."""
+    import pyarrow as pa
+
+    candidate = pa.struct([("kb_id", pa.string()), ("score", pa.float64())])
+    entity = pa.struct([
+        ("start_char", pa.int64()), ("end_char", pa.int64()), ("text", pa.string()), ("label", pa.string()),
+        ("kb_id", pa.string()), ("qid", pa.string()), ("link_score", pa.float64()), ("nil_prob", pa.float64()),
+        ("candidates", pa.list_(candidate)),
+    ])
+    cluster = pa.struct([("kb_id", pa.string()), ("mentions", pa.list_(pa.list_(pa.int64())))])
+    fields = [pa.field("id", pa.string())]
+    fields += [f for f in (carried or []) if f.name not in OUTPUT_KEYS]
+    fields += [pa.field("entities", pa.list_(entity)), pa.field("clusters", pa.list_(cluster))]
+    return pa.schema(fields)

@@ -1,0 +1,222 @@
+"""The annotate loop of the local engine: read a chunk, run the pipeline over it, commit it, repeat.
+
+Memory is bounded by one chunk (``chunk_size`` documents and their Docs); ``nlp.pipe`` runs over a chunk in
+batches of ``batch_size``, with ``n_process`` processes (spaCy's multiprocessing). A chunk whose
+``nlp.pipe`` raises is not lost: the documents it had already given are kept, the next ``batch_size``
+documents are run one at a time (``nlp(text)``, so the failing ones are isolated and go to the error log)
+and ``nlp.pipe`` goes on with the rest.
+"""
+import contextlib
+import itertools
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+
+from .readers import InputDoc, open_reader
+from .records import doc_record
+from .writers import OutputDir, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
+
+
+@dataclass
+class Summary:
+    """What a run did. ``read``, ``written`` and ``failed`` count the whole output (resumed runs included);
+    ``resumed_from`` is the number of documents an earlier run had committed."""
+
+    output: str
+    read: int
+    written: int
+    failed: int
+    resumed_from: int
+    parts: int
+    seconds: float
+    errors: Optional[str]
+
+    def as_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def load_pipeline(pipeline: Any):
+    """A loaded pipeline: ``pipeline`` itself if it is one, else ``spacy.load(pipeline)`` with a clear error."""
+    from spacy.language import Language
+
+    if isinstance(pipeline, Language):
+        return pipeline
+    import spacy
+
+    try:
+        return spacy.load(pipeline)
+    except (OSError, ValueError, ImportError) as err:
+        first = " ".join(str(err).split())[:300]
+        raise OSError(f"[spacy_el] Cannot load the pipeline {str(pipeline)!r}: {first}") from err
+
+
+def _error_text(err: BaseException) -> str:
+    return f"{type(err).__name__}: {' '.join(str(err).split())}"
+
+
+def _bad_text(item: InputDoc) -> Optional[str]:
+    if item.error is not None:
+        return item.error
+    if not isinstance(item.text, str):
+        return f"bad text: expected a string, got {type(item.text).__name__}"
+    try:
+        item.text.encode("utf8")
+    except UnicodeEncodeError as err:
+        return f"bad text: not valid Unicode ({err.reason} at {err.start})"
+    return None
+
+
+def pipe_chunk(nlp, items: List[InputDoc], batch_size: int, n_process: int = 1,
+               on_doc: Callable[[], None] = lambda: None) -> List[Tuple[InputDoc, Any, Optional[str]]]:
+    """``(item, doc, None)`` or ``(item, None, error)`` for each item, in order."""
+    out: List[Tuple[InputDoc, Any, Optional[str]]] = []
+    pending = items
+    while pending:
+        done = 0
+        try:
+            for doc in nlp.pipe([item.text for item in pending], batch_size=batch_size, n_process=n_process):
+                out.append((pending[done], doc, None))
+                done += 1
+                on_doc()
+            pending = []
+        except Exception:  # isolate the failing documents: the next batch one at a time
+            pending = pending[done:]
+            for item in pending[:batch_size]:
+                try:
+                    out.append((item, nlp(item.text), None))
+                except Exception as err:
+                    out.append((item, None, _error_text(err)))
+                on_doc()
+            pending = pending[batch_size:]
+    return out
+
+
+@contextlib.contextmanager
+def _torch_threads_for(n_process: int) -> Iterator[None]:
+    """With ``n_process > 1``, torch computes with one thread (restored afterwards). spaCy forks its worker
+    processes; a torch that forks with its OpenMP thread pool set to several threads hangs in the children
+    (seen with torch 2.13 CPU on Linux), and one thread per process is what multiprocessing wants anyway."""
+    torch = sys.modules.get("torch")
+    if n_process == 1 or torch is None:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _chunks(docs: Iterator[InputDoc], size: int) -> Iterator[List[InputDoc]]:
+    while True:
+        chunk = list(itertools.islice(docs, size))
+        if not chunk:
+            return
+        yield chunk
+
+
+def _check_options(batch_size: int, chunk_size: int, n_process: int, top_candidates: int) -> None:
+    for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size), ("n_process", n_process)):
+        if value < 1:
+            raise ValueError(f"[spacy_el] {name} must be at least 1, not {value}.")
+    if top_candidates < 0:
+        raise ValueError(f"[spacy_el] top_candidates must be at least 0, not {top_candidates}.")
+
+
+def annotate(
+    pipeline: Any,
+    input: Union[str, Path],
+    output: Union[str, Path],
+    *,
+    input_format: Optional[str] = None,
+    output_format: Optional[str] = None,
+    docbin: bool = False,
+    text_field: str = "text",
+    id_field: str = "id",
+    batch_size: int = 64,
+    chunk_size: int = 1000,
+    n_process: int = 1,
+    top_candidates: int = 5,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = True,
+    on_commit: Optional[Callable[[Dict[str, int]], None]] = None,
+) -> Summary:
+    """Annotate a corpus with a pipeline, streaming, into the output directory ``output``.
+
+    pipeline: a loaded ``Language`` or what ``spacy.load`` takes (a package name or a path).
+    input: a text file (one document per line), a ``.jsonl`` file, a ``.parquet`` file or a directory of
+        ``.txt`` files (``input_format`` names the format when the suffix does not tell it).
+    output: the output directory (part files, ``errors.jsonl``, ``manifest.json``; docs/annotate.md).
+    on_commit: called with the committed counts after each chunk's commit (a hook for tests and monitors).
+    RETURNS: the :class:`Summary` of the run; documents that failed are in ``OUTPUT/errors.jsonl``.
+    """
+    _check_options(batch_size, chunk_size, n_process, top_candidates)
+    start_time = time.perf_counter()
+    reader = open_reader(Path(input), input_format, text_field, id_field)
+    fmt = output_format_of(Path(output), output_format, docbin)
+    settings = {**reader.describe(), "output_format": fmt, "top_candidates": top_candidates}
+    out = OutputDir(Path(output), fmt, settings)
+    state = out.open(resume=resume, overwrite=overwrite)
+    nlp = load_pipeline(pipeline)
+    carried_schema = reader.carried_schema() if fmt == "parquet" and reader.format == "parquet" else None
+    skip = state["docs_read"]
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=reader.total(), initial=skip, unit="doc", desc="annotate", dynamic_ncols=True)
+    on_doc = bar.update if bar is not None else (lambda: None)
+    try:
+        with _torch_threads_for(n_process):
+            for chunk in _chunks(reader.docs(skip), chunk_size):
+                problems = [_bad_text(item) for item in chunk]
+                good = [item for item, problem in zip(chunk, problems) if problem is None]
+                for _ in range(len(chunk) - len(good)):
+                    on_doc()
+                results = iter(pipe_chunk(nlp, good, batch_size, n_process, on_doc=on_doc))
+                errors: List[Dict[str, Any]] = []
+                outputs: List[Any] = []
+                for item, problem in zip(chunk, problems):  # input order, in the part and in the error log
+                    if problem is None:
+                        _, doc, problem = next(results)
+                    if problem is not None:
+                        errors.append({"id": item.id, "error": problem})
+                        continue
+                    try:
+                        outputs.append(_prepare(doc, item, fmt, top_candidates))
+                    except Exception as err:  # a value the output cannot hold
+                        errors.append({"id": item.id, "error": _error_text(err)})
+                part = _part_bytes(outputs, fmt, carried_schema) if outputs else None
+                out.commit(part, errors, docs_read=len(chunk), docs_written=len(outputs))
+                if on_commit is not None:
+                    on_commit(dict(out.state))
+    finally:
+        if bar is not None:
+            bar.close()
+    state = out.state
+    return Summary(
+        output=str(out.path), read=state["docs_read"], written=state["docs_written"], failed=state["docs_failed"],
+        resumed_from=skip, parts=state["parts"], seconds=round(time.perf_counter() - start_time, 3),
+        errors=str(out.errors_path) if out.errors_path.exists() else None,
+    )
+
+
+def _prepare(doc, item: InputDoc, fmt: str, top_candidates: int) -> Any:
+    if fmt == "docbin":
+        doc._.doc_id = item.id
+        return doc
+    record = doc_record(doc, item.id, item.fields, top_candidates)
+    return jsonl_bytes([record]) if fmt == "jsonl" else record
+
+
+def _part_bytes(outputs: List[Any], fmt: str, carried_schema) -> bytes:
+    if fmt == "jsonl":
+        return b"".join(outputs)
+    if fmt == "parquet":
+        return parquet_bytes(outputs, carried_schema)
+    return docbin_bytes(outputs)
