@@ -55,11 +55,13 @@ NIL = "NIL"  # kb_id_ of a mention that has no KB entity (annotated or predicted
 NO_LINK = ""  # kb_id_ of a mention without link annotation (or, in coref-only mode, not linked)
 
 
-# Why a linker wrote NIL (``span._.nil_reason``): no alias-table candidate, every candidate refused by
-# the type constraint, the best candidate (or NIL's own score) below the threshold, or an entity label
-# that is never linked (UNLINKABLE_LABELS).
-NOT_LINKABLE_LABEL = "not_linkable_label"
-NIL_REASONS: Tuple[str, ...] = ("no_candidates", "type_constraint", "below_threshold", NOT_LINKABLE_LABEL)
+# Why a linker wrote NIL (``span._.nil_reason``).
+NO_CANDIDATES = "no_candidates"  # the mention (or no mention of its cluster) has an alias-table candidate
+TYPE_CONSTRAINT = "type_constraint"  # hard type-constrained decoding refused every candidate
+BELOW_THRESHOLD = "below_threshold"  # the best candidate scored below the threshold, or below NIL's edge
+NIL_CLASSIFIER = "nil_classifier"  # ner_stack_lstm's NIL classifier said the mention has no KB entity
+NOT_LINKABLE_LABEL = "not_linkable_label"  # the entity's label is never linked (UNLINKABLE_LABELS)
+NIL_REASONS: Tuple[str, ...] = (NO_CANDIDATES, TYPE_CONSTRAINT, BELOW_THRESHOLD, NIL_CLASSIFIER, NOT_LINKABLE_LABEL)
 # Entity labels never linked by default (OntoNotes values: dates, times, amounts, ordinals, numbers).
 UNLINKABLE_LABELS: Tuple[str, ...] = ("DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL")
 
@@ -196,8 +198,12 @@ __all__ = [
     "NIL",
     "NO_LINK",
     "is_linked",
-    "NOT_LINKABLE_LABEL",
     "NIL_REASONS",
+    "NO_CANDIDATES",
+    "TYPE_CONSTRAINT",
+    "BELOW_THRESHOLD",
+    "NIL_CLASSIFIER",
+    "NOT_LINKABLE_LABEL",
     "UNLINKABLE_LABELS",
     "CLUSTER_PREFIX",
     "ClusterList",

@@ -97,8 +97,8 @@ from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
 from ..extensions import (
-    CLUSTER_PREFIX, NIL, NO_LINK, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, cluster_key, cluster_keys, get_clusters,
-    register_extensions, set_clusters,
+    BELOW_THRESHOLD, CLUSTER_PREFIX, NIL, NO_CANDIDATES, NO_LINK, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, cluster_key,
+    cluster_keys, get_clusters, register_extensions, set_clusters,
 )
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
@@ -385,7 +385,7 @@ class JointCorefLinker(KBTorchPipe):
                 kb_id, reason, score = "", None, None
                 info = [{**i, "candidates": [], "nil_prob": None} for i in info]
             elif link is None:
-                kb_id, reason = NIL, "below_threshold" if has_candidates else "no_candidates"
+                kb_id, reason = NIL, BELOW_THRESHOLD if has_candidates else NO_CANDIDATES
             else:
                 kb_id, reason = ids[int(link)], None
             result.append({"mentions": info, "kb_id": kb_id, "reason": reason, "score": score})

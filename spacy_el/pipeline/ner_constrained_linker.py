@@ -44,7 +44,9 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
-from ..extensions import NIL, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, register_extensions
+from ..extensions import (
+    BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS, register_extensions,
+)
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
@@ -324,7 +326,7 @@ class NerConstrainedLinker(KBTorchPipe):
         out = []
         for i, (span, cands) in enumerate(zip(spans, sets)):
             if len(cands) == 0:
-                out.append({"kb_id": NIL, "reason": "no_candidates", "candidates": [], "score": None})
+                out.append({"kb_id": NIL, "reason": NO_CANDIDATES, "candidates": [], "score": None})
                 continue
             mention_type = self._mention_type(span)
             q = np.eye(len(self.inventory.labels), dtype=np.float32)[mention_type] if mention_type is not None else head_probs[i]
@@ -333,7 +335,7 @@ class NerConstrainedLinker(KBTorchPipe):
             if decoding == "hard":
                 allowed = entity_types[:, int(np.argmax(q))] >= self.settings.compat_threshold
                 if not allowed.any():
-                    out.append({"kb_id": NIL, "reason": "type_constraint", "candidates": [], "score": None})
+                    out.append({"kb_id": NIL, "reason": TYPE_CONSTRAINT, "candidates": [], "score": None})
                     continue
                 row_scores = np.where(allowed, row_scores, -np.inf)
             elif decoding == "soft":
@@ -349,7 +351,7 @@ class NerConstrainedLinker(KBTorchPipe):
             best = int(order[0])
             threshold = self.settings.threshold
             if threshold is not None and probs[best] < threshold:
-                out.append({"kb_id": NIL, "reason": "below_threshold", "candidates": ranked, "score": float(probs[best])})
+                out.append({"kb_id": NIL, "reason": BELOW_THRESHOLD, "candidates": ranked, "score": float(probs[best])})
             else:
                 out.append({"kb_id": ids[int(cands.rows[best])], "reason": None, "candidates": ranked, "score": float(probs[best])})
         return out

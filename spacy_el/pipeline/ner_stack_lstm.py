@@ -34,7 +34,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.transition_system import TransitionSystem
-from ..extensions import NIL, register_extensions
+from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
 from ..kb import ElKnowledgeBase
 from ..kb.candidate_arrays import CandidateLookup
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
@@ -344,9 +344,9 @@ class NerStackLstm(KBTorchPipe):
         nil_prob = float(output.nil_prob[r])
         decision["nil_prob"] = None if np.isnan(nil_prob) else nil_prob
         if not ranked:
-            decision.update(kb_id=NIL, reason="no_candidates")
+            decision.update(kb_id=NIL, reason=NO_CANDIDATES)
         elif decision["nil_prob"] is not None and nil_prob >= threshold:
-            decision.update(kb_id=NIL, reason="nil_classifier")
+            decision.update(kb_id=NIL, reason=NIL_CLASSIFIER)
         else:
             decision.update(kb_id=ids[int(rows[ranked[0]])], score=float(probs[ranked[0]]))
 
