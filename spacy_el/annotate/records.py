@@ -61,16 +61,22 @@ def cluster_records(doc) -> List[Dict[str, Any]]:
     return out
 
 
+def doc_annotations(doc, top_candidates: int = 5) -> Dict[str, Any]:
+    """``{"entities", "clusters"}`` of one annotated document: the part of its record that the pipeline makes
+    (the Ray engine computes it in its actors and the driver adds the id and carried fields)."""
+    register_extensions()
+    return {"entities": [entity_record(ent, top_candidates) for ent in doc.ents], "clusters": cluster_records(doc)}
+
+
+def merge_record(doc_id: str, fields: Dict[str, Any], annotations: Dict[str, Any]) -> Dict[str, Any]:
+    """The output record from a document's id, carried fields and :func:`doc_annotations`, keys in output order."""
+    record = {k: v for k, v in fields.items() if k not in OUTPUT_KEYS}
+    return {"id": doc_id, **record, "entities": annotations["entities"], "clusters": annotations["clusters"]}
+
+
 def doc_record(doc, doc_id: str, fields: Dict[str, Any], top_candidates: int = 5) -> Dict[str, Any]:
     """The output record of one annotated document."""
-    register_extensions()
-    record = {k: v for k, v in fields.items() if k not in OUTPUT_KEYS}
-    return {
-        "id": doc_id,
-        **record,
-        "entities": [entity_record(ent, top_candidates) for ent in doc.ents],
-        "clusters": cluster_records(doc),
-    }
+    return merge_record(doc_id, fields, doc_annotations(doc, top_candidates))
 
 
 def arrow_schema(carried=None):

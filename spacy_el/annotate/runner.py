@@ -1,4 +1,8 @@
-"""The annotate loop of the local engine: read a chunk, run the pipeline over it, commit it, repeat.
+"""The annotate loop: read a chunk, run the pipeline over it, commit it, repeat.
+
+The driver (this process) always reads the input and commits the output, so the commit protocol and
+``--resume`` are the same for every engine; an engine only computes the records of a chunk. The local
+engine runs ``nlp.pipe`` here; the Ray engine (:mod:`.ray_engine`) sends the chunk to a pool of Ray actors.
 
 Memory is bounded by one chunk (``chunk_size`` documents and their Docs); ``nlp.pipe`` runs over a chunk in
 batches of ``batch_size``, with ``n_process`` processes (spaCy's multiprocessing). A chunk whose
@@ -15,8 +19,10 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from .readers import InputDoc, open_reader
-from .records import doc_record
+from .records import doc_record, merge_record
 from .writers import OutputDir, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
+
+ENGINES = ("local", "ray")
 
 
 @dataclass
@@ -118,12 +124,21 @@ def _chunks(docs: Iterator[InputDoc], size: int) -> Iterator[List[InputDoc]]:
         yield chunk
 
 
-def _check_options(batch_size: int, chunk_size: int, n_process: int, top_candidates: int) -> None:
+def _check_options(batch_size: int, chunk_size: int, n_process: int, top_candidates: int, engine: str = "local",
+                   actors: Optional[int] = None, address: Optional[str] = None) -> None:
     for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size), ("n_process", n_process)):
         if value < 1:
             raise ValueError(f"[spacy_el] {name} must be at least 1, not {value}.")
     if top_candidates < 0:
         raise ValueError(f"[spacy_el] top_candidates must be at least 0, not {top_candidates}.")
+    if engine not in ENGINES:
+        raise ValueError(f"[spacy_el] Unknown engine {engine!r}; choose one of {', '.join(ENGINES)}.")
+    if actors is not None and actors < 1:
+        raise ValueError(f"[spacy_el] actors must be at least 1, not {actors}.")
+    if engine == "local" and (actors is not None or address is not None):
+        raise ValueError(f"[spacy_el] --{'actors' if actors is not None else 'address'} is an option of --engine ray.")
+    if engine == "ray" and n_process != 1:
+        raise ValueError("[spacy_el] --n-process is an option of the local engine; with --engine ray use --actors.")
 
 
 def annotate(
@@ -144,6 +159,9 @@ def annotate(
     overwrite: bool = False,
     progress: bool = True,
     on_commit: Optional[Callable[[Dict[str, int]], None]] = None,
+    engine: str = "local",
+    address: Optional[str] = None,
+    actors: Optional[int] = None,
 ) -> Summary:
     """Annotate a corpus with a pipeline, streaming, into the output directory ``output``.
 
@@ -152,52 +170,70 @@ def annotate(
         ``.txt`` files (``input_format`` names the format when the suffix does not tell it).
     output: the output directory (part files, ``errors.jsonl``, ``manifest.json``; docs/annotate.md).
     on_commit: called with the committed counts after each chunk's commit (a hook for tests and monitors).
+    engine: ``"local"`` (``nlp.pipe`` in this process) or ``"ray"`` (a pool of Ray actors, each loading the
+        pipeline once; ``pip install 'spacy_el[ray]'``). The output is the same.
+    address: with ``engine="ray"``, the address of a Ray cluster to connect to (``ray.init(address=...)``);
+        None starts a local Ray, or uses the one this process already initialized.
+    actors: with ``engine="ray"``, the number of actors (one CPU each); None: one per CPU of the cluster.
     RETURNS: the :class:`Summary` of the run; documents that failed are in ``OUTPUT/errors.jsonl``.
     """
-    _check_options(batch_size, chunk_size, n_process, top_candidates)
+    _check_options(batch_size, chunk_size, n_process, top_candidates, engine, actors, address)
     start_time = time.perf_counter()
     reader = open_reader(Path(input), input_format, text_field, id_field)
     fmt = output_format_of(Path(output), output_format, docbin)
+    if engine == "ray":
+        from .ray_engine import check_ray
+
+        check_ray(fmt)  # before anything is written: Ray installed, an output format it can write
     settings = {**reader.describe(), "output_format": fmt, "top_candidates": top_candidates}
     out = OutputDir(Path(output), fmt, settings)
     state = out.open(resume=resume, overwrite=overwrite)
-    nlp = load_pipeline(pipeline)
     carried_schema = reader.carried_schema() if fmt == "parquet" and reader.format == "parquet" else None
     skip = state["docs_read"]
 
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    with contextlib.ExitStack() as stack:
+        if engine == "ray":
+            from .ray_engine import RayPool
 
-        bar = tqdm(total=reader.total(), initial=skip, unit="doc", desc="annotate", dynamic_ncols=True)
-    on_doc = bar.update if bar is not None else (lambda: None)
-    try:
-        with _torch_threads_for(n_process):
-            for chunk in _chunks(reader.docs(skip), chunk_size):
-                problems = [_bad_text(item) for item in chunk]
-                good = [item for item, problem in zip(chunk, problems) if problem is None]
-                for _ in range(len(chunk) - len(good)):
-                    on_doc()
-                results = iter(pipe_chunk(nlp, good, batch_size, n_process, on_doc=on_doc))
-                errors: List[Dict[str, Any]] = []
-                outputs: List[Any] = []
-                for item, problem in zip(chunk, problems):  # input order, in the part and in the error log
-                    if problem is None:
-                        _, doc, problem = next(results)
-                    if problem is not None:
-                        errors.append({"id": item.id, "error": problem})
-                        continue
-                    try:
-                        outputs.append(_prepare(doc, item, fmt, top_candidates))
-                    except Exception as err:  # a value the output cannot hold
-                        errors.append({"id": item.id, "error": _error_text(err)})
-                part = _part_bytes(outputs, fmt, carried_schema) if outputs else None
-                out.commit(part, errors, docs_read=len(chunk), docs_written=len(outputs))
-                if on_commit is not None:
-                    on_commit(dict(out.state))
-    finally:
-        if bar is not None:
-            bar.close()
+            pool = stack.enter_context(RayPool(pipeline, batch_size, top_candidates, address, actors))
+            compute, make_output = pool.annotate, _from_annotations(fmt)
+        else:
+            nlp = load_pipeline(pipeline)
+            stack.enter_context(_torch_threads_for(n_process))
+
+            def compute(good: List[InputDoc], on_doc: Callable[[], None]) -> List[Tuple[Any, Optional[str]]]:
+                return [(doc, error) for _, doc, error in pipe_chunk(nlp, good, batch_size, n_process, on_doc)]
+
+            make_output = _from_doc(fmt, top_candidates)
+        on_doc: Callable[[], Any] = lambda: None
+        if progress:
+            from tqdm import tqdm
+
+            bar = stack.enter_context(
+                tqdm(total=reader.total(), initial=skip, unit="doc", desc="annotate", dynamic_ncols=True))
+            on_doc = bar.update
+        for chunk in _chunks(reader.docs(skip), chunk_size):
+            problems = [_bad_text(item) for item in chunk]
+            good = [item for item, problem in zip(chunk, problems) if problem is None]
+            for _ in range(len(chunk) - len(good)):
+                on_doc()
+            results = iter(compute(good, on_doc))  # (value, None) or (None, error) per good item, in order
+            errors: List[Dict[str, Any]] = []
+            outputs: List[Any] = []
+            for item, problem in zip(chunk, problems):  # input order, in the part and in the error log
+                if problem is None:
+                    value, problem = next(results)
+                if problem is not None:
+                    errors.append({"id": item.id, "error": problem})
+                    continue
+                try:
+                    outputs.append(make_output(value, item))
+                except Exception as err:  # a value the output cannot hold
+                    errors.append({"id": item.id, "error": _error_text(err)})
+            part = _part_bytes(outputs, fmt, carried_schema) if outputs else None
+            out.commit(part, errors, docs_read=len(chunk), docs_written=len(outputs))
+            if on_commit is not None:
+                on_commit(dict(out.state))
     state = out.state
     return Summary(
         output=str(out.path), read=state["docs_read"], written=state["docs_written"], failed=state["docs_failed"],
@@ -206,12 +242,25 @@ def annotate(
     )
 
 
-def _prepare(doc, item: InputDoc, fmt: str, top_candidates: int) -> Any:
-    if fmt == "docbin":
-        doc._.doc_id = item.id
-        return doc
-    record = doc_record(doc, item.id, item.fields, top_candidates)
-    return jsonl_bytes([record]) if fmt == "jsonl" else record
+def _from_doc(fmt: str, top_candidates: int) -> Callable[[Any, InputDoc], Any]:
+    """What a part holds for one document, from its Doc (local engine)."""
+    def prepare(doc, item: InputDoc) -> Any:
+        if fmt == "docbin":
+            doc._.doc_id = item.id
+            return doc
+        record = doc_record(doc, item.id, item.fields, top_candidates)
+        return jsonl_bytes([record]) if fmt == "jsonl" else record
+
+    return prepare
+
+
+def _from_annotations(fmt: str) -> Callable[[Dict[str, Any], InputDoc], Any]:
+    """What a part holds for one document, from its ``doc_annotations`` (Ray engine; no DocBin)."""
+    def prepare(annotations: Dict[str, Any], item: InputDoc) -> Any:
+        record = merge_record(item.id, item.fields, annotations)
+        return jsonl_bytes([record]) if fmt == "jsonl" else record
+
+    return prepare
 
 
 def _part_bytes(outputs: List[Any], fmt: str, carried_schema) -> bytes:

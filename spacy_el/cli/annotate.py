@@ -21,6 +21,11 @@ class OutputFormat(str, Enum):
     parquet = "parquet"
 
 
+class Engine(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
 @app.command("annotate")
 def annotate_cli(
     pipeline: str = typer.Argument(..., help="Pipeline package name or path"),
@@ -34,6 +39,9 @@ def annotate_cli(
     batch_size: int = typer.Option(64, "--batch-size", "-b", min=1, help="nlp.pipe batch size"),
     chunk_size: int = typer.Option(1000, "--chunk-size", "-c", min=1, help="Documents per committed part (memory holds one chunk)"),
     n_process: int = typer.Option(1, "--n-process", "-p", min=1, help="Processes for nlp.pipe (spaCy multiprocessing; see docs/annotate.md)"),
+    engine: Engine = typer.Option(Engine.local, "--engine", help="local: nlp.pipe in this process; ray: a pool of Ray actors, here or on a cluster (pip install 'spacy_el[ray]')"),
+    address: Optional[str] = typer.Option(None, "--address", help="--engine ray: address of the Ray cluster to connect to (default: start a local Ray)"),
+    actors: Optional[int] = typer.Option(None, "--actors", min=1, help="--engine ray: number of actors, one CPU each (default: one per CPU of the cluster)"),
     top_candidates: int = typer.Option(5, "--top-candidates", min=0, help="Candidates kept per entity (from span._.candidate_scores)"),
     resume: bool = typer.Option(False, "--resume", help="Continue after the last committed chunk of OUTPUT"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the output of an earlier run in OUTPUT"),
@@ -47,6 +55,8 @@ def annotate_cli(
     from ..annotate import annotate
 
     if gpu_id >= 0:
+        if engine == Engine.ray:
+            raise ValueError("[spacy_el] --gpu-id is not supported with --engine ray yet: use the local engine.")
         import spacy
 
         spacy.require_gpu(gpu_id)
@@ -56,7 +66,7 @@ def annotate_cli(
         output_format=output_format.value if output_format else None,
         docbin=docbin, text_field=text_field, id_field=id_field, batch_size=batch_size, chunk_size=chunk_size,
         n_process=n_process, top_candidates=top_candidates, resume=resume, overwrite=overwrite,
-        progress=show_progress,
+        progress=show_progress, engine=engine.value, address=address, actors=actors,
     )
     msg.table(
         [["read", summary.read], ["written", summary.written], ["failed", summary.failed],

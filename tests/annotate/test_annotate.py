@@ -342,3 +342,19 @@ def test_n_process_runs_torch_with_one_thread_and_restores_it():
     with _torch_threads_for(2):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
+
+
+# -- --engine ray without Ray, and engine options (tests/annotate/test_ray_engine.py runs Ray itself) ------
+def test_ray_engine_without_ray_is_a_clear_error(nlp, inputs, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r"^\[spacy_el\] --engine ray needs Ray: pip install 'spacy_el\[ray\]'"):
+        annotate(nlp, inputs["text"], tmp_path / "out", engine="ray", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_engine_options_are_checked(nlp, inputs, tmp_path):
+    for options, message in (({"engine": "spark"}, "Unknown engine"), ({"actors": 2}, "--actors is an option of --engine ray"),
+                             ({"address": "auto"}, "--address is an option of --engine ray"),
+                             ({"engine": "ray", "n_process": 2}, "--n-process is an option of the local engine")):
+        with pytest.raises(ValueError, match=r"^\[spacy_el\] " + message):
+            annotate(nlp, inputs["text"], tmp_path / "out", progress=False, **options)

@@ -1,0 +1,160 @@
+"""The Ray engine of ``annotate`` (``--engine ray``, ``pip install 'spacy_el[ray]'``).
+
+The driver (the process that runs ``annotate``) does what it does with the local engine: it reads the input
+chunk by chunk with the same readers, and commits each chunk with the same writer and manifest, so the
+output format, the commit protocol and ``--resume`` (exactly once) are those of the local engine. Ray only
+computes the records of a chunk: the chunk's documents go, ``batch_size`` at a time, to a pool of Ray
+actors (one CPU each) that each load the pipeline once, when they start, and run ``nlp.pipe`` over a batch
+(isolating documents whose component raises, as the local engine does). An actor sends back each
+document's ``{"entities", "clusters"}`` (:func:`~spacy_el.annotate.records.doc_annotations`) or its error,
+with its position in the chunk; the driver puts them back in input order and adds ids and carried fields.
+The actors stay up for the whole run.
+
+Ray is imported only here, and only when the engine is used.
+"""
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .readers import InputDoc
+from .records import doc_annotations
+from .runner import _error_text, load_pipeline, pipe_chunk
+
+INSTALL_HINT = "pip install 'spacy_el[ray]'"
+# An actor that dies (its node lost, killed for memory) is restarted and its batch retried: a batch is
+# pure computation, so running it again is safe. Only for a pipeline loaded from a path or package: a
+# Language object reaches the actors through the object store, which Ray does not promise to keep for a
+# restart (ray-project/ray#53727).
+MAX_RESTARTS = 3
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError as err:
+        raise ImportError(f"[spacy_el] --engine ray needs Ray: {INSTALL_HINT}") from err
+    return ray
+
+
+def check_ray(output_format: str) -> None:
+    """Refuse what the Ray engine cannot do before anything is written: Ray missing, DocBin output."""
+    import_ray()
+    if output_format == "docbin":
+        raise ValueError(
+            "[spacy_el] --engine ray writes JSONL or Parquet records, not DocBins: drop --docbin or use the "
+            "local engine."
+        )
+
+
+class AnnotateWorker:
+    """The state of one Ray actor: the pipeline, loaded once when the actor starts."""
+
+    def __init__(self, pipeline: Any, batch_size: int, top_candidates: int) -> None:
+        self.batch_size = batch_size
+        self.top_candidates = top_candidates
+        self.error: Optional[str] = None
+        try:
+            self.nlp = load_pipeline(pipeline)
+        except Exception as err:  # reported by ready(), so that the driver stops with one line
+            self.nlp = None
+            message = str(err)
+            if not message.startswith("[spacy_el]"):
+                message = f"[spacy_el] Cannot load the pipeline {str(pipeline)[:200]!r} in a Ray actor: {_error_text(err)}"
+            self.error = message
+
+    def ready(self) -> Optional[str]:
+        """None, or why the pipeline could not be loaded."""
+        return self.error
+
+    def annotate(self, batch: List[Tuple[int, str]]) -> List[Tuple[int, Optional[Dict[str, Any]], Optional[str]]]:
+        """``(position, annotations, None)`` or ``(position, None, error)`` for each ``(position, text)``."""
+        items = [InputDoc(id=str(position), text=text) for position, text in batch]
+        out: List[Tuple[int, Optional[Dict[str, Any]], Optional[str]]] = []
+        for (position, _), (_, doc, error) in zip(batch, pipe_chunk(self.nlp, items, self.batch_size)):
+            annotations = None
+            if error is None:
+                try:
+                    annotations = doc_annotations(doc, self.top_candidates)
+                except Exception as err:  # as the local engine: the document goes to the error log
+                    error = _error_text(err)
+            out.append((position, annotations, error))
+        return out
+
+
+def _pipeline_arg(ray, pipeline: Any) -> Any:
+    """What the actors load: a ``Language`` goes through Ray's object store (pickled once); a path that exists
+    here is made absolute (on a cluster it must exist at the same place on every node); a package name as is."""
+    from spacy.language import Language
+
+    if isinstance(pipeline, Language):
+        return ray.put(pipeline)
+    path = Path(pipeline)
+    return str(path.resolve()) if path.exists() else str(pipeline)
+
+
+class RayPool:
+    """A context manager: connects to Ray (or starts a local Ray), starts the actors and checks that each
+    loaded the pipeline; on exit kills them, and shuts Ray down if it started it."""
+
+    def __init__(self, pipeline: Any, batch_size: int, top_candidates: int, address: Optional[str] = None,
+                 actors: Optional[int] = None) -> None:
+        self.pipeline = pipeline
+        self.batch_size = batch_size
+        self.top_candidates = top_candidates
+        self.address = address
+        self.n_actors = actors
+        self.workers: List[Any] = []
+        self._pipeline_arg: Any = None
+        self._started_ray = False
+
+    def __enter__(self) -> "RayPool":
+        ray = self.ray = import_ray()
+        if not ray.is_initialized():
+            try:
+                ray.init(address=self.address, include_dashboard=False, logging_level="ERROR")
+            except Exception as err:
+                where = f"the Ray cluster at {self.address}" if self.address else "a local Ray"
+                raise OSError(f"[spacy_el] Cannot start or connect to {where}: {_error_text(err)}") from err
+            self._started_ray = True
+        try:
+            n_actors = self.n_actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self._pipeline_arg = pipeline = _pipeline_arg(ray, self.pipeline)
+            restarts = 0 if isinstance(pipeline, ray.ObjectRef) else MAX_RESTARTS
+            worker_class = ray.remote(num_cpus=1, max_restarts=restarts, max_task_retries=restarts)(AnnotateWorker)
+            self.workers = [worker_class.remote(pipeline, self.batch_size, self.top_candidates)
+                            for _ in range(n_actors)]
+            for error in ray.get([worker.ready.remote() for worker in self.workers]):
+                if error is not None:
+                    raise OSError(error)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for worker in self.workers:
+            try:
+                self.ray.kill(worker)
+            except Exception:
+                pass
+        self.workers = []
+        self._pipeline_arg = None
+        if self._started_ray:
+            self.ray.shutdown()
+            self._started_ray = False
+
+    def annotate(self, good: List[InputDoc], on_doc: Callable[[], Any]) -> List[Tuple[Any, Optional[str]]]:
+        """``(annotations, None)`` or ``(None, error)`` for each document of ``good``, in its order."""
+        from ray.util import ActorPool
+
+        positions = list(enumerate(item.text for item in good))
+        batches = [positions[i:i + self.batch_size] for i in range(0, len(positions), self.batch_size)]
+        results: List[Tuple[int, Optional[Dict[str, Any]], Optional[str]]] = []
+        pool = ActorPool(self.workers)
+        for batch_result in pool.map_unordered(lambda worker, batch: worker.annotate.remote(batch), batches):
+            results.extend(batch_result)
+            for _ in batch_result:
+                on_doc()
+        results.sort(key=lambda result: result[0])
+        if [position for position, _, _ in results] != list(range(len(good))):
+            raise RuntimeError("[spacy_el] The Ray actors did not return one result per document.")
+        return [(annotations, error) for _, annotations, error in results]
