@@ -236,7 +236,9 @@ class KBTorchPipe(TrainablePipe):
         deserializers = {
             "cfg": lambda p: checksum.update(model=self._read_cfg(lambda: srsly.read_json(p), str(p))),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            "kb": lambda p: self.kb.from_disk(p),
+            # Memory-mapped: processes that load the same pipeline (annotate workers, Ray actors) share
+            # the KB's pages instead of holding a copy each.
+            "kb": lambda p: self.kb.from_disk(p, mmap=True),
             "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), checksum.get("model")),
         }
         util.from_disk(path, deserializers, exclude)

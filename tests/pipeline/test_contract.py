@@ -320,3 +320,18 @@ def test_initialize_needs_a_kb_with_vectors(component, tmp_path):
     build_invented_kb(with_vectors=False).to_disk(tmp_path / "kb")
     with pytest.raises(ValueError, match=r"\[spacy_el\].*entity vectors"):
         pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))
+
+
+@pytest.mark.parametrize("component", ["joint_coref_linker", "ner_constrained_linker", "entity_retriever"])
+def test_a_loaded_pipeline_memory_maps_its_kb(trained_pipelines, component, tmp_path):
+    import numpy as np
+
+    nlp = trained_pipelines.get(component)
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    vectors = loaded.get_pipe(component).kb.entities.vectors
+    assert isinstance(vectors, np.memmap), "processes loading one pipeline share the KB's pages"
+    loaded.to_disk(tmp_path / "pipeline")  # saving onto the folder it maps (atomic renames keep the map valid)
+    again = spacy.load(tmp_path / "pipeline")
+    text = texts(1)[0]
+    assert outputs(again(text)) == outputs(loaded(text))
