@@ -1,0 +1,429 @@
+"""Throughput, per-worker memory and crash safety of ``python -m spacy_el annotate`` (docs/annotate.md).
+
+On a few thousand documents (AIDA documents and GUM documents cut into pieces of a few sentences, from
+``--data``; they are written to a temporary JSONL under ``benchmarks/tmp/`` and only their counts reach the
+results) with a composed pipeline (default: the tiny ``ner_stack_lstm`` -> ``joint_coref_linker`` of the
+``test`` workflow, so the figures measure the command's machinery and its scaling, not a production model's
+speed), in one run:
+
+- ``docs_per_s`` of ``annotate(...)`` (the Python API, end to end: reading the input, the pipeline, records,
+  parts, fsyncs and manifests) with the local engine and 1 or 2 processes, and with the Ray engine and 2
+  actors (``ray.init(num_cpus=2)`` before the clock starts; the actors' start-up, each loading the pipeline,
+  is inside the time, and measured alone as ``startup_s``); and of a bare ``nlp.pipe`` loop that builds the
+  same records in memory (``nlp_pipe``). ``overhead`` = local_1proc seconds / nlp_pipe seconds - 1.
+- ``peak_rss_bytes`` per worker: the process itself for local_1proc and nlp_pipe (its ``VmHWM``, reset
+  before the run), the largest of spaCy's worker processes for local_2proc, and the largest Ray actor for
+  ray_2actors (the workers' ``VmHWM`` sampled from ``/proc`` while they run). The notes say how much of the
+  worker's resident memory was shared with other processes (``smaps_rollup`` Shared_*) when it peaked; the
+  KB's own bytes are a row of their own (``kb_bytes``).
+- ``lost_docs`` and ``duplicated_docs``: the CLI run as a subprocess over a subset, SIGKILLed at random times
+  (seeded) ``--kills`` times, resumed with ``--resume`` each time and finally left to finish; the ids of the
+  final output (records and error lines) are compared with the input's.
+
+    python -m benchmarks.annotate --pipeline training/test/pipelines/nsl_jcl --docs 3000
+
+Writes benchmarks/results/annotate.json and regenerates the table of docs/annotate.md.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+from .common import SHARED_DATA, reset_peak_rss
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import publish_table, results_to_markdown
+
+NAME = "annotate"
+COMMAND = "python -m spacy project run annotate-benchmark"
+DEFAULT_PIPELINE = ROOT / "training" / "test" / "pipelines" / "nsl_jcl"
+DOC_PAGE = ROOT / "docs" / "annotate.md"
+DATASET = "aida+gum"
+TMP = ROOT / "benchmarks" / "tmp"
+
+
+# -- documents ------------------------------------------------------------------------------------
+def sentence_pieces(sentences: Sequence[str], size: int) -> List[str]:
+    """The sentences joined ``size`` at a time (the last piece may be shorter)."""
+    return [" ".join(sentences[i:i + size]) for i in range(0, len(sentences), size)]
+
+
+def interleave(*lists: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
+    """The items of the lists taken in turn (so that any prefix mixes them)."""
+    out: List[Tuple[str, str]] = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        out += [x[i] for x in lists if i < len(x)]
+    return out
+
+
+def load_documents(data: Path, n_docs: int, gum_sentences: int) -> Tuple[List[Tuple[str, str]], Dict[str, int]]:
+    """``n_docs`` ``(id, text)`` pairs: AIDA documents (train, dev, test) and GUM documents (all splits) cut into
+    pieces of ``gum_sentences`` sentences, taken in turn; and how many of each."""
+    from spacy_el.corpora import read_aida_split, read_gum
+
+    aida = [(f"aida-{split}-{i}", doc.text) for split in ("train", "dev", "test")
+            for i, doc in enumerate(read_aida_split(data / "aida", split))]
+    gum = []
+    for doc in read_gum(data / "gum"):
+        name = doc.user_data.get("doc_id", f"gum{len(gum)}")
+        sents = [s.text for s in doc.sents]
+        gum += [(f"{name}-{k}", text) for k, text in enumerate(sentence_pieces(sents, gum_sentences))]
+    docs = [(doc_id, text) for doc_id, text in interleave(aida, gum) if text.strip()][:n_docs]
+    counts = Counter("aida" if doc_id.startswith("aida-") else "gum" for doc_id, _ in docs)
+    return docs, {"aida": counts["aida"], "gum": counts["gum"]}
+
+
+def write_jsonl(path: Path, docs: Iterable[Tuple[str, str]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf8") as f:
+        for doc_id, text in docs:
+            f.write(json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n")
+    return path
+
+
+# -- worker memory --------------------------------------------------------------------------------
+def _status_kb(pid: int, fields: Sequence[str]) -> Dict[str, int]:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return {f: int(m.group(1)) * 1024 for f in fields if (m := re.search(rf"^{f}:\s+(\d+) kB", text, re.M))}
+
+
+def _shared_bytes(pid: int) -> int:
+    text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    return sum(int(m.group(1)) * 1024 for m in re.finditer(r"^Shared_(?:Clean|Dirty):\s+(\d+) kB", text, re.M))
+
+
+def descendants(root: int) -> List[int]:
+    """The pids of ``root``'s descendant processes (Linux ``/proc``)."""
+    children: Dict[int, List[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+class WorkerSampler:
+    """A thread that samples the descendants of this process every ``interval`` s while it runs: per pid, its
+    peak RSS (``VmHWM``), its command line, and the shared bytes (``smaps_rollup``) at its largest sampled RSS."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.seen: Dict[int, Dict] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "WorkerSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            self.sample()
+            if self._stop.wait(self.interval):
+                return
+
+    def sample(self) -> None:
+        for pid in descendants(os.getpid()):
+            try:
+                status = _status_kb(pid, ("VmHWM", "VmRSS"))
+                shared = _shared_bytes(pid)
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf8", "replace")
+            except (OSError, ValueError):
+                continue
+            if "VmRSS" not in status:
+                continue
+            rec = self.seen.setdefault(pid, {"hwm": 0, "rss": 0, "shared": 0, "cmds": set()})
+            rec["hwm"] = max(rec["hwm"], status.get("VmHWM", 0))
+            rec["cmds"].add(cmd)
+            if status["VmRSS"] >= rec["rss"]:
+                rec["rss"], rec["shared"] = status["VmRSS"], shared
+
+    def workers(self, match: str = "") -> List[Dict]:
+        """The sampled processes one of whose command lines contains ``match``."""
+        return [rec for rec in self.seen.values() if any(match in cmd for cmd in rec["cmds"])]
+
+
+def self_peak() -> Tuple[int, int]:
+    """This process's peak RSS (``VmHWM``) and the bytes of it now shared with other processes."""
+    return _status_kb(os.getpid(), ("VmHWM",))["VmHWM"], _shared_bytes(os.getpid())
+
+
+def kb_bytes(nlp) -> Tuple[int, List[str]]:
+    """The bytes of the KB arrays held by the pipeline's components (``kb.memory_usage()``) and their names."""
+    total, names = 0, []
+    for name, pipe in nlp.components:
+        kb = getattr(pipe, "kb", None)
+        if kb is not None and hasattr(kb, "memory_usage"):
+            total += sum(kb.memory_usage().values())
+            names.append(name)
+    return total, names
+
+
+def mib(n: float) -> str:
+    return f"{n / 2 ** 20:.0f} MiB"
+
+
+# -- kill and resume ------------------------------------------------------------------------------
+def lost_and_duplicated(expected: Sequence[str], found: Sequence[str]) -> Tuple[int, int]:
+    """Input ids absent from the output, and output entries beyond the first for an id (or not in the input)."""
+    counts = Counter(found)
+    lost = sum(1 for doc_id in set(expected) if doc_id not in counts)
+    duplicated = sum(n - 1 for n in counts.values()) + sum(1 for doc_id in counts if doc_id not in set(expected))
+    return lost, duplicated
+
+
+def output_ids(out: Path) -> List[str]:
+    """The ids of an output directory's committed records and error lines."""
+    from spacy_el.annotate import read_output
+
+    records, errors = read_output(out)
+    return [r["id"] for r in records] + [e["id"] for e in errors]
+
+
+def kill_and_resume(pipeline: Path, input_path: Path, out: Path, kills: int, seed: int, chunk_size: int,
+                    delay: Tuple[float, float]) -> Dict:
+    """Run the CLI over ``input_path`` as a subprocess, SIGKILL it after a random delay (seeded, uniform in
+    ``delay`` seconds) ``kills`` times, resuming each time with ``--resume``, then let the last run finish.
+    Returns the kills that hit a running process, the documents committed at each kill, and the final ids."""
+    rng = random.Random(seed)
+    if out.exists():
+        shutil.rmtree(out)
+    base = [sys.executable, "-m", "spacy_el", "annotate", str(pipeline), str(input_path), str(out),
+            "--chunk-size", str(chunk_size), "--no-progress", "--allow-errors"]
+    landed, committed = 0, []
+    for attempt in range(kills + 1):
+        cmd = base + (["--resume"] if attempt else [])
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if attempt < kills:
+            try:
+                proc.wait(timeout=rng.uniform(*delay))
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGKILL)
+                landed += 1
+        proc.wait()
+        err = proc.stderr.read().decode("utf8", "replace")
+        proc.stderr.close()
+        if proc.returncode not in (0, -signal.SIGKILL):
+            raise RuntimeError(f"annotate exited {proc.returncode}: {err[-2000:]}")
+        manifest = out / "manifest.json"
+        committed.append(json.loads(manifest.read_text())["docs_read"] if manifest.exists() else 0)
+        if proc.returncode == 0:
+            break
+    return {"kills": landed, "committed": committed, "ids": output_ids(out)}
+
+
+def pipeline_label(pipeline: Path) -> str:
+    """The pipeline as the notes name it (relative to the repository), with a warning for the tiny test one."""
+    path = pipeline.resolve()
+    label = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(pipeline)
+    if path == DEFAULT_PIPELINE.resolve():
+        label += " (tiny test-workflow model)"
+    return label
+
+
+# -- throughput -----------------------------------------------------------------------------------
+def pipe_records(nlp, docs: Sequence[Tuple[str, str]], batch_size: int) -> int:
+    """The bare loop: ``nlp.pipe`` over the texts, building each document's output record (in memory)."""
+    from spacy_el.annotate import doc_record
+    from spacy_el.annotate.writers import jsonl_bytes
+
+    size = 0
+    texts = (text for _, text in docs)
+    for (doc_id, _), doc in zip(docs, nlp.pipe(texts, batch_size=batch_size)):
+        size += len(jsonl_bytes([doc_record(doc, doc_id, {}, 5)]))
+    return size
+
+
+def timed_annotate(pipeline, input_path: Path, out: Path, **options) -> Tuple[float, object]:
+    from spacy_el.annotate import annotate
+
+    if out.exists():
+        shutil.rmtree(out)
+    start = time.perf_counter()
+    summary = annotate(pipeline, input_path, out, progress=False, **options)
+    return time.perf_counter() - start, summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pipeline", type=Path, default=DEFAULT_PIPELINE)
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    parser.add_argument("--docs", type=int, default=2000, help="documents of the throughput runs")
+    parser.add_argument("--gum-sentences", type=int, default=8, help="sentences per GUM piece")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--chunk-size", type=int, default=1000)
+    parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--kill-docs", type=int, default=600, help="documents of the kill/resume run")
+    parser.add_argument("--kill-chunk-size", type=int, default=20)
+    parser.add_argument("--kill-delay", type=float, nargs=2, default=(3.0, 10.0), metavar=("MIN", "MAX"),
+                        help="seconds after each start at which the run is killed (uniform)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / f"{NAME}.json")
+    args = parser.parse_args()
+
+    import spacy
+    import torch
+
+    spacy.util.fix_random_seed(args.seed)
+    TMP.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="annotate-", dir=TMP))  # git-ignored; removed at the end
+    try:
+        docs, counts = load_documents(args.data, args.docs, args.gum_sentences)
+        input_path = write_jsonl(work / "input.jsonl", docs)
+        n = len(docs)
+        words = sum(len(text.split()) for _, text in docs)
+        where = f"pipeline {pipeline_label(args.pipeline)}"
+        if args.pipeline.resolve() == DEFAULT_PIPELINE.resolve():
+            where_speed = where + ": the figures measure the command's machinery and scaling, not a production model's speed"
+        else:
+            where_speed = where
+        corpus = (f"{n:,} docs ({counts['aida']:,} AIDA documents, {counts['gum']:,} GUM pieces of "
+                  f"{args.gum_sentences} sentences; {words:,} whitespace words)")
+        common = f"{where_speed}; {corpus}; batch {args.batch_size}, chunk {args.chunk_size}"
+        print(f"{corpus}; input {input_path}", flush=True)
+
+        nlp = spacy.load(args.pipeline)
+        threads = torch.get_num_threads()
+        pipe_records(nlp, docs[:64], args.batch_size)  # warm-up
+        rows: List[Row] = []
+
+        # nlp_pipe: the bare loop, in this process
+        reset_peak_rss()
+        start = time.perf_counter()
+        pipe_records(nlp, docs, args.batch_size)
+        t_pipe = time.perf_counter() - start
+        hwm_pipe, _ = self_peak()
+        print(f"nlp_pipe {t_pipe:.1f}s", flush=True)
+
+        # local_1proc, with the loaded pipeline (its load is outside the time, as for nlp_pipe)
+        reset_peak_rss()
+        t_1, s_1 = timed_annotate(nlp, input_path, work / "out1", batch_size=args.batch_size,
+                                  chunk_size=args.chunk_size)
+        hwm_1, shared_1 = self_peak()
+        assert s_1.read == n, s_1
+        print(f"local_1proc {t_1:.1f}s", flush=True)
+
+        # local_2proc: spaCy forks 2 workers per chunk from this process (pipeline already loaded)
+        with WorkerSampler() as sampler:
+            t_2, s_2 = timed_annotate(nlp, input_path, work / "out2", batch_size=args.batch_size,
+                                      chunk_size=args.chunk_size, n_process=2)
+        assert s_2.read == n, s_2
+        workers_2 = [rec for rec in sampler.seen.values() if rec["hwm"]]
+        print(f"local_2proc {t_2:.1f}s, {len(workers_2)} worker processes sampled", flush=True)
+
+        kb_total, kb_pipes = kb_bytes(nlp)
+        rows += [
+            row("nlp_pipe", DATASET, "docs_per_s", round(n / t_pipe, 1),
+                f"{common}; for doc in nlp.pipe(texts): the same JSONL record built in memory, no files; torch {threads} threads"),
+            row("nlp_pipe", DATASET, "peak_rss_bytes", hwm_pipe,
+                f"VmHWM of the process (pipeline loaded, reset before the loop); {where}"),
+            row("local_1proc", DATASET, "docs_per_s", round(n / t_1, 1),
+                f"{common}; annotate(nlp, input.jsonl, out) end to end, pipeline already loaded, no progress bar; torch {threads} threads"),
+            row("local_1proc", DATASET, "overhead", round(t_1 / t_pipe - 1, 3),
+                f"local_1proc seconds / nlp_pipe seconds - 1 ({t_1:.1f} s / {t_pipe:.1f} s); {where}"),
+            row("local_1proc", DATASET, "peak_rss_bytes", hwm_1,
+                f"VmHWM of the process (pipeline loaded, reset before the run); {mib(shared_1)} shared with other processes afterwards; {where}"),
+            row("local_2proc", DATASET, "docs_per_s", round(n / t_2, 1),
+                f"{common}; annotate(..., n_process=2), 2 spaCy worker processes forked per chunk from the loaded pipeline, torch 1 thread each"),
+        ]
+        if workers_2:
+            peak = max(workers_2, key=lambda rec: rec["hwm"])
+            rows.append(row("local_2proc", DATASET, "peak_rss_bytes", peak["hwm"],
+                            f"largest VmHWM of the {len(workers_2)} forked worker processes (sampled every 0.2 s); "
+                            f"{mib(peak['shared'])} of its {mib(peak['rss'])} resident were pages shared with other "
+                            f"processes (copy-on-write from the parent) at its largest sample; {where}"))
+        del nlp
+
+        if not args.no_ray:
+            rows += ray_rows(args, input_path, work, n, common, where)
+
+        # the KB, for comparison with the workers' memory
+        kb_dir_bytes = sum(p.stat().st_size for p in args.pipeline.rglob("*") if p.is_file() and "kb" in p.parts)
+        rows.append(row("kb", DATASET, "kb_bytes", kb_total,
+                        f"kb.memory_usage() of {', '.join(kb_pipes) or 'no component'} (memory-mapped when the "
+                        f"pipeline is loaded from disk, so processes loading it share these pages); kb folders "
+                        f"{kb_dir_bytes:,} bytes on disk; {where}"))
+
+        # kill and resume
+        kill_docs = docs[:args.kill_docs]
+        kill_input = write_jsonl(work / "kill_input.jsonl", kill_docs)
+        result = kill_and_resume(args.pipeline, kill_input, work / "out_kill", args.kills, args.seed,
+                                 args.kill_chunk_size, tuple(args.kill_delay))
+        lost, dup = lost_and_duplicated([doc_id for doc_id, _ in kill_docs], result["ids"])
+        kill_notes = (f"CLI subprocess over {len(kill_docs):,} docs, chunk {args.kill_chunk_size}: SIGKILL after "
+                      f"uniform({args.kill_delay[0]:g}, {args.kill_delay[1]:g}) s (seed {args.seed}), "
+                      f"{result['kills']} kills landed, each followed by --resume, then run to the end; "
+                      f"committed docs at each stop {result['committed']}; {where}")
+        print(f"kill/resume: {result['kills']} kills, committed {result['committed']}", flush=True)
+        rows += [row("local_1proc", DATASET, "lost_docs", lost, kill_notes),
+                 row("local_1proc", DATASET, "duplicated_docs", dup, kill_notes)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    order = {"local_1proc": 0, "local_2proc": 1, "ray_2actors": 2, "nlp_pipe": 3, "kb": 4}
+    rows.sort(key=lambda r: order[r["system"]])
+    write_results(args.out, f"{COMMAND}  # python -m benchmarks.annotate --docs {args.docs}", rows)
+    publish_table(DOC_PAGE, NAME, results_to_markdown(args.out, notes=True))
+
+
+def ray_rows(args, input_path: Path, work: Path, n: int, common: str, where: str) -> List[Row]:
+    """docs_per_s, start-up seconds and peak actor RSS of the Ray engine with 2 actors."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    try:
+        tiny = write_jsonl(work / "tiny.jsonl", [("t1", "Ada Mercer went to Orvik.")])
+        t_start, _ = timed_annotate(args.pipeline, tiny, work / "out_tiny", engine="ray", actors=2)
+        with WorkerSampler() as sampler:
+            t_ray, s_ray = timed_annotate(args.pipeline, input_path, work / "out_ray", engine="ray", actors=2,
+                                          batch_size=args.batch_size, chunk_size=args.chunk_size)
+        assert s_ray.read == n, s_ray
+        actors = [rec for rec in sampler.workers("AnnotateWorker") if rec["hwm"]]
+    finally:
+        ray.shutdown()
+    print(f"ray_2actors {t_ray:.1f}s (start-up alone {t_start:.1f}s), {len(actors)} actors sampled", flush=True)
+    rows = [
+        row("ray_2actors", DATASET, "docs_per_s", round(n / t_ray, 1),
+            f"{common}; annotate(path, ..., engine='ray', actors=2) after ray.init(num_cpus=2) (Ray start-up "
+            f"outside the time; the actors' start-up, each loading the pipeline, inside: "
+            f"{n / max(t_ray - t_start, 1e-9):.1f} docs/s without it)"),
+        row("ray_2actors", DATASET, "startup_s", round(t_start, 2),
+            "annotate over 1 document with engine='ray', actors=2 on the running Ray: start 2 actors that each load "
+            f"the pipeline, then stop them; {where}"),
+    ]
+    if actors:
+        peak = max(actors, key=lambda rec: rec["hwm"])
+        rows.append(row("ray_2actors", DATASET, "peak_rss_bytes", peak["hwm"],
+                        f"largest VmHWM of the {len(actors)} AnnotateWorker actor processes (sampled every 0.2 s); "
+                        f"{mib(peak['shared'])} of its {mib(peak['rss'])} resident were pages shared with other "
+                        f"processes at its largest sample (each actor loads the pipeline from its folder; the memory-mapped KB's pages are shared); {where}"))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

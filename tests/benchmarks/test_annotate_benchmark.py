@@ -1,0 +1,23 @@
+"""The counters and document helpers of benchmarks/annotate.py (no pipeline run)."""
+from benchmarks.annotate import interleave, lost_and_duplicated, output_ids, sentence_pieces
+from spacy_el.annotate.writers import OutputDir
+
+
+def test_lost_and_duplicated_counts():
+    assert lost_and_duplicated(["a", "b", "c"], ["a", "b", "c"]) == (0, 0)
+    assert lost_and_duplicated(["a", "b", "c"], ["a", "c"]) == (1, 0)
+    assert lost_and_duplicated(["a", "b", "c"], ["a", "b", "b", "c", "c", "c"]) == (0, 3)
+    assert lost_and_duplicated(["a", "b"], ["a", "x"]) == (1, 1)  # an id not in the input counts as extra
+
+
+def test_output_ids_reads_records_and_errors(tmp_path):
+    out = OutputDir(tmp_path / "out", "jsonl", {"test": True})
+    out.open()
+    out.commit(b'{"id": "1", "entities": [], "clusters": []}\n', [{"id": "2", "error": "bad"}], 2, 1)
+    out.commit(b'{"id": "3", "entities": [], "clusters": []}\n', [], 1, 1)
+    assert sorted(output_ids(tmp_path / "out")) == ["1", "2", "3"]
+
+
+def test_documents_helpers():
+    assert sentence_pieces(["a.", "b.", "c."], 2) == ["a. b.", "c."]
+    assert interleave([("a", "1"), ("b", "2")], [("x", "9")]) == [("a", "1"), ("x", "9"), ("b", "2")]
