@@ -322,7 +322,8 @@ class NerConstrainedLinker(KBTorchPipe):
     ) -> List[Dict[str, Any]]:
         """Constrained decoding (contribution 4). scores: (M, C); type_logits: (M, T)."""
         head_probs = _softmax(type_logits)
-        decoding = self.settings.decoding
+        settings = self.settings  # read once: it is checked against cfg on every access
+        decoding = settings.decoding
         out = []
         for i, (span, cands) in enumerate(zip(spans, sets)):
             if len(cands) == 0:
@@ -333,7 +334,7 @@ class NerConstrainedLinker(KBTorchPipe):
             row_scores = scores[i, : len(cands)].astype(np.float64)
             entity_types = batch.cand_type_probs[i, : len(cands)]
             if decoding == "hard":
-                allowed = entity_types[:, int(np.argmax(q))] >= self.settings.compat_threshold
+                allowed = entity_types[:, int(np.argmax(q))] >= settings.compat_threshold
                 if not allowed.any():
                     out.append({"kb_id": NIL, "reason": TYPE_CONSTRAINT, "candidates": [], "score": None})
                     continue
@@ -341,15 +342,15 @@ class NerConstrainedLinker(KBTorchPipe):
             elif decoding == "soft":
                 # Smoothed entity types: a KB-typed entity's one-hot distribution would make the soft
                 # constraint as strict as the hard one.
-                eps = self.settings.type_smoothing
+                eps = settings.type_smoothing
                 smoothed = (1.0 - eps) * entity_types + eps / entity_types.shape[1]
-                row_scores = row_scores + self.settings.soft_weight * np.log(smoothed @ q)
+                row_scores = row_scores + settings.soft_weight * np.log(smoothed @ q)
             probs = _softmax(row_scores[None, :])[0]
             order = np.argsort(-probs, kind="stable")
             ids = self.kb.entities.ids
             ranked = [[ids[int(cands.rows[j])], float(probs[j])] for j in order[:CANDIDATES_KEPT] if np.isfinite(row_scores[j])]
             best = int(order[0])
-            threshold = self.settings.threshold
+            threshold = settings.threshold
             if threshold is not None and probs[best] < threshold:
                 out.append({"kb_id": NIL, "reason": BELOW_THRESHOLD, "candidates": ranked, "score": float(probs[best])})
             else:

@@ -20,6 +20,7 @@ A ``Tuple[str, ...]`` setting accepts a list or a tuple of strings (a config and
 and is stored as a tuple, so that the settings object stays immutable; ``defaults()`` and ``to_cfg()``
 give it as a list, as spaCy's config and a JSON cfg hold it.
 """
+import functools
 import math
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, Dict, Literal, Mapping, Optional, Tuple, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -63,6 +64,7 @@ class ComponentSettings:
         return ValueError(f"[spacy_el] {self.component}: {name} must be {expected}, got {getattr(self, name)!r}.")
 
     @classmethod
+    @functools.lru_cache(maxsize=None)  # a class's fields never change; KBTorchPipe.settings reads this per access
     def names(cls) -> Tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
 
