@@ -351,12 +351,8 @@ def main() -> None:
             row("local_2proc", DATASET, "docs_per_s", round(n / t_2, 1),
                 f"{common}; annotate(..., n_process=2), 2 spaCy worker processes forked per chunk from the loaded pipeline, torch 1 thread each"),
         ]
-        if workers_2:
-            peak = max(workers_2, key=lambda rec: rec["hwm"])
-            rows.append(row("local_2proc", DATASET, "peak_rss_bytes", peak["hwm"],
-                            f"largest VmHWM of the {len(workers_2)} forked worker processes (sampled every 0.2 s); "
-                            f"{mib(peak['shared'])} of its {mib(peak['rss'])} resident were pages shared with other "
-                            f"processes (copy-on-write from the parent) at its largest sample; {where}"))
+        rows += peak_worker_rows("local_2proc", workers_2, "forked worker processes",
+                                 "(copy-on-write from the parent)", where)
         del nlp
 
         if not args.no_ray:
@@ -416,13 +412,21 @@ def ray_rows(args, input_path: Path, work: Path, n: int, common: str, where: str
             "annotate over 1 document with engine='ray', actors=2 on the running Ray: start 2 actors that each load "
             f"the pipeline, then stop them; {where}"),
     ]
-    if actors:
-        peak = max(actors, key=lambda rec: rec["hwm"])
-        rows.append(row("ray_2actors", DATASET, "peak_rss_bytes", peak["hwm"],
-                        f"largest VmHWM of the {len(actors)} AnnotateWorker actor processes (sampled every 0.2 s); "
-                        f"{mib(peak['shared'])} of its {mib(peak['rss'])} resident were pages shared with other "
-                        f"processes at its largest sample (each actor loads the pipeline from its folder; the memory-mapped KB's pages are shared); {where}"))
-    return rows
+    return rows + peak_worker_rows("ray_2actors", actors, "AnnotateWorker actor processes",
+                                   "(each actor loads the pipeline from its folder; the memory-mapped KB's pages are shared)",
+                                   where)
+
+
+def peak_worker_rows(system: str, workers: List[Dict[str, int]], what: str, sharing: str, where: str) -> List[Row]:
+    """The ``peak_rss_bytes`` row of the worker with the largest VmHWM (none when no worker was sampled);
+    ``sharing`` says what its shared pages are."""
+    if not workers:
+        return []
+    peak = max(workers, key=lambda rec: rec["hwm"])
+    return [row(system, DATASET, "peak_rss_bytes", peak["hwm"],
+                f"largest VmHWM of the {len(workers)} {what} (sampled every 0.2 s); {mib(peak['shared'])} of its "
+                f"{mib(peak['rss'])} resident were pages shared with other processes {sharing} at its largest sample; "
+                f"{where}")]
 
 
 if __name__ == "__main__":
