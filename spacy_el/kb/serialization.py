@@ -61,13 +61,14 @@ def create_temp_file(directory: Path, name: str) -> Tuple[Path, int]:
             continue
 
 
-def _is_kb_manifest(path: Path) -> bool:
-    """Whether ``path`` is a spacy_el KB manifest (of any format version: an old KB may be rebuilt)."""
+def _kb_manifest(path: Path) -> Optional[Dict[str, Any]]:
+    """The manifest at ``path`` if it is a spacy_el KB manifest (of any format version: an old KB may be
+    rebuilt), else None."""
     try:
         manifest = json.loads(path.read_text(encoding="utf8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(manifest, dict) and manifest.get("format") == FORMAT_NAME
+        return None
+    return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT_NAME else None
 
 
 def check_kb_target(path: Path, force: bool = False) -> None:
@@ -82,7 +83,7 @@ def check_kb_target(path: Path, force: bool = False) -> None:
         raise ValueError(f"[spacy_el] Cannot write a KB to {path}: it is a broken symbolic link.")
     if path.exists() and not path.is_dir():
         raise ValueError(f"[spacy_el] Cannot write a KB to {path}: it exists and is not a directory.")
-    if path.is_dir() and any(path.iterdir()) and not force and not _is_kb_manifest(path / MANIFEST):
+    if path.is_dir() and any(path.iterdir()) and not force and _kb_manifest(path / MANIFEST) is None:
         raise ValueError(
             f"[spacy_el] {path} is not empty and is not a spacy_el KB (it has no spacy_el {MANIFEST}); "
             "refusing to overwrite its files. Write the KB to a new or empty directory, or pass force=True "
@@ -100,10 +101,10 @@ def check_kb_target(path: Path, force: bool = False) -> None:
 
 def _old_kb_files(path: Path) -> List[str]:
     """The files the KB currently in ``path`` lists, for removal once the new KB is in place."""
-    manifest_path = path / MANIFEST
-    if not _is_kb_manifest(manifest_path):
+    manifest = _kb_manifest(path / MANIFEST)
+    if manifest is None:
         return []
-    files = json.loads(manifest_path.read_text(encoding="utf8")).get("files")
+    files = manifest.get("files")
     return [rel for rel in files if isinstance(rel, str)] if isinstance(files, dict) else []
 
 
