@@ -14,7 +14,7 @@ The output keys win over carried fields of the same name.
 """
 from typing import Any, Dict, List, Optional
 
-from ..extensions import cluster_keys, get_clusters, register_extensions
+from ..extensions import cluster_keys, get_cluster_spans, register_extensions
 from ..scoring.cluster_el import cluster_link
 
 OUTPUT_KEYS = ("id", "entities", "clusters")
@@ -44,20 +44,13 @@ def entity_record(span, top_candidates: int) -> Dict[str, Any]:
 
 def cluster_records(doc) -> List[Dict[str, Any]]:
     ent_links = {(ent.start, ent.end): ent.kb_id_ for ent in doc.ents}
-    keys = cluster_keys(doc)
-    if keys:
-        clusters = [[(span.start, span.end, span.kb_id_ or ent_links.get((span.start, span.end), ""))
-                     for span in doc.spans[key]] for key in keys]
-    else:
-        clusters = [[(start, end, ent_links.get((start, end), "")) for start, end in cluster]
-                    for cluster in get_clusters(doc)]
+    # The span groups' spans carry their links; clusters kept only in doc._.coref_clusters (a DocBin
+    # without span groups) come back as plain slices, linked through the entities at their offsets.
+    groups = [list(doc.spans[key]) for key in cluster_keys(doc)] or get_cluster_spans(doc)
     out = []
-    for cluster in clusters:
-        link = cluster_link([kb_id for _, _, kb_id in cluster], gold=False)
-        out.append({
-            "kb_id": link if isinstance(link, str) else None,
-            "mentions": [[doc[start:end].start_char, doc[start:end].end_char] for start, end, _ in cluster],
-        })
+    for spans in groups:
+        link = cluster_link([s.kb_id_ or ent_links.get((s.start, s.end), "") for s in spans], gold=False)
+        out.append({"kb_id": link if isinstance(link, str) else None, "mentions": [[s.start_char, s.end_char] for s in spans]})
     return out
 
 
