@@ -12,7 +12,10 @@ Links live in ``span.kb_id_`` (``doc.ents`` and span groups): the KB id (a Wikip
 form, e.g. ``"Lord_Byron"``, or a Wikidata QID for corpora that only have QIDs), :data:`NIL`
 (``"NIL"``) for a mention annotated or predicted as having no KB entity, and :data:`NO_LINK`
 (``""``) for a mention without link annotation. :func:`is_linked` tells a real KB id from both.
-``span._.qid`` holds the Wikidata QID when it is known, else ``None``.
+``span._.qid`` holds the Wikidata QID when it is known, else ``None``: the value set on the span (corpus
+readers set it from their annotations), else the QID the KB stores for the span's ``kb_id_``, which a
+linker records for the Doc's linked ids with :func:`record_qids` (in ``doc.user_data[QIDS_KEY]``, a
+``{kb_id: qid}`` mapping that survives ``DocBin(store_user_data=True)``).
 
 A linker that writes :data:`NIL` says why in ``span._.nil_reason``, one of :data:`NIL_REASONS`.
 Entities whose label is one of :data:`UNLINKABLE_LABELS` (OntoNotes' dates, times and numbers: the
@@ -45,7 +48,7 @@ replace values rather than mutating them in place.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # spaCy is imported where a Doc is touched, not on import (see the docstring)
     from spacy.tokens import Doc, Span
@@ -158,13 +161,54 @@ DOC_EXTENSIONS: Dict[str, Any] = {
     "entqa_passages": [],
 }
 SPAN_EXTENSIONS: Dict[str, Any] = {
-    "qid": None,  # Wikidata QID ("Q42") or None
     "nil_prob": None,  # probability that the mention has no KB entity
     "candidate_scores": None,  # [[kb_id, score], ...] in rank order, or None
     "link_score": None,  # score of the chosen kb_id
     "cluster_id": None,  # 1-based index of the mention's coref cluster (coref_clusters_<id>)
     "nil_reason": None,  # why a linker wrote NIL: one of NIL_REASONS
 }
+
+
+# doc.user_data key of the {kb_id: qid} mapping behind span._.qid (see record_qids).
+QIDS_KEY = "spacy_el.qids"
+
+
+def _qid_key(span: "Span") -> Tuple[str, str, int, int]:
+    # spaCy's own key of a span attribute extension, so values written before ``qid`` became a getter
+    # (and DocBins holding them) read the same.
+    return ("._.", "qid", span.start_char, span.end_char)
+
+
+def _get_qid(span: "Span") -> Optional[str]:
+    """The QID set on the span, else the one recorded for its ``kb_id_`` (None when neither exists)."""
+    user_data = span.doc.user_data
+    key = _qid_key(span)
+    if key in user_data:
+        return user_data[key]
+    kb_id = span.kb_id_
+    if not is_linked(kb_id):
+        return None
+    qids = user_data.get(QIDS_KEY)
+    return qids.get(kb_id) if isinstance(qids, dict) else None
+
+
+def _set_qid(span: "Span", value: Optional[str]) -> None:
+    span.doc.user_data[_qid_key(span)] = value
+
+
+def record_qids(doc: "Doc", qid_of: Callable[[str], Optional[str]]) -> None:
+    """Record the QID of every KB id linked in ``doc`` (``doc.ents`` and the span groups), for ``span._.qid``.
+
+    qid_of: KB id -> QID or None, e.g. ``ElKnowledgeBase.qid_of``. Nothing is written for a Doc without
+    linked ids that have a QID, so the Doc's user data stays empty where there is nothing to say.
+    """
+    ids = {span.kb_id_ for span in doc.ents}
+    for group in doc.spans.values():
+        ids.update(span.kb_id_ for span in group)
+    found = {kb_id: qid for kb_id in ids if is_linked(kb_id) for qid in [qid_of(kb_id)] if qid}
+    if found:
+        existing = doc.user_data.get(QIDS_KEY)
+        doc.user_data[QIDS_KEY] = {**existing, **found} if isinstance(existing, dict) else found
 
 
 def _get_doc_id(doc: "Doc") -> Optional[str]:
@@ -190,6 +234,8 @@ def register_extensions(force: bool = False) -> None:
     for name, default in SPAN_EXTENSIONS.items():
         if force or not Span.has_extension(name):
             Span.set_extension(name, default=default, force=True)
+    if force or not Span.has_extension("qid"):
+        Span.set_extension("qid", getter=_get_qid, setter=_set_qid, force=True)
     if force or not Doc.has_extension("doc_id"):
         Doc.set_extension("doc_id", getter=_get_doc_id, setter=_set_doc_id, force=True)
 
@@ -216,4 +262,6 @@ __all__ = [
     "DOC_EXTENSIONS",
     "SPAN_EXTENSIONS",
     "DOC_ID_KEY",
+    "QIDS_KEY",
+    "record_qids",
 ]

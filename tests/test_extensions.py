@@ -93,3 +93,22 @@ def test_get_clusters_reads_span_groups_or_extension():
 def test_set_clusters_rejects_bad_input(clusters):
     with pytest.raises(ValueError):
         set_clusters(_doc(), clusters)
+
+
+def test_qid_from_the_kb_record_and_from_the_span():
+    from spacy_el.extensions import QIDS_KEY, record_qids
+
+    register_extensions()
+    doc = _doc()
+    doc.ents = [Span(doc, 0, 2, label="PER", kb_id="Alice_Smith"), Span(doc, 5, 6, label="LOC", kb_id="NIL")]
+    assert doc.ents[0]._.qid is None
+    record_qids(doc, {"Alice_Smith": "Q1", "NIL": "Q666"}.get)
+    assert doc.user_data[QIDS_KEY] == {"Alice_Smith": "Q1"}  # NIL is never looked up
+    assert doc.ents[0]._.qid == "Q1" and doc.ents[1]._.qid is None
+    doc.ents[0]._.qid = "Q2"  # a value set on the span wins (corpus annotations)
+    assert doc.ents[0]._.qid == "Q2" and doc[0:2]._.qid == "Q2"
+    loaded = _round_trip(doc)
+    assert loaded.ents[0]._.qid == "Q2" and loaded.user_data[QIDS_KEY] == {"Alice_Smith": "Q1"}
+    empty = _doc()
+    record_qids(empty, lambda kb_id: None)
+    assert QIDS_KEY not in empty.user_data

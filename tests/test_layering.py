@@ -42,7 +42,7 @@ def imported_modules(path: Path) -> Iterator[Tuple[int, str]]:
 def test_kb_is_a_leaf():
     offences = [
         f"{path.relative_to(REPO_ROOT)}:{line} imports {module}"
-        for path in sorted((PACKAGE / "kb").glob("*.py"))
+        for path in sorted((PACKAGE / "kb").rglob("*.py"))
         for line, module in imported_modules(path)
         if module.startswith("spacy_el") and not module.startswith("spacy_el.kb")
     ]

@@ -40,3 +40,5 @@ app = typer.Typer(
 )
 kb_app = typer.Typer(help="Build, inspect and query a spacy_el knowledge base.", no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
+candidates_app = typer.Typer(help="Candidate generation: train the dense mention encoder.", no_args_is_help=True)
+app.add_typer(candidates_app, name="candidates")

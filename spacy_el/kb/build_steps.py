@@ -54,10 +54,12 @@ def attach_vectors(
 ) -> None:
     """Set the KB's vectors from ``source``: "compute" (encode name + description) or a .npy path."""
     if source == "compute":
+        from .encoder import encoder_fingerprint
+
         vectors = compute_entity_vectors(kb, encoder=encoder, batch_size=batch_size, gpu_id=gpu_id)
-    else:
-        vectors = load_vectors_npy(Path(source), kb.n_entities)
-    kb.set_vectors(vectors)
+        kb.set_vectors(vectors, encoder=encoder_fingerprint(encoder))
+    else:  # vectors from a file: which encoder made them is unknown
+        kb.set_vectors(load_vectors_npy(Path(source), kb.n_entities))
 
 
 def attach_dense_index(kb: ElKnowledgeBase, factory: str) -> None:

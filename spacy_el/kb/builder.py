@@ -32,6 +32,7 @@ class KBBuilder:
         self._types: List[Tuple[str, ...]] = []
         self._frequencies: List[float] = []
         self._vectors: List[Optional[np.ndarray]] = []
+        self._qids: List[str] = []  # "" for an entity without a QID; stored only when some entity has one
         self._aliases: Dict[str, Dict[str, float]] = {}
 
     @property
@@ -50,14 +51,15 @@ class KBBuilder:
         types: Sequence[str] = (),
         frequency: float = 0.0,
         vector: Optional[Sequence[float]] = None,
+        qid: Optional[str] = None,
     ) -> None:
-        """Add an entity. Every field is checked here, so an error names the entity (and, from JSONL,
+        """Add an entity (``qid``: its Wikidata QID, e.g. "Q42", when the KB id is not one). Every field is checked here, so an error names the entity (and, from JSONL,
         the file and line) instead of surfacing later at ``build`` time."""
         if not isinstance(entity_id, str) or not entity_id.strip():
             raise ValueError(f"[spacy_el] Entity ids must be non-empty strings, got {entity_id!r}.")
         if entity_id in self._row_of:
             raise ValueError(f"[spacy_el] Entity {entity_id!r} was added twice; entity ids must be unique.")
-        for field, value in (("name", name), ("description", description)):
+        for field, value in (("name", name), ("description", description), ("qid", qid)):
             if value is not None and not isinstance(value, str):
                 raise ValueError(
                     f"[spacy_el] Entity {entity_id!r}: '{field}' must be a string, got {type(value).__name__} {value!r}."
@@ -78,6 +80,7 @@ class KBBuilder:
         self._types.append(tuple(type_list))
         self._frequencies.append(float(frequency))
         self._vectors.append(vector_array)
+        self._qids.append(qid or "")
 
     def add_alias(
         self, alias: str, entity_ids: Sequence[str], priors: Sequence[float], on_duplicate: OnDuplicate = "error"
@@ -140,7 +143,8 @@ class KBBuilder:
     ) -> ElKnowledgeBase:
         vectors = self._vector_matrix()
         entities = EntityStore.build(
-            self._ids, self._names, self._descriptions, self._types, self._frequencies, vectors
+            self._ids, self._names, self._descriptions, self._types, self._frequencies, vectors,
+            qids=self._qids if any(self._qids) else None,
         )
         alias_strings: List[str] = []
         offsets = [0]
@@ -205,7 +209,7 @@ class KBBuilder:
 
     # -- JSONL ------------------------------------------------------------------------------------
     def read_entities_jsonl(self, path: Union[str, Path], progress: bool = True) -> None:
-        """Read entities; one JSON object per line: {"id", "name"?, "description"?, "types"?, "frequency"?, "vector"?}."""
+        """Read entities; one JSON object per line: {"id", "name"?, "description"?, "types"?, "frequency"?, "vector"?, "qid"?}."""
         n_read = 0
         for line_no, record in _iter_jsonl(path, "entities", progress):
             if "id" not in record:
@@ -218,6 +222,7 @@ class KBBuilder:
                     types=record.get("types") or (),
                     frequency=record.get("frequency", 0.0),
                     vector=record.get("vector"),
+                    qid=record.get("qid"),
                 )
             except (ValueError, TypeError) as err:
                 raise _at_line(path, line_no, err) from err

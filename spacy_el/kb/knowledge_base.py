@@ -56,6 +56,7 @@ class EntityInfo(NamedTuple):
     description: str
     types: List[str]
     frequency: float
+    qid: Optional[str] = None  # Wikidata QID, when the KB stores one for the entity
 
 
 def _empty_entities() -> EntityStore:
@@ -96,6 +97,11 @@ class ElKnowledgeBase(KnowledgeBase):
         self.dense_index = dense_index
         self.settings = settings or LookupSettings()
         self._type_index: Optional[TypeIndex] = None
+        # Which encoder made the entity vectors (``encoder.encoder_fingerprint``), None when unknown.
+        self.vectors_encoder: Optional[Dict[str, str]] = None
+        # Named data files the KB carries for other parts of spacy_el (e.g. the dense candidate
+        # generator's mention encoder): bytes, or the path of a loaded KB's file, read on first use.
+        self._attachments: Dict[str, Union[bytes, Path]] = {}
         self._check_consistency()
 
     # -- sizes -------------------------------------------------------------------------------------
@@ -128,10 +134,21 @@ class ElKnowledgeBase(KnowledgeBase):
 
     def entity_at(self, row: int) -> EntityInfo:
         e = self.entities
-        return EntityInfo(e.ids[row], e.names[row], e.descriptions[row], e.types_of(row), float(e.frequencies[row]))
+        return EntityInfo(
+            e.ids[row], e.names[row], e.descriptions[row], e.types_of(row), float(e.frequencies[row]), e.qid_at(row)
+        )
 
-    def set_vectors(self, vectors: np.ndarray) -> None:
-        """Attach entity vectors, float32 array of shape (n_entities, dim), row i for entity row i."""
+    def qid_of(self, entity_id: str) -> Optional[str]:
+        """The Wikidata QID stored for ``entity_id`` (``span._.qid`` of the spans linked to it), or None
+        when the entity is unknown, has none, or the KB stores no QIDs."""
+        if self.entities.qids is None:
+            return None
+        row = self.entities.row_of(entity_id)
+        return None if row is None else self.entities.qid_at(row)
+
+    def set_vectors(self, vectors: np.ndarray, encoder: Optional[Dict[str, str]] = None) -> None:
+        """Attach entity vectors, float32 array of shape (n_entities, dim), row i for entity row i.
+        encoder: the fingerprint of the encoder that made them (``encoder.encoder_fingerprint``), if known."""
         vectors = np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[0] != self.n_entities or vectors.shape[1] < 1:
             raise ValueError(
@@ -141,6 +158,28 @@ class ElKnowledgeBase(KnowledgeBase):
         if not np.all(np.isfinite(vectors)):
             raise ValueError("[spacy_el] Entity vectors contain NaN or infinite values.")
         self.entities.vectors = vectors.astype(np.float32, copy=False)
+        self.vectors_encoder = dict(encoder) if encoder is not None else None
+
+    # -- attachments -------------------------------------------------------------------------------
+    def set_attachment(self, name: str, data: Optional[bytes]) -> None:
+        """Carry ``data`` in the KB's files under ``name`` (letters, digits, ``_`` and ``-``); None removes it."""
+        if not name or not all(c.isalnum() or c in "_-" for c in name):
+            raise ValueError(f"[spacy_el] An attachment name must be letters, digits, '_' or '-', got {name!r}.")
+        if data is None:
+            self._attachments.pop(name, None)
+        else:
+            self._attachments[name] = bytes(data)
+
+    def attachment(self, name: str) -> Optional[bytes]:
+        """The data carried under ``name``, or None."""
+        data = self._attachments.get(name)
+        if isinstance(data, Path):
+            data = self._attachments[name] = data.read_bytes()
+        return data
+
+    @property
+    def attachment_names(self) -> List[str]:
+        return sorted(self._attachments)
 
     def set_type_probs(self, labels: Sequence[str], probs: np.ndarray) -> None:
         """Attach a type distribution per entity (NER4EL entity typing, see ``entity_typing``).
@@ -311,6 +350,8 @@ class ElKnowledgeBase(KnowledgeBase):
             "type_prob_names": self.entities.type_prob_names,
             "settings": asdict(self.settings),
             "dense_index": DENSE_INDEX_FILE if self.dense_index is not None else None,
+            "vectors_encoder": self.vectors_encoder,
+            "attachments": {name: _attachment_file(name) for name in self.attachment_names},
         }
 
     def _arrays(self) -> Dict[str, np.ndarray]:
@@ -323,6 +364,8 @@ class ElKnowledgeBase(KnowledgeBase):
         holding a spacy_el KB, which is replaced (safely, also when it is this KB's own memory-mapped
         folder). A non-empty directory that is not a KB is refused unless ``force``."""
         writers = {DENSE_INDEX_FILE: self.dense_index.save} if self.dense_index is not None else {}
+        for name in self.attachment_names:
+            writers[_attachment_file(name)] = lambda target, name=name: Path(target).write_bytes(self.attachment(name))
         write_kb_dir(ensure_path(path), self._manifest(), self._arrays(), writers, force=force)
 
     def from_disk(
@@ -336,10 +379,12 @@ class ElKnowledgeBase(KnowledgeBase):
         if manifest.get("dense_index"):
             dense = _load_dense_file(extra, manifest["dense_index"], path, mmap=mmap)
         self._restore(manifest, arrays, dense, where=str(path))
+        self._attachments = _attachment_sources(manifest, extra, where=str(path))
         return self
 
     def to_bytes(self, **kwargs: Any) -> bytes:
         extra = {DENSE_INDEX_FILE: self.dense_index.to_bytes()} if self.dense_index is not None else {}
+        extra.update({_attachment_file(name): self.attachment(name) for name in self.attachment_names})
         return kb_to_bytes(self._manifest(), self._arrays(), extra)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Tuple[str, ...] = tuple()) -> "ElKnowledgeBase":
@@ -350,6 +395,7 @@ class ElKnowledgeBase(KnowledgeBase):
 
             dense = DenseIndex.from_bytes(extra[manifest["dense_index"]])
         self._restore(manifest, arrays, dense, where="the KB bytes")
+        self._attachments = _attachment_sources(manifest, extra, where="the KB bytes")
         return self
 
     @classmethod
@@ -376,6 +422,7 @@ class ElKnowledgeBase(KnowledgeBase):
         self.entities, self.aliases, self.settings = entities, aliases, settings
         self._default_vector_length = default_length
         self.dense_index = dense
+        self.vectors_encoder = manifest.get("vectors_encoder")
         self._check_consistency(where)
 
     def _check_consistency(self, where: str = "the KB") -> None:
@@ -405,3 +452,17 @@ def _load_dense_file(extra: Dict[str, Path], name: str, kb_path: Path, *, mmap: 
     if name not in extra:
         raise KBFormatError(f"[spacy_el] The manifest of {kb_path} names a dense index {name} that it does not list.")
     return DenseIndex.load(extra[name], mmap=mmap)
+
+
+def _attachment_file(name: str) -> str:
+    return f"attachment.{name}.bin"
+
+
+def _attachment_sources(manifest: Dict[str, Any], extra: Dict[str, Any], where: str) -> Dict[str, Union[bytes, Path]]:
+    """The attachments a manifest lists: their files (a loaded folder) or bytes (``from_bytes``)."""
+    sources: Dict[str, Union[bytes, Path]] = {}
+    for name, file in (manifest.get("attachments") or {}).items():
+        if file not in extra:
+            raise KBFormatError(f"[spacy_el] The manifest of {where} names an attachment {file} that it does not hold.")
+        sources[name] = extra[file]
+    return sources

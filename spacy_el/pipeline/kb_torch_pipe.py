@@ -11,6 +11,7 @@ from spacy.pipeline import TrainablePipe
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
+from ..extensions import record_qids
 from ..kb import ElKnowledgeBase
 from .settings import ComponentSettings
 
@@ -76,6 +77,23 @@ class KBTorchPipe(TrainablePipe):
         if not isinstance(kb, ElKnowledgeBase):
             raise ValueError(f"[spacy_el] {self.name} needs an ElKnowledgeBase, got {type(kb).__name__}.")
         self.kb = kb
+
+    # -- predictions: span._.qid ---------------------------------------------------------------------
+    def __call__(self, doc: Any) -> Any:
+        doc = super().__call__(doc)
+        self._record_qids(doc)
+        return doc
+
+    def pipe(self, stream: Iterable[Any], *, batch_size: int = 128) -> Any:
+        for doc in super().pipe(stream, batch_size=batch_size):
+            self._record_qids(doc)
+            yield doc
+
+    def _record_qids(self, doc: Any) -> None:
+        """Record the QIDs of the Doc's linked ids (``span._.qid``) when the KB stores QIDs (``kb from-dumps``)."""
+        kb = getattr(self, "kb", None)
+        if kb is not None and kb.entities.qids is not None:
+            record_qids(doc, kb.qid_of)
 
     def _require_kb_with_vectors(self) -> None:
         """At initialize: the model is sized from the KB's entity vectors, so they must exist."""

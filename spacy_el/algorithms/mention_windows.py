@@ -1,0 +1,66 @@
+"""Context windows for encoding many mentions of a document with few encoder passes.
+
+A dense mention encoder reads each mention in its context. Encoding one window per mention costs one
+transformer pass per mention; here the document is cut into overlapping windows of ``window`` tokens
+(stride ``window // 2``) and each mention is read in the window where it sits most centrally, so one
+pass serves every mention of its window. A mention longer than half a window may fit no grid window;
+it gets a window of its own, centred on it.
+"""
+from typing import Dict, List, Sequence, Tuple
+
+Span = Tuple[int, int]
+
+
+def grid_windows(n_tokens: int, window: int) -> List[Span]:
+    """Overlapping ``(start, end)`` token windows covering ``n_tokens`` tokens, stride ``window // 2``.
+
+    The last window ends at ``n_tokens``; a document shorter than ``window`` is one window.
+    """
+    if window < 2:
+        raise ValueError(f"[spacy_el] A mention window must hold at least 2 tokens, got {window}.")
+    if n_tokens <= window:
+        return [(0, n_tokens)]
+    stride = window // 2
+    starts = list(range(0, n_tokens - window, stride)) + [n_tokens - window]
+    return [(start, start + window) for start in starts]
+
+
+def assign_windows(n_tokens: int, mentions: Sequence[Span], window: int) -> Tuple[List[Span], List[int]]:
+    """The windows to encode and, per mention, the index of the window it is read in.
+
+    mentions: ``(start, end)`` token spans, ``0 <= start < end <= n_tokens``. RETURNS ``(windows,
+    assignment)``: only windows that hold at least one mention, in document order (own windows of
+    long mentions after the grid ones), and ``assignment[i]`` indexes ``windows``.
+    """
+    grid = grid_windows(n_tokens, window)
+    chosen: Dict[Span, int] = {}
+    windows: List[Span] = []
+    assignment: List[int] = []
+    for start, end in mentions:
+        if not 0 <= start < end <= n_tokens:
+            raise ValueError(f"[spacy_el] Mention span ({start}, {end}) is not inside a document of {n_tokens} tokens.")
+        best = _most_central(grid, start, end)
+        if best is None:
+            pad = max(0, (window - (end - start)) // 2)
+            best = (max(0, start - pad), min(n_tokens, end + pad))
+        if best not in chosen:
+            chosen[best] = len(windows)
+            windows.append(best)
+        assignment.append(chosen[best])
+    order = sorted(range(len(windows)), key=lambda i: windows[i])
+    new_index = {old: new for new, old in enumerate(order)}
+    return [windows[i] for i in order], [new_index[a] for a in assignment]
+
+
+def _most_central(grid: Sequence[Span], start: int, end: int) -> "Span | None":
+    """The grid window that contains ``[start, end)`` with the most context on its shorter side."""
+    best, best_margin = None, -1
+    for w_start, w_end in grid:
+        if w_start <= start and end <= w_end:
+            margin = min(start - w_start, w_end - end)
+            if margin > best_margin:
+                best, best_margin = (w_start, w_end), margin
+    return best
+
+
+__all__ = ["grid_windows", "assign_windows"]

@@ -1,0 +1,50 @@
+"""``spacy-el.AliasCandidates.v1``: the alias table's exact -> normalised -> fuzzy tiers (``kb.lookup``)."""
+from typing import Dict, List, Optional, Sequence
+
+from spacy.tokens import Span
+
+from ..kb import ElKnowledgeBase
+from .types import TIER_CODES, CandidateGenerator, MentionCandidates
+
+NAN = float("nan")
+
+
+class AliasCandidates(CandidateGenerator):
+    """Candidates from the KB's alias table, ranked as ``ElKnowledgeBase.lookup`` ranks them: earlier
+    tiers first, then by prior x match score.
+
+    top_k: candidates kept per mention (None: all). fuzzy: whether the trigram tier runs when the exact
+    and normalised tiers find nothing.
+    """
+
+    name = "alias"
+
+    def __init__(self, top_k: Optional[int] = 30, fuzzy: bool = True) -> None:
+        self.top_k = top_k
+        self.fuzzy = fuzzy
+
+    def with_top_k(self, top_k: Optional[int]) -> "AliasCandidates":
+        return AliasCandidates(top_k, self.fuzzy)
+
+    def lookup_texts(self, kb: ElKnowledgeBase, texts: Sequence[str]) -> List[MentionCandidates]:
+        """Candidates of mention strings (each distinct string looked up once)."""
+        found: Dict[str, MentionCandidates] = {}
+        for text in texts:
+            if text not in found:
+                found[text] = self._lookup(kb, text)
+        return [found[text] for text in texts]
+
+    def __call__(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
+        return self.lookup_texts(kb, [span.text for span in mentions])
+
+    def _lookup(self, kb: ElKnowledgeBase, text: str) -> MentionCandidates:
+        if kb.is_empty() or not text.strip():
+            return MentionCandidates.empty()
+        hits = kb.lookup(text, top_k=self.top_k, fuzzy=self.fuzzy)
+        priors = [h.prior * h.score for h in hits]
+        return MentionCandidates.from_lists(
+            [h.entity_row for h in hits], priors, [TIER_CODES[h.match] for h in hits], [NAN] * len(hits), priors
+        )
+
+
+__all__ = ["AliasCandidates"]

@@ -1,0 +1,161 @@
+"""``spacy-el.DenseCandidates.v1``: a mention encoder reads each mention in its context window and the
+KB's FAISS index returns the nearest entity vectors (BLINK's first stage, a bi-encoder).
+
+The mention encoder travels with the KB: it is carried as the KB's ``mention_encoder`` attachment, so
+every pipeline that serialises its KB (each spacy_el linker, and spaCy's ``entity_linker``) carries the
+encoder too, and ``spacy package`` output needs nothing else. A generator given an ``encoder`` path
+attaches that encoder to the KB it is first used with.
+"""
+import threading
+import warnings
+import weakref
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+from spacy.tokens import Span
+
+from ..kb import ElKnowledgeBase
+from .types import TIER_NONE, CandidateGenerator, MentionCandidates
+
+ATTACHMENT = "mention_encoder"
+
+_DECODED: "weakref.WeakKeyDictionary[ElKnowledgeBase, Tuple[int, Any]]" = weakref.WeakKeyDictionary()
+_LOCK = threading.RLock()
+
+
+def attach_mention_encoder(kb: ElKnowledgeBase, encoder: Union[str, Path, Any]) -> None:
+    """Make ``kb`` carry a mention encoder (a ``MentionEncoder`` or its folder), after checking that its
+    vectors and the encoder's entity side are the same vector space."""
+    from ..ml.mention_encoder.runtime import MentionEncoder
+
+    if not isinstance(encoder, MentionEncoder):
+        encoder = MentionEncoder.load(encoder)
+    check_vector_space(kb, encoder)
+    with _LOCK:
+        kb.set_attachment(ATTACHMENT, encoder.to_bytes())
+        _DECODED[kb] = (id(kb.attachment(ATTACHMENT)), encoder)
+
+
+def check_vector_space(kb: ElKnowledgeBase, encoder: Any) -> None:
+    """Refuse a KB whose entity vectors another encoder made than the one ``encoder`` was trained against."""
+    if kb.entities.vectors is not None and kb.entities.vector_dim != encoder.dim:
+        raise ValueError(
+            f"[spacy_el] The mention encoder makes {encoder.dim}-d vectors but the KB's entity vectors are "
+            f"{kb.entities.vector_dim}-d: they come from different encoders."
+        )
+    expected, actual = encoder.settings.entity_encoder, kb.vectors_encoder
+    if expected and actual and expected.get("sha256") != actual.get("sha256"):
+        raise ValueError(
+            f"[spacy_el] The KB's entity vectors were made by the encoder {actual.get('name')!r} "
+            f"(sha256 {actual.get('sha256', '')[:12]}…), but the mention encoder was trained against "
+            f"{expected.get('name')!r} (sha256 {expected.get('sha256', '')[:12]}…). Re-encode the KB with "
+            "`python -m spacy_el kb build ... --vectors compute --encoder <that encoder>`, or train a mention "
+            "encoder against this KB (`python -m spacy_el candidates train-encoder`)."
+        )
+    if expected and not actual:
+        warnings.warn(
+            "[spacy_el] The KB does not record which encoder made its entity vectors (it was built before "
+            "spacy_el recorded it), so the mention encoder cannot check that they match. Rebuild the KB's "
+            "vectors to record it.", stacklevel=3,
+        )
+
+
+def mention_encoder_of(kb: ElKnowledgeBase) -> Any:
+    """The ``MentionEncoder`` the KB carries (decoded once per KB object)."""
+    from ..ml.mention_encoder.runtime import MentionEncoder
+
+    with _LOCK:
+        data = kb.attachment(ATTACHMENT)
+        if data is None:
+            raise ValueError(
+                "[spacy_el] Dense candidates need a mention encoder, and this KB carries none. Give the "
+                "generator an encoder folder (`encoder = \"training/mention_encoder/best\"`), or attach one: "
+                "`python -m spacy_el candidates attach-encoder KB ENCODER`."
+            )
+        cached = _DECODED.get(kb)
+        if cached is None or cached[0] != id(data):
+            encoder = MentionEncoder.from_bytes(data).to(_torch_device())
+            check_vector_space(kb, encoder)
+            cached = _DECODED[kb] = (id(data), encoder)
+        return cached[1]
+
+
+def _torch_device() -> str:
+    """The GPU that spaCy/Thinc were told to use (``--gpu-id``), else the CPU."""
+    from thinc.api import get_current_ops
+
+    ops = get_current_ops()
+    return f"cuda:{getattr(ops, 'device_id', 0)}" if getattr(ops, "device_type", "cpu") == "gpu" else "cpu"
+
+
+class DenseCandidates(CandidateGenerator):
+    """Nearest entities of each mention's vector in the KB's dense index.
+
+    top_k: candidates per mention. encoder: a mention encoder folder; None uses the one the KB carries.
+    The KB needs entity vectors and a dense index (``kb build --vectors compute --index Flat``).
+    """
+
+    name = "dense"
+
+    def __init__(self, top_k: int = 30, encoder: Optional[Union[str, Path]] = None) -> None:
+        if top_k is None or int(top_k) < 1:
+            raise ValueError(f"[spacy_el] DenseCandidates top_k must be >= 1, got {top_k!r}.")
+        self.top_k = int(top_k)
+        self.encoder_path = str(encoder) if encoder else None
+        self._attached: "weakref.WeakSet[ElKnowledgeBase]" = weakref.WeakSet()
+
+    def with_top_k(self, top_k: Optional[int]) -> "DenseCandidates":
+        other = DenseCandidates(top_k or self.top_k, self.encoder_path)
+        other._attached = self._attached
+        return other
+
+    def prepare(self, kb: ElKnowledgeBase) -> Any:
+        """The KB's mention encoder, attaching ``encoder`` to the KB on first use."""
+        if self.encoder_path and kb not in self._attached:
+            with _LOCK:
+                if kb not in self._attached:
+                    attach_mention_encoder(kb, self.encoder_path)
+                    self._attached.add(kb)
+        return mention_encoder_of(kb)
+
+    def encode(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> np.ndarray:
+        """float32 (M, dim) mention vectors; zero rows for empty or whitespace-only mentions."""
+        encoder = self.prepare(kb)
+        vectors = np.zeros((len(mentions), encoder.dim), dtype=np.float32)
+        keep = [i for i, span in enumerate(mentions) if span.text.strip()]
+        if keep:
+            vectors[keep] = encoder.encode([(mentions[i].doc, mentions[i].start, mentions[i].end) for i in keep])
+        return vectors
+
+    def search(self, kb: ElKnowledgeBase, vectors: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
+        """(similarities float32 (M, k'), rows int64 (M, k')) with k' = min(k, entities); rows -1 pad."""
+        if kb.dense_index is None:
+            raise ValueError(
+                "[spacy_el] Dense candidates need the KB's dense index: build it with "
+                "`python -m spacy_el kb build ... --vectors compute --index Flat`."
+            )
+        k = min(k, kb.n_entities)
+        if k == 0 or len(vectors) == 0:
+            return np.zeros((len(vectors), 0), np.float32), np.zeros((len(vectors), 0), np.int64)
+        scores, rows = kb.dense_index.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
+        return scores.astype(np.float32), rows.astype(np.int64)
+
+    def __call__(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
+        if not mentions:
+            return []
+        if kb.is_empty():
+            return [MentionCandidates.empty() for _ in mentions]
+        vectors = self.encode(kb, mentions)
+        scores, rows = self.search(kb, vectors, self.top_k)
+        out = []
+        for span, sims, found in zip(mentions, scores, rows):
+            keep = found >= 0
+            if not span.text.strip():
+                keep[:] = False
+            n = int(keep.sum())
+            out.append(MentionCandidates.from_lists(found[keep], [0.0] * n, [TIER_NONE] * n, sims[keep], sims[keep]))
+        return out
+
+
+__all__ = ["DenseCandidates", "attach_mention_encoder", "mention_encoder_of", "check_vector_space", "ATTACHMENT"]

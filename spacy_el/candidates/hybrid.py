@@ -1,0 +1,113 @@
+"""``spacy-el.HybridCandidates.v1``: the union of the alias table's and the dense index's candidates,
+ranked by reciprocal-rank fusion.
+
+Every candidate gets every feature: the alias prior and tier where the alias table proposed it (0 and
+``TIER_NONE`` elsewhere), and its dense similarity to the mention whichever list it came from (the
+entity's vector is in the KB, so the similarity costs one dot product).
+"""
+from typing import List, Optional, Sequence
+
+import numpy as np
+from spacy.tokens import Span
+
+from ..algorithms.rank_fusion import reciprocal_rank_fusion
+from ..kb import ElKnowledgeBase
+from .alias import AliasCandidates
+from .dense import DenseCandidates
+from .types import TIER_EXACT, TIER_NONE, CandidateGenerator, MentionCandidates
+
+
+class HybridCandidates(CandidateGenerator):
+    """Alias and dense candidates fused by weighted reciprocal rank: ``sum_i w_i / (rrf_k + rank_i)``.
+
+    top_k: candidates kept after fusion. alias, dense: the two generators (their own ``top_k`` is how
+    deep each list is read). rrf_k, alias_weight, dense_weight: the fusion. skip_dense_above: when set,
+    a mention whose best alias candidate is an exact match with at least this prior skips the encoder
+    (its alias list alone is ranked): faster, at the cost of the dense list for confident aliases.
+    """
+
+    name = "hybrid"
+
+    def __init__(
+        self,
+        alias: AliasCandidates,
+        dense: DenseCandidates,
+        top_k: int = 30,
+        rrf_k: float = 60.0,
+        alias_weight: float = 1.0,
+        dense_weight: float = 1.0,
+        skip_dense_above: Optional[float] = None,
+    ) -> None:
+        if top_k is None or int(top_k) < 1:
+            raise ValueError(f"[spacy_el] HybridCandidates top_k must be >= 1, got {top_k!r}.")
+        if alias_weight < 0 or dense_weight < 0 or alias_weight + dense_weight == 0:
+            raise ValueError("[spacy_el] HybridCandidates weights must be >= 0 and not both 0.")
+        self.alias, self.dense = alias, dense
+        self.top_k = int(top_k)
+        self.rrf_k, self.alias_weight, self.dense_weight = float(rrf_k), float(alias_weight), float(dense_weight)
+        self.skip_dense_above = skip_dense_above
+
+    def with_top_k(self, top_k: Optional[int]) -> "HybridCandidates":
+        return HybridCandidates(self.alias, self.dense, top_k or self.top_k, self.rrf_k, self.alias_weight,
+                                self.dense_weight, self.skip_dense_above)
+
+    def prepare(self, kb: ElKnowledgeBase) -> None:
+        self.dense.prepare(kb)
+
+    def __call__(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
+        if not mentions:
+            return []
+        alias_lists = self.alias(kb, mentions)
+        if kb.is_empty():
+            return alias_lists
+        need = self.needs_dense(mentions, alias_lists)
+        vectors = np.zeros((len(mentions), kb.entities.vector_dim or 1), dtype=np.float32)
+        if need:
+            vectors[need] = self.dense.encode(kb, [mentions[i] for i in need])
+        return self.fuse(kb, alias_lists, vectors, need)
+
+    def needs_dense(self, mentions: Sequence[Span], alias_lists: Sequence[MentionCandidates]) -> List[int]:
+        """Positions of the mentions the encoder reads (non-blank, and not skipped by ``skip_dense_above``)."""
+        return [i for i, (span, found) in enumerate(zip(mentions, alias_lists))
+                if span.text.strip() and not self._confident(found)]
+
+    def fuse(
+        self, kb: ElKnowledgeBase, alias_lists: Sequence[MentionCandidates], vectors: np.ndarray, need: Sequence[int],
+    ) -> List[MentionCandidates]:
+        """The fused lists, given the alias lists and the mention vectors (float32 (M, dim); only the rows
+        in ``need`` are read)."""
+        rows = np.full((len(alias_lists), 0), -1, dtype=np.int64)
+        if need:
+            _, found_rows = self.dense.search(kb, vectors[list(need)], self.dense.top_k)
+            rows = np.full((len(alias_lists), found_rows.shape[1]), -1, dtype=np.int64)
+            rows[list(need)] = found_rows
+        needed = set(need)
+        entity_vectors = kb.entities.vectors
+        out = []
+        for i, found in enumerate(alias_lists):
+            dense_rows = [int(r) for r in rows[i] if r >= 0]
+            fused, scores = reciprocal_rank_fusion(
+                [found.rows.tolist(), dense_rows], [self.alias_weight, self.dense_weight], self.rrf_k
+            )
+            fused, scores = fused[: self.top_k], scores[: self.top_k]
+            prior = {int(r): (float(p), int(t)) for r, p, t in zip(found.rows, found.prior, found.tier)}
+            fused_rows = np.asarray(fused, dtype=np.int64)
+            if i in needed and entity_vectors is not None and len(fused_rows):
+                sims = entity_vectors[fused_rows] @ vectors[i]
+            else:
+                sims = np.full(len(fused_rows), np.nan, dtype=np.float32)
+            out.append(MentionCandidates.from_lists(
+                fused_rows, [prior.get(r, (0.0, TIER_NONE))[0] for r in fused],
+                [prior.get(r, (0.0, TIER_NONE))[1] for r in fused], sims, scores,
+            ))
+        return out
+
+    def _confident(self, found: MentionCandidates) -> bool:
+        """Whether the alias list alone is trusted (``skip_dense_above``)."""
+        return (
+            self.skip_dense_above is not None and len(found) > 0 and int(found.tier[0]) == TIER_EXACT
+            and float(found.prior[0]) >= self.skip_dense_above
+        )
+
+
+__all__ = ["HybridCandidates"]

@@ -1,0 +1,112 @@
+"""The registered candidate generators, for any linker's config, and spaCy ``entity_linker``'s adapter.
+
+In a spacy_el linker's config::
+
+    [components.joint_coref_linker.candidates]
+    @misc = "spacy-el.HybridCandidates.v1"
+    top_k = 16
+    encoder = null   # the mention encoder the KB carries
+
+In spaCy's own ``entity_linker``::
+
+    [components.entity_linker.get_candidates]
+    @misc = "spacy-el.SpacyCandidates.v1"
+
+    [components.entity_linker.get_candidates.generator]
+    @misc = "spacy-el.HybridCandidates.v1"
+"""
+from pathlib import Path
+from typing import Callable, Iterable, List, Optional
+
+from spacy.kb import Candidate, KnowledgeBase
+from spacy.tokens import Span
+from spacy.util import registry
+
+from ..kb import ElKnowledgeBase
+from .alias import AliasCandidates
+from .dense import DenseCandidates
+from .hybrid import HybridCandidates
+from .types import CandidateGenerator, MentionCandidates
+
+
+@registry.misc("spacy-el.AliasCandidates.v1")
+def alias_candidates(top_k: Optional[int] = 30, fuzzy: bool = True) -> AliasCandidates:
+    """The alias table's exact, normalised and fuzzy tiers."""
+    return AliasCandidates(top_k=top_k, fuzzy=fuzzy)
+
+
+@registry.misc("spacy-el.DenseCandidates.v1")
+def dense_candidates(top_k: int = 30, encoder: Optional[Path] = None) -> DenseCandidates:
+    """The mention encoder's nearest entities in the KB's dense index (encoder: a folder, or null for the
+    one the KB carries)."""
+    return DenseCandidates(top_k=top_k, encoder=encoder)
+
+
+@registry.misc("spacy-el.HybridCandidates.v1")
+def hybrid_candidates(
+    top_k: int = 30,
+    alias_top_k: int = 30,
+    dense_top_k: int = 30,
+    fuzzy: bool = True,
+    encoder: Optional[Path] = None,
+    rrf_k: float = 60.0,
+    alias_weight: float = 1.0,
+    dense_weight: float = 1.0,
+    skip_dense_above: Optional[float] = None,
+) -> HybridCandidates:
+    """Alias and dense candidates fused by reciprocal rank."""
+    return HybridCandidates(
+        AliasCandidates(alias_top_k, fuzzy), DenseCandidates(dense_top_k, encoder), top_k=top_k, rrf_k=rrf_k,
+        alias_weight=alias_weight, dense_weight=dense_weight, skip_dense_above=skip_dense_above,
+    )
+
+
+def spacy_candidates_of(kb: ElKnowledgeBase, span: Span, found: MentionCandidates) -> List[Candidate]:
+    """spaCy ``Candidate`` objects; prior_prob is the alias prior (0 for a candidate only the encoder found,
+    which then competes on the entity_linker's own similarity)."""
+    out = []
+    for row, prior in zip(found.rows.tolist(), found.prior.tolist()):
+        entity_id = kb.entities.ids[row]
+        out.append(Candidate(
+            kb=kb, entity_hash=kb.vocab.strings.add(entity_id), entity_freq=float(kb.entities.frequencies[row]),
+            entity_vector=kb._vector_at(row), alias_hash=kb.vocab.strings.add(span.text), prior_prob=float(prior),
+        ))
+    return out
+
+
+def _check_kb(kb: KnowledgeBase) -> ElKnowledgeBase:
+    if not isinstance(kb, ElKnowledgeBase):
+        raise ValueError(
+            f"[spacy_el] spacy-el.SpacyCandidates.v1 needs an ElKnowledgeBase, got {type(kb).__name__}. Set "
+            "generate_empty_kb = {\"@misc\": \"spacy-el.EmptyKB.v1\"} and a spacy-el.KBFromDisk.v1 kb_loader."
+        )
+    return kb
+
+
+@registry.misc("spacy-el.SpacyCandidates.v1")
+def spacy_candidates(generator: CandidateGenerator) -> Callable[[KnowledgeBase, Span], List[Candidate]]:
+    """spaCy ``entity_linker``'s ``get_candidates`` from any spacy_el generator."""
+
+    def get_candidates(kb: KnowledgeBase, mention: Span) -> List[Candidate]:
+        kb = _check_kb(kb)
+        return spacy_candidates_of(kb, mention, generator(kb, [mention])[0])
+
+    return get_candidates
+
+
+@registry.misc("spacy-el.SpacyCandidatesBatch.v1")
+def spacy_candidates_batch(
+    generator: CandidateGenerator,
+) -> Callable[[KnowledgeBase, Iterable[Span]], List[List[Candidate]]]:
+    """spaCy ``entity_linker``'s ``get_candidates_batch``: one generator call for a doc's mentions (the
+    dense encoder then reads each context window once)."""
+
+    def get_candidates_batch(kb: KnowledgeBase, mentions: Iterable[Span]) -> List[List[Candidate]]:
+        kb = _check_kb(kb)
+        mentions = list(mentions)
+        return [spacy_candidates_of(kb, span, found) for span, found in zip(mentions, generator(kb, mentions))]
+
+    return get_candidates_batch
+
+
+__all__ = ["alias_candidates", "dense_candidates", "hybrid_candidates", "spacy_candidates", "spacy_candidates_batch"]

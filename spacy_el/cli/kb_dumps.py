@@ -1,0 +1,88 @@
+"""``python -m spacy_el kb from-dumps``: a KB from the Wikidata JSON and Wikipedia XML dumps (docs/kb_dumps.md)."""
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from ._app import kb_app
+from .kb import (
+    BATCH_SIZE_OPTION, ENCODER_OPTION, FORCE_OPTION, GPU_ID_OPTION, INDEX_OPTION, VECTORS_OPTION, add_vectors_and_save,
+    check_output_dir,
+)
+
+REPORT_FILE = "from_dumps_report.json"
+
+
+def _p31_allow(value: Optional[str]) -> Optional[frozenset]:
+    """A comma-separated list of QIDs, or a file with one QID per line."""
+    if not value:
+        return None
+    path = Path(value)
+    items = path.read_text(encoding="utf8").split() if path.is_file() else value.split(",")
+    qids = frozenset(q.strip() for q in items if q.strip())
+    bad = sorted(q for q in qids if not (q[:1] == "Q" and q[1:].isdigit()))
+    if bad:
+        raise ValueError(f"[spacy_el] --p31-allow: {bad[0]!r} is not a Wikidata item id like Q5.")
+    return qids
+
+
+@kb_app.command("from-dumps")
+def from_dumps_cli(
+    output_dir: Path = typer.Argument(..., help="Directory to write the KB to"),
+    wikidata: Path = typer.Option(..., "--wikidata", help="Wikidata JSON dump (latest-all.json.bz2; .gz or plain too)", exists=True, dir_okay=False),
+    wikipedia: Path = typer.Option(..., "--wikipedia", help="Wikipedia pages-articles XML dump (.bz2, .gz or plain)", exists=True, dir_okay=False),
+    page_props: Optional[Path] = typer.Option(None, "--page-props", help="enwiki page_props SQL dump: pages marked 'disambiguation'", exists=True, dir_okay=False),
+    n_process: int = typer.Option(1, "--n-process", "-n", min=1, help="Worker processes for parsing"),
+    min_count: int = typer.Option(1, "--min-count", min=1, help="Drop (anchor, entity) pairs seen in fewer links"),
+    label_prior: float = typer.Option(0.01, "--label-prior", min=0.0, max=1.0, help="Prior of a candidate that is only a Wikidata label/alias"),
+    kb_id: str = typer.Option("title", "--kb-id", help="KB ids: 'title' (enwiki title, URL form) or 'qid'"),
+    p31_allow: Optional[str] = typer.Option(None, "--p31-allow", help="Keep only items with one of these P31 values: Q5,Q515 or a file of QIDs"),
+    types_map: Optional[Path] = typer.Option(None, "--types-map", help="JSON {P31 QID: coarse label} replacing the default PER/LOC/ORG table", exists=True, dir_okay=False),
+    descriptions: bool = typer.Option(True, "--descriptions/--no-descriptions", help="First paragraph as description when Wikidata has none"),
+    fuzzy: bool = typer.Option(False, "--fuzzy/--no-fuzzy", help="Build the trigram index for fuzzy lookup (several GB at full scale)"),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip malformed lines/pages and count them in the report instead of failing"),
+    max_pairs: int = typer.Option(2_000_000, "--max-pairs", min=1000, help="Distinct (alias, target) pairs in memory before a sorted run file is written"),
+    work_dir: Optional[Path] = typer.Option(None, "--work-dir", help="Where the temporary run files go (default: the system temp dir)", file_okay=False),
+    vectors: Optional[str] = VECTORS_OPTION,
+    index: Optional[str] = INDEX_OPTION,
+    encoder: Optional[str] = ENCODER_OPTION,
+    batch_size: int = BATCH_SIZE_OPTION,
+    gpu_id: int = GPU_ID_OPTION,
+    force: bool = FORCE_OPTION,
+) -> None:
+    """Build a KB from the Wikidata and Wikipedia dumps, streamed without unpacking, in bounded memory,
+    optionally with entity vectors (--vectors compute, on a GPU with --gpu-id) and a FAISS index."""
+    from ..kb.dumps import DumpsSettings, build_kb_from_dumps
+    from ..kb.dumps.coarse_types import read_coarse_map
+
+    check_output_dir(output_dir, force)
+    if kb_id not in ("title", "qid"):
+        raise ValueError(f"[spacy_el] --kb-id must be 'title' or 'qid', got {kb_id!r}.")
+    settings = DumpsSettings(
+        n_process=n_process, min_count=min_count, label_prior=label_prior, kb_id=kb_id,  # type: ignore[arg-type]
+        skip_bad=skip_bad, p31_allow=_p31_allow(p31_allow), coarse_map=read_coarse_map(types_map),
+        descriptions=descriptions, fuzzy=fuzzy, max_pairs=max_pairs, work_dir=work_dir,
+    )
+    kb, report = build_kb_from_dumps(wikidata, wikipedia, page_props, settings)
+    if kb.n_entities == 0:
+        raise ValueError(f"[spacy_el] No entity was kept from {wikidata}: see the report above (filters, enwiki sitelinks).")
+    add_vectors_and_save(kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force)
+    summary = report.to_dict()
+    _write_json(output_dir / REPORT_FILE, summary)
+    for section in ("wikidata", "wikipedia", "page_props", "kb"):
+        if summary.get(section):
+            msg.table(sorted(summary[section].items()), header=(section, "count"), divider=True)
+    skipped = sum(bad["total"] for bad in summary["skipped (bad input)"].values())
+    if skipped:
+        msg.warn(f"Skipped {skipped} bad records (--skip-bad): see {output_dir / REPORT_FILE}")
+    msg.good(f"{kb.n_entities} entities, {kb.n_aliases} aliases (report: {output_dir / REPORT_FILE})")
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Written to a temporary name and renamed, as every KB file is."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf8")
+    os.replace(tmp, path)

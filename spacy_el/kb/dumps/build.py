@@ -1,0 +1,434 @@
+"""From the Wikidata JSON dump and the Wikipedia XML dump to one ``ElKnowledgeBase``, in bounded memory.
+
+Three passes, each streaming its file once (``docs/kb_dumps.md``):
+
+1. Wikidata: items are parsed in worker processes and filtered (enwiki sitelink, optional P31
+   allow-list, no disambiguation items); the kept ones are spooled to a file in the work directory, and
+   their English labels and aliases go to the pair counter as (alias, title) label pairs.
+2. Wikipedia: pages are parsed in worker processes; redirects and disambiguation pages are recorded
+   as arrays of title hashes, every article link goes to the pair counter as (anchor, target), and
+   the first paragraph of articles whose entity has no Wikidata description is spooled.
+3. Assembly: the spooled entities become the entity columns (disambiguation pages and duplicate
+   titles dropped), the merged pairs (sorted runs, ``runs.PairCounter``) give, alias by alias, the
+   candidates with p(e|m) from the link counts after resolving redirects, and the in-link counts
+   become the entity frequencies.
+
+Memory: the pair buffer (``max_pairs``), 16 bytes per redirect, 8 per entity and per disambiguation page,
+and the finished KB arrays; never a Python object per entity, alias or link of the whole dump.
+"""
+import itertools
+import json
+import shutil
+import tempfile
+import time
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, Iterator, List, Literal, Optional, Tuple
+
+import numpy as np
+from spacy.strings import hash_string
+from spacy.vocab import Vocab
+from tqdm import tqdm
+
+from ..alias_table import AliasTable
+from ..entity_store import EntityStore
+from ..knowledge_base import ElKnowledgeBase, LookupSettings
+from ..ngram_index import NgramIndex
+from ..normalize import normalize_alias
+from .coarse_types import DEFAULT_COARSE_MAP
+from .columns import StringColumn, index_of_hashes
+from .errors import BadInput
+from .page_props import read_page_props
+from .parallel import chunked, ordered_map
+from .redirects import NOWHERE, RedirectMap
+from .runs import DEFAULT_MAX_PAIRS, PairCounter
+from .streams import iter_lines
+from .titles import title_hash, title_hashes, title_to_kb_id
+from .wikidata import LinesResult, WikidataConfig, WikidataItem, process_lines
+from .wikipedia import Page, PageConfig, PagesResult, SiteInfo, check_is_xml, iter_pages, process_pages
+
+KBId = Literal["title", "qid"]
+
+
+@dataclass
+class DumpsSettings:
+    """How ``build_kb_from_dumps`` reads the dumps (the options of ``kb from-dumps``).
+
+    min_count: an (anchor, entity) pair seen in fewer links is not a candidate (unless it is also a
+        Wikidata label or alias of the entity, which then gets ``label_prior``).
+    label_prior: p(e|m) of a candidate that comes from a Wikidata label or alias only.
+    kb_id: "title" (enwiki title in URL form, the default) or "qid".
+    descriptions: use an article's first paragraph when Wikidata has no English description.
+    fuzzy: build the trigram index for fuzzy lookup (off by default: at 20M aliases it needs several GB).
+    max_pairs: distinct (alias, target) pairs held in memory before a sorted run file is written.
+    """
+
+    n_process: int = 1
+    min_count: int = 1
+    label_prior: float = 0.01
+    kb_id: KBId = "title"
+    skip_bad: bool = False
+    p31_allow: Optional[FrozenSet[str]] = None
+    coarse_map: Dict[str, str] = field(default_factory=lambda: dict(DEFAULT_COARSE_MAP))
+    descriptions: bool = True
+    fuzzy: bool = False
+    max_pairs: int = DEFAULT_MAX_PAIRS
+    chunk_lines: int = 1000
+    chunk_pages: int = 50
+    progress: bool = True
+    work_dir: Optional[Path] = None
+
+    def __post_init__(self) -> None:
+        if self.kb_id not in ("title", "qid"):
+            raise ValueError(f"[spacy_el] kb_id must be 'title' or 'qid', got {self.kb_id!r}.")
+        if self.min_count < 1:
+            raise ValueError(f"[spacy_el] min_count must be >= 1, got {self.min_count}.")
+        if not 0.0 < self.label_prior <= 1.0:
+            raise ValueError(f"[spacy_el] label_prior must be in (0, 1], got {self.label_prior}.")
+
+
+@dataclass
+class BuildReport:
+    """Counts of everything read, kept, filtered (by reason) and skipped, per source; seconds per pass."""
+
+    sections: Dict[str, Counter] = field(default_factory=dict)
+    bad: Dict[str, BadInput] = field(default_factory=dict)
+    seconds: Dict[str, float] = field(default_factory=dict)
+
+    def section(self, name: str) -> Counter:
+        return self.sections.setdefault(name, Counter())
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {name: dict(counts) for name, counts in self.sections.items()}
+        out["skipped (bad input)"] = {name: bad.to_dict() for name, bad in self.bad.items()}
+        out["seconds"] = {k: round(v, 2) for k, v in self.seconds.items()}
+        return out
+
+
+# -- worker side ----------------------------------------------------------------------------------------
+_WORKER: Dict[str, Any] = {}
+
+
+def _init_wikidata(config: WikidataConfig) -> None:
+    _WORKER["wikidata"] = config
+
+
+def _wikidata_chunk(lines: List[Tuple[int, bytes]]) -> LinesResult:
+    return process_lines(lines, _WORKER["wikidata"])
+
+
+def _init_pages(config: PageConfig) -> None:
+    _WORKER["pages"] = config
+
+
+def _pages_chunk(pages: List[Page]) -> PagesResult:
+    return process_pages(pages, _WORKER["pages"])
+
+
+# -- the build -------------------------------------------------------------------------------------------
+class _Spool:
+    """Kept Wikidata items, one JSON line each, and the per-item arrays the later passes need."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = path.open("w", encoding="utf8", newline="\n")
+        self.title_hashes = array("Q")
+        self.lacks_description = array("B")
+
+    def add(self, item: WikidataItem) -> None:
+        self.file.write(json.dumps(list(item), ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.title_hashes.append(title_hash(item.title) if item.title else 0)
+        self.lacks_description.append(0 if item.description else 1)
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __iter__(self) -> Iterator[WikidataItem]:
+        with self.path.open("r", encoding="utf8") as f:
+            for line in f:
+                qid, title, label, description, aliases, p31, coarse = json.loads(line)
+                yield WikidataItem(qid, title, label, description, tuple(aliases), tuple(p31), coarse)
+
+
+class _Descriptions:
+    """First paragraphs, spooled to a file and found by title hash (sorted arrays, no dict of texts)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = path.open("wb")
+        self.hashes = array("Q")
+        self.offsets = array("q", [0])
+        self._data: Optional[np.ndarray] = None
+
+    def add(self, title: str, text: str) -> None:
+        self.file.write(text.encode("utf8"))
+        self.hashes.append(title_hash(title))
+        self.offsets.append(self.file.tell())
+
+    def finish(self) -> None:
+        self.file.close()
+        hashes = np.frombuffer(self.hashes, dtype=np.uint64)
+        self._order = np.argsort(hashes, kind="stable")
+        self._sorted = hashes[self._order]
+        self._offsets = np.frombuffer(self.offsets, dtype=np.int64)
+        size = int(self._offsets[-1])
+        self._data = np.memmap(self.path, dtype=np.uint8, mode="r") if size else np.zeros(0, np.uint8)
+
+    def get(self, title_hash_value: int) -> str:
+        if not len(self._sorted):
+            return ""
+        h = np.uint64(title_hash_value)
+        at = int(np.searchsorted(self._sorted, h))
+        if at >= len(self._sorted) or self._sorted[at] != h:
+            return ""
+        i = int(self._order[at])
+        return bytes(self._data[self._offsets[i] : self._offsets[i + 1]]).decode("utf8")
+
+
+def build_kb_from_dumps(
+    wikidata: Path, wikipedia: Path, page_props: Optional[Path] = None, settings: Optional[DumpsSettings] = None
+) -> Tuple[ElKnowledgeBase, BuildReport]:
+    """Build the KB (see the module docstring). RETURNS: (the KB, without vectors; the report)."""
+    settings = settings or DumpsSettings()
+    report = BuildReport()
+    check_is_xml(wikipedia)  # fail in seconds, not after the Wikidata pass
+    work = Path(tempfile.mkdtemp(prefix="spacy-el-dumps-", dir=settings.work_dir))
+    try:
+        pairs = PairCounter(work / "runs", max_pairs=settings.max_pairs)
+        disambiguation_ids: FrozenSet[int] = frozenset()
+        if page_props is not None:
+            started = time.perf_counter()
+            ids, prop_counts = read_page_props(page_props)
+            disambiguation_ids = frozenset(ids)
+            report.section("page_props").update({f"rows: {k}": v for k, v in prop_counts.items()})
+            report.seconds["page_props"] = time.perf_counter() - started
+        started = time.perf_counter()
+        spool = _read_wikidata(Path(wikidata), settings, pairs, report, work)
+        report.seconds["wikidata"] = time.perf_counter() - started
+        started = time.perf_counter()
+        pages = _read_wikipedia(Path(wikipedia), settings, pairs, spool, disambiguation_ids, report, work)
+        report.seconds["wikipedia"] = time.perf_counter() - started
+        started = time.perf_counter()
+        kb = _assemble(spool, pages, pairs, settings, report)
+        report.seconds["assemble"] = time.perf_counter() - started
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return kb, report
+
+
+def _read_wikidata(path: Path, settings: DumpsSettings, pairs: PairCounter, report: BuildReport, work: Path) -> _Spool:
+    config = WikidataConfig(
+        path=str(path), skip_bad=settings.skip_bad, p31_allow=settings.p31_allow, coarse_map=settings.coarse_map
+    )
+    counts = report.section("wikidata")
+    bad = report.bad.setdefault(str(path), BadInput())
+    spool = _Spool(work / "entities.jsonl")
+    lines = tqdm(iter_lines(path), desc="Wikidata", unit=" lines", unit_scale=True, disable=not settings.progress)
+    results = ordered_map(
+        _wikidata_chunk, chunked(lines, settings.chunk_lines), settings.n_process, _init_wikidata, (config,)
+    )
+    for result in results:
+        counts.update(result.counts)
+        bad.merge(result.bad)
+        for item in result.items:
+            counts["kept"] += 1
+            spool.add(item)
+            names = [item.label, *item.aliases] if item.label else list(item.aliases)
+            pairs.add_labels(item.title, names)
+    spool.close()
+    return spool
+
+
+@dataclass
+class _PagesOutput:
+    redirects: RedirectMap
+    disambiguations: np.ndarray  # sorted uint64 title hashes
+    descriptions: _Descriptions
+
+
+def _read_wikipedia(
+    path: Path, settings: DumpsSettings, pairs: PairCounter, spool: _Spool, disambiguation_ids: FrozenSet[int],
+    report: BuildReport, work: Path,
+) -> _PagesOutput:
+    counts = report.section("wikipedia")
+    bad = report.bad.setdefault(str(path), BadInput())
+    site: List[SiteInfo] = []
+    wanted = None
+    if settings.descriptions:
+        hashes = np.frombuffer(spool.title_hashes, dtype=np.uint64)
+        wanted = np.unique(hashes[np.frombuffer(spool.lacks_description, dtype=np.uint8) == 1])
+    pages = iter_pages(path, bad, skip_bad=settings.skip_bad, site=site)
+    if disambiguation_ids:
+        pages = (p._replace(disambiguation_prop=True) if p.page_id in disambiguation_ids else p for p in pages)
+    pages = tqdm(pages, desc="Wikipedia", unit=" pages", unit_scale=True, disable=not settings.progress)
+    chunks = chunked(pages, settings.chunk_pages)
+    first = next(chunks, None)  # reading the first page has read the siteinfo: the namespaces are known
+    config = PageConfig(namespaces=site[0].namespaces if site else frozenset(), wanted_descriptions=wanted)
+    redirect_chunks: List[Tuple[np.ndarray, np.ndarray]] = []
+    disambiguation = array("Q")
+    descriptions = _Descriptions(work / "descriptions.bin")
+    all_chunks = itertools.chain([first] if first is not None else [], chunks)
+    results = ordered_map(_pages_chunk, all_chunks, settings.n_process, _init_pages, (config,))
+    for result in results:
+        counts.update(result.counts)
+        if result.redirects:
+            redirect_chunks.append(
+                (title_hashes(s for s, _ in result.redirects), title_hashes(t for _, t in result.redirects))
+            )
+        disambiguation.extend(title_hash(t) for t in result.disambiguations)
+        pairs.add_links(result.links)
+        for title, text in result.descriptions:
+            descriptions.add(title, text)
+    counts["links longer than 200 characters (not counted)"] += pairs.n_long
+    descriptions.finish()
+    return _PagesOutput(
+        RedirectMap.from_chunks(redirect_chunks), np.unique(np.frombuffer(disambiguation, dtype=np.uint64)), descriptions
+    )
+
+
+def _assemble(
+    spool: _Spool, pages: _PagesOutput, pairs: PairCounter, settings: DumpsSettings, report: BuildReport
+) -> ElKnowledgeBase:
+    counts = report.section("kb")
+    hashes = np.frombuffer(spool.title_hashes, dtype=np.uint64)
+    # Entity rows: spooled items in dump order, less disambiguation pages and repeated titles / QIDs.
+    keep = np.zeros(len(hashes), dtype=bool)
+    _, first = np.unique(hashes, return_index=True)
+    keep[first] = True
+    counts["dropped: repeated enwiki title"] = int(len(hashes) - keep.sum())
+    if len(pages.disambiguations):
+        is_dab = np.isin(hashes, pages.disambiguations)
+        counts["dropped: enwiki page is a disambiguation page"] = int((keep & is_dab).sum())
+        keep &= ~is_dab
+    ids, names, descriptions, qids = StringColumn(hashed=True), StringColumn(), StringColumn(), StringColumn()
+    type_of: Dict[str, int] = {}
+    type_offsets, type_ids = array("q", [0]), array("i")
+    seen_qids: set = set()  # QIDs are short; only needed to refuse a repeated QID as a KB id
+    kept_rows = np.full(len(hashes), -1, dtype=np.int64)
+    for i, item in enumerate(spool):
+        if not keep[i]:
+            continue
+        if settings.kb_id == "qid":
+            if item.qid in seen_qids:
+                counts["dropped: repeated QID"] += 1
+                continue
+            seen_qids.add(item.qid)
+        kept_rows[i] = len(ids)
+        ids.append(item.qid if settings.kb_id == "qid" else title_to_kb_id(item.title))
+        names.append(item.label or item.title)
+        description = item.description
+        if not description and settings.descriptions:
+            description = pages.descriptions.get(int(hashes[i]))
+            counts["descriptions from the first paragraph"] += bool(description)
+        descriptions.append(description)
+        qids.append(item.qid)
+        for name in (*item.p31, item.coarse):
+            type_ids.append(type_of.setdefault(name, len(type_of)))
+        type_offsets.append(len(type_ids))
+    n = len(ids)
+    counts["entities"] = n
+    # title hash -> entity row, for the link targets
+    row_hashes = hashes[kept_rows >= 0]
+    by_hash = np.argsort(row_hashes, kind="stable")
+    sorted_hashes = row_hashes[by_hash]
+    frequencies = np.zeros(n, dtype=np.float64)
+    aliases = _assemble_aliases(pairs, pages.redirects, sorted_hashes, by_hash, frequencies, settings, counts)
+    pairs.remove_runs()
+    # The type inventory is sorted, as EntityStore.build makes it.
+    type_names = sorted(type_of, key=type_of.get)  # type: ignore[arg-type]
+    order = sorted(range(len(type_names)), key=lambda t: type_names[t])
+    remap = np.empty(len(type_names), dtype=np.int32)
+    remap[order] = np.arange(len(type_names), dtype=np.int32)
+    entities = EntityStore(
+        ids=ids.finish(),
+        names=names.finish(),
+        descriptions=descriptions.finish(),
+        type_names=[type_names[t] for t in order],
+        type_offsets=np.frombuffer(type_offsets, dtype=np.int64).copy(),
+        type_ids=remap[np.frombuffer(type_ids, dtype=np.int32)] if len(type_ids) else np.zeros(0, np.int32),
+        frequencies=frequencies.astype(np.float32),
+        vectors=None,
+        id_index=ids.hash_index(),
+        qids=qids.finish(),
+    )
+    return ElKnowledgeBase(Vocab(), entities=entities, aliases=aliases, settings=LookupSettings(fuzzy=settings.fuzzy))
+
+
+def _blocks(merged: Iterator[Tuple[str, str, int, int]], size: int = 100_000) -> Iterator[List[Tuple[str, str, int, int]]]:
+    """The merged pairs in blocks of about ``size`` that never split an alias's pairs."""
+    block: List[Tuple[str, str, int, int]] = []
+    for pair in merged:
+        if len(block) >= size and pair[0] != block[-1][0]:
+            yield block
+            block = []
+        block.append(pair)
+    if block:
+        yield block
+
+
+def _assemble_aliases(
+    pairs: PairCounter, redirects: RedirectMap, sorted_hashes: np.ndarray, by_hash: np.ndarray,
+    frequencies: np.ndarray, settings: DumpsSettings, counts: Counter,
+) -> AliasTable:
+    strings = StringColumn(hashed=True)
+    normalized_hashes = array("Q")
+    normalized: List[str] = []  # kept only for the fuzzy index
+    offsets, cand_rows, cand_priors = array("q", [0]), array("i"), array("f")
+    progress = tqdm(desc="Aliases", unit=" pairs", unit_scale=True, disable=not settings.progress)
+    for block in _blocks(pairs.merged()):
+        progress.update(len(block))
+        targets, cycles = redirects.resolve(np.fromiter((hash_string(p[1]) for p in block), np.uint64, len(block)))
+        counts["link targets caught in a redirect cycle"] += cycles
+        at = np.minimum(np.searchsorted(sorted_hashes, targets), max(len(sorted_hashes) - 1, 0))
+        found = (sorted_hashes[at] == targets) & (targets != NOWHERE) if len(sorted_hashes) else np.zeros(len(block), bool)
+        rows = np.where(found, by_hash[at] if len(by_hash) else 0, -1)
+        links = np.fromiter((p[2] for p in block), np.int64, len(block))
+        np.add.at(frequencies, rows[found], links[found])
+        counts["links to pages that are not KB entities"] += int(links[~found].sum())
+        start = 0
+        while start < len(block):
+            alias = block[start][0]
+            end = start
+            candidates: Dict[int, List[int]] = {}
+            while end < len(block) and block[end][0] == alias:
+                if found[end]:
+                    entry = candidates.setdefault(int(rows[end]), [0, 0])
+                    entry[0] += int(links[end])
+                    entry[1] |= block[end][3]
+                end += 1
+            start = end
+            total = sum(c[0] for c in candidates.values())
+            kept: List[Tuple[float, int]] = []
+            for row, (n_links, label) in candidates.items():
+                if n_links >= settings.min_count:
+                    kept.append((n_links / total, row))
+                elif label:
+                    kept.append((settings.label_prior, row))
+                else:
+                    counts["candidates pruned (fewer links than min_count)"] += 1
+            if not kept:
+                counts["aliases dropped: no candidate in the KB"] += 1
+                continue
+            kept.sort(key=lambda c: (-c[0], c[1]))
+            strings.append(alias)
+            norm = normalize_alias(alias)
+            normalized_hashes.append(hash_string(norm))
+            if settings.fuzzy:
+                normalized.append(norm)
+            cand_rows.extend(row for _, row in kept)
+            cand_priors.extend(prior for prior, _ in kept)
+            offsets.append(len(cand_rows))
+    progress.close()
+    counts["aliases"] = len(strings)
+    counts["alias candidates"] = len(cand_rows)
+    return AliasTable(
+        aliases=strings.finish(),
+        cand_offsets=np.frombuffer(offsets, dtype=np.int64).copy(),
+        cand_entities=np.frombuffer(cand_rows, dtype=np.int32).copy(),
+        cand_priors=np.frombuffer(cand_priors, dtype=np.float32).copy(),
+        exact_index=strings.hash_index(),
+        normalized_index=index_of_hashes(np.frombuffer(normalized_hashes, dtype=np.uint64)),
+        fuzzy_index=NgramIndex.build(normalized) if settings.fuzzy else None,
+    )

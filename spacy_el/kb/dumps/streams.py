@@ -1,0 +1,122 @@
+"""Streaming readers for dump files: bz2 (also multistream), gzip or plain, never unpacked to disk.
+
+The compression is recognised from the file's magic bytes, not its name. Decompression errors (a
+truncated stream, corrupt data) become ``DumpFormatError`` naming the file and the line being read and
+the compressed byte offset reached, instead of a bare ``EOFError`` from somewhere in the stream.
+"""
+import bz2
+import gzip
+import io
+import lzma
+import zlib
+from pathlib import Path
+from typing import BinaryIO, Iterator, Tuple, Union
+
+from .errors import DumpFormatError, dump_error
+
+PathLike = Union[str, Path]
+_MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"))
+
+
+def compression_of(path: PathLike) -> str:
+    """"bz2", "gzip" or "plain", from the first bytes of the file."""
+    with open(path, "rb") as f:
+        head = f.read(3)
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    return "plain"
+
+
+class _Counted(io.RawIOBase):
+    """A raw file that counts the bytes read through it (the compressed offset, for error messages)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.offset = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        n = self.raw.readinto(buffer)
+        self.offset += n or 0
+        return n
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+def open_dump(path: PathLike) -> Tuple[BinaryIO, _Counted]:
+    """The decompressed byte stream of ``path``, and the counter of compressed bytes read so far."""
+    path = Path(path)
+    if not path.is_file():
+        raise DumpFormatError(f"[spacy_el] Dump file not found: {path}")
+    kind = compression_of(path)
+    counted = _Counted(open(path, "rb"))
+    raw = io.BufferedReader(counted, buffer_size=1 << 20)
+    if kind == "bz2":
+        return bz2.BZ2File(raw, "rb"), counted  # reads every stream of a multistream file
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb"), counted
+    return raw, counted
+
+
+# What decompressors raise on a truncated or corrupt stream.
+DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
+def iter_lines(path: PathLike) -> Iterator[Tuple[int, bytes]]:
+    """(1-based line number, raw line bytes with its newline) of the decompressed ``path``.
+
+    Raises DumpFormatError naming the line reached and the compressed byte offset when the stream
+    is truncated or corrupt.
+    """
+    stream, counted = open_dump(path)
+    line_no = 0
+    with stream:
+        while True:
+            try:
+                line = stream.readline()
+            except DECOMPRESSION_ERRORS as err:
+                raise truncated_error(path, f"line {line_no + 1}", counted.offset, err) from err
+            if not line:
+                return
+            line_no += 1
+            yield line_no, line
+
+
+def truncated_error(path: PathLike, where: str, offset: int, err: BaseException) -> DumpFormatError:
+    return dump_error(
+        path, f"{where} (compressed byte offset {offset})",
+        f"the compressed stream is truncated or corrupt ({type(err).__name__}: {err}).",
+        "Download the dump again, or check it with `bzip2 -t` / `gzip -t`.",
+    )
+
+
+class ByteStream(io.RawIOBase):
+    """The decompressed bytes of a dump as a raw stream for ``ElementTree.iterparse``, translating
+    decompression errors into ``DumpFormatError`` (iterparse would otherwise report a bare EOFError)."""
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = path
+        self.stream, self.counted = open_dump(path)
+        self.position = 0  # decompressed bytes handed out
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        try:
+            data = self.stream.read(len(buffer))
+        except DECOMPRESSION_ERRORS as err:
+            raise truncated_error(self.path, f"decompressed byte offset {self.position}", self.counted.offset, err) from err
+        n = len(data)
+        buffer[:n] = data
+        self.position += n
+        return n
+
+    def close(self) -> None:
+        self.stream.close()
+        super().close()

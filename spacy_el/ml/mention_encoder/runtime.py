@@ -1,0 +1,253 @@
+"""``MentionEncoder``: encode mentions in context, and save or load the encoder as data only.
+
+On disk an encoder is a folder of three files, written to a temporary folder and renamed into place::
+
+    mention_encoder.json   format, version, settings, the transformer's config, the entity encoder
+    model.safetensors      the transformer's and the projection's weights
+    tokenizer.json         the fast tokenizer (special tokens in mention_encoder.json)
+
+``to_bytes`` packs the same three as a msgpack map, so a pipeline carries its encoder inside its own
+files: nothing is unpickled, nothing is downloaded.
+
+``entity_encoder`` names the encoder that made the entity vectors this mention encoder was trained
+against (``kb.encoder.encoder_fingerprint``); the dense generator refuses a KB whose vectors another
+encoder made, since the two vector spaces would not match.
+"""
+import copy
+import json
+import os
+import shutil
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import srsly
+import torch
+
+from ...kb.encoder import default_model_path, encoder_fingerprint
+from ...kb.serialization import create_temp_file
+from ..autocast import ENCODER_DTYPES, encoder_autocast
+from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions
+from .model import MentionEncoderModule
+
+FORMAT_NAME = "spacy_el.mention_encoder"
+FORMAT_VERSION = 1
+CONFIG_FILE = "mention_encoder.json"
+WEIGHTS_FILE = "model.safetensors"
+TOKENIZER_FILE = "tokenizer.json"
+SPECIAL_TOKENS = ("pad_token", "cls_token", "sep_token", "unk_token", "mask_token")
+
+
+@dataclass(frozen=True)
+class MentionEncoderSettings:
+    """window_tokens: spaCy tokens per context window (windows overlap by half; see ``mention_windows``).
+    max_length: wordpieces per window; longer windows are cut (a mention cut off is re-read alone).
+    mentions_per_batch: mentions per forward pass. dim: width of the vectors (the KB's vector width).
+    base_model: where the transformer came from (provenance only).
+    encoder_dtype: "float32", "bfloat16" or "auto" (bfloat16 where the device computes it natively).
+    entity_encoder: fingerprint of the encoder that made the entity vectors, or None if unknown."""
+
+    dim: int
+    window_tokens: int = 32
+    max_length: int = 128
+    mentions_per_batch: int = 64
+    base_model: str = ""
+    encoder_dtype: str = "auto"
+    entity_encoder: Optional[Dict[str, str]] = field(default=None)
+
+    def __post_init__(self) -> None:
+        for name in ("dim", "max_length", "mentions_per_batch"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"[spacy_el] Mention encoder setting {name} must be >= 1, got {getattr(self, name)}.")
+        if self.encoder_dtype not in ENCODER_DTYPES:
+            raise ValueError(f"[spacy_el] Mention encoder encoder_dtype must be one of {ENCODER_DTYPES}, got {self.encoder_dtype!r}.")
+        if int(self.window_tokens) < 2:
+            raise ValueError(f"[spacy_el] Mention encoder window_tokens must be >= 2, got {self.window_tokens}.")
+
+
+class MentionEncoder:
+    """A :class:`MentionEncoderModule` with its tokenizer and settings.
+
+    Prediction is thread-safe: the module stays in eval mode and each thread tokenizes with its own copy
+    of the tokenizer (a fast tokenizer raises "Already borrowed" when two threads share one).
+    """
+
+    def __init__(self, module: MentionEncoderModule, tokenizer: Any, settings: MentionEncoderSettings) -> None:
+        self.module = module.eval()
+        self.settings = settings
+        self._tokenizer = tokenizer
+        self._local = threading.local()
+        self.device = torch.device("cpu")
+
+    # -- construction ------------------------------------------------------------------------------
+    @classmethod
+    def from_base(
+        cls, base_model: str = "", *, dim: Optional[int] = None, entity_encoder: Optional[Dict[str, str]] = None,
+        **settings: Any,
+    ) -> "MentionEncoder":
+        """An untrained encoder over a local Hugging Face model ("" = the packaged MiniLM).
+
+        dim defaults to the transformer's width; entity_encoder defaults to the base model's own
+        fingerprint (right for a KB whose vectors the same base model made, as ``kb build --vectors compute``
+        does by default)."""
+        from transformers import AutoModel, AutoTokenizer, logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        path = str(base_model or default_model_path())
+        if not Path(path).is_dir():
+            raise ValueError(f"[spacy_el] Encoder directory not found: {path}. Give a local Hugging Face model path.")
+        transformer = AutoModel.from_pretrained(path, add_pooling_layer=False)
+        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
+        width = int(transformer.config.hidden_size)
+        settings = MentionEncoderSettings(
+            dim=int(dim or width), base_model=Path(path).name if not base_model else str(base_model),
+            entity_encoder=entity_encoder if entity_encoder is not None else encoder_fingerprint(path), **settings,
+        )
+        return cls(MentionEncoderModule(transformer, settings.dim), tokenizer, settings)
+
+    # -- encoding ----------------------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        return self.settings.dim
+
+    @property
+    def tokenizer(self) -> Any:
+        """This thread's tokenizer."""
+        tokenizer = getattr(self._local, "tokenizer", None)
+        if tokenizer is None:
+            tokenizer = self._local.tokenizer = copy.deepcopy(self._tokenizer)
+        return tokenizer
+
+    def to(self, device: Union[str, torch.device]) -> "MentionEncoder":
+        self.device = torch.device(device)
+        self.module.to(self.device)
+        return self
+
+    def batches(self, mentions: Sequence[Mention]) -> Iterator[Tuple[List[int], MentionBatch]]:
+        """``(indices, batch)`` pairs covering ``mentions``, ``mentions_per_batch`` at a time in document
+        order, so that the mentions of one window mostly share a batch (and its window's pass)."""
+        order = sorted(range(len(mentions)), key=lambda i: (id(mentions[i][0]), mentions[i][1], mentions[i][2]))
+        step = self.settings.mentions_per_batch
+        for first in range(0, len(order), step):
+            group = order[first : first + step]
+            s = self.settings
+            yield group, mention_batch(self.tokenizer, [mentions[i] for i in group], s.window_tokens, s.max_length)
+
+    def encode(self, mentions: Sequence[Mention]) -> np.ndarray:
+        """Mention vectors. mentions: ``(doc, start, end)`` token spans. RETURNS: float32 (M, dim), L2-normalised."""
+        out = np.zeros((len(mentions), self.dim), dtype=np.float32)
+        if not mentions:
+            return out
+        if self.module.training:
+            self.module.eval()
+        with torch.inference_mode(), encoder_autocast(self.device, self.settings.encoder_dtype):
+            for indices, batch in self.batches(mentions):
+                vectors = self.module(**vars(batch.to(self.device))).float().cpu().numpy()
+                out[indices] = vectors
+                lost = np.flatnonzero(truncated_mentions(batch))
+                if len(lost):  # cut off by the window's truncation: read the mention alone
+                    alone = [mentions[indices[i]] for i in lost]
+                    retry = mention_batch(self.tokenizer, alone, 2, self.settings.max_length)
+                    out[[indices[i] for i in lost]] = self.module(**vars(retry.to(self.device))).float().cpu().numpy()
+        return out
+
+    # -- serialisation -----------------------------------------------------------------------------
+    def _config(self) -> Dict[str, Any]:
+        specials = {name: getattr(self._tokenizer, name) for name in SPECIAL_TOKENS}
+        return {
+            "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "settings": asdict(self.settings),
+            "transformer_config": self.module.transformer.config.to_dict(), "special_tokens": specials,
+        }
+
+    def _files(self) -> Dict[str, bytes]:
+        from safetensors.torch import save
+
+        state = {k: v.detach().contiguous().cpu() for k, v in self.module.state_dict().items()}
+        return {
+            CONFIG_FILE: json.dumps(self._config(), indent=2, sort_keys=True).encode("utf8"),
+            WEIGHTS_FILE: save(state),
+            TOKENIZER_FILE: self._tokenizer.backend_tokenizer.to_str().encode("utf8"),
+        }
+
+    def to_bytes(self) -> bytes:
+        return srsly.msgpack_dumps(self._files())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "MentionEncoder":
+        try:
+            files = srsly.msgpack_loads(data)
+        except Exception as err:  # msgpack raises several error types for malformed data
+            raise ValueError(f"[spacy_el] The mention encoder bytes are corrupted: {err}") from err
+        return cls._from_files(files, where="the mention encoder bytes")
+
+    def save(self, path: Union[str, Path]) -> None:
+        """Write the encoder folder at ``path`` (a temporary folder renamed into place; an existing
+        encoder folder there is replaced, anything else is refused)."""
+        path = Path(path)
+        if path.exists() and not (path / CONFIG_FILE).is_file() and (not path.is_dir() or any(path.iterdir())):
+            raise ValueError(f"[spacy_el] {path} exists and is not a mention encoder folder; choose another path.")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp_file, fd = create_temp_file(path.parent, path.name)
+        os.close(fd)
+        os.unlink(tmp_file)
+        tmp_dir = tmp_file  # the unique temporary name, now as a folder
+        tmp_dir.mkdir()
+        for name, data in self._files().items():
+            (tmp_dir / name).write_bytes(data)
+        old = None
+        if path.exists():
+            old = tmp_dir.with_name(tmp_dir.name + ".old")
+            os.replace(path, old)
+        os.replace(tmp_dir, path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    @classmethod
+    def load(cls, path: Union[str, Path]) -> "MentionEncoder":
+        path = Path(path)
+        if not (path / CONFIG_FILE).is_file():
+            raise ValueError(f"[spacy_el] {path} is not a mention encoder folder: it has no {CONFIG_FILE}.")
+        files = {name: (path / name).read_bytes() for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
+                 if (path / name).is_file()}
+        return cls._from_files(files, where=str(path))
+
+    @classmethod
+    def _from_files(cls, files: Dict[str, bytes], where: str) -> "MentionEncoder":
+        from safetensors.torch import load
+        from tokenizers import Tokenizer
+        from transformers import AutoConfig, AutoModel, PreTrainedTokenizerFast, logging as hf_logging
+
+        missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if name not in files]
+        if missing:
+            raise ValueError(f"[spacy_el] {where} lacks {', '.join(missing)}: it is not a complete mention encoder.")
+        config = json.loads(files[CONFIG_FILE])
+        if config.get("format") != FORMAT_NAME or config.get("format_version") != FORMAT_VERSION:
+            raise ValueError(
+                f"[spacy_el] {where} is not a mention encoder of format {FORMAT_NAME} v{FORMAT_VERSION} "
+                f"(found {config.get('format')!r} v{config.get('format_version')!r})."
+            )
+        hf_logging.set_verbosity_error()
+        transformer_config = dict(config["transformer_config"])
+        model_type = transformer_config.pop("model_type")
+        transformer = AutoModel.from_config(AutoConfig.for_model(model_type, **transformer_config), add_pooling_layer=False)
+        settings = MentionEncoderSettings(**config["settings"])
+        module = MentionEncoderModule(transformer, settings.dim)
+        try:
+            state = load(files[WEIGHTS_FILE])
+        except Exception as err:  # safetensors raises its own error types for malformed headers
+            raise ValueError(f"[spacy_el] The mention encoder weights in {where} are corrupted: {err}") from err
+        missing_keys, unexpected = module.load_state_dict(state, strict=False)
+        if missing_keys or unexpected:
+            raise ValueError(
+                f"[spacy_el] The mention encoder weights in {where} do not fit its config "
+                f"(missing {list(missing_keys)[:3]}, unexpected {list(unexpected)[:3]})."
+            )
+        tokenizer = PreTrainedTokenizerFast(
+            tokenizer_object=Tokenizer.from_str(files[TOKENIZER_FILE].decode("utf8")), **config["special_tokens"]
+        )
+        return cls(module, tokenizer, settings)
+
+
+__all__ = ["MentionEncoder", "MentionEncoderSettings", "FORMAT_NAME", "CONFIG_FILE"]
