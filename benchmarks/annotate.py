@@ -42,12 +42,12 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 
 from .common import SHARED_DATA, reset_peak_rss
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import publish_table, results_to_markdown
+from .tables import PAGES, publish_table, results_to_markdown
 
 NAME = "annotate"
-COMMAND = "python -m spacy project run annotate-benchmark"
+COMMAND = "python -m spacy project run annotate-benchmark projects/pipelines"
 DEFAULT_PIPELINE = ROOT / "training" / "test" / "pipelines" / "nsl_jcl"
-DOC_PAGE = ROOT / "docs" / "annotate.md"
+DOC_PAGE = PAGES[NAME]
 DATASET = "aida+gum"
 TMP = ROOT / "benchmarks" / "tmp"
 
@@ -384,7 +384,11 @@ def main() -> None:
     order = {"local_1proc": 0, "local_2proc": 1, "ray_2actors": 2, "nlp_pipe": 3, "kb": 4}
     rows.sort(key=lambda r: order[r["system"]])
     write_results(args.out, f"{COMMAND}  # python -m benchmarks.annotate --docs {args.docs}", rows)
-    publish_table(DOC_PAGE, NAME, results_to_markdown(args.out, notes=True))
+    write_tables(args.out)
+
+
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
+    publish_table(page, NAME, results_to_markdown(results, notes=True))
 
 
 def ray_rows(args, input_path: Path, work: Path, n: int, common: str, where: str) -> List[Row]:

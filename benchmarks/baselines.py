@@ -26,11 +26,11 @@ from spacy_el.extensions import is_linked
 from spacy_el.scoring.candidates import alias_table_recall, linked_mentions
 from spacy_el.scoring import ed_accuracy, el_scores, ner_scores
 
-from .common import AIDA_CORPUS, EL_BASELINE, NER_BASELINE, README, fix_tie_breaks, read_docs, timed, timed_pipe, words_per_s
+from .common import AIDA_CORPUS, EL_BASELINE, NER_BASELINE, fix_tie_breaks, read_docs, timed, timed_pipe, words_per_s
 from .results_io import RESULTS_DIR, Row, row, write_results
-from .tables import publish_table, results_to_markdown
+from .tables import PAGES, publish_table, results_to_markdown
 
-COMMAND = "python -m spacy project run baselines"
+COMMAND = "python -m spacy project run baselines projects/baselines"
 BATCH_SIZE = 64
 Link = Tuple[int, int, str]
 
@@ -131,7 +131,11 @@ def main() -> None:
     args = parser.parse_args()
     fix_tie_breaks()
     write_results(args.out, COMMAND, evaluate(args))
-    publish_table(README, "baselines", results_to_markdown(args.out, pivot=True, notes=False))
+    write_tables(args.out)
+
+
+def write_tables(results: Path = RESULTS_DIR / "baselines.json", page: Path = PAGES["baselines"]) -> None:
+    publish_table(page, "baselines", results_to_markdown(results, pivot=True, notes=False))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from .results_io import ROOT
 T = TypeVar("T")
 
 # -- default paths (the project's layout) ---------------------------------------------------------
-README = ROOT / "README.md"
+README = ROOT / "README.md"  # the tables of the README and docs: tables.PAGES
 SHARED_DATA = ROOT.parent / "shared" / "data"
 AIDA_CORPUS = ROOT / "corpus" / "aida"  # python -m spacy project run convert-aida
 NER_BASELINE = ROOT / "training" / "baselines" / "ner" / "model-best"

@@ -1,7 +1,7 @@
 """Diagnostic: how large Entity Equalization's ``a_i`` is next to the span representations ``g_i``.
 
 Loads a trained ``joint_coref_linker`` (default: the OntoGUM entity-equalization model of
-``python -m spacy project run jcl``), scores the first OntoGUM dev document and prints the mean norm
+``python -m spacy project run all projects/joint_coref_linker``), scores the first OntoGUM dev document and prints the mean norm
 of ``g`` and of ``a = equalized_representations(soft_clusters(P), g)``. ``a_i`` is a sum over the
 soft cluster (Kantor & Globerson 2019, eq. 3), so with a diffuse antecedent distribution in a long
 document it is many times larger than ``g_i``; the mean variant (``equalized_mean_representations``,

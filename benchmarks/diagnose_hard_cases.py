@@ -3,7 +3,7 @@
 ``benchmarks.joint_coref_linker`` reports ``hard_case_found``, the *share* of the hard cases
 predicted as mentions. On GUM test the Standalone, Local and Global rows share one value (267 of
 358); this prints, for the coreference-only, Local and Global models of ``python -m spacy project run
-jcl``, how many each finds, how far apart the found *sets* are, and the texts and widths (tokens) of
+all projects/joint_coref_linker``, how many each finds, how far apart the found *sets* are, and the texts and widths (tokens) of
 the mentions that Global misses. Prints only; writes nothing.
 """
 import argparse

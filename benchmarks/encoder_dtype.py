@@ -10,10 +10,10 @@ AMX); elsewhere it is emulated. This measures, for each dtype, in the same run:
   documents one document per step, then predicting them with ``nlp.pipe``.
 
 Best of ``--repeats`` timings after a warm-up; ``--threads`` torch threads. Writes
-``benchmarks/results/encoder_dtype.json`` and the README table between
+``benchmarks/results/encoder_dtype.json`` and its table in docs/reproducing.md between
 ``<!-- results:encoder_dtype -->`` markers.
 
-    python -m spacy project run kb-demo && python -m spacy project run encoder-dtype
+    python -m spacy project run kb-demo && python -m spacy project run encoder-dtype projects/joint_coref_linker
 """
 import argparse
 import sys
@@ -30,9 +30,9 @@ import spacy_el  # noqa: F401  (registers the factories and readers)
 from spacy_el.ml.autocast import cpu_has_native_bf16, encoder_autocast, resolve_encoder_dtype
 from spacy_el.ml.torch_io import load_encoder
 
-from .common import DTYPES, README, best_seconds, using_encoder_dtype
+from .common import DTYPES, best_seconds, using_encoder_dtype
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import publish_table, results_to_markdown
+from .tables import PAGES, publish_table, results_to_markdown
 
 NAME = "encoder_dtype"
 COMMAND = "python -m benchmarks.encoder_dtype"
@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--docs", type=int, default=4, help="bundled GUM train documents for the component rows")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(README))
+    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
     if not Path(args.kb).exists():
         sys.exit(f"No KB at {args.kb}: build it with `python -m spacy project run kb-demo`.")
@@ -111,8 +111,8 @@ def main() -> None:
     write_tables(out, Path(args.readme))
 
 
-def write_tables(results: Path, readme: Path) -> None:
-    publish_table(readme, NAME, results_to_markdown(results, pivot=False, notes=True))
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
+    publish_table(page, NAME, results_to_markdown(results, pivot=False, notes=True))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """joint_coref_linker benchmark (issue 6): Standalone / Local / Global / Global + Entity Equalization.
 
-Writes ``benchmarks/results/joint_coref_linker.json`` and the README table between
-``<!-- results:joint_coref_linker -->`` markers. Run through ``python -m spacy project run jcl-benchmark``
-after the ``train-jcl-*`` steps; models that are missing are skipped with a message.
+Writes ``benchmarks/results/joint_coref_linker.json`` and the table of docs/joint_coref_linker.md between
+``<!-- results:joint_coref_linker -->`` markers. Run through ``python -m spacy project run jcl-benchmark
+projects/joint_coref_linker`` after the ``train-jcl-*`` steps; models that are missing are skipped with a message.
 
 Systems and what is measured
 ----------------------------
@@ -58,11 +58,11 @@ from spacy_el.scoring.cluster_el import cluster_el_scores
 from spacy_el.scoring.coref import coref_scores
 from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
 
-from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, README, SHARED_DATA, first, fix_tie_breaks, proc_status_mb,
+from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, first, fix_tie_breaks, proc_status_mb,
                      process_peak_mb, read_corpus, reset_peak_rss, timed, timed_pipe, using_encoder_dtype,
                      words_per_s)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import publish_table, results_to_markdown
+from .tables import PAGES, publish_table, results_to_markdown
 
 NAME = "joint_coref_linker"
 JOINT = ("local", "global", "global_ee", "global_ee_mean")
@@ -532,19 +532,19 @@ def main() -> None:
                              "those of the same system, test set and metric in --out, the others are kept; every row then "
                              "says when it was measured")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(README))
+    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
     fix_tie_breaks()
     rows = evaluate(args)
     if args.datasets:  # a partial rerun: its rows replace those of the same system, test set and metric
         rows = merge_rerun(Path(args.out), rows, "python -m benchmarks.joint_coref_linker --datasets " + " ".join(args.datasets))
-    out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark", rows)
+    out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark projects/joint_coref_linker", rows)
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))
 
 
-def write_tables(results: Path, readme: Path) -> None:
-    """The README section: joint EL + coreference, the hard cases (paper Table 4), the refinement
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
+    """The docs page's section: joint EL + coreference, the hard cases (paper Table 4), the refinement
     comparison, speed and memory."""
     speed_metrics = ("words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds")
     joint = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] in ("gum-test", "aida-test")

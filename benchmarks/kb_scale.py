@@ -18,7 +18,7 @@ KB part: synthetic people / organisations / places / works with Wikipedia-like a
 It reports ingest and ``KBBuilder.build(fuzzy=True)`` time, bytes per entity and per alias, KB disk
 size and load time, and ``kb.lookup`` latency for exact / normalised / fuzzy / unknown mentions.
 
-The full run writes benchmarks/results/kb_scale.json and regenerates the tables in README.md and
+The full run writes benchmarks/results/kb_scale.json and regenerates the tables in
 docs/kb_scale.md; other sizes write benchmarks/tmp/kb_scale_<n>.json unless --out is given.
 """
 import os
@@ -47,7 +47,7 @@ from spacy_el.kb.dense_index import BLAS_THRESHOLD, DenseIndex  # noqa: E402
 
 from .results_io import RESULTS_DIR, ROOT, write_results  # noqa: E402
 from .results_io import row as result_row  # noqa: E402
-from .tables import results_to_markdown, update_readme_section  # noqa: E402
+from .tables import PAGES, results_to_markdown, update_readme_section  # noqa: E402
 
 COMMAND = "python -m benchmarks.kb_scale"
 DIM = 384
@@ -480,16 +480,18 @@ def main() -> None:
         update_docs(out)
 
 
-def update_docs(out: Path) -> None:
-    """Regenerate the README and docs tables from the JSON (two pivot tables: dense index, KB)."""
+def update_docs(out: Path = RESULTS_DIR / "kb_scale.json") -> None:
+    """Regenerate the docs tables from the JSON (two pivot tables: dense index, KB; then every row)."""
     dense = results_to_markdown(out, pivot=True, notes=False, select=lambda r: r["system"].startswith("faiss"))
     kb = results_to_markdown(out, pivot=True, notes=False, select=lambda r: not r["system"].startswith("faiss"))
     table = f"{dense}\n{kb}"
-    for path in (ROOT / "README.md", ROOT / "docs" / "kb_scale.md"):
-        updated = update_readme_section(path, "kb_scale", table)
-        log(f"{'updated' if updated else 'no kb_scale markers in'} {path}")
+    updated = update_readme_section(PAGES["kb_scale"], "kb_scale", table)
+    log(f"{'updated' if updated else 'no kb_scale markers in'} {PAGES['kb_scale']}")
     details = results_to_markdown(out, pivot=False, notes=True)
-    update_readme_section(ROOT / "docs" / "kb_scale.md", "kb_scale_details", details)
+    update_readme_section(PAGES["kb_scale_details"], "kb_scale_details", details)
+
+
+write_tables = update_docs  # python -m benchmarks.tables
 
 
 def parse_args() -> argparse.Namespace:
@@ -503,7 +505,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--skip-kb", action="store_true")
     parser.add_argument("--skip-faiss", action="store_true")
     parser.add_argument("--out", default=None, help="results JSON (default: see module docstring)")
-    parser.add_argument("--update-docs", action="store_true", help="regenerate README/docs tables from --out")
+    parser.add_argument("--update-docs", action="store_true", help="regenerate the docs tables from --out")
     return parser.parse_args()
 
 

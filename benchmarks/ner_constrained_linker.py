@@ -32,12 +32,12 @@ from spacy_el.scoring import ed_accuracy, el_scores
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
-from .common import (AIDA_CORPUS, EL_BASELINE, README, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
+from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
                      using_encoder_dtype)
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import publish_table, results_to_markdown, results_to_matrix
+from .tables import PAGES, publish_table, results_to_markdown, results_to_matrix
 
-COMMAND = "python -m spacy project run ner4el-benchmark"
+COMMAND = "python -m spacy project run ner4el-benchmark projects/ner_constrained_linker"
 BATCH_SIZE = 64
 PIPE = "ner_constrained_linker"
 # Wikidata classes in ELEVANT label types -> CoNLL types, checked in this order: a country is both a
@@ -227,9 +227,14 @@ def main() -> None:
     args = parser.parse_args()
     fix_tie_breaks()
     write_results(args.out, COMMAND, evaluate(args))
-    accuracy = results_to_matrix(args.out, "ed_accuracy")
-    other = results_to_markdown(args.out, pivot=False, notes=True, select=lambda r: r["metric"] != "ed_accuracy")
-    publish_table(README, "ner_constrained_linker", accuracy + "\n\n" + other)
+    write_tables(args.out)
+
+
+def write_tables(results: Path = RESULTS_DIR / "ner_constrained_linker.json",
+                 page: Path = PAGES["ner_constrained_linker"]) -> None:
+    accuracy = results_to_matrix(results, "ed_accuracy")
+    other = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] != "ed_accuracy")
+    publish_table(page, "ner_constrained_linker", accuracy + "\n\n" + other)
 
 
 if __name__ == "__main__":

@@ -34,11 +34,11 @@ from spacy_el.extensions import is_linked
 from spacy_el.scoring import ner_scores
 
 from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior
-from .common import AIDA_CORPUS, README, fix_tie_breaks, read_docs, timed_pipe, words_per_s
+from .common import AIDA_CORPUS, fix_tie_breaks, read_docs, timed_pipe, words_per_s
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import publish_table, results_to_markdown
+from .tables import PAGES, publish_table, results_to_markdown
 
-COMMAND = "python -m spacy project run nsl-benchmark"
+COMMAND = "python -m spacy project run nsl-benchmark projects/ner_stack_lstm"
 TRAINING = ROOT / "training"
 ABLATIONS = {"ner_stack_lstm_no_sent_rep": "no_sent_rep", "ner_stack_lstm_no_ment_rep": "no_ment_rep", "ner_stack_lstm_no_nil": "no_nil"}
 
@@ -125,7 +125,11 @@ def main() -> None:
     args = parser.parse_args()
     fix_tie_breaks()
     write_results(args.out, COMMAND, evaluate(args))
-    publish_table(README, "ner_stack_lstm", results_to_markdown(args.out, pivot=True, notes=False))
+    write_tables(args.out)
+
+
+def write_tables(results: Path = RESULTS_DIR / "ner_stack_lstm.json", page: Path = PAGES["ner_stack_lstm"]) -> None:
+    publish_table(page, "ner_stack_lstm", results_to_markdown(results, pivot=True, notes=False))
 
 
 if __name__ == "__main__":

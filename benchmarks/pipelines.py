@@ -1,7 +1,7 @@
 """Composed pipelines benchmark (issue 8): the three recipes of configs/pipelines, end to end on AIDA test.
 
-Writes ``benchmarks/results/pipelines.json`` and the README table between ``<!-- results:pipelines -->``
-markers. Run through ``python -m spacy project run pipelines`` (``assemble-pipelines``, then
+Writes ``benchmarks/results/pipelines.json`` and the table of docs/pipelines.md between ``<!-- results:pipelines -->``
+markers. Run through ``python -m spacy project run all projects/pipelines`` (``assemble-pipelines``, then
 ``pipelines-benchmark``); ``--tables-only`` regenerates the table from the results file.
 
 Systems (every pipeline reads raw text: its own tokenizer, mentions, types and links)
@@ -37,9 +37,9 @@ from spacy_el.scoring.coref import coref_scores
 from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
 
 from .baselines import gold_entities, gold_links, link_with_prior, predicted_links
-from .common import AIDA_CORPUS, EL_BASELINE, README, fix_tie_breaks, read_corpus, timed, timed_pipe, words_per_s
+from .common import AIDA_CORPUS, EL_BASELINE, fix_tie_breaks, read_corpus, timed, timed_pipe, words_per_s
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import publish_table, results_to_markdown
+from .tables import PAGES, publish_table, results_to_markdown
 
 NAME = "pipelines"
 DATASET = "aida-test"
@@ -64,7 +64,7 @@ def quality_rows(system: str, gold: Sequence[Doc], pred: Sequence[Doc], note: st
 
 def load(path: Path) -> Language:
     if not path.exists():
-        raise SystemExit(f"{path} not found: run `python -m spacy project run assemble-pipelines` first.")
+        raise SystemExit(f"{path} not found: run `python -m spacy project run assemble-pipelines projects/pipelines` first.")
     return spacy.load(path)
 
 
@@ -129,7 +129,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     return rows
 
 
-def write_tables(results: Path, readme: Path) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     publish_table(readme, NAME, results_to_markdown(results, pivot=True, notes=False))
 
 
@@ -141,12 +141,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="first N test documents (smoke runs)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(README))
-    parser.add_argument("--tables-only", action="store_true", help="regenerate the README table from --out")
+    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    parser.add_argument("--tables-only", action="store_true", help="regenerate the table from --out")
     args = parser.parse_args()
     fix_tie_breaks()
     if not args.tables_only:
-        out = write_results(Path(args.out), "python -m spacy project run pipelines", evaluate(args))
+        out = write_results(Path(args.out), "python -m spacy project run pipelines-benchmark projects/pipelines", evaluate(args))
         print(f"wrote {out}")
     write_tables(Path(args.out), Path(args.readme))
 

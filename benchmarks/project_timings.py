@@ -1,8 +1,10 @@
 """Wall-clock minutes of the project's workflows, step by step, on this machine.
 
 Runs the steps of a workflow in ``project.yml`` one after another with ``python -m spacy project run
-STEP --force`` (forced, so that an up-to-date step is timed too) and records each step's wall-clock
-minutes. A workflow's duration is the sum of its steps' (weasel runs them in sequence).
+STEP [FOLDER] --force`` (forced, so that an up-to-date step is timed too) and records each step's wall-clock
+minutes. A workflow's duration is the sum of its steps' (weasel runs them in sequence). A root command that
+runs a study under ``projects/`` (``all``'s ``study-*``) stands for the study's own steps, each timed in
+its folder.
 
 ``all`` takes longer than one working session on 2 cores, so its steps can be timed a few at a time
 (``--steps``): each timed step replaces its own earlier row (``results_io.merge_rerun``), the others
@@ -13,30 +15,58 @@ how many have one. A step that fails stops the run; its time is not recorded.
     python -m benchmarks.project_timings demo                                   # the whole demo
     python -m benchmarks.project_timings all --steps kb-eval train-jcl-ontogum-none
 
-Writes ``benchmarks/results/project_timings.json`` and the README table between
+Writes ``benchmarks/results/project_timings.json`` and the table of docs/reproducing.md between
 ``<!-- results:project_timings -->`` markers.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import srsly
 
 from .results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, row, write_results
-from .tables import markdown_table, publish_table
+from .tables import PAGES, markdown_table, publish_table
 
 NAME = "project_timings"
 TOTAL = "(workflow total)"
 METRIC = "wall_minutes"
 
 
+# A root command that runs a study of projects/ (``python projects/run.py STUDY STEP ...``).
+STUDY_COMMAND = re.compile(r"projects/run\.py\s+(\S+)\s+(\S+)")
+
+
+def located_steps(steps: Sequence[str], project_dir: Path = ROOT) -> List[Tuple[str, Path]]:
+    """``steps`` of the project in ``project_dir``, each with the folder whose project.yml defines it.
+
+    A root command that runs a study under ``projects/`` stands for that study's steps (the steps of its
+    workflow, or its one command), so a workflow's steps are the commands that actually do the work, wherever
+    they are defined, and their names stay unique across the projects.
+    """
+    commands = {c["name"]: c for c in srsly.read_yaml(project_dir / "project.yml").get("commands", [])}
+    located: List[Tuple[str, Path]] = []
+    for step in steps:
+        study = [m for line in commands.get(step, {}).get("script", [])
+                 if (m := STUDY_COMMAND.search(" ".join(line.split())))]
+        if not study:
+            located.append((step, project_dir))
+            continue
+        study_dir = project_dir / "projects" / study[0].group(1)
+        workflows = srsly.read_yaml(study_dir / "project.yml").get("workflows", {})
+        name = study[0].group(2)
+        located += located_steps(workflows.get(name, [name]), study_dir)
+    return located
+
+
 def project_workflows(project_file: Path = ROOT / "project.yml") -> Dict[str, List[str]]:
-    """Every workflow of ``project.yml`` with its steps, both in the file's order."""
-    return {name: list(steps) for name, steps in srsly.read_yaml(project_file).get("workflows", {}).items()}
+    """Every workflow of ``project.yml`` with its steps (a study's in place of the command running it), in order."""
+    workflows = srsly.read_yaml(project_file).get("workflows", {})
+    return {name: [s for s, _ in located_steps(steps, project_file.parent)] for name, steps in workflows.items()}
 
 
 def workflow_steps(workflow: str, project_file: Path = ROOT / "project.yml") -> List[str]:
@@ -47,10 +77,16 @@ def workflow_steps(workflow: str, project_file: Path = ROOT / "project.yml") -> 
     return workflows[workflow]
 
 
-def time_step(step: str) -> float:
+def step_folders(workflow: str, project_file: Path = ROOT / "project.yml") -> Dict[str, Path]:
+    """The folder whose project.yml defines each step of ``workflow``."""
+    workflows = srsly.read_yaml(project_file).get("workflows", {})
+    return dict(located_steps(workflows.get(workflow, []), project_file.parent))
+
+
+def time_step(step: str, project_dir: Path = ROOT) -> float:
     """Run one project step (forced) and return its wall-clock minutes; exit if it fails."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "spacy", "project", "run", step, "--force"], cwd=ROOT)
+    done = subprocess.run([sys.executable, "-m", "spacy", "project", "run", step, str(project_dir), "--force"], cwd=ROOT)
     minutes = (time.perf_counter() - start) / 60
     if done.returncode != 0:
         raise SystemExit(f"Step {step!r} failed (exit {done.returncode}) after {minutes:.1f} min; nothing recorded for it")
@@ -73,7 +109,7 @@ def main() -> None:
     parser.add_argument("workflow", help="a workflow of project.yml (demo, all, test)")
     parser.add_argument("--steps", nargs="+", help="time only these steps of the workflow (default: all of them, in order)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(ROOT / "README.md"))
+    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
     steps = workflow_steps(args.workflow)
     chosen = args.steps or steps
@@ -83,8 +119,9 @@ def main() -> None:
     machine = f"{cpu_name()}, {os.cpu_count()} cores"
     out = Path(args.out)
     command = "python -m benchmarks.project_timings " + " ".join(sys.argv[1:])
+    folders = step_folders(args.workflow)
     for step in chosen:  # written after every step: a later failure keeps the earlier timings
-        minutes = time_step(step)
+        minutes = time_step(step, folders[step])
         print(f"{step}: {minutes:.1f} min", flush=True)
         rows = merge_rerun(out, [row(step, args.workflow, METRIC, round(minutes, 1), machine)], command)
         write_results(out, command, with_totals(rows))
@@ -126,7 +163,7 @@ def timings_table(rows: Sequence[Row]) -> str:
     return markdown_table(["workflow", "step", "minutes", "measured on", "date"], lines)
 
 
-def write_tables(results: Path, readme: Path) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     publish_table(readme, NAME, timings_table(srsly.read_json(results)["rows"]))
 
 

@@ -1,27 +1,66 @@
-"""The README's Python examples run as written, and print what their comments say."""
+"""The README and the docs: their Python examples run as written and print what their comments say, their
+links lead somewhere, and their generated tables sit where the benchmarks write them.
+
+Every ```python block of README.md and docs/*.md runs, in a fresh namespace and an empty working directory.
+A block that cannot run offline in seconds (it downloads a pipeline, or needs models trained on the full
+data) is fenced ```python skip-test instead, and must be listed in SKIP_TEST with the reason and the test
+that covers it: exemptions are rare and each is justified here.
+"""
 import contextlib
 import io
 import re
+from pathlib import Path
 
 import pytest
 
+from benchmarks.tables import PAGES, summary_table
+
 from .conftest import REPO_ROOT
 
-BLOCKS = re.findall(r"```python\n(.*?)```", (REPO_ROOT / "README.md").read_text(encoding="utf8"), re.S)
+PAGES_WITH_CODE = [REPO_ROOT / "README.md"] + sorted((REPO_ROOT / "docs").glob("*.md"))
+FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
+# page -> (number of skip-test blocks, why, and what tests it instead)
+SKIP_TEST = {
+    "docs/drop_in.md": (1, "loads en_core_web_sm (a download) and linkers trained on AIDA; "
+                           "tests/pipeline/test_drop_in.py runs the same recipe with a built OntoNotes ner"),
+}
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_example(code, tmp_path, monkeypatch):
+def _rel(path: Path) -> str:
+    return path.relative_to(REPO_ROOT).as_posix()
+
+
+def _blocks():
+    for page in PAGES_WITH_CODE:
+        for n, match in enumerate(FENCE.finditer(page.read_text(encoding="utf8"))):
+            yield pytest.param(page, match.group(1).split(), match.group(2), id=f"{_rel(page)}:block{n}")
+
+
+@pytest.mark.parametrize("page,flags,code", list(_blocks()))
+def test_python_block(page, flags, code, tmp_path, monkeypatch):
+    if "skip-test" in flags:
+        assert _rel(page) in SKIP_TEST, f"{_rel(page)}: a skip-test block must be listed, with its reason, in SKIP_TEST"
+        pytest.skip(SKIP_TEST[_rel(page)][1])
+    assert not flags, f"unknown fence flags {flags}: use ```python or ```python skip-test"
     monkeypatch.chdir(tmp_path)
     expected = [m.group(1).strip() for m in re.finditer(r"print\(.*\)\s+#\s*(.+)", code)]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, str(page), "exec"), {})
     printed = [line.strip() for line in out.getvalue().splitlines()]
     # Progress messages may come between the prints: the expected lines must appear in order.
     remaining = iter(printed)
     missing = [line for line in expected if not any(line == p for p in remaining)]
     assert not missing, f"not printed (in order): {missing}; printed: {printed}"
+
+
+def test_skip_test_blocks_are_the_listed_ones():
+    counts = {}
+    for page in PAGES_WITH_CODE:
+        flags = [m.group(1).split() for m in FENCE.finditer(page.read_text(encoding="utf8"))]
+        counts[_rel(page)] = sum("skip-test" in f for f in flags)
+    found = {page: n for page, n in counts.items() if n}
+    assert found == {page: n for page, (n, _) in SKIP_TEST.items()}
 
 
 def test_readme_has_the_two_setup_commands():
@@ -30,3 +69,58 @@ def test_readme_has_the_two_setup_commands():
     test_command = 'pip install -c constraints.txt -e ".[tests]" && python -m pytest tests -q'
     assert test_command in text and test_command in ci
     assert "pip install -c constraints.txt -e . && python -m spacy project run demo" in text
+
+
+def test_readme_is_a_guide():
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf8")
+    assert len(text.splitlines()) <= 300
+    for command in ("run train", "run evaluate", "run package"):
+        assert f"python -m spacy project {command}" in text
+    assert len(FENCE.findall(text)) == 3, "the three quickstarts"
+    assert re.search(r"!\[[^\]]*\]\(docs/[\w.]+\.png\)", text), "one picture"
+
+
+MARKER = re.compile(r"<!-- (/?)results:([\w-]+) -->")
+
+
+def test_every_table_sits_on_the_page_its_benchmark_writes():
+    on_page = {}
+    for page in [REPO_ROOT / "README.md"] + sorted((REPO_ROOT / "docs").glob("*.md")):
+        markers = MARKER.findall(re.sub(r"`[^`\n]*`", "", page.read_text(encoding="utf8")))  # not in `code`
+        opened = [name for slash, name in markers if not slash]
+        assert opened == [name for slash, name in markers if slash], f"{_rel(page)}: unpaired markers"
+        for name in opened:
+            assert name not in on_page, f"table {name} on {on_page.get(name)} and {_rel(page)}"
+            on_page[name] = _rel(page)
+    assert on_page == {name: _rel(path) for name, path in PAGES.items()}
+
+
+def test_readme_summary_is_generated_from_the_results():
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf8")
+    section = re.search(r"<!-- results:summary -->\n(.*?)<!-- /results:summary -->", text, re.S).group(1)
+    assert section == summary_table(), "re-render it: python -m benchmarks.tables"
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(page: Path):
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf8"), flags=re.S | re.M)
+    headings = re.findall(r"^#+ (.+)$", text, re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_links_lead_to_files_and_headings():
+    broken = []
+    for page in [REPO_ROOT / "README.md"] + sorted((REPO_ROOT / "docs").glob("*.md")):
+        for target in LINK.findall(page.read_text(encoding="utf8")):
+            if re.match(r"[a-z]+://|mailto:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            file = (page.parent / path).resolve() if path else page
+            if not file.exists():
+                broken.append(f"{_rel(page)}: {target}")
+            elif anchor and file.suffix == ".md" and anchor not in _anchors(file):
+                broken.append(f"{_rel(page)}: {target} (no such heading)")
+    assert not broken
