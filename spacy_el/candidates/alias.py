@@ -20,6 +20,8 @@ class AliasCandidates(CandidateGenerator):
     name = "alias"
 
     def __init__(self, top_k: Optional[int] = 30, fuzzy: bool = True) -> None:
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"[spacy_el] AliasCandidates top_k must be null or an integer >= 1, got {top_k!r}.")
         self.top_k = top_k
         self.fuzzy = fuzzy
 

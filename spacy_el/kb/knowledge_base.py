@@ -99,6 +99,10 @@ class ElKnowledgeBase(KnowledgeBase):
         self._type_index: Optional[TypeIndex] = None
         # Which encoder made the entity vectors (``encoder.encoder_fingerprint``), None when unknown.
         self.vectors_encoder: Optional[Dict[str, str]] = None
+        # The names of the sources the aliases come from (e.g. ["titles", "gum", "dwie"], see
+        # ``spacy_el.recipes.eval_kb.ALIAS_SOURCES``), None when unknown: what `python -m spacy_el package`
+        # checks before a pipeline holding the KB is distributed.
+        self.alias_sources: Optional[List[str]] = None
         # Named data files the KB carries for other parts of spacy_el (e.g. the dense candidate
         # generator's mention encoder): bytes, or the path of a loaded KB's file, read on first use.
         self._attachments: Dict[str, Union[bytes, Path]] = {}
@@ -155,10 +159,23 @@ class ElKnowledgeBase(KnowledgeBase):
                 f"[spacy_el] Entity vectors must have shape (n_entities={self.n_entities}, dim >= 1); "
                 f"got {vectors.shape}."
             )
-        if not np.all(np.isfinite(vectors)):
+        step = max(1, (1 << 22) // vectors.shape[1])  # row blocks: memory-mapped vectors are not read in whole
+        if not all(np.isfinite(vectors[i : i + step]).all() for i in range(0, len(vectors), step)):
             raise ValueError("[spacy_el] Entity vectors contain NaN or infinite values.")
         self.entities.vectors = vectors.astype(np.float32, copy=False)
         self.vectors_encoder = dict(encoder) if encoder is not None else None
+
+    def add_entities(
+        self, entities: Sequence[Dict[str, Any]], encoder: Optional[str] = None, batch_size: int = 64,
+        progress: bool = False,
+    ) -> List[int]:
+        """Zero-shot additions: append entities (dicts with ``id``, ``name`` and optionally ``description``,
+        ``types``, ``aliases``, ``frequency``, ``qid``), with vectors from the KB's own encoder and rows in
+        its dense index, so that trained linkers can link them at once. RETURNS their rows. See
+        :mod:`spacy_el.kb.additions`."""
+        from .additions import add_entities
+
+        return add_entities(self, entities, encoder=encoder, batch_size=batch_size, progress=progress)
 
     # -- attachments -------------------------------------------------------------------------------
     def set_attachment(self, name: str, data: Optional[bytes]) -> None:
@@ -219,6 +236,17 @@ class ElKnowledgeBase(KnowledgeBase):
         if self.entities.type_probs is None or list(labels) != self.entities.type_prob_names:
             return None
         return self.entities.type_probs
+
+    def set_aliases(self, aliases: AliasTable, sources: Optional[Sequence[str]] = None) -> None:
+        """Replace the alias table with ``aliases``, whose candidate rows are this KB's entity rows (entities,
+        vectors, dense index and type distributions stay), and record where its aliases come from
+        (``sources``; None: unknown)."""
+        problems = aliases.validate(self.n_entities)
+        if problems:
+            name, problem = next(iter(problems.items()))
+            raise ValueError(f"[spacy_el] The new alias table does not fit this KB: {name}: {problem}")
+        self.aliases = aliases
+        self.alias_sources = _checked_alias_sources(sources, "the alias sources")
 
     def set_dense_index(self, index: Any) -> None:
         """Attach a ``DenseIndex`` whose rows are this KB's entity rows."""
@@ -351,6 +379,7 @@ class ElKnowledgeBase(KnowledgeBase):
             "settings": asdict(self.settings),
             "dense_index": DENSE_INDEX_FILE if self.dense_index is not None else None,
             "vectors_encoder": self.vectors_encoder,
+            "alias_sources": self.alias_sources,
             "attachments": {name: _attachment_file(name) for name in self.attachment_names},
         }
 
@@ -417,12 +446,15 @@ class ElKnowledgeBase(KnowledgeBase):
             aliases = AliasTable.from_arrays(arrays)
             settings = LookupSettings(**manifest["settings"])
             default_length = int(manifest.get("default_vector_length", 0))
+            # KBs written before alias sources were recorded have none: unknown.
+            alias_sources = _checked_alias_sources(manifest.get("alias_sources"), "alias_sources")
         except (KeyError, TypeError, ValueError) as err:
             raise KBFormatError(f"[spacy_el] {where} lacks a required KB field or array: {err}") from err
         self.entities, self.aliases, self.settings = entities, aliases, settings
         self._default_vector_length = default_length
         self.dense_index = dense
         self.vectors_encoder = manifest.get("vectors_encoder")
+        self.alias_sources = alias_sources
         self._check_consistency(where)
 
     def _check_consistency(self, where: str = "the KB") -> None:
@@ -452,6 +484,15 @@ def _load_dense_file(extra: Dict[str, Path], name: str, kb_path: Path, *, mmap: 
     if name not in extra:
         raise KBFormatError(f"[spacy_el] The manifest of {kb_path} names a dense index {name} that it does not list.")
     return DenseIndex.load(extra[name], mmap=mmap)
+
+
+def _checked_alias_sources(sources: Any, what: str) -> Optional[List[str]]:
+    """``sources`` as a list of non-empty strings, or None (unknown); anything else is refused."""
+    if sources is None:
+        return None
+    if isinstance(sources, str) or not all(isinstance(s, str) and s for s in sources):
+        raise ValueError(f"[spacy_el] {what} must be a list of non-empty strings or None, got {sources!r}.")
+    return list(sources)
 
 
 def _attachment_file(name: str) -> str:

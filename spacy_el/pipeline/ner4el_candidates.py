@@ -1,10 +1,11 @@
-"""Candidate sets of the ner_constrained_linker: type-aware selection (NER4EL contribution 2) and
-training negatives, uniform and same-type (contribution 3)."""
+"""Candidate sets of the ner_constrained_linker: type-aware selection (NER4EL contribution 2) among
+the candidates of its generator, and training negatives, uniform and same-type (contribution 3)."""
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import numpy as np
 
+from ..candidates import MentionCandidates
 from ..kb import ElKnowledgeBase
 from ..kb.type_index import select_typed_first
 
@@ -31,7 +32,7 @@ def _log_prior(prior: float) -> float:
 
 
 class CandidateSelector:
-    """Looks up, cuts and (for training) extends the candidate lists of mentions.
+    """Cuts and (for training) extends the candidate lists the component's generator gives mentions.
 
     type_probs: float32 (n_entities, T), each entity's type distribution (kept in the KB).
     top_k: candidates kept per mention. type_aware: keep candidates compatible with the mention's
@@ -53,25 +54,25 @@ class CandidateSelector:
         """bool (len(rows),): which entities may have the mention's type."""
         return self.type_probs[rows, mention_type] >= self.compat_threshold
 
-    def select(self, text: str, mention_type: Optional[int]) -> CandidateSet:
-        """The mention's candidates from the alias table, cut to ``top_k``."""
-        hits = self.kb.lookup(text, top_k=None)
-        if len(hits) > self.top_k:
+    def select(self, found: MentionCandidates, mention_type: Optional[int]) -> CandidateSet:
+        """The mention's generated candidates cut to ``top_k``: in rank order, or with type-aware selection
+        those compatible with the mention's type first."""
+        if len(found) > self.top_k:
             if self.type_aware and mention_type is not None:
-                rows = np.fromiter((h.entity_row for h in hits), dtype=np.int64, count=len(hits))
-                keep = select_typed_first(rows.tolist(), self.compatible(rows, mention_type).tolist(), self.top_k)
-                hits = [hits[i] for i in keep]
+                found = found.select(select_typed_first(
+                    found.rows.tolist(), self.compatible(found.rows, mention_type).tolist(), self.top_k
+                ))
             else:
-                hits = hits[: self.top_k]
+                found = found.top(self.top_k)
         return CandidateSet(
-            rows=np.fromiter((h.entity_row for h in hits), dtype=np.int64, count=len(hits)),
-            log_prior=np.fromiter((_log_prior(h.prior * h.score) for h in hits), dtype=np.float32, count=len(hits)),
-            from_alias=np.ones(len(hits), dtype=np.float32),
+            rows=found.rows.astype(np.int64),
+            log_prior=np.asarray([_log_prior(p) for p in found.prior.tolist()], dtype=np.float32),
+            from_alias=found.from_alias(),
         )
 
     def training_set(
         self,
-        text: str,
+        found: MentionCandidates,
         mention_type: Optional[int],
         gold_row: int,
         rng: np.random.Generator,
@@ -84,7 +85,7 @@ class CandidateSelector:
         ``from_alias = 0``; same-type negatives share the gold entity's most probable type and are
         among its nearest such entities (``same_type_neighbours``).
         """
-        selected = self.select(text, mention_type)
+        selected = self.select(found, mention_type)
         rows = selected.rows.tolist()
         log_prior = selected.log_prior.tolist()
         from_alias = selected.from_alias.tolist()

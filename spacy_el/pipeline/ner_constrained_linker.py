@@ -47,6 +47,7 @@ from thinc.api import Config, Model, Optimizer
 from ..extensions import (
     BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS, register_extensions,
 )
+from ..candidates import AliasCandidates, CandidateGenerator
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
@@ -73,7 +74,8 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
     spans_key: link ``doc.spans[spans_key]`` instead of ``doc.ents`` (null). top_k: candidates per
-    mention. type_inventory: the type labels ("coarse": PER/LOC/ORG/MISC, or "fine"). The type switches
+    mention, cut from what the factory's ``candidates`` generator gives (all alias-table matches by
+    default; type-aware when ``type_aware_selection``). type_inventory: the type labels ("coarse": PER/LOC/ORG/MISC, or "fine"). The type switches
     are in the module docstring: type_aware_selection, n_random_negatives / n_type_negatives (training
     negatives), decoding with soft_weight and type_smoothing, compat_threshold (the type probability an
     entity needs to count as compatible), mention_type_source, type_loss_weight (the mention-typing
@@ -108,6 +110,7 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     requires=["doc.ents"],
     default_config={
         "model": DEFAULT_MODEL, **NerConstrainedLinkerSettings.defaults(), "scorer": {"@scorers": "spacy-el.el_scorer.v1"},
+        "candidates": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": None, "fuzzy": True},
     },
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None, "ed_accuracy": None},
 )
@@ -132,15 +135,17 @@ def make_ner_constrained_linker(
     encoder_batch: int,
     unlinkable_labels: List[str],
     scorer: Optional[Callable],
+    candidates: CandidateGenerator,
 ) -> "NerConstrainedLinker":
-    """The settings are documented on :class:`NerConstrainedLinkerSettings`."""
+    """The settings are documented on :class:`NerConstrainedLinkerSettings`; ``candidates`` is any
+    registered candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
     return NerConstrainedLinker(
         nlp.vocab, model, name, spans_key=spans_key, top_k=top_k, type_inventory=type_inventory,
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
         n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
         compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
         type_loss_weight=type_loss_weight, seed=seed, encoder_batch=encoder_batch,
-        unlinkable_labels=unlinkable_labels, scorer=scorer,
+        unlinkable_labels=unlinkable_labels, scorer=scorer, candidates=candidates,
     )
 
 
@@ -150,7 +155,10 @@ class NerConstrainedLinker(KBTorchPipe):
     dim_names = ("nE", "nT")
     settings_class = NerConstrainedLinkerSettings
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "ner_constrained_linker", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
+    def __init__(
+        self, vocab: Vocab, model: Model, name: str = "ner_constrained_linker", *, scorer: Optional[Callable] = None,
+        candidates: Optional[CandidateGenerator] = None, **cfg: Any,
+    ) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
@@ -159,6 +167,7 @@ class NerConstrainedLinker(KBTorchPipe):
         self.scorer = scorer
         self.inventory = TypeInventory.from_name(self.settings.type_inventory)
         self.kb = ElKnowledgeBase(vocab)
+        self.candidates = candidates if candidates is not None else AliasCandidates(top_k=None, fuzzy=True)
         self._selector: Optional[CandidateSelector] = None
         self._rng = np.random.default_rng(self.settings.seed)
 
@@ -271,7 +280,8 @@ class NerConstrainedLinker(KBTorchPipe):
     def _link(self, docs: Sequence[Doc], spans_per_doc: Sequence[Sequence[Span]], decisions: List[Dict[str, Any]], to_link: Sequence[int]) -> None:
         """Score the mentions ``spans_per_doc`` (flat, they are ``decisions[to_link[i]]``) and fill in their decisions."""
         flat_spans = [s for spans in spans_per_doc for s in spans]
-        flat_sets = [self.selector.select(s.text, self._mention_type(s)) for s in flat_spans]
+        generated = self.candidates(self.kb, flat_spans)
+        flat_sets = [self.selector.select(found, self._mention_type(s)) for s, found in zip(flat_spans, generated)]
         texts_spans = [(doc.text, [(s.start_char, s.end_char) for s in spans]) for doc, spans in zip(docs, spans_per_doc)]
         input_ids, attention_mask, slots = encode_mentions(texts_spans, tokenizer_of(self.model), self.model.attrs["max_length"])
         # Score a bounded number of windows at a time: memory would otherwise grow with the document
@@ -381,12 +391,15 @@ class NerConstrainedLinker(KBTorchPipe):
         settings = self.settings
         for eg in examples:
             spans = []
+            in_kb = []
             for gold in self._spans(eg.reference):
                 row = self.kb.entities.row_of(gold.kb_id_) if gold.kb_id_ not in ("", NIL) else None
-                if row is None:
-                    continue  # NIL or not in the KB: nothing to disambiguate towards
+                if row is not None:  # else NIL or not in the KB: nothing to disambiguate towards
+                    in_kb.append((gold, row))
+            generated = self.candidates(self.kb, [gold for gold, _ in in_kb])
+            for (gold, row), found in zip(in_kb, generated):
                 cands = self.selector.training_set(
-                    gold.text, self.inventory.mention_label(gold.label_), row, self._rng,
+                    found, self.inventory.mention_label(gold.label_), row, self._rng,
                     settings.n_random_negatives, settings.n_type_negatives,
                 )
                 spans.append((gold.start_char, gold.end_char))

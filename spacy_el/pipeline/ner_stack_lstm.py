@@ -36,7 +36,8 @@ from thinc.api import Config, Model, Optimizer
 from ..algorithms.transition_system import TransitionSystem
 from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
 from ..kb import ElKnowledgeBase
-from ..kb.candidate_arrays import CandidateLookup
+from ..candidates import AliasCandidates, CandidateGenerator
+from ..candidates.arrays import padded_candidates
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm.model import build_torch_layer, set_learned_entities
 from ..ml.stack_lstm.modules import StackLstmOutput
@@ -84,19 +85,18 @@ INIT_SAMPLE = 10  # documents given to the model's initialize
 class NerStackLstmSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    tasks: "joint", "ner" or "el" (see the module docstring). top_k: candidates per mention.
+    tasks: "joint", "ner" or "el" (see the module docstring).
     max_sentence_length: longer sentences are read in pieces. nil_threshold: write NIL when the NIL
     classifier's P(NIL) is at least this. use_nil_classifier: False = the paper's "- NIL" ablation
-    (every mention with a candidate is linked). fuzzy_candidates: also fuzzy alias matches.
+    (every mention with a candidate is linked). The candidates come from the factory's ``candidates``
+    generator (``spacy-el.AliasCandidates.v1`` top 30 exact and normalised matches by default).
     """
 
     component: ClassVar[str] = "ner_stack_lstm"
     tasks: Literal[TASKS] = "joint"  # type: ignore[valid-type]
-    top_k: int = setting(30, low=1)
     max_sentence_length: int = setting(150, low=1)
     nil_threshold: float = setting(0.5, low=0.0, low_open=True, high=1.0)
     use_nil_classifier: bool = True
-    fuzzy_candidates: bool = False
 
 
 @Language.factory(
@@ -105,6 +105,7 @@ class NerStackLstmSettings(ComponentSettings):
              "span._.link_score", "span._.nil_prob", "span._.nil_reason"],
     default_config={
         "model": DEFAULT_MODEL, **NerStackLstmSettings.defaults(), "scorer": {"@scorers": "spacy-el.ner_el_scorer.v1"},
+        "candidates": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 30, "fuzzy": False},
     },
     default_score_weights={"ner_f": 0.5, "el_micro_f": 0.5, "ner_p": None, "ner_r": None, "el_micro_p": None,
                            "el_micro_r": None, "el_macro_f": None, "ed_accuracy": None},
@@ -114,17 +115,17 @@ def make_ner_stack_lstm(
     name: str,
     model: Model,
     tasks: str,
-    top_k: int,
     max_sentence_length: int,
     nil_threshold: float,
     use_nil_classifier: bool,
-    fuzzy_candidates: bool,
     scorer: Optional[Callable],
+    candidates: CandidateGenerator,
 ) -> "NerStackLstm":
-    """The settings are documented on :class:`NerStackLstmSettings`."""
+    """The settings are documented on :class:`NerStackLstmSettings`; ``candidates`` is any registered
+    candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
     return NerStackLstm(
-        nlp.vocab, model, name, tasks=tasks, top_k=top_k, max_sentence_length=max_sentence_length,
-        nil_threshold=nil_threshold, use_nil_classifier=use_nil_classifier, fuzzy_candidates=fuzzy_candidates, scorer=scorer,
+        nlp.vocab, model, name, tasks=tasks, max_sentence_length=max_sentence_length, nil_threshold=nil_threshold,
+        use_nil_classifier=use_nil_classifier, scorer=scorer, candidates=candidates,
     )
 
 
@@ -134,7 +135,10 @@ class NerStackLstm(KBTorchPipe):
     dim_names = ("nW", "nA", "nE", "nL")
     settings_class = NerStackLstmSettings
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "ner_stack_lstm", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
+    def __init__(
+        self, vocab: Vocab, model: Model, name: str = "ner_stack_lstm", *, scorer: Optional[Callable] = None,
+        candidates: Optional[CandidateGenerator] = None, **cfg: Any,
+    ) -> None:
         register_extensions()
         self._check_settings(cfg)
         self.vocab = vocab
@@ -144,7 +148,7 @@ class NerStackLstm(KBTorchPipe):
         self.cfg: Dict[str, Any] = {"labels": [], **NerStackLstmSettings.from_cfg({k: v for k, v in cfg.items() if k != "labels"}).to_cfg()}
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
-        self._lookup: Optional[CandidateLookup] = None
+        self.candidates = candidates if candidates is not None else AliasCandidates(top_k=30, fuzzy=False)
 
     def _check_settings(self, cfg: Dict[str, Any]) -> None:
         """The settings (``settings_class``) and the labels of a cfg, in ``configure`` and when a saved
@@ -219,7 +223,6 @@ class NerStackLstm(KBTorchPipe):
         self.model.set_dim("nL", len(learned_rows))
         self.model.initialize(X=StackLstmBatch(sample, [], np.zeros((0, 0), np.int64), np.zeros(0, np.int64)))
         set_learned_entities(self.model, learned_rows)
-        self._lookup = None
 
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
@@ -243,11 +246,10 @@ class NerStackLstm(KBTorchPipe):
         return self.kb.entities.row_of(kb_id)
 
     # -- candidates --------------------------------------------------------------------------------
-    def _candidates(self, texts: List[str]) -> CandidateArrays:
-        """Alias-table candidates of mention texts (top ``top_k``), with KB vectors when the model uses them."""
-        if self._lookup is None or self._lookup.kb is not self.kb:  # a new KB: its own cache
-            self._lookup = CandidateLookup(self.kb, self.settings.top_k, self.settings.fuzzy_candidates)
-        return CandidateArrays(*self._lookup.arrays(texts, self.model.get_dim("nE")))
+    def _candidates(self, mentions: List[Span]) -> CandidateArrays:
+        """The generator's candidates of the mentions, with KB vectors when the model uses them."""
+        lists = self.candidates(self.kb, mentions)
+        return CandidateArrays(*padded_candidates(self.kb, lists, self.model.get_dim("nE")))
 
     # -- batches -----------------------------------------------------------------------------------
     def _segments(self, docs: Sequence[Doc], protected: Optional[Sequence[Sequence[Tuple[int, int]]]] = None) -> List[Segment]:
@@ -263,7 +265,7 @@ class NerStackLstm(KBTorchPipe):
         segments = self._segments(docs, [[(m.start, m.end) for m in doc_mentions] for doc_mentions in mentions])
         index, lengths = pad_segments(segments, _doc_offsets(docs))
         by_segment: List[List[Chunk]] = [[] for _ in segments]
-        texts, golds = [], []
+        mentions_in_order, golds = [], []
         keyed = []
         seg_of = _segment_lookup(segments, len(docs))
         for d, doc_mentions in enumerate(mentions):
@@ -277,17 +279,17 @@ class NerStackLstm(KBTorchPipe):
                 seg = segments[s]
                 # Only a mention longer than max_sentence_length can outrun its segment: keep its first piece.
                 end = min(span.end, seg.end)
-                keyed.append((s, span.start - seg.start, end - seg.start, span.label_, span.text,
+                keyed.append((s, span.start - seg.start, end - seg.start, span.label_, span,
                                kb_ids[d][i] if kb_ids is not None else ""))
         keyed.sort(key=lambda item: item[:3])  # the order gold_actions numbers the chunks in
-        for s, start, end, label, text, kb_id in keyed:
+        for s, start, end, label, span, kb_id in keyed:
             by_segment[s].append((start, end, label))
-            texts.append(text)
+            mentions_in_order.append(span)
             golds.append(self._kb_row(kb_id))
         batch = StackLstmBatch(list(docs), segments, index, lengths, gold=gold_actions(self.system, by_segment, lengths), tasks=self.tasks,
                                use_nil=self.settings.use_nil_classifier)
-        if self.tasks != "ner" and texts:
-            batch.gold_candidates = self._candidates(texts)
+        if self.tasks != "ner" and mentions_in_order:
+            batch.gold_candidates = self._candidates(mentions_in_order)
         if kb_ids is not None:
             candidate_rows = batch.gold_candidates
             batch.gold_candidate = candidate_rows.gold_positions(golds) if candidate_rows is not None else np.full(len(golds), -1, np.int64)
@@ -392,9 +394,6 @@ class NerStackLstm(KBTorchPipe):
         mentions, kb_ids = zip(*(self._gold_mentions(eg) for eg in examples))
         batch = self._forced_batch([eg.predicted for eg in examples], mentions, kb_ids)
         return self._scalar_loss_step(batch, sgd, losses)  # the model returns its loss (scalar-loss pattern)
-
-    def _after_load(self) -> None:
-        self._lookup = None
 
 
 def _doc_offsets(docs: Sequence[Doc]) -> List[int]:

@@ -270,6 +270,7 @@ def test_kb_with_other_vector_width_is_refused(trained):
 
 
 def test_training_candidates_add_the_gold_and_same_type_negatives():
+    from spacy_el.candidates import AliasCandidates
     from spacy_el.pipeline.ner4el_candidates import CandidateSelector
 
     kb = KBBuilder()
@@ -282,7 +283,8 @@ def test_training_candidates_add_the_gold_and_same_type_negatives():
     probs[np.arange(40), np.where(np.arange(40) % 2, 0, 1)] = 1.0  # odd rows PER, even rows LOC
     selector = CandidateSelector(kb, probs, top_k=1, type_aware=False, compat_threshold=0.2)
     gold = kb.entities.row_of("P3")
-    cands = selector.training_set("Pat", 0, gold, np.random.default_rng(0), n_random=0, n_same_type=5)
+    [found] = AliasCandidates(top_k=None).lookup_texts(kb, ["Pat"])
+    cands = selector.training_set(found, 0, gold, np.random.default_rng(0), n_random=0, n_same_type=5)
     ids = [kb.entities.ids[int(r)] for r in cands.rows]
     assert ids[0] == "P1" and ids[cands.gold] == "P3"  # top-1 alias candidate, then the gold added
     negatives = cands.rows[2:]

@@ -11,6 +11,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 from spacy_el.algorithms.transition_system import TransitionSystem
+from spacy_el.candidates import AliasCandidates
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.ml.stack_lstm.inputs import gold_actions, segment_doc
@@ -162,7 +163,8 @@ def test_segments_follow_sentences_join_across_gold_entities_and_cut_long_ones()
 def test_add_pipe_and_defaults(tmp_path):
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe(NAME)
-    assert pipe.tasks == "joint" and pipe.cfg["top_k"] == 30 and pipe.labels == ()
+    assert pipe.tasks == "joint" and pipe.labels == ()
+    assert isinstance(pipe.candidates, AliasCandidates) and (pipe.candidates.top_k, pipe.candidates.fuzzy) == (30, False)
     assert pipe.model.attrs["hidden_width"] == 100 and pipe.model.attrs["entity_vectors"] == "kb"
 
 
@@ -173,7 +175,7 @@ def test_add_pipe_and_defaults(tmp_path):
         ({"entity_vectors": "wiki"}, {}, "entity_vectors"),
         ({"dropout": 1.0}, {}, "dropout"),
         ({}, {"tasks": "both"}, "tasks"),
-        ({}, {"top_k": 0}, "top_k"),
+        ({}, {"candidates": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 0}}, "top_k"),
         ({}, {"max_sentence_length": 0}, "max_sentence_length"),
         ({}, {"nil_threshold": 0.0}, "nil_threshold"),
     ],

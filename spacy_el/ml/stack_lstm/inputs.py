@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from ...algorithms.transition_system import OUT, SHIFT, TransitionSystem
 
@@ -170,8 +170,8 @@ class CandidateArrays:
         return positions
 
 
-#: mention texts -> their candidates
-CandidateFn = Callable[[List[str]], CandidateArrays]
+#: mention spans -> their candidates
+CandidateFn = Callable[[List[Span]], CandidateArrays]
 
 
 @dataclass

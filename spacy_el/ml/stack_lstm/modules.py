@@ -36,7 +36,7 @@ known in advance, so each LSTM runs once over whole sequences instead of step by
 actions it follows them instead, and its scores then equal the teacher-forced ones (tested).
 """
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -517,8 +517,8 @@ class StackLstmForward(nn.Module):
             if batch.gold_candidates is not None:
                 candidates = batch.gold_candidates
             else:
-                texts = [_segment_text(batch, s, a, b) for s, a, b in zip(segments.tolist(), starts.tolist(), ends.tolist())]
-                candidates = batch.candidates(texts)
+                spans = [_segment_span(batch, s, a, b) for s, a, b in zip(segments.tolist(), starts.tolist(), ends.tolist())]
+                candidates = batch.candidates(spans)
             rows = torch.as_tensor(candidates.rows, device=device)
             scores = net.candidate_scores(
                 reductions.features, rows, torch.as_tensor(candidates.vectors, device=device), torch.as_tensor(candidates.priors, device=device)
@@ -538,9 +538,10 @@ class StackLstmForward(nn.Module):
         return loss, output
 
 
-def _segment_text(batch: StackLstmBatch, segment: int, start: int, end: int) -> str:
+def _segment_span(batch: StackLstmBatch, segment: int, start: int, end: int) -> Any:
+    """The document span of tokens ``start:end`` of a segment (the generator reads it in its context)."""
     seg = batch.segments[segment]
-    return batch.docs[seg.doc][seg.start + start : seg.start + end].text
+    return batch.docs[seg.doc][seg.start + start : seg.start + end]
 
 
 def _outputs(segments: np.ndarray, starts: np.ndarray, ends: np.ndarray, actions: np.ndarray, scores: Optional[torch.Tensor],

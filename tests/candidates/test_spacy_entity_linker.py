@@ -1,0 +1,66 @@
+"""spaCy's own entity_linker on spacy_el's hybrid generator: it trains, and a saved pipeline carries the
+mention encoder inside its KB, giving identical candidates and links after ``spacy.load`` (encoder folder gone)."""
+import shutil
+
+import spacy
+from spacy.training import Example
+from spacy.util import registry
+
+from spacy_el.candidates import attach_mention_encoder
+
+HYBRID = {"@misc": "spacy-el.HybridCandidates.v1", "top_k": 4, "alias_top_k": 2, "dense_top_k": 4}
+TRAIN = [
+    ("Paris Hilton was at the party. Paris was mentioned.", [(0, 12, "PER", "Paris_Hilton"), (31, 36, "PER", "Paris_Hilton")]),
+    ("Paris is lovely in spring.", [(0, 5, "LOC", "Paris")]),
+]
+
+
+def entity_linker_nlp():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("entity_linker", config={
+        "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"},
+        "get_candidates": {"@misc": "spacy-el.SpacyCandidates.v1", "generator": HYBRID},
+        "get_candidates_batch": {"@misc": "spacy-el.SpacyCandidatesBatch.v1", "generator": HYBRID},
+        "use_gold_ents": True,
+    })
+    return nlp
+
+
+def examples_of(nlp):
+    out = []
+    for text, ents in TRAIN:
+        doc = nlp.get_pipe("sentencizer")(nlp.make_doc(text))
+        out.append(Example.from_dict(doc, {
+            "entities": [(s, e, label) for s, e, label, _ in ents],
+            "links": {(s, e): {kb_id: 1.0} for s, e, _, kb_id in ents},
+        }))
+    return out
+
+
+def test_entity_linker_with_hybrid_candidates_survives_spacy_load(tmp_path, tiny_toy_kb, tiny_mention_encoder):
+    attach_mention_encoder(tiny_toy_kb, tiny_mention_encoder)
+    tiny_toy_kb.to_disk(tmp_path / "kb")
+    nlp = entity_linker_nlp()
+    examples = examples_of(nlp)
+    linker = nlp.get_pipe("entity_linker")
+    linker.initialize(lambda: examples, nlp=nlp, kb_loader=registry.misc.get("spacy-el.KBFromDisk.v1")(tmp_path / "kb"))
+    optimizer = nlp.resume_training()
+    losses = {}
+    for _ in range(3):
+        linker.update(examples, sgd=optimizer, losses=losses)
+    assert losses["entity_linker"] > 0
+
+    def candidates_and_links(pipeline):
+        doc = pipeline.make_doc("The city of Paris in Texas is sunny.")
+        doc.ents = [doc.char_span(12, 17, label="LOC")]
+        doc = pipeline.get_pipe("entity_linker")(pipeline.get_pipe("sentencizer")(doc))
+        el = pipeline.get_pipe("entity_linker")
+        found = [(c.entity_, round(c.prior_prob, 6)) for c in el.get_candidates(el.kb, doc.ents[0])]
+        return found, [e.kb_id_ for e in doc.ents]
+
+    before = candidates_and_links(nlp)
+    assert len(before[0]) >= 3 and before[1][0] in {"Paris", "Paris_Hilton", "Paris,_Texas", "The_Beatles"}
+    nlp.to_disk(tmp_path / "pipeline")
+    shutil.rmtree(tmp_path / "kb")
+    assert candidates_and_links(spacy.load(tmp_path / "pipeline")) == before

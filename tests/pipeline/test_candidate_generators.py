@@ -1,0 +1,53 @@
+"""Every linker runs on each of the three candidate generators by config, and a saved pipeline carries
+its mention encoder (inside its KB): identical candidates and predictions after ``spacy.load``."""
+import numpy as np
+import pytest
+import spacy
+
+from spacy_el.candidates import AliasCandidates, DenseCandidates, HybridCandidates
+
+from .conftest import build_ner_constrained_linker, build_ner_stack_lstm
+
+GENERATORS = {
+    "alias": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 4},
+    "dense": {"@misc": "spacy-el.DenseCandidates.v1", "top_k": 3},
+    "hybrid": {"@misc": "spacy-el.HybridCandidates.v1", "top_k": 4, "alias_top_k": 3, "dense_top_k": 3},
+}
+CLASSES = {"alias": AliasCandidates, "dense": DenseCandidates, "hybrid": HybridCandidates}
+BUILDERS = {"ner_stack_lstm": build_ner_stack_lstm, "ner_constrained_linker": build_ner_constrained_linker}
+TEXT = "Lumen played in Mercer last night , and Mercer painted Velda ."
+
+
+def predictions(nlp):
+    doc = nlp(TEXT)
+    return [(e.text, e.label_, e.kb_id_, e._.candidate_scores) for e in doc.ents]
+
+
+@pytest.mark.parametrize("generator", sorted(GENERATORS))
+@pytest.mark.parametrize("component", sorted(BUILDERS))
+def test_linker_runs_on_the_generator_and_reloads_identically(component, generator, tiny_encoder, tmp_path):
+    nlp = BUILDERS[component](tiny_encoder, tmp_path, candidates=GENERATORS[generator])
+    pipe = nlp.get_pipe(component)
+    assert isinstance(pipe.candidates, CLASSES[generator])
+    before = predictions(nlp)
+    linked = [kb_id for _, _, kb_id, _ in before if kb_id not in ("", "NIL")]
+    assert linked and all(kb_id in pipe.kb for kb_id in linked)
+    spans = [e for e in nlp(TEXT).ents]
+    expected = [c.rows.tolist() for c in pipe.candidates(pipe.kb, spans)]
+    nlp.to_disk(tmp_path / "pipeline")
+    (tmp_path / "kb").rename(tmp_path / "kb_gone")  # the reloaded pipeline needs its own files only
+    reloaded = spacy.load(tmp_path / "pipeline")
+    again = reloaded.get_pipe(component)
+    assert [c.rows.tolist() for c in again.candidates(again.kb, [e for e in reloaded(TEXT).ents])] == expected
+    assert predictions(reloaded) == before
+
+
+def test_dense_candidates_reach_entities_the_alias_table_misses(tiny_encoder, tmp_path):
+    """"Ada" is no alias of anything: alias candidates are empty, dense ones are not."""
+    nlp = build_ner_constrained_linker(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"])
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    doc = nlp.make_doc("Ada painted .")
+    span = doc[0:1]
+    assert len(AliasCandidates()(pipe.kb, [span])[0]) == 0
+    found = pipe.candidates(pipe.kb, [span])[0]
+    assert len(found) == 3 and np.all(found.prior == 0)
