@@ -6,9 +6,11 @@ every pipeline that serialises its KB (each spacy_el linker, and spaCy's ``entit
 encoder too, and ``spacy package`` output needs nothing else. A generator given an ``encoder`` path
 attaches that encoder to the KB it is first used with.
 """
+import hashlib
 import threading
 import warnings
 import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -93,21 +95,28 @@ class DenseCandidates(CandidateGenerator):
     """Nearest entities of each mention's vector in the KB's dense index.
 
     top_k: candidates per mention. encoder: a mention encoder folder; None uses the one the KB carries.
-    The KB needs entity vectors and a dense index (``kb build --vectors compute --index Flat``).
+    cache_size: mention vectors kept (least recently used first out), keyed by the document text, the
+    mention's characters and the encoder: a linker in training reads the same gold mentions every
+    epoch (0: no cache). The KB needs entity vectors and a dense index (``kb build --vectors compute --index Flat``).
     """
 
     name = "dense"
 
-    def __init__(self, top_k: int = 30, encoder: Optional[Union[str, Path]] = None) -> None:
+    def __init__(self, top_k: int = 30, encoder: Optional[Union[str, Path]] = None, cache_size: int = 20000) -> None:
         if top_k is None or int(top_k) < 1:
             raise ValueError(f"[spacy_el] DenseCandidates top_k must be >= 1, got {top_k!r}.")
+        if int(cache_size) < 0:
+            raise ValueError(f"[spacy_el] DenseCandidates cache_size must be >= 0, got {cache_size!r}.")
         self.top_k = int(top_k)
         self.encoder_path = str(encoder) if encoder else None
+        self.cache_size = int(cache_size)
         self._attached: "weakref.WeakSet[ElKnowledgeBase]" = weakref.WeakSet()
+        self._cache: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def with_top_k(self, top_k: Optional[int]) -> "DenseCandidates":
-        other = DenseCandidates(top_k or self.top_k, self.encoder_path)
-        other._attached = self._attached
+        other = DenseCandidates(top_k or self.top_k, self.encoder_path, self.cache_size)
+        other._attached, other._cache, other._cache_lock = self._attached, self._cache, self._cache_lock
         return other
 
     def prepare(self, kb: ElKnowledgeBase) -> Any:
@@ -123,10 +132,32 @@ class DenseCandidates(CandidateGenerator):
         """float32 (M, dim) mention vectors; zero rows for empty or whitespace-only mentions."""
         encoder = self.prepare(kb)
         vectors = np.zeros((len(mentions), encoder.dim), dtype=np.float32)
-        keep = [i for i, span in enumerate(mentions) if span.text.strip()]
-        if keep:
-            vectors[keep] = encoder.encode([(mentions[i].doc, mentions[i].start, mentions[i].end) for i in keep])
+        keys = [self._key(encoder, span) for span in mentions] if self.cache_size else [None] * len(mentions)
+        todo = []
+        with self._cache_lock:
+            for i, (span, key) in enumerate(zip(mentions, keys)):
+                if not span.text.strip():
+                    continue
+                if key is not None and key in self._cache:
+                    self._cache.move_to_end(key)
+                    vectors[i] = self._cache[key]
+                else:
+                    todo.append(i)
+        if todo:
+            vectors[todo] = encoder.encode([(mentions[i].doc, mentions[i].start, mentions[i].end) for i in todo])
+            if self.cache_size:
+                with self._cache_lock:
+                    for i in todo:
+                        self._cache[keys[i]] = vectors[i].copy()
+                    while len(self._cache) > self.cache_size:
+                        self._cache.popitem(last=False)
         return vectors
+
+    @staticmethod
+    def _key(encoder: Any, span: Span) -> tuple:
+        # The window a mention is read in depends on the whole document, hence its text's digest.
+        digest = hashlib.blake2b(span.doc.text.encode("utf8"), digest_size=16).digest()
+        return (id(encoder), digest, span.start_char, span.end_char)
 
     def search(self, kb: ElKnowledgeBase, vectors: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
         """(similarities float32 (M, k'), rows int64 (M, k')) with k' = min(k, entities); rows -1 pad."""

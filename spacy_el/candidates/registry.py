@@ -36,10 +36,10 @@ def alias_candidates(top_k: Optional[int] = 30, fuzzy: bool = True) -> AliasCand
 
 
 @registry.misc("spacy-el.DenseCandidates.v1")
-def dense_candidates(top_k: int = 30, encoder: Optional[Path] = None) -> DenseCandidates:
+def dense_candidates(top_k: int = 30, encoder: Optional[Path] = None, cache_size: int = 20000) -> DenseCandidates:
     """The mention encoder's nearest entities in the KB's dense index (encoder: a folder, or null for the
-    one the KB carries)."""
-    return DenseCandidates(top_k=top_k, encoder=encoder)
+    one the KB carries; cache_size: mention vectors kept across calls)."""
+    return DenseCandidates(top_k=top_k, encoder=encoder, cache_size=cache_size)
 
 
 @registry.misc("spacy-el.HybridCandidates.v1")
@@ -53,10 +53,11 @@ def hybrid_candidates(
     alias_weight: float = 1.0,
     dense_weight: float = 1.0,
     skip_dense_above: Optional[float] = None,
+    cache_size: int = 20000,
 ) -> HybridCandidates:
     """Alias and dense candidates fused by reciprocal rank."""
     return HybridCandidates(
-        AliasCandidates(alias_top_k, fuzzy), DenseCandidates(dense_top_k, encoder), top_k=top_k, rrf_k=rrf_k,
+        AliasCandidates(alias_top_k, fuzzy), DenseCandidates(dense_top_k, encoder, cache_size), top_k=top_k, rrf_k=rrf_k,
         alias_weight=alias_weight, dense_weight=dense_weight, skip_dense_above=skip_dense_above,
     )
 

@@ -103,3 +103,13 @@ def test_mention_candidates_helpers():
     assert found.select([2, 0]).rows.tolist() == [2, 3]
     assert found.from_alias().tolist() == [1.0, 0.0, 1.0]
     assert len(MentionCandidates.empty()) == 0
+
+
+def test_dense_cache_gives_the_same_vectors_and_stays_bounded(nlp, tiny_toy_kb, tiny_mention_encoder):
+    attach_mention_encoder(tiny_toy_kb, tiny_mention_encoder)
+    spans = [span_of(nlp, f"Paris number {i} played.", "Paris") for i in range(3)]
+    cached, uncached = DenseCandidates(cache_size=2), DenseCandidates(cache_size=0)
+    first = cached.encode(tiny_toy_kb, spans)
+    np.testing.assert_array_equal(cached.encode(tiny_toy_kb, spans), first)
+    np.testing.assert_array_equal(uncached.encode(tiny_toy_kb, spans), first)
+    assert len(cached._cache) == 2 and len(uncached._cache) == 0
