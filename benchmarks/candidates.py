@@ -33,7 +33,7 @@ from .common import ELEVANT_SETS, SHARED_DATA
 from .results_io import RESULTS_DIR, ROOT, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
-COMMAND = "python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best"
+COMMAND = "python -m spacy project run bench-candidates projects/candidates"
 KS = (1, 10, 30, 100)
 DEPTH = 100  # each list is read this deep, so that recall@100 is defined for every generator
 

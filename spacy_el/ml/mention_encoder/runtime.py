@@ -128,7 +128,10 @@ class MentionEncoder:
     def batches(self, mentions: Sequence[Mention]) -> Iterator[Tuple[List[int], MentionBatch]]:
         """``(indices, batch)`` pairs covering ``mentions``, ``mentions_per_batch`` at a time in document
         order, so that the mentions of one window mostly share a batch (and its window's pass)."""
-        order = sorted(range(len(mentions)), key=lambda i: (id(mentions[i][0]), mentions[i][1], mentions[i][2]))
+        first_seen: Dict[int, int] = {}
+        for i, (doc, _, _) in enumerate(mentions):
+            first_seen.setdefault(id(doc), i)
+        order = sorted(range(len(mentions)), key=lambda i: (first_seen[id(mentions[i][0])], mentions[i][1], mentions[i][2]))
         step = self.settings.mentions_per_batch
         for first in range(0, len(order), step):
             group = order[first : first + step]
