@@ -62,10 +62,11 @@ def test_train_builds_the_pipeline_that_evaluate_and_package_take():
 @pytest.mark.parametrize("folder", STUDIES, ids=lambda p: p.name)
 def test_a_study_runs_its_commands_from_its_folder(folder):
     config = load(folder)
+    own_assets = {asset["dest"] for asset in config.get("assets", [])}  # downloaded into the study's folder
     for command in config["commands"]:
         for line in command["script"]:
             words = line.split()
-            bare = [w for w in words if re.match(r"(configs|training|kb|corpus|metrics|assets)/", w)]
+            bare = [w for w in words if re.match(r"(configs|training|kb|corpus|metrics|assets)/", w) and w not in own_assets]
             assert not bare, f"{command['name']}: {bare} would be read from {folder.name}/, not the root"
             assert "-m benchmarks." not in line, f"{command['name']}: use python ${{vars.root}}/benchmarks NAME"
             match = re.match(r"python -m spacy (?:train|assemble) (\S+)", line)
@@ -81,6 +82,8 @@ def test_a_study_runs_its_commands_from_its_folder(folder):
 def test_every_dependency_is_made_by_a_step_or_is_in_the_repository():
     made, needed = set(), []
     for folder in [REPO_ROOT] + STUDIES:
+        # A project's assets are made by `spacy project assets` (with --extra for those marked extra).
+        made |= {resolve(folder, asset["dest"]) for asset in load(folder).get("assets", [])}
         for command in load(folder)["commands"]:
             made |= {resolve(folder, out) for out in command.get("outputs", [])}
             needed += [(folder.name, command["name"], resolve(folder, dep)) for dep in command.get("deps", [])]
@@ -90,6 +93,22 @@ def test_every_dependency_is_made_by_a_step_or_is_in_the_repository():
             continue
         in_repo = path in tracked or any(t.startswith(path + "/") for t in tracked) or (REPO_ROOT / path).is_file()
         assert in_repo, f"{folder}/{name}: {path} is neither made by a step nor in the repository"
+
+
+def test_the_kb_study_builds_from_the_downloaded_dumps_and_benchmarks_the_synthetic_ones():
+    config = load(REPO_ROOT / "projects" / "kb")
+    commands = {c["name"]: c for c in config["commands"]}
+    assets = {asset["dest"]: asset for asset in config["assets"]}
+    from_dumps = commands["kb-from-dumps"]
+    assert set(from_dumps["deps"]) == set(assets), "the dumps it reads are the study's assets"
+    for dest, asset in assets.items():
+        assert dest.startswith("assets/dumps/") and asset["url"].startswith("https://dumps.wikimedia.org/")
+        assert asset["extra"], "downloaded only with `spacy project assets --extra`: the dumps are huge"
+        assert dest in from_dumps["script"][0]
+        assert subprocess.run(["git", "check-ignore", "-q", f"projects/kb/{dest}"], cwd=REPO_ROOT).returncode == 0
+    assert from_dumps["script"][0].startswith("python -m spacy_el kb from-dumps ../../kb/wikipedia ")
+    assert commands["bench-kb-from-dumps"]["script"] == ["python ../../benchmarks kb_from_dumps --sizes 1m"]
+    assert not {"kb-from-dumps", "bench-kb-from-dumps"} & set(config["workflows"]["all"]), "hours, or downloads"
 
 
 def test_all_is_train_then_every_study():

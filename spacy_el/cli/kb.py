@@ -18,6 +18,14 @@ INDEX_OPTION = typer.Option(
 ENCODER_OPTION = typer.Option(None, "--encoder", "-e", help="Local Hugging Face model path (default: packaged MiniLM)")
 BATCH_SIZE_OPTION = typer.Option(64, "--batch-size", "-b", help="Encoder batch size")
 GPU_ID_OPTION = typer.Option(-1, "--gpu-id", "-g", help="GPU to encode on; -1 for CPU")
+VECTORS_WORK_DIR_OPTION = typer.Option(
+    None, "--vectors-work-dir",
+    help="With --vectors compute: where the encoded chunks go, so that an interrupted run continues where it stopped "
+    "(default: OUTPUT_DIR.vectors-work beside the output; removed once the KB is saved)", file_okay=False,
+)
+VECTORS_CHUNK_SIZE_OPTION = typer.Option(
+    50_000, "--vectors-chunk-size", min=1, help="With --vectors compute: entities encoded per chunk file"
+)
 FORCE_OPTION = typer.Option(
     False, "--force", "-f", help="Write into output_dir even if it is a non-empty directory that is not a spacy_el KB"
 )
@@ -30,21 +38,42 @@ def check_output_dir(output_dir: Path, force: bool) -> None:
     check_kb_target(output_dir, force=force)
 
 
+def vectors_work_dir(output_dir: Path, work_dir: Optional[Path]) -> Path:
+    """The folder of the resumable vector encoding: ``work_dir``, or OUTPUT_DIR.vectors-work beside the output."""
+    if work_dir is not None:
+        return work_dir
+    output_dir = output_dir.resolve()
+    return output_dir.with_name(f"{output_dir.name}.vectors-work")
+
+
 def add_vectors_and_save(
     kb, output_dir: Path, vectors: Optional[str], index: Optional[str], encoder: Optional[str], batch_size: int,
-    gpu_id: int, force: bool = False,
+    gpu_id: int, force: bool = False, work_dir: Optional[Path] = None, chunk_size: int = 50_000,
 ) -> None:
-    """The steps after the alias table is built: optional vectors, optional FAISS index, then save."""
-    from ..kb.build_steps import attach_dense_index, attach_vectors
+    """The steps after the alias table is built: optional vectors, optional FAISS index, then save.
 
+    Computed vectors are encoded in chunks into ``work_dir`` (default beside the output, see
+    ``vectors_work_dir``): run the same command again after an interruption and it continues from the
+    finished chunks. The folder is removed once the KB is saved."""
+    from ..kb.build_steps import attach_dense_index, attach_vectors
+    from ..kb.vector_chunks import remove_work_dir
+
+    resume_dir = vectors_work_dir(output_dir, work_dir) if vectors == "compute" else None
     if vectors is not None:
-        attach_vectors(kb, vectors, encoder=encoder or None, batch_size=batch_size, gpu_id=gpu_id)
+        if resume_dir is not None:
+            msg.info(f"Encoding entity vectors in chunks into {resume_dir}: if interrupted, run the same command again to continue")
+        attach_vectors(
+            kb, vectors, encoder=encoder or None, batch_size=batch_size, gpu_id=gpu_id, resume_dir=resume_dir,
+            chunk_size=chunk_size,
+        )
         msg.good(f"Entity vectors: {kb.entities.vector_dim} dimensions")
     if index is not None:
         attach_dense_index(kb, index)
         msg.good(f"Dense index: {index}")
     kb.to_disk(output_dir, force=force)
     msg.good(f"Saved KB to {output_dir}")
+    if resume_dir is not None:
+        remove_work_dir(resume_dir)
 
 
 @kb_app.command("build")
@@ -57,6 +86,8 @@ def build_cli(
     encoder: Optional[str] = ENCODER_OPTION,
     batch_size: int = BATCH_SIZE_OPTION,
     gpu_id: int = GPU_ID_OPTION,
+    vectors_work: Optional[Path] = VECTORS_WORK_DIR_OPTION,
+    vectors_chunk_size: int = VECTORS_CHUNK_SIZE_OPTION,
     title_aliases: bool = typer.Option(False, "--title-aliases", help="Also add each entity name as an alias"),
     fuzzy: bool = typer.Option(True, "--fuzzy/--no-fuzzy", help="Build the trigram index for fuzzy lookup"),
     drop_unknown: bool = typer.Option(False, "--drop-unknown", help="Drop (and count) alias candidates naming unknown entities instead of failing"),
@@ -77,7 +108,9 @@ def build_cli(
             f"get a candidate: add aliases to {aliases_path}, or pass --title-aliases to use the entity names."
         )
     msg.good(f"Built KB: {kb.n_entities} entities, {kb.n_aliases} aliases")
-    add_vectors_and_save(kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force)
+    add_vectors_and_save(
+        kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
+    )
 
 
 @kb_app.command("info")
@@ -131,17 +164,42 @@ def build_eval_cli(
     encoder: Optional[str] = ENCODER_OPTION,
     batch_size: int = BATCH_SIZE_OPTION,
     gpu_id: int = GPU_ID_OPTION,
+    vectors_work: Optional[Path] = VECTORS_WORK_DIR_OPTION,
+    vectors_chunk_size: int = VECTORS_CHUNK_SIZE_OPTION,
+    alias_sources: Optional[str] = typer.Option(
+        None, "--alias-sources", "-a",
+        help="Comma-separated alias sources (default: all of titles,gum,dwie,aida,pprforned); titles,gum,dwie are "
+        "the open-data ones a packaged KB may carry (AIDA and PPRforNED mention strings are Reuters text)",
+    ),
+    entities_from: Optional[Path] = typer.Option(
+        None, "--entities-from",
+        help="An evaluation KB whose entities, vectors and dense index to keep: only the aliases are built again "
+        "(from redistributable --alias-sources), nothing is encoded",
+        exists=True, file_okay=False,
+    ),
     force: bool = FORCE_OPTION,
 ) -> None:
     """Build the evaluation KB from ../shared/data (entities from PPRforNED, Wikipedia summaries, GUM and
-    DWIE; aliases only from titles, AIDA/GUM train mentions, train-split PPRforNED lists and DWIE priors)."""
+    DWIE; aliases only from titles, AIDA/GUM train mentions, train-split PPRforNED lists and DWIE priors,
+    or the --alias-sources named). Its manifest records the alias sources."""
     from ..corpora import read_aida, read_gum
-    from ..recipes.eval_kb import build_eval_kb_builder
+    from ..recipes.eval_kb import ALIAS_SOURCES, build_eval_kb_builder, check_alias_sources, open_data_aliases
 
+    names = check_alias_sources(alias_sources.split(",") if alias_sources else ALIAS_SOURCES)
     check_output_dir(output_dir, force)
-    aida_train = read_aida(data_dir / "aida", splits=("train",), show_progress=True)["train"]
-    gum_train = read_gum(data_dir / "gum", "train", show_progress=True)
-    builder = build_eval_kb_builder(data_dir, aida_train, gum_train)
-    kb = builder.build(progress=True)
-    msg.good(f"Built evaluation KB: {kb.n_entities} entities, {kb.n_aliases} aliases")
-    add_vectors_and_save(kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force)
+    # A full build reads GUM train whatever the sources: its gold titles are entities of the KB.
+    need_gum = "gum" in names or entities_from is None
+    gum_train = read_gum(data_dir / "gum", "train", show_progress=True) if need_gum else []
+    if entities_from is not None:
+        from ..kb import ElKnowledgeBase
+
+        kb = open_data_aliases(ElKnowledgeBase.load(entities_from, mmap=False), data_dir, gum_train, names)
+        msg.good(f"Rebuilt the aliases of {entities_from} from {','.join(names)}: {kb.n_entities} entities, {kb.n_aliases} aliases")
+    else:
+        aida_train = read_aida(data_dir / "aida", splits=("train",), show_progress=True)["train"]
+        builder = build_eval_kb_builder(data_dir, aida_train, gum_train, alias_sources=names)
+        kb = builder.build(progress=True, alias_sources=names)
+        msg.good(f"Built evaluation KB: {kb.n_entities} entities, {kb.n_aliases} aliases ({','.join(names)})")
+    add_vectors_and_save(
+        kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
+    )

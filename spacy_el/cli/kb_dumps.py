@@ -9,8 +9,8 @@ from wasabi import msg
 
 from ._app import kb_app
 from .kb import (
-    BATCH_SIZE_OPTION, ENCODER_OPTION, FORCE_OPTION, GPU_ID_OPTION, INDEX_OPTION, VECTORS_OPTION, add_vectors_and_save,
-    check_output_dir,
+    BATCH_SIZE_OPTION, ENCODER_OPTION, FORCE_OPTION, GPU_ID_OPTION, INDEX_OPTION, VECTORS_CHUNK_SIZE_OPTION,
+    VECTORS_OPTION, VECTORS_WORK_DIR_OPTION, add_vectors_and_save, check_output_dir,
 )
 
 REPORT_FILE = "from_dumps_report.json"
@@ -51,6 +51,8 @@ def from_dumps_cli(
     encoder: Optional[str] = ENCODER_OPTION,
     batch_size: int = BATCH_SIZE_OPTION,
     gpu_id: int = GPU_ID_OPTION,
+    vectors_work: Optional[Path] = VECTORS_WORK_DIR_OPTION,
+    vectors_chunk_size: int = VECTORS_CHUNK_SIZE_OPTION,
     force: bool = FORCE_OPTION,
 ) -> None:
     """Build a KB from the Wikidata and Wikipedia dumps, streamed without unpacking, in bounded memory,
@@ -69,7 +71,9 @@ def from_dumps_cli(
     kb, report = build_kb_from_dumps(wikidata, wikipedia, page_props, settings)
     if kb.n_entities == 0:
         raise ValueError(f"[spacy_el] No entity was kept from {wikidata}: see the report above (filters, enwiki sitelinks).")
-    add_vectors_and_save(kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force)
+    add_vectors_and_save(
+        kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
+    )
     summary = report.to_dict()
     _write_json(output_dir / REPORT_FILE, summary)
     for section in ("wikidata", "wikipedia", "page_props", "kb"):

@@ -6,25 +6,41 @@ import numpy as np
 
 from .knowledge_base import ElKnowledgeBase
 from .serialization import KBFormatError
+from .vector_chunks import DEFAULT_CHUNK_SIZE, encode_in_chunks
 
 
-def entity_texts(kb: ElKnowledgeBase) -> List[str]:
-    """The text each entity is encoded from: its name followed by its description."""
+def entity_texts(kb: ElKnowledgeBase, start: int = 0, end: Optional[int] = None) -> List[str]:
+    """The text each entity of rows ``start..end-1`` (default: all) is encoded from: its name followed by its
+    description."""
     from .encoder import entity_text
 
     names, descriptions = kb.entities.names, kb.entities.descriptions
-    return [entity_text(names[i], descriptions[i]) for i in range(kb.n_entities)]
+    end = kb.n_entities if end is None else min(end, kb.n_entities)
+    return [entity_text(names[i], descriptions[i]) for i in range(start, end)]
 
 
 def compute_entity_vectors(
-    kb: ElKnowledgeBase, encoder: Optional[str] = None, batch_size: int = 64, gpu_id: int = -1, progress: bool = True
+    kb: ElKnowledgeBase, encoder: Optional[str] = None, batch_size: int = 64, gpu_id: int = -1, progress: bool = True,
+    resume_dir: Optional[Path] = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
 ) -> np.ndarray:
-    """Encode every entity's name + description. RETURNS: float32 (n_entities, dim), L2-normalised."""
-    from .encoder import TextEncoder
+    """Encode every entity's name + description. RETURNS: float32 (n_entities, dim), L2-normalised.
+
+    resume_dir: a work folder for a resumable encoding (``vector_chunks``): the rows are encoded
+        ``chunk_size`` at a time into chunk files there, a run that was interrupted continues from its
+        finished chunks, and the result is memory-mapped from that folder (keep it until the KB is saved).
+        None encodes everything in memory.
+    """
+    from .encoder import TextEncoder, encoder_fingerprint
 
     device = "cpu" if gpu_id < 0 else f"cuda:{gpu_id}"
+    if resume_dir is None:
+        text_encoder = TextEncoder(encoder, device=device, batch_size=batch_size)
+        return text_encoder.encode(entity_texts(kb), progress=progress)
     text_encoder = TextEncoder(encoder, device=device, batch_size=batch_size)
-    return text_encoder.encode(entity_texts(kb), progress=progress)
+    return encode_in_chunks(
+        lambda start, end: entity_texts(kb, start, end), kb.n_entities, text_encoder, encoder_fingerprint(encoder),
+        Path(resume_dir), chunk_size=chunk_size, progress=progress,
+    )
 
 
 def load_vectors_npy(path: Path, n_entities: int) -> np.ndarray:
@@ -50,13 +66,17 @@ def load_vectors_npy(path: Path, n_entities: int) -> np.ndarray:
 
 
 def attach_vectors(
-    kb: ElKnowledgeBase, source: str, encoder: Optional[str] = None, batch_size: int = 64, gpu_id: int = -1
+    kb: ElKnowledgeBase, source: str, encoder: Optional[str] = None, batch_size: int = 64, gpu_id: int = -1,
+    resume_dir: Optional[Path] = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
 ) -> None:
-    """Set the KB's vectors from ``source``: "compute" (encode name + description) or a .npy path."""
+    """Set the KB's vectors from ``source``: "compute" (encode name + description; resumable in
+    ``resume_dir``, see ``compute_entity_vectors``) or a .npy path."""
     if source == "compute":
         from .encoder import encoder_fingerprint
 
-        vectors = compute_entity_vectors(kb, encoder=encoder, batch_size=batch_size, gpu_id=gpu_id)
+        vectors = compute_entity_vectors(
+            kb, encoder=encoder, batch_size=batch_size, gpu_id=gpu_id, resume_dir=resume_dir, chunk_size=chunk_size
+        )
         kb.set_vectors(vectors, encoder=encoder_fingerprint(encoder))
     else:  # vectors from a file: which encoder made them is unknown
         kb.set_vectors(load_vectors_npy(Path(source), kb.n_entities))

@@ -165,18 +165,24 @@ class TextEncoder:
     def normalize(self) -> bool:
         return bool(self._pooling["normalize"])
 
-    def encode(self, texts: Sequence[str], progress: bool = True) -> np.ndarray:
+    def encode(self, texts: Sequence[str], progress: bool = True, bar: Any = None) -> np.ndarray:
         """Encode ``texts``. RETURNS: float32 (len(texts), dim), L2-normalised rows (with the default model).
 
         Texts are batched in order of length so that a batch holds little padding, then the rows are
-        put back in the input order.
+        put back in the input order. bar: an open tqdm bar to advance instead of showing a new one (a
+        bar across several calls, as the chunked encoding of ``vector_chunks`` shows).
         """
+        from contextlib import nullcontext
+
         from tqdm import tqdm
 
         n = len(texts)
         out = np.zeros((n, self.dim), dtype=np.float32)
         order = sorted(range(n), key=lambda i: len(texts[i]), reverse=True)
-        with self._torch.inference_mode(), tqdm(total=n, desc="Encoding", unit="text", disable=not progress) as bar:
+        own_bar = bar is None
+        if own_bar:
+            bar = tqdm(total=n, desc="Encoding", unit="text", disable=not progress)
+        with self._torch.inference_mode(), (bar if own_bar else nullcontext()):
             for start in range(0, n, self.batch_size):
                 rows = order[start : start + self.batch_size]
                 out[rows] = self._encode_batch([texts[i] for i in rows])

@@ -58,6 +58,31 @@ def test_kb_build_with_vectors_file_and_index(tmp_path, jsonl_files):
     assert kb.search_dense(np.eye(1, 8, dtype=np.float32), k=1) == [[("Ada_Lovelace", 1.0)]]
 
 
+def test_kb_build_computes_vectors_in_resumable_chunks(tmp_path, jsonl_files, tiny_encoder):
+    from spacy_el.kb.encoder import encoder_fingerprint
+
+    out = tmp_path / "kb"
+    args = ["kb", "build", *map(str, jsonl_files), str(out), "--title-aliases", "--vectors", "compute", "--encoder", tiny_encoder]
+    other = tmp_path / "other"  # the work folder of another encoding (chunks of 2 rows) is refused
+    other.mkdir()
+    (other / "meta.json").write_text(json.dumps({"format": "spacy_el.vector_chunks", "version": 1, "n": 2, "chunk_size": 2}))
+    result = runner.invoke(app, [*args, "--vectors-chunk-size", "1", "--vectors-work-dir", str(other)])
+    assert result.exit_code == 1 and "belongs to another encoding" in " ".join(result.output.split())
+    assert not out.exists()
+    result = runner.invoke(app, [*args, "--vectors-chunk-size", "1"])
+    assert result.exit_code == 0, result.output
+    assert "kb.vectors-work" in result.output
+    assert not (tmp_path / "kb.vectors-work").exists(), "the work folder goes once the KB is saved"
+    kb = ElKnowledgeBase.load(out)
+    assert kb.entity_vector_length == 32 and kb.vectors_encoder == encoder_fingerprint(tiny_encoder)
+
+
+@pytest.mark.parametrize("command", ["build", "build-eval", "from-dumps"])
+def test_kb_builds_take_the_resumable_vector_options(command):
+    result = runner.invoke(app, ["kb", command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0 and "--vectors-work-dir" in result.output and "--vectors-chunk-size" in result.output
+
+
 def test_kb_build_rejects_wrong_vector_shape(tmp_path, jsonl_files):
     import numpy as np
 
