@@ -7,7 +7,11 @@ mentions of linked multi-mention clusters): a mention whose own top-16 exact-ali
 ``joint_coref_linker`` scores) lack its gold entity while another mention of the doc linked to that
 entity has it. Train has none, since the aliases are counted from train.
 
-    python -m benchmarks.eval_kb --kb kb/eval --data ../shared/data
+With ``--open-kb kb/open`` it also measures the open-data KB that ``package`` ships (the same entities,
+aliases from titles, GUM train and DWIE priors only: no AIDA or PPRforNED mention strings), whose recall on
+AIDA says what packaging costs; ``--open-only`` measures only that one and merges its rows into the file.
+
+    python -m benchmarks.eval_kb --kb kb/eval --data ../shared/data --open-kb kb/open
 
 Writes benchmarks/results/eval_kb.json and regenerates its table in docs/reproducing.md.
 """
@@ -23,7 +27,7 @@ from spacy_el.scoring.candidates import alias_table_recall, linked_mentions, mat
 from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL as JCL_DEFAULT_MODEL
 
 from .common import SHARED_DATA
-from .results_io import RESULTS_DIR, ROOT, row, write_results
+from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
 COMMAND = "python -m spacy project run eval-kb projects/kb"
@@ -50,12 +54,36 @@ def table4_rows(kb: ElKnowledgeBase, dataset: str, docs: List[Doc]) -> List[Dict
             row(system, dataset, "table4_share", round(share, 4), notes)]
 
 
+OPEN_NOTES = "aliases from titles, GUM train and DWIE priors only (what `package` ships)"
+
+
+def open_kb_rows(kb: ElKnowledgeBase, aida: Dict[str, List[Doc]], data: Path) -> List[Dict]:
+    """The open-data KB's size and its recall on the same gold mentions (module docstring)."""
+    rows = [row("eval_kb_open", "eval-kb", "aliases", kb.n_aliases, ", ".join(kb.alias_sources or ["unknown sources"]))]
+    for split in ("dev", "test"):
+        rows += recall_rows(kb, f"aida-{split}", list(linked_mentions(aida[split])), "alias_table_open", OPEN_NOTES)
+        gum = read_gum(data / "gum", split)
+        rows += recall_rows(kb, f"gum-{split}", list(linked_mentions(gum, "mentions", names_only=True)),
+                            "alias_table_open_names", OPEN_NOTES)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", type=Path, default=ROOT / "kb" / "eval")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "eval_kb.json")
+    parser.add_argument("--open-kb", type=Path, default=None, help="also measure this open-data KB (kb/open)")
+    parser.add_argument("--open-only", action="store_true", help="measure only --open-kb; merge its rows into --out")
     args = parser.parse_args()
+    if args.open_only:
+        if args.open_kb is None:
+            parser.error("--open-only needs --open-kb")
+        aida = read_aida(args.data / "aida", splits=("dev", "test"))
+        rows = open_kb_rows(ElKnowledgeBase.load(args.open_kb), aida, args.data)
+        write_results(args.out, COMMAND, merge_rerun(args.out, rows, COMMAND))
+        write_tables(args.out)
+        return
     kb = ElKnowledgeBase.load(args.kb)
     rows = [
         row("eval_kb", "eval-kb", "entities", kb.n_entities, "PPRforNED titles + Wikipedia summaries + GUM + DWIE titles"),
@@ -73,6 +101,8 @@ def main() -> None:
         )
     for split in ("train", "dev", "test"):
         rows += table4_rows(kb, f"aida-{split}", aida[split])
+    if args.open_kb is not None:
+        rows += open_kb_rows(ElKnowledgeBase.load(args.open_kb), aida, args.data)
     write_results(args.out, COMMAND, rows)
     write_tables(args.out)
 

@@ -140,7 +140,10 @@ class KBBuilder:
         settings: Optional[LookupSettings] = None,
         drop_unknown: bool = False,
         progress: bool = False,
+        alias_sources: Optional[Sequence[str]] = None,
     ) -> ElKnowledgeBase:
+        """The KB. ``alias_sources``: the names of the sources the aliases come from, recorded in its
+        manifest (``ElKnowledgeBase.alias_sources``; None: unknown)."""
         vectors = self._vector_matrix()
         entities = EntityStore.build(
             self._ids, self._names, self._descriptions, self._types, self._frequencies, vectors,
@@ -181,13 +184,14 @@ class KBBuilder:
             fuzzy=fuzzy,
         )
         vector_length = entities.vector_dim
-        return ElKnowledgeBase(
+        kb = ElKnowledgeBase(
             vocab if vocab is not None else Vocab(),
             vector_length,
             entities=entities,
-            aliases=aliases,
             settings=settings or LookupSettings(fuzzy=fuzzy),
         )
+        kb.set_aliases(aliases, alias_sources)
+        return kb
 
     def _vector_matrix(self) -> Optional[np.ndarray]:
         given = [v for v in self._vectors if v is not None]

@@ -15,20 +15,24 @@ normalised into p(e|m) per alias:
 - each KB title (weight ``TITLE_WEIGHT``), the title without its "(disambiguator)" (``STRIPPED_WEIGHT``)
   and, for people, the surname (``SURNAME_WEIGHT``; "Bob Woolmer" -> "Woolmer"), see :func:`title_aliases`.
 
-Dev/test data never contributes an alias, a prior or a frequency. The bundled demo KB
+Dev/test data never contributes an alias, a prior or a frequency. ``alias_sources`` selects the alias sources
+(``ALIAS_SOURCES`` names them, with their licences): ``OPEN_ALIAS_SOURCES`` leaves out the AIDA mentions and
+the PPRforNED lists, whose mention strings are Reuters text (data rule 1), for a KB that may be packaged;
+:func:`open_data_aliases` gives an existing KB such an alias table, keeping its entities, vectors and index.
+The bundled demo KB
 (``scripts/make_demo_assets.py``) uses the same rules (:func:`mention_counts`, :func:`title_aliases`,
 :func:`combine_alias_sources`), so there is one alias rule in the project.
 """
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Tuple, Union
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from spacy.tokens import Doc
 from wasabi import msg
 
 from ..corpora.titles import load_wiki_map
-from ..kb import KBBuilder
+from ..kb import ElKnowledgeBase, KBBuilder
 from ..scoring.candidates import linked_mentions
 from .sources import (
     EntityRecord,
@@ -48,6 +52,59 @@ SURNAME_WEIGHT = 0.25
 PPR_TRAIN_WEIGHT = 1.0
 PERSON_TYPES = {"PER", "topic:People", "person"}
 PPR_TYPES = {"PER": "PER", "ORG": "ORG", "GPE": "LOC"}
+
+
+class AliasSource(NamedTuple):
+    """One source of the evaluation KB's aliases: what it is, its licence and whether aliases from it may
+    be distributed in a package (``python -m spacy_el package`` refuses a KB with one that may not)."""
+
+    what: str
+    licence: str
+    redistributable: bool
+
+
+#: The evaluation KB's alias sources by the name its manifest records (``ElKnowledgeBase.alias_sources``).
+ALIAS_SOURCES: Dict[str, AliasSource] = {
+    "titles": AliasSource(
+        "KB entity titles (Wikipedia article titles), without their disambiguator, and people's surnames",
+        "Wikipedia article titles, from the KB's entity sources (Wikipedia summaries: CC BY-SA 4.0; GUM "
+        "wiki_map: CC BY 4.0; DWIE: GPL-3.0; PPRforNED candidate URLs)",
+        True,
+    ),
+    "gum": AliasSource(
+        "GUM train name mentions (amir-zeldes/gum, coref/gum)",
+        "annotations CC BY 4.0; the mention strings come from texts under per-genre licences (CC BY, CC BY-SA, "
+        "CC BY-NC-SA 3.0 for wikiHow and fiction, ...; see GUM's LICENSE.txt); Reddit text is masked, so none",
+        True,
+    ),
+    "dwie": AliasSource(
+        "DWIE alias priors p(e|m) (klimzaporojets/DWIE, data/annos)", "GPL-3.0", True
+    ),
+    "aida": AliasSource(
+        "AIDA CoNLL-YAGO train mentions",
+        "Reuters text (CoNLL-2003), research use only: never distributed (data rule 1)",
+        False,
+    ),
+    "pprforned": AliasSource(
+        "PPRforNED candidate lists of the AIDA train documents",
+        "no licence stated; its mention strings are AIDA (Reuters) text: never distributed (data rule 1)",
+        False,
+    ),
+}
+#: The sources a packaged KB's aliases may come from.
+OPEN_ALIAS_SOURCES: Tuple[str, ...] = tuple(name for name, source in ALIAS_SOURCES.items() if source.redistributable)
+
+
+def check_alias_sources(names: Iterable[str]) -> Tuple[str, ...]:
+    """``names`` in ``ALIAS_SOURCES`` order, each checked to be one of them."""
+    names = list(names)
+    unknown = [name for name in names if name not in ALIAS_SOURCES]
+    if unknown or not names:
+        raise ValueError(
+            f"[spacy_el] Unknown alias sources {unknown or names!r}: choose one or more of {list(ALIAS_SOURCES)} "
+            f"(the open-data set is {','.join(OPEN_ALIAS_SOURCES)})."
+        )
+    return tuple(name for name in ALIAS_SOURCES if name in names)
 
 
 @dataclass
@@ -119,15 +176,17 @@ def combine_alias_sources(
     entities: Dict[str, EntityRecord],
     train_counts: Counter,
     dwie: Iterable[Tuple[str, List[Tuple[str, float]]]],
+    titles: bool = True,
 ) -> Dict[str, Dict[str, float]]:
-    """alias -> {entity id: prior}, from pseudo-counts of all sources (see the module docstring)."""
+    """alias -> {entity id: prior}, from pseudo-counts of all sources (see the module docstring);
+    ``titles=False`` leaves out the title aliases."""
     pseudo: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for (alias, entity_id), count in train_counts.items():
         pseudo[alias][entity_id] += count
     for alias, candidates in dwie:
         for entity_id, prior in candidates:
             pseudo[alias][entity_id] += DWIE_WEIGHT * prior
-    for record in entities.values():
+    for record in entities.values() if titles else ():
         for alias, weight in title_aliases(record).items():
             pseudo[alias][record.id] += weight
     priors = {}
@@ -138,24 +197,68 @@ def combine_alias_sources(
 
 
 def build_eval_kb_builder(
-    data_dir: PathLike, aida_train: List[Doc], gum_train: List[Doc], progress: bool = True
+    data_dir: PathLike, aida_train: List[Doc], gum_train: List[Doc], progress: bool = True,
+    alias_sources: Sequence[str] = tuple(ALIAS_SOURCES),
 ) -> KBBuilder:
-    """Collect the evaluation KB's entities and aliases. ``aida_train``/``gum_train`` are gold train docs."""
+    """Collect the evaluation KB's entities and aliases. ``aida_train``/``gum_train`` are gold train docs;
+    ``alias_sources`` (names of ``ALIAS_SOURCES``) the sources whose aliases it takes. The entities are the
+    same whatever the alias sources, train gold titles included."""
+    alias_sources = check_alias_sources(alias_sources)
     sources = EvalKBSources(Path(data_dir))
     sources.check()
     entities = collect_entities(sources, progress=progress)
-    counts = mention_counts(aida_train) + mention_counts(gum_train, spans_key="mentions", names_only=True)
+    by_source = {
+        "aida": mention_counts(aida_train),
+        "gum": mention_counts(gum_train, spans_key="mentions", names_only=True),
+        "pprforned": Counter(),
+    }
     for key, weight in read_pprforned_train_aliases(sources.pprforned, progress=progress).items():
-        counts[key] += PPR_TRAIN_WEIGHT * weight
-    missing = {entity_id for _, entity_id in counts} - set(entities)
+        by_source["pprforned"][key] += PPR_TRAIN_WEIGHT * weight
+    gold_ids = {entity_id for counts in by_source.values() for _, entity_id in counts}
+    missing = gold_ids - set(entities)
     if missing:
-        # Train gold titles absent from every KB source still belong in the KB: add them by title.
+        # Train gold titles absent from every KB source still belong in the KB: add them by title (in
+        # sorted order, so that every build has the same entity rows).
         msg.info(f"Adding {len(missing)} train-gold titles that no KB source lists")
-        for entity_id in missing:
+        for entity_id in sorted(missing):
             entities[entity_id] = EntityRecord(entity_id, name_of(entity_id))
+    counts: Counter = Counter()
+    for name, source_counts in by_source.items():
+        if name in alias_sources:
+            counts.update(source_counts)
+    dwie = read_dwie_aliases(sources.dwie) if "dwie" in alias_sources else ()
     builder = KBBuilder()
     for record in entities.values():
         builder.add_entity(record.id, record.name, record.description, record.types, record.frequency)
-    for alias, priors in combine_alias_sources(entities, counts, read_dwie_aliases(sources.dwie)).items():
+    for alias, priors in combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources).items():
         builder.add_alias(alias, list(priors), [min(1.0, p) for p in priors.values()])
     return builder
+
+
+def open_data_aliases(
+    kb: ElKnowledgeBase, data_dir: PathLike, gum_train: List[Doc], alias_sources: Sequence[str] = OPEN_ALIAS_SOURCES,
+) -> ElKnowledgeBase:
+    """Give ``kb`` (an evaluation KB) the alias table that ``alias_sources`` (redistributable ones only, by
+    default ``OPEN_ALIAS_SOURCES``) make over its own entities, in place: its entity rows, vectors, dense
+    index and type distributions stay, so nothing is encoded again. Title aliases come from the KB's names
+    and types, as :func:`build_eval_kb_builder` makes them from the same records. RETURNS: ``kb``."""
+    alias_sources = check_alias_sources(alias_sources)
+    closed = [name for name in alias_sources if not ALIAS_SOURCES[name].redistributable]
+    if closed:
+        raise ValueError(f"[spacy_el] open_data_aliases takes redistributable alias sources only, not {closed}.")
+    entities = {
+        entity_id: EntityRecord(entity_id, kb.entities.names[row], types=kb.entities.types_of(row))
+        for row, entity_id in enumerate(kb.entities.ids)
+    }
+    counts = mention_counts(gum_train, spans_key="mentions", names_only=True) if "gum" in alias_sources else Counter()
+    dwie_path = EvalKBSources(Path(data_dir)).dwie
+    dwie = read_dwie_aliases(dwie_path) if "dwie" in alias_sources else ()
+    builder = KBBuilder()
+    for record in entities.values():
+        builder.add_entity(record.id, record.name, types=record.types)
+    for alias, priors in combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources).items():
+        builder.add_alias(alias, list(priors), [min(1.0, p) for p in priors.values()])
+    # Gold titles of GUM train that the KB lacks (none for a KB built by build-eval) are dropped.
+    built = builder.build(fuzzy=kb.aliases.fuzzy_index is not None, drop_unknown=True)
+    kb.set_aliases(built.aliases, alias_sources)
+    return kb
