@@ -137,7 +137,7 @@ def main() -> None:
     encoders = {"dense": dense}
     if not args.no_zeroshot:
         zeroshot_kb = ElKnowledgeBase.load(args.kb)  # its own KB object: the zero-shot encoder is attached to it
-        zeroshot_dir = args.out.parent / "tmp" / "mention_encoder_zeroshot"
+        zeroshot_dir = ROOT / "benchmarks" / "tmp" / "mention_encoder_zeroshot"  # git-ignored
         MentionEncoder.from_base(entity_encoder=kb.vectors_encoder).save(zeroshot_dir)
         encoders["dense_zeroshot"] = DenseCandidates(top_k=DEPTH, encoder=zeroshot_dir)
     rows: List[Dict] = []
