@@ -3,8 +3,8 @@ KB's FAISS index returns the nearest entity vectors (BLINK's first stage, a bi-e
 
 The mention encoder travels with the KB: it is carried as the KB's ``mention_encoder`` attachment, so
 every pipeline that serialises its KB (each spacy_el linker, and spaCy's ``entity_linker``) carries the
-encoder too, and ``spacy package`` output needs nothing else. A generator given an ``encoder`` path
-attaches that encoder to the KB it is first used with.
+encoder too, and ``spacy package`` output needs nothing else. A generator given an ``encoder`` folder
+attaches that encoder to the KB it is first used with (see ``DenseCandidates.prepare``).
 """
 import hashlib
 import threading
@@ -120,11 +120,14 @@ class DenseCandidates(CandidateGenerator):
         return other
 
     def prepare(self, kb: ElKnowledgeBase) -> Any:
-        """The KB's mention encoder, attaching ``encoder`` to the KB on first use."""
+        """The KB's mention encoder. On first use with a KB, an ``encoder`` folder that exists is attached
+        to it (replacing what it carried). A folder that no longer exists is no error when the KB carries
+        an encoder: that is a saved pipeline, loaded where its training files are not."""
         if self.encoder_path and kb not in self._attached:
             with _LOCK:
                 if kb not in self._attached:
-                    attach_mention_encoder(kb, self.encoder_path)
+                    if Path(self.encoder_path).is_dir() or kb.attachment(ATTACHMENT) is None:
+                        attach_mention_encoder(kb, self.encoder_path)
                     self._attached.add(kb)
         return mention_encoder_of(kb)
 
