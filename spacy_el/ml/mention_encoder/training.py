@@ -126,8 +126,8 @@ def train_mention_encoder(
     rng = random.Random(settings.seed)
     for _ in range(first_epoch):  # the shuffles of the epochs already done, so a resumed run shuffles alike
         rng.shuffle(doc_chunks(train, settings.batch_size // 4 or 1))
-    torch.manual_seed(settings.seed + first_epoch)
     for epoch in range(first_epoch, settings.epochs):
+        torch.manual_seed(settings.seed + epoch)  # per epoch, so that a resumed run draws the same dropout
         started = time.time()
         module.eval()
         negatives = mine_hard_negatives(encoder, index, train, settings.hard_negatives)
