@@ -32,6 +32,7 @@ PAGES: Dict[str, Path] = {
     "kb_scale": DOCS / "kb_scale.md",
     "kb_scale_details": DOCS / "kb_scale.md",
     "kb_from_dumps": DOCS / "kb_dumps.md",
+    "kb_from_dumps_guide": README,  # the measured sizes, in the README's KB quickstart
     "ner_constrained_linker": DOCS / "ner_constrained_linker.md",
     "ner_stack_lstm": DOCS / "ner_stack_lstm.md",
     "joint_coref_linker": DOCS / "joint_coref_linker.md",
@@ -41,11 +42,14 @@ PAGES: Dict[str, Path] = {
     "pipelines": DOCS / "pipelines.md",
     "annotate": DOCS / "annotate.md",
     "prediction_parity": DOCS / "prediction_parity.md",
+    "jcl_train_speed": DOCS / "training.md",
+    "candidates": DOCS / "candidates.md",
 }
 # The benchmark modules whose ``write_tables()`` renders their tables from their results file, in
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
-RENDERERS = ("baselines", "eval_kb", "encoder_dtype", "kb_scale", "kb_from_dumps", "ner_constrained_linker",
-             "ner_stack_lstm", "joint_coref_linker", "entqa", "pipelines", "annotate", "project_timings")
+RENDERERS = ("baselines", "eval_kb", "candidates", "encoder_dtype", "kb_scale", "kb_from_dumps", "ner_constrained_linker",
+             "ner_stack_lstm", "joint_coref_linker", "entqa", "pipelines", "annotate", "project_timings",
+             "jcl_train_speed")
 
 
 def format_value(value: Any) -> str:
@@ -189,6 +193,8 @@ HEADLINES: Tuple[Headline, ...] = (
     Headline("`joint_coref_linker` (coreference + EL)", "joint_coref_linker.json", "aida-test", "elh_f", "global",
              (("Standalone", "standalone"), ("spaCy `entity_linker` on its clusters", "spacy_entity_linker")),
              "docs/joint_coref_linker.md"),
+    Headline("candidate generation (`spacy-el.HybridCandidates.v1`)", "candidates.json", "aida-test",
+             "cand_recall_at_30", "hybrid", (("alias table", "alias"),), "docs/candidates.md"),
     Headline("`entity_retriever` (EntQA)", "entqa.json", "aida-test", "recall_at_100", "entity_retriever",
              (("BM25", "bm25"),), "docs/entqa.md"),
     Headline("`entqa_reader` (EntQA)", "entqa.json", "msnbc", "el_micro_f", "entqa_reader",
