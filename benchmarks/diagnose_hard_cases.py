@@ -38,7 +38,7 @@ def main() -> None:
         nlp = spacy.load(Path(args.models) / system / "model-best")
         if hard is None:  # the cases depend on the KB and the candidate count only, not on the model
             pipe = nlp.get_pipe(NAME)
-            hard = find_hard_cases(pipe.kb, gold, pipe.model.attrs["top_k_candidates"])
+            hard = find_hard_cases(pipe.kb, gold, pipe.candidates.top_k)
         pred, _ = predict(nlp, gold, 8)
         predicted = [{m for cluster in doc_linked_clusters(p) for m, _ in cluster} for p in pred]
         found[system] = {(d, case.mention) for d, cases in enumerate(hard) for case in cases if case.mention in predicted[d]}

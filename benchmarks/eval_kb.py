@@ -24,7 +24,7 @@ from spacy.tokens import Doc
 from spacy_el.corpora import read_aida, read_gum
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.scoring.candidates import alias_table_recall, linked_mentions, mate_only_mentions
-from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL as JCL_DEFAULT_MODEL
+from spacy_el.pipeline.joint_coref_linker import DEFAULT_CANDIDATES as JCL_DEFAULT_CANDIDATES
 
 from .common import SHARED_DATA
 from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
@@ -32,7 +32,7 @@ from .tables import PAGES, publish_table, results_to_markdown
 
 COMMAND = "python -m spacy project run eval-kb projects/kb"
 KS = (1, 10, 30, 100)
-JCL_TOP_K = JCL_DEFAULT_MODEL["top_k_candidates"]  # the candidates joint_coref_linker scores (16, as the configs)
+JCL_TOP_K = JCL_DEFAULT_CANDIDATES["top_k"]  # the candidates joint_coref_linker scores (16, as the configs)
 
 
 def recall_rows(kb: ElKnowledgeBase, dataset: str, mentions: List[Tuple[str, str]], system: str, notes: str) -> List[Dict]:

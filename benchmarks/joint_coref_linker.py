@@ -304,7 +304,7 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
         return []
     any_nlp = next(iter(loaded.values()))
     kb = any_nlp.get_pipe(NAME).kb
-    hard = find_hard_cases(kb, gold, any_nlp.get_pipe(NAME).model.attrs["top_k_candidates"])
+    hard = find_hard_cases(kb, gold, any_nlp.get_pipe(NAME).candidates.top_k)
     preds = {system: predict(nlp, gold, args.batch_size)[0] for system, nlp in loaded.items()}
     rows: List[Row] = []
     if "coref" in preds and "link" in preds:

@@ -14,8 +14,9 @@ What the component does
   inside a sentence, otherwise they are enumerated over the whole doc. Spans that start or end with
   a whitespace token are skipped. The model keeps the ``ceil(model.span_ratio * len(doc))`` best by
   ``Phi_p`` (no two crossing).
-* **Candidates**: for each kept span, ``kb.lookup(span.text, top_k=model.top_k_candidates)`` (the
-  alias table; the fuzzy tier only with ``fuzzy_candidates = true``), with the KB entity vectors.
+* **Candidates**: for each kept span, the factory's ``candidates`` generator (by default the alias
+  table's top 16 exact and normalised matches, as the paper; ``spacy-el.HybridCandidates.v1`` adds the
+  dense index's), with the KB entity vectors.
 * **Decoding** (``mode``): Global = maximum spanning arborescence, Local = per-mention argmax,
   ``coref`` / ``link`` = the Standalone baselines. Clusters are the subtrees below the root; a
   cluster's link is the entity at the top of its subtree, written to *every* mention of the cluster
@@ -101,7 +102,8 @@ from ..extensions import (
     cluster_keys, get_clusters, register_extensions, set_clusters,
 )
 from ..kb import ElKnowledgeBase
-from ..kb.candidate_arrays import CandidateLookup
+from ..candidates import AliasCandidates, CandidateGenerator, MentionCandidates
+from ..candidates.arrays import PaddedCandidates, padded_candidates
 from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
@@ -112,7 +114,6 @@ DEFAULT_JOINT_COREF_MODEL = """
 encoder = ""
 max_span_width = 5
 span_ratio = 0.4
-top_k_candidates = 16
 mode = "global"
 refinement = "none"
 window = 128
@@ -132,6 +133,9 @@ max_antecedents = 50
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
+#: The paper's candidates: the alias table's 16 best exact and normalised matches.
+DEFAULT_CANDIDATES = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 16, "fuzzy": False}
+EARLY_UPDATES = "early_updates"  # cfg: updates done with the early budget (state, not a setting)
 ENT_LABEL = "ENT"
 #: Gold clusters of one doc: mentions' ``(start, end)`` token offsets and the cluster's KB row (or None).
 GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
@@ -142,13 +146,20 @@ class JointCorefLinkerSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
     mode / refinement: override the model's (null: keep them). write_ents: also write linked mentions
-    to doc.ents. spans_prefix: span-group prefix of the clusters (``<prefix>_<n>``). fuzzy_candidates:
-    use the KB's fuzzy tier for span candidates. mentions_from ("model" | "ents" | "model+ents") and
+    to doc.ents. spans_prefix: span-group prefix of the clusters (``<prefix>_<n>``). mentions_from ("model" | "ents" | "model+ents") and
     cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
     gold_candidate_dropout: in training, the rate at which a mention's gold entity is hidden from its
     own candidates while a cluster mate keeps it (module docstring; 0 = off, as in the paper).
     unlinkable_labels: labels of upstream entities that are never linked nor clustered (with
     mentions_from "ents" / "model+ents"; module docstring).
+    frozen_encoder_layers (training speed): the encoder's embeddings and lowest N layers are not trained
+    and run without dropout in training (0 = the whole encoder is trained). encoder_cache_mb: their outputs
+    are kept per document across epochs, at most this many MB (0 = not kept; needs frozen_encoder_layers):
+    :mod:`spacy_el.ml.joint_coref.frozen_encoder`. Prediction is unaffected by both.
+    early_steps / early_max_antecedents (training speed): the first ``early_steps`` updates score only the
+    antecedents at most ``early_max_antecedents`` mentions away (the model's ``max_antecedents`` after them
+    and at prediction); the updates done are counted in cfg (``early_updates``), so the count survives
+    saving and resuming. 0 = off.
     """
 
     component: ClassVar[str] = "joint_coref_linker"
@@ -156,15 +167,22 @@ class JointCorefLinkerSettings(ComponentSettings):
     refinement: Optional[Literal[REFINEMENTS]] = None  # type: ignore[valid-type]
     write_ents: bool = False
     spans_prefix: str = setting(CLUSTER_PREFIX, non_empty=True)
-    fuzzy_candidates: bool = False
     mentions_from: Literal["model", "ents", "model+ents"] = "model"
     cluster_link: Literal["model", "upstream"] = "model"
     gold_candidate_dropout: float = setting(0.0, low=0.0, high=1.0, high_open=True)
     unlinkable_labels: Tuple[str, ...] = setting(UNLINKABLE_LABELS, non_empty=True)
+    frozen_encoder_layers: int = setting(0, low=0)
+    encoder_cache_mb: int = setting(0, low=0)
+    early_steps: int = setting(0, low=0)
+    early_max_antecedents: int = setting(0, low=0)
 
     def check(self) -> None:
         if self.spans_prefix.endswith("_"):
             raise self.invalid("spans_prefix", "a non-empty string not ending in '_'")
+        if self.encoder_cache_mb and not self.frozen_encoder_layers:
+            raise self.invalid("encoder_cache_mb", "0 when frozen_encoder_layers is 0 (only frozen layers are cached)")
+        if self.early_steps and not self.early_max_antecedents:
+            raise self.invalid("early_max_antecedents", "> 0 when early_steps is > 0")
 
 
 @Language.factory(
@@ -176,6 +194,7 @@ class JointCorefLinkerSettings(ComponentSettings):
         **JointCorefLinkerSettings.defaults(),
         "scorer": {"@scorers": "spacy-el.coref_scorer.v1"},
         "el_scorer": {"@scorers": "spacy-el.cluster_el_scorer.v1"},
+        "candidates": DEFAULT_CANDIDATES,
     },
     default_score_weights={
         "elh_f": 0.5, "coref_avg_f": 0.5, "elh_p": None, "elh_r": None, "elm_f": None, "elm_p": None, "elm_r": None,
@@ -190,21 +209,26 @@ def make_joint_coref_linker(
     refinement: Optional[str],
     write_ents: bool,
     spans_prefix: str,
-    fuzzy_candidates: bool,
     mentions_from: str,
     cluster_link: str,
     gold_candidate_dropout: float,
     unlinkable_labels: List[str],
     scorer: Optional[Callable],
     el_scorer: Optional[Callable],
+    candidates: CandidateGenerator,
+    frozen_encoder_layers: int = 0,
+    encoder_cache_mb: int = 0,
+    early_steps: int = 0,
+    early_max_antecedents: int = 0,
 ) -> "JointCorefLinker":
     """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
-    coreference and the ELm/ELh scorers."""
+    coreference and the ELm/ELh scorers. candidates: any registered candidate generator."""
     return JointCorefLinker(
         nlp.vocab, model, name, mode=mode, refinement=refinement, write_ents=write_ents, spans_prefix=spans_prefix,
-        fuzzy_candidates=fuzzy_candidates, mentions_from=mentions_from, cluster_link=cluster_link,
+        mentions_from=mentions_from, cluster_link=cluster_link, candidates=candidates,
         gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
-        el_scorer=el_scorer,
+        el_scorer=el_scorer, frozen_encoder_layers=frozen_encoder_layers, encoder_cache_mb=encoder_cache_mb,
+        early_steps=early_steps, early_max_antecedents=early_max_antecedents,
     )
 
 
@@ -221,6 +245,7 @@ class JointCorefLinker(KBTorchPipe):
         *,
         scorer: Optional[Callable] = None,
         el_scorer: Optional[Callable] = None,
+        candidates: Optional[CandidateGenerator] = None,
         **cfg: Any,
     ) -> None:
         register_extensions()
@@ -231,6 +256,7 @@ class JointCorefLinker(KBTorchPipe):
         self.scorer = scorer
         self.el_scorer = el_scorer
         self.kb = ElKnowledgeBase(vocab)
+        self.candidates = candidates if candidates is not None else AliasCandidates(top_k=16, fuzzy=False)
         self._apply_overrides()
 
     def _after_configure(self) -> None:
@@ -272,27 +298,35 @@ class JointCorefLinker(KBTorchPipe):
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
 
-    def _candidate_fn(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Alias-table candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
-        (K, C) priors (prior x match score of the tier, as ``kb.lookup`` ranks them; 0 on padding).
-        With ``gold`` (training) and ``gold_candidate_dropout > 0``, some gold mentions lose their gold
-        entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`)."""
-        candidates = CandidateLookup(self.kb, self.model.attrs["top_k_candidates"], self.settings.fuzzy_candidates)
+    def _candidate_fn(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Callable[[np.ndarray], PaddedCandidates]:
+        """The generator's candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
+        (K, C) alias priors (0 on padding, and for a candidate only the dense index found). Each span is
+        generated once per document. With ``gold`` (training) and ``gold_candidate_dropout > 0``, some
+        gold mentions lose their gold entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`)."""
         width = self.model.get_dim("nE")
+        generated: Dict[Tuple[int, int], MentionCandidates] = {}
+
+        def generate(spans: Sequence[Tuple[int, int]]) -> List[MentionCandidates]:
+            todo = [span for span in dict.fromkeys(spans) if span not in generated]
+            if todo:
+                generated.update(zip(todo, self.candidates(self.kb, [doc[start:end] for start, end in todo])))
+            return [generated[span] for span in spans]
+
         hidden: Dict[Tuple[int, int], int] = {}
         rate = self.settings.gold_candidate_dropout
         if gold is not None and rate > 0.0:
             # Drawn from numpy's global state, which spacy train seeds (fix_random_seed).
             rng = np.random.default_rng(np.random.randint(2**31))
             hidden = hidden_gold_candidates(
-                gold, lambda m, row: bool((candidates.hits(doc[m[0]:m[1]].text)[0] == row).any()), rate, rng
+                gold, lambda m, row: bool((generate([tuple(m)])[0].rows == row).any()), rate, rng
             )
 
-        def lookup(spans: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-            arrays = candidates.arrays([doc[start:end].text for start, end in spans.tolist()], width)
+        def lookup(spans: np.ndarray) -> PaddedCandidates:
+            keys = [tuple(span) for span in spans.tolist()]
+            arrays = padded_candidates(self.kb, generate(keys), width)
             if not hidden:
                 return arrays
-            hide = {i: hidden[span] for i, span in enumerate(map(tuple, spans.tolist())) if span in hidden}
+            hide = {i: hidden[span] for i, span in enumerate(keys) if span in hidden}
             return hide_candidates(*arrays, hide)
 
         return lookup
@@ -501,6 +535,13 @@ class JointCorefLinker(KBTorchPipe):
         batch = self._batch([doc for doc, _ in pairs], [gold for _, gold in pairs])
         if not batch.has_gold:
             return losses
+        batch.frozen_layers = self.settings.frozen_encoder_layers
+        batch.cache_mb = float(self.settings.encoder_cache_mb)
+        if self.settings.early_steps:
+            done = int(self.cfg.get(EARLY_UPDATES, 0))
+            if done < self.settings.early_steps:
+                batch.max_antecedents = self.settings.early_max_antecedents
+                self.cfg[EARLY_UPDATES] = done + 1
         return self._scalar_loss_step(batch, sgd, losses)
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:

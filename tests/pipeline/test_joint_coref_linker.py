@@ -130,7 +130,7 @@ def test_add_pipe_and_config_defaults(tiny_encoder, tmp_path):
     pipe = nlp.get_pipe(NAME)
     assert pipe.cfg["write_ents"] is False and pipe.cfg["spans_prefix"] == "coref_clusters"
     assert pipe.mode == "global" and pipe.model.attrs["refinement"] == "none"
-    assert pipe.model.attrs["top_k_candidates"] == 16 and pipe.model.attrs["span_ratio"] == 0.4
+    assert pipe.candidates.top_k == 16 and pipe.model.attrs["span_ratio"] == 0.4
 
 
 def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path):
@@ -149,7 +149,7 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({"stride": 15}, {}, "stride"),
         ({"span_ratio": 0.0}, {}, "span_ratio"),
         ({"max_span_width": 0}, {}, "max_span_width"),
-        ({"top_k_candidates": 0}, {}, "top_k_candidates"),
+        ({}, {"candidates": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 0}}, "top_k"),
         ({"dropout": 1.5}, {}, "dropout"),
         ({"encoder_dtype": "float16"}, {}, "encoder_dtype"),
         ({"encoder_lr_scale": -0.1}, {}, "encoder_lr_scale"),

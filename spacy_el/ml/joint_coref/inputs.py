@@ -68,11 +68,17 @@ class DocInputs:
 @dataclass
 class JointCorefBatch:
     """The documents of a batch; ``mode`` and ``mention_loss_weight`` are filled in from the model's
-    attrs by :func:`spacy_el.ml.joint_coref.model.forward` (loss settings, not part of the weights)."""
+    attrs by :func:`spacy_el.ml.joint_coref.model.forward` (loss settings, not part of the weights);
+    ``frozen_layers``, ``cache_mb`` and ``max_antecedents`` by the component in training (its
+    ``frozen_encoder_layers`` and ``encoder_cache_mb``: :mod:`~spacy_el.ml.joint_coref.frozen_encoder`; its
+    early antecedent window, None = the model's)."""
 
     docs: List[DocInputs]
     mode: str = "global"
     mention_loss_weight: float = 0.0
+    frozen_layers: int = 0
+    cache_mb: float = 0.0
+    max_antecedents: Optional[int] = None
 
     @property
     def has_gold(self) -> bool:

@@ -70,7 +70,6 @@ def build_joint_coref_linker(
     encoder: str = "",
     max_span_width: int = 5,
     span_ratio: float = 0.4,
-    top_k_candidates: int = 16,
     mode: str = "global",
     refinement: str = "none",
     window: int = 128,
@@ -93,7 +92,7 @@ def build_joint_coref_linker(
 ) -> Model:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
     in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
-    top_k_candidates: alias-table candidates per span (paper: 16). mode: "global" | "local" |
+    The candidates per span come from the component's generator (its ``top_k``; paper: 16). mode: "global" | "local" |
     "coref" | "link" (joint Global/Local, Standalone coref/EL). refinement: "none" |
     "antecedent_averaging" | "entity_equalization". window / stride: wordpieces per encoder
     window (with [CLS]/[SEP]) and the step between windows. ffnn, ffnn_depth, width_emb,
@@ -111,7 +110,6 @@ def build_joint_coref_linker(
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
     _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
     _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
-    _check("top_k_candidates", _is_int(top_k_candidates) and top_k_candidates >= 1, "an int >= 1", top_k_candidates)
     _check("mode", mode in MODES, f"one of {MODES}", mode)
     _check("refinement", refinement in REFINEMENTS, f"one of {REFINEMENTS}", refinement)
     _check("window", _is_int(window) and window >= 4, "an int >= 4", window)
@@ -140,7 +138,7 @@ def build_joint_coref_linker(
         dims={"nE": None},
         attrs={
             "encoder": encoder, "max_span_width": max_span_width, "span_ratio": float(span_ratio),
-            "top_k_candidates": top_k_candidates, "mode": mode, "refinement": refinement, "window": window,
+            "mode": mode, "refinement": refinement, "window": window,
             "stride": stride, "ffnn": ffnn, "ffnn_depth": ffnn_depth, "width_emb": width_emb,
             "distance_width": distance_width, "entity_proj": entity_proj, "dropout": float(dropout),
             "nil_score": nil_score, "distance": distance, "score_bound": score_bound,
@@ -204,7 +202,8 @@ def predicted(out: DocOutput, mode: str) -> DocPrediction:
 
 def _convert_inputs(model: Model, X: JointCorefBatch, is_train: bool) -> Tuple[ArgsKwargs, Callable]:
     # Numpy arrays go to the module as they are (it moves them to its device); nothing to give back.
-    kwargs = {"with_loss": bool(is_train and X.has_gold), "mode": X.mode, "mention_loss_weight": X.mention_loss_weight}
+    kwargs = {"with_loss": bool(is_train and X.has_gold), "mode": X.mode, "mention_loss_weight": X.mention_loss_weight,
+              "frozen_layers": X.frozen_layers, "cache_mb": X.cache_mb, "max_antecedents": X.max_antecedents}
     return ArgsKwargs(args=(X.docs,), kwargs=kwargs), lambda d: X
 
 

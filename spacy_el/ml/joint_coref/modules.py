@@ -34,13 +34,14 @@ authors' code feed gold spans in training) so every gold mention is scored; the 
 embedded again with gradient.
 """
 from dataclasses import dataclass
-from typing import Any, List, Sequence
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..autocast import encoder_autocast
+from ..autocast import encoder_autocast, resolve_encoder_dtype
+from .frozen_encoder import LowerLayerCache, split_encode
 from .inputs import DocInputs
 from .losses import GoldMentionCluster, compute_loss
 from .scorer import JointCorefScorer, JointScores
@@ -83,17 +84,27 @@ class JointCorefModule(nn.Module):
             score_bound=attrs["score_bound"], max_antecedents=attrs.get("max_antecedents"),
             prior_feature=attrs.get("prior_feature", False),
         )
+        # Training with frozen lower encoder layers: their outputs per document (not state: never saved)
+        self.lower_cache = LowerLayerCache()
 
     def _device(self) -> Any:
         return next(self.parameters()).device
 
-    def token_vectors(self, docs: Sequence[DocInputs]) -> List[Any]:
-        """``(T, d)`` token vectors per document (zeros for documents with nothing to encode)."""
+    def token_vectors(self, docs: Sequence[DocInputs], frozen_layers: int = 0, cache_mb: float = 0.0) -> List[Any]:
+        """``(T, d)`` token vectors per document (zeros for documents with nothing to encode). In training,
+        ``frozen_layers > 0`` freezes the encoder's embeddings and lowest layers, whose outputs are cached
+        per document up to ``cache_mb`` MB (:mod:`~spacy_el.ml.joint_coref.frozen_encoder`)."""
         device = self._device()
         hidden = int(self.encoder.config.hidden_size)
         todo = [d for d in docs if d.input_ids.shape[0]]
         states = None
-        if todo:
+        if todo and self.training and frozen_layers > 0:
+            states = split_encode(
+                self.encoder, todo, frozen_layers, self.encoder_batch, device,
+                lambda: encoder_autocast(device, self.encoder_dtype), self.lower_cache, cache_mb,
+                resolve_encoder_dtype(self.encoder_dtype, device),
+            )
+        elif todo:
             length = max(d.input_ids.shape[1] for d in todo)
             ids = np.concatenate([np.pad(d.input_ids, ((0, 0), (0, length - d.input_ids.shape[1]))) for d in todo])
             mask = np.concatenate([np.pad(d.attention_mask, ((0, 0), (0, length - d.attention_mask.shape[1]))) for d in todo])
@@ -134,11 +145,24 @@ class JointCorefModule(nn.Module):
             kept = torch.unique(torch.cat([kept, torch.as_tensor(doc.forced, device=kept.device)]))
         return torch.sort(kept).values  # spans are sorted by (start, end): index order is document order
 
-    def forward(self, docs: List[DocInputs], with_loss: bool = False, mode: str = "global", mention_loss_weight: float = 0.0):
+    def forward(self, docs: List[DocInputs], with_loss: bool = False, mode: str = "global", mention_loss_weight: float = 0.0,
+                frozen_layers: int = 0, cache_mb: float = 0.0, max_antecedents: Optional[int] = None):
+        """``max_antecedents``: the scorer's antecedent window for this call only (training's early budget)."""
+        if max_antecedents is None:
+            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb)
+        model_window = self.scorer.max_antecedents
+        self.scorer.max_antecedents = max_antecedents
+        try:
+            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb)
+        finally:
+            self.scorer.max_antecedents = model_window
+
+    def _forward(self, docs: List[DocInputs], with_loss: bool, mode: str, mention_loss_weight: float, frozen_layers: int,
+                 cache_mb: float):
         device = self._device()
         losses = []
         outputs: List[DocOutput] = []
-        for d, vectors in zip(docs, self.token_vectors(docs)):
+        for d, vectors in zip(docs, self.token_vectors(docs, frozen_layers, cache_mb)):
             if not len(d.spans):
                 outputs.append(DocOutput(np.zeros((0, 2), np.int64), np.zeros((0, 1), np.int64), None))
                 continue

@@ -1,0 +1,134 @@
+"""joint_coref_linker training speed: ms per training step (one GUM document) with each training-speed switch
+against the default, in the same run (issue 30).
+
+The pipeline of ``configs/joint_coref_linker.cfg`` (the packaged MiniLM, ``kb/eval``) is updated on the first
+``--docs`` GUM train documents, one document per step, each variant in turn on the same documents
+(interleaved, in an order that rotates, so that a machine shared with other work slows all variants alike). The learning rate is
+0, so the weights, and with them the work of a step, stay the same for every variant. A first round is not
+timed: it warms up, and fills the caches of the ``*_cache`` variants (what every epoch after the first finds).
+Variants (the component's settings, ``configure``; ``encoder_float32`` sets the model's ``encoder_dtype``):
+
+* ``default``: the config as it is (``encoder_dtype = "auto"``: bfloat16 autocast where the CPU computes it
+  natively, as on CPUs with AVX512-BF16/AMX; float32 elsewhere);
+* ``encoder_float32``: the encoder in float32;
+* ``frozen_N``, ``frozen_N_cache``: ``frozen_encoder_layers = N``, without and with ``encoder_cache_mb``;
+* ``early_K``: ``early_max_antecedents = K`` (as in the first ``early_steps`` updates).
+
+Rows: ``ms_per_step`` (median over documents and rounds) and ``speedup`` (the default's total time over the
+variant's) per variant. Writes ``benchmarks/results/jcl_train_speed.json`` and its table in docs/training.md.
+
+    python -m benchmarks.jcl_train_speed --docs 2 --rounds 1
+"""
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import torch
+from spacy import util
+from spacy.training.initialize import init_nlp
+from thinc.api import Adam
+
+import spacy_el  # noqa: F401  (registers the factories and readers)
+from spacy_el.ml.autocast import cpu_has_native_bf16, resolve_encoder_dtype
+
+from .common import SHARED_DATA, torch_module
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import PAGES, publish_table, results_to_markdown
+
+NAME = "jcl_train_speed"
+COMMAND = "python -m benchmarks.jcl_train_speed"
+COMPONENT = "joint_coref_linker"
+DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25")
+
+
+def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
+    """A callable that puts the component in variant ``name`` (from the default state)."""
+    pipe = nlp.get_pipe(COMPONENT)
+    module = torch_module(nlp, COMPONENT)
+    dtype = module.encoder_dtype
+    settings: Dict[str, Any] = {}
+    if name.startswith("frozen_"):
+        parts = name.split("_")
+        settings["frozen_encoder_layers"] = int(parts[1])
+        settings["encoder_cache_mb"] = 4096 if parts[-1] == "cache" else 0
+    elif name.startswith("early_"):
+        settings["early_max_antecedents"] = int(name.split("_")[1])
+        settings["early_steps"] = 10**9
+    elif name not in ("default", "encoder_float32"):
+        raise ValueError(f"unknown variant {name!r}")
+
+    def apply() -> None:
+        pipe.configure(frozen_encoder_layers=0, encoder_cache_mb=0, early_max_antecedents=0, early_steps=0)
+        pipe.configure(**settings)
+        module.encoder_dtype = "float32" if name == "encoder_float32" else dtype
+
+    return apply
+
+
+def measure(nlp: Any, examples: List[Any], variants: List[str], rounds: int) -> Dict[str, List[float]]:
+    pipe = nlp.get_pipe(COMPONENT)
+    optimizer = Adam(0.0)  # the weights stay the same: every variant does the same work
+    setters = {name: variant_setter(nlp, name) for name in variants}
+    seconds: Dict[str, List[float]] = {name: [] for name in variants}
+    for r in range(rounds + 1):
+        for i, eg in enumerate(examples):
+            shift = (r * len(examples) + i) % len(variants)  # each variant in turn first: no order bias
+            for name in variants[shift:] + variants[:shift]:
+                setters[name]()
+                start = time.perf_counter()
+                pipe.update([eg], sgd=optimizer, losses={})
+                if r:  # round 0 warms up (and fills the caches)
+                    seconds[name].append(time.perf_counter() - start)
+        if r:
+            print(f"round {r}: " + ", ".join(f"{n} {statistics.median(s) * 1000:.0f} ms" for n, s in seconds.items()), flush=True)
+    setters["default"]()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=str(ROOT / "configs" / "joint_coref_linker.cfg"))
+    parser.add_argument("--gum", default=str(SHARED_DATA / "gum"))
+    parser.add_argument("--kb", default=str(ROOT / "kb" / "eval"))
+    parser.add_argument("--docs", type=int, default=2, help="GUM train documents (the first ones)")
+    parser.add_argument("--rounds", type=int, default=1, help="timed rounds (after one warm-up round)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
+    parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
+    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    variants = args.variants.split(",")
+    if variants[0] != "default":
+        variants = ["default"] + [v for v in variants if v != "default"]
+    config = util.load_config(args.config, overrides={"paths.gum": args.gum, "paths.kb": args.kb}, interpolate=False)
+    nlp = init_nlp(config)
+    corpus = util.resolve_dot_names(nlp.config.interpolate(), ["corpora.train"])[0]
+    examples = list(corpus(nlp))[: args.docs]
+    words = sum(len(eg.predicted) for eg in examples)
+    seconds = measure(nlp, examples, variants, args.rounds)
+    module = torch_module(nlp, COMPONENT)
+    dtype = resolve_encoder_dtype(module.encoder_dtype, torch.device("cpu"))
+    base = sum(seconds["default"])
+    load = os.getloadavg()[0]
+    note = (f"first {len(examples)} GUM train docs ({words:,} words), one per step, {args.rounds} timed round(s) after a "
+            f"warm-up; learning rate 0; {args.threads} torch threads; default encoder dtype {dtype} (native bfloat16: "
+            f"{cpu_has_native_bf16()}); load average {load:.1f} at the end")
+    rows: List[Row] = []
+    for name in variants:
+        rows.append(row(f"{COMPONENT}_{name}", "gum-train", "ms_per_step", round(statistics.median(seconds[name]) * 1000), note))
+        rows.append(row(f"{COMPONENT}_{name}", "gum-train", "speedup", round(base / sum(seconds[name]), 2), "default's time / the variant's"))
+    out = write_results(Path(args.out), COMMAND, rows)
+    print(f"wrote {out}")
+    write_tables(out, Path(args.readme))
+
+
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
+    publish_table(page, NAME, results_to_markdown(results, pivot=False, notes=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""joint_coref_linker's training-speed switches (issue 30). frozen_encoder_layers and encoder_cache_mb: the frozen
+layers' weights do not change while the upper ones train, cached lower-layer outputs are exactly the computed
+ones, and the cache is bounded and emptied when the frozen weights change. early_steps and
+early_max_antecedents: the first updates score a smaller antecedent window, counted in cfg."""
+import numpy as np
+from typing import Any, Tuple
+
+import pytest
+import spacy
+import torch
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+from spacy_el.extensions import set_clusters
+from spacy_el.kb.loaders import kb_from_disk
+from spacy_el.ml.joint_coref.frozen_encoder import LowerLayerCache, frozen_parameters
+
+from ..conftest import build_invented_kb
+
+TRAIN = [
+    ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
+     [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
+    ("Brisk winds reached Velda where Quill waited , and Quill left Velda at noon .",
+     [([(3, 4), (12, 13)], "Velda"), ([(5, 6), (9, 10)], "NIL")]),
+]
+
+
+@pytest.fixture(scope="module")
+def two_layer_encoder(tmp_path_factory) -> str:
+    """The tiny encoder of tests/conftest.py with two layers (one to freeze, one to train)."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from spacy_el.kb.encoder import default_model_path
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny_bert_2")
+    tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=512)
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def build(encoder: str, tmp_path: Any, **settings: Any) -> Tuple[Any, Any, list]:
+    build_invented_kb(True, dim=8).to_disk(tmp_path / "kb")
+    nlp = spacy.blank("en")
+    model = {"encoder": encoder, "max_span_width": 3, "window": 16, "stride": 8, "ffnn": 16, "ffnn_depth": 1,
+             "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 2,
+             "encoder_dtype": "float32"}
+    pipe = nlp.add_pipe("joint_coref_linker", config={"model": model, **settings})
+    examples = []
+    for text, clusters in TRAIN:
+        reference = Doc(nlp.vocab, words=text.split())
+        set_clusters(reference, [mentions for mentions, _ in clusters])
+        for key in [k for k in reference.spans if k.startswith("coref_clusters_")]:
+            spans = list(reference.spans[key])
+            kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
+            reference.spans[key] = [Span(reference, s.start, s.end, kb_id=kb_id) for s in spans]
+        examples.append(Example(Doc(nlp.vocab, words=text.split()), reference))
+    pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))
+    return nlp, pipe, examples
+
+
+def torch_module(pipe: Any) -> Any:
+    return pipe.model.layers[0].shims[0]._model
+
+
+def test_frozen_layers_keep_their_weights_and_the_upper_ones_train(two_layer_encoder, tmp_path, one_torch_thread):
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path, frozen_encoder_layers=1, encoder_cache_mb=16)
+    module = torch_module(pipe)
+    before = {name: p.detach().clone() for name, p in module.encoder.named_parameters()}
+    optimizer = nlp.create_optimizer()
+    for _ in range(3):
+        for eg in examples:
+            pipe.update([eg], sgd=optimizer)
+    after = dict(module.encoder.named_parameters())
+    frozen = {"embeddings." + n for n, _ in module.encoder.embeddings.named_parameters()}
+    frozen |= {"encoder.layer.0." + n for n, _ in module.encoder.encoder.layer[0].named_parameters()}
+    assert frozen and all(torch.equal(before[name], after[name]) for name in frozen)
+    assert not all(torch.equal(before[name], after[name]) for name in set(before) - frozen)
+    assert module.lower_cache.hits == 4 and module.lower_cache.misses == 2  # two documents, three epochs
+
+
+def test_cached_lower_layers_give_exactly_the_computed_outputs(two_layer_encoder, tmp_path, one_torch_thread):
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path)
+    module = torch_module(pipe)
+    docs = pipe._batch([eg.predicted for eg in examples]).docs
+    module.train()  # dropout on in the upper layer: the same seed must give the same draws
+
+    def vectors(cache_mb: float) -> list:
+        torch.manual_seed(0)
+        return [v.detach() for v in module.token_vectors(docs, frozen_layers=1, cache_mb=cache_mb)]
+
+    uncached = vectors(0.0)
+    assert module.lower_cache.misses == 0
+    stored = vectors(16.0)
+    hit = vectors(16.0)
+    assert module.lower_cache.misses == 2 and module.lower_cache.hits == 2
+    for a, b, c in zip(uncached, stored, hit):
+        assert torch.equal(a, b) and torch.equal(a, c)
+    # The split encoder computes what the whole one does (dropout off in the lower layers, as frozen)...
+    torch.manual_seed(0)
+    whole = [v.detach() for v in module.token_vectors(docs)]
+    assert all(torch.equal(a, b) for a, b in zip(uncached, whole))
+    # ... and without freezing, training runs the whole encoder as before, dropout everywhere.
+    module.train()
+    torch.manual_seed(0)
+    whole = [v.detach() for v in module.token_vectors(docs)]
+    assert not all(torch.equal(a, b) for a, b in zip(uncached, whole))
+
+
+def test_cache_is_bounded_and_emptied_when_frozen_weights_change(two_layer_encoder, tmp_path, one_torch_thread):
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path)
+    module = torch_module(pipe)
+    cache = LowerLayerCache()
+    checksum = cache.checksum(module.encoder, 1)
+    value = torch.zeros(256, 1024)  # 1 MB
+    for key in range(5):
+        cache.put((key,), value, limit_mb=3)
+    assert len(cache.entries) == 3 and cache.bytes <= 3 * 2**20 and (0,) not in cache.entries
+    assert cache.checksum(module.encoder, 1) == checksum and len(cache.entries) == 3  # unchanged weights
+    state = module.state_dict()
+    state["encoder.encoder.layer.0.output.dense.bias"] = state["encoder.encoder.layer.0.output.dense.bias"] + 1
+    module.load_state_dict(state)
+    assert cache.checksum(module.encoder, 1) != checksum and not cache.entries
+    assert len(list(frozen_parameters(module.encoder, 2))) > len(list(frozen_parameters(module.encoder, 1)))
+
+
+def test_frozen_settings_are_checked(two_layer_encoder, tmp_path, one_torch_thread):
+    with pytest.raises(ValueError, match="encoder_cache_mb"):
+        build(two_layer_encoder, tmp_path, encoder_cache_mb=16)
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path / "more", frozen_encoder_layers=3)
+    with pytest.raises(ValueError, match=r"frozen_encoder_layers must be in \[0, 2\]"):
+        pipe.update(examples, sgd=nlp.create_optimizer())
+
+
+def test_early_updates_score_a_smaller_antecedent_window(two_layer_encoder, tmp_path, one_torch_thread):
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path, early_steps=2, early_max_antecedents=1)
+    module = torch_module(pipe)
+    windows = []
+    forward = module._forward
+
+    def spy(docs, *args):
+        loss, outputs = forward(docs, *args)
+        coref = outputs[0].scores.coref_scores.numpy()
+        i, j = np.nonzero(np.isfinite(coref))
+        windows.append(int(np.abs(i - j).max()))
+        return loss, outputs
+
+    module._forward = spy
+    optimizer = nlp.create_optimizer()
+    for _ in range(3):
+        pipe.update(examples[:1], sgd=optimizer)
+    assert windows[:2] == [1, 1] and windows[2] > 1  # then the model's window (50: every pair here)
+    assert pipe.cfg["early_updates"] == 2 and module.scorer.max_antecedents == 50
+    pipe.configure(early_steps=0)
+    with pytest.raises(ValueError, match="early_max_antecedents"):
+        pipe.configure(early_steps=3, early_max_antecedents=0)
