@@ -13,16 +13,19 @@ Systems and metrics:
   text as the query (AIDA only): ``recall_at_K`` as above.
 - ``alias_table``: the KB's alias lookup *given the gold mention text* (a favourable setting for it):
   ``mention_recall_at_K``.
-- ``entqa_reader`` (training/entqa/reader: the retriever + reader pipeline, K = 20): end-to-end EL, InKB
-  strong match, GERBIL micro/macro (``el_micro_f`` ...); ``docs_per_s`` of ``nlp.pipe``. γ is swept on
-  AIDA dev (``el_micro_p/r/f@gamma=…`` rows, paper Appendix A); the γ with the best dev micro F1 is then
-  used on every dataset (dev's own scores are those of the sweep at that γ: the same links the pipeline
-  writes). On the first ``--speed-docs`` AIDA test documents, the speed/quality trade-off for K = 20,
-  50, 100 (``el_micro_f@K=…``, ``docs_per_s@K=…``, paper section 3.2).
+- ``entqa_reader`` (training/entqa/reader: the retriever + the paper's per-candidate reader, K = 20) and
+  ``entqa_joint`` (training/entqa/reader_joint: the same retriever + the single-pass joint reader,
+  ``reader_mode = "joint"``, issue 29; left out when that pipeline does not exist): end-to-end EL, InKB
+  strong match, GERBIL micro/macro (``el_micro_f`` ...); ``docs_per_s`` and ``words_per_s`` of
+  ``nlp.pipe`` (retriever + reader). For each, γ is swept on AIDA dev (``el_micro_p/r/f@gamma=…`` rows,
+  paper Appendix A); its γ with the best dev micro F1 is then used on every dataset (dev's own scores are
+  those of the sweep at that γ: the same links the pipeline writes). On the first ``--speed-docs`` AIDA
+  test documents, the speed/quality trade-off for K = 10, 20, 50, 100 for both modes (``el_micro_f@K=…``,
+  ``docs_per_s@K=…``, paper section 3.2).
 - peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and
   ``spacy_entity_linker`` (spaCy ``ner`` + ``entity_linker``), configs/baselines.
 
-    python -m benchmarks.entqa
+    python -m benchmarks.entqa [--joint-pipeline training/entqa/reader_joint/model-best]
 """
 import argparse
 import json
@@ -47,15 +50,17 @@ from spacy_el.pipeline.entity_retriever import gold_mentions, retrieval_recall
 from spacy_el.scoring import el_scores
 
 from .baselines import gold_links, link_with_prior, predicted_links
-from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, README, SHARED_DATA, aida_and_elevant, fix_tie_breaks,
-                     temporarily, timed_pipe)
+from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks,
+                     temporarily, timed_pipe, words_per_s)
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import format_value, results_to_markdown, update_readme_section
+from .tables import PAGES, format_value, results_to_markdown, update_readme_section
 
-COMMAND = "python -m spacy project run entqa-benchmark"
+COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
 KS = (10, 30, 100)
-GAMMAS = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
-READER_KS = (20, 50, 100)
+GAMMAS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)  # the joint reader's best γ is lower
+READER_KS = (10, 20, 50, 100)
+READER = "entqa_reader"  # the pipe name of the reader in both pipelines
+SYSTEMS = {"per_candidate": "entqa_reader", "joint": "entqa_joint"}  # row names by reader mode
 BATCH_SIZE = 8  # nlp.pipe of the EntQA pipeline
 PEER_BATCH_SIZE = 64  # nlp.pipe of the spaCy peers, as in benchmarks.baselines
 Raw = List[Tuple[int, int, str, float]]
@@ -116,11 +121,17 @@ def links_at(doc: Doc, raw: Raw, gamma: float) -> List[Tuple[int, int, str]]:
     return [(doc[s:e].start_char, doc[s:e].end_char, k) for s, e, k, _ in best]
 
 
+def system_of(nlp: Language) -> str:
+    return SYSTEMS[nlp.get_pipe(READER).settings.reader_mode]
+
+
 def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], dataset: str) -> Tuple[List[Row], float, Dict[str, float]]:
-    """P/R/F1 on ``gold`` for each γ in GAMMAS, from one reader pass (the links are exactly those the
-    pipeline writes at that γ). RETURNS: the rows, the γ with the best micro F1 and its scores."""
-    reader = nlp.get_pipe("entqa_reader")
-    raws = [reader.raw_predictions(doc, threshold=min(GAMMAS) / 2) for doc in tqdm(retrieved, desc="gamma sweep", leave=False)]
+    """P/R/F1 on ``gold`` for each γ in GAMMAS, from one reader pass over the retriever's ``retrieved`` docs
+    (the links are exactly those the pipeline writes at that γ). RETURNS: the rows, the γ with the best
+    micro F1 and its scores."""
+    reader = nlp.get_pipe(READER)
+    system = system_of(nlp)
+    raws = [reader.raw_predictions(doc, threshold=min(GAMMAS) / 2) for doc in tqdm(retrieved, desc=f"gamma sweep {system}", leave=False)]
     rows = []
     best = (-1.0, GAMMAS[0], {})
     for gamma in GAMMAS:
@@ -130,16 +141,38 @@ def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], da
         if scores["el_micro_f"] > best[0]:
             best = (scores["el_micro_f"], gamma, scores)
         for metric in ("el_micro_p", "el_micro_r", "el_micro_f"):
-            rows.append(row("entqa_reader", dataset, f"{metric}@gamma={gamma}", round(scores[metric], 4), f"gamma sweep, K = {reader.cfg['top_k']}"))
+            rows.append(row(system, dataset, f"{metric}@gamma={gamma}", round(scores[metric], 4), f"gamma sweep, K = {reader.cfg['top_k']}"))
     return rows, best[1], best[2]
+
+
+def reader_rows(nlp: Language, dataset: str, gold: Sequence[Doc], retrieved: Sequence[Doc], speed: str) -> List[Row]:
+    """One EntQA pipeline (either reader mode) on one dataset: on AIDA dev the γ sweep (which sets the γ
+    used everywhere after it), elsewhere ``nlp.pipe`` timed with its scores."""
+    reader = nlp.get_pipe(READER)
+    system = system_of(nlp)
+    if dataset == "aida-dev":  # γ is chosen here, on dev, and used for every dataset
+        rows, reader.cfg["threshold"], scores = gamma_sweep(nlp, gold, retrieved, dataset)
+        note = reader_note(reader)
+        return rows + [row(system, dataset, m, round(scores[m], 4), note) for m in ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r")]
+    texts = [d.text for d in gold]
+    docs, seconds = timed_pipe(nlp, texts, BATCH_SIZE, progress=True)
+    note = f"{speed}; retriever + reader, {reader_note(reader)}"
+    return el_rows(system, dataset, gold, docs, reader_note(reader)) + [
+        row(system, dataset, "docs_per_s", round(len(texts) / seconds, 2), note),
+        row(system, dataset, "words_per_s", words_per_s(docs, seconds), note),
+    ]
 
 
 def evaluate(args: argparse.Namespace) -> List[Row]:
     torch.set_num_threads(args.threads)
     nlp = spacy.load(args.pipeline)
     retriever = nlp.get_pipe("entity_retriever")
-    reader = nlp.get_pipe("entqa_reader")
     kb: ElKnowledgeBase = retriever.kb
+    pipelines = [nlp]
+    if args.joint_pipeline.exists():
+        pipelines.append(spacy.load(args.joint_pipeline))
+    else:
+        print(f"{args.joint_pipeline} does not exist: no entqa_joint rows (train it first: configs/entqa_reader_joint.cfg)")
     ner_nlp = spacy.load(args.ner_model)
     el_nlp = spacy.load(args.el_model)
     datasets = aida_and_elevant(args.corpus, args.data, nlp, kb, args.limit)
@@ -165,47 +198,48 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
                 bm25 = BM25([entity_text(store.names[i], store.descriptions[i]) for i in tqdm(range(kb.n_entities), desc="bm25 index", leave=False)])
             for metric, value in bm25_recall(bm25, kb, gold, retrieved, retriever.model.attrs["topic"]).items():
                 rows.append(row("bm25", dataset, metric, round(value, 4), "title + description, passage + topic query"))
-        if dataset == "aida-dev":  # γ is chosen here, on dev, and used for every dataset
-            sweep, reader.cfg["threshold"], scores = gamma_sweep(nlp, gold, retrieved, dataset)
-            rows += sweep
-            note = reader_note(reader)
-            rows += [row("entqa_reader", dataset, m, round(scores[m], 4), note) for m in ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r")]
-        else:
-            docs, seconds = timed_pipe(nlp, texts, BATCH_SIZE, progress=True)
-            rows += el_rows("entqa_reader", dataset, gold, docs, reader_note(reader))
-            rows.append(row("entqa_reader", dataset, "docs_per_s", round(len(texts) / seconds, 2), f"{speed}; retriever + reader, {reader_note(reader)}"))
+        for pipeline in pipelines:  # the joint pipeline's retriever is the same (sourced) model: its passages are reused
+            rows += reader_rows(pipeline, dataset, gold, retrieved, speed)
         rows.append(row("entity_retriever", dataset, "docs_per_s", round(len(texts) / retriever_seconds, 2), f"{speed}; retriever only"))
         ner_docs, _ = timed_pipe(ner_nlp, texts, PEER_BATCH_SIZE, progress=True)
         link_with_prior(kb, ner_docs)
         rows += el_rows("prior_only", dataset, gold, ner_docs, "spacy_ner mentions + top prior")
         el_docs, _ = timed_pipe(el_nlp, texts, PEER_BATCH_SIZE, progress=True)
         rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, "spacy_ner + entity_linker")
-    rows += k_tradeoff(nlp, datasets["aida-test"][: args.speed_docs], speed)
+    for pipeline in pipelines:
+        rows += k_tradeoff(pipeline, datasets["aida-test"][: args.speed_docs], speed)
     return rows
 
 
 def reader_note(reader) -> str:
-    return f"K = {reader.cfg['top_k']}, P = {reader.cfg['top_p']}, gamma = {reader.cfg['threshold']} (best on aida-dev)"
+    s = reader.settings
+    windows = f", windows {s.window_length}/{s.window_stride}" if s.reader_mode == "joint" else ""
+    return f"K = {s.top_k}, P = {s.top_p}{windows}, gamma = {s.threshold} (best on aida-dev)"
 
 
 def k_tradeoff(nlp: Language, gold: Sequence[Doc], speed: str) -> List[Row]:
-    reader = nlp.get_pipe("entqa_reader")
+    """Speed and F1 of one EntQA pipeline for K = READER_KS (at the γ chosen on dev)."""
+    reader = nlp.get_pipe(READER)
+    system = system_of(nlp)
     rows = []
     dataset = f"aida-test[:{len(gold)}]"
     for k in READER_KS:
         with temporarily(reader.cfg, "top_k", k):
             docs, seconds = timed_pipe(nlp, [d.text for d in gold], BATCH_SIZE, progress=True)
-        rows += el_rows("entqa_reader", dataset, gold, docs, f"K = {k}", suffix=f"@K={k}")
-        rows.append(row("entqa_reader", dataset, f"docs_per_s@K={k}", round(len(gold) / seconds, 2), f"{speed}; retriever + reader"))
+        rows += el_rows(system, dataset, gold, docs, f"K = {k}", suffix=f"@K={k}")
+        rows.append(row(system, dataset, f"docs_per_s@K={k}", round(len(gold) / seconds, 2), f"{speed}; retriever + reader"))
     return rows
 
 
-MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall_at_100", "el_micro_f", "el_macro_f", "docs_per_s")
+MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall_at_100", "el_micro_f", "el_macro_f", "docs_per_s",
+                "words_per_s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pipeline", type=Path, default=ROOT / "training" / "entqa" / "reader" / "model-best")
+    parser.add_argument("--joint-pipeline", type=Path, default=ROOT / "training" / "entqa" / "reader_joint" / "model-best",
+                        help="the joint-mode reader's pipeline (entqa_joint rows; left out when it does not exist)")
     parser.add_argument("--ner-model", type=Path, default=NER_BASELINE)
     parser.add_argument("--el-model", type=Path, default=EL_BASELINE)
     parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
@@ -214,7 +248,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="documents per dataset (0 = all; for a quick check)")
     parser.add_argument("--speed-docs", type=int, default=30, help="AIDA test documents for the K trade-off")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
-    parser.add_argument("--tables-only", action="store_true", help="only regenerate the README tables from --out")
+    parser.add_argument("--tables-only", action="store_true", help="only regenerate the docs tables from --out")
     args = parser.parse_args()
     fix_tie_breaks()
     if args.tables_only:
@@ -226,24 +260,24 @@ def main() -> None:
 
 
 def suffix_table(results: Path, marker: str, name: str, metrics: Sequence[str]) -> str:
-    """One line per (dataset, value of the ``metric@{name}=value`` suffix), one column per metric."""
-    cells: Dict[Tuple[str, str], Dict[str, str]] = {}
+    """One line per (system, dataset, value of the ``metric@{name}=value`` suffix), one column per metric."""
+    cells: Dict[Tuple[str, str, str], Dict[str, str]] = {}
     for r in json.loads(results.read_text(encoding="utf8"))["rows"]:
         if marker in r["metric"]:
             metric, value = r["metric"].split(marker)
-            cells.setdefault((r["dataset"], value), {})[metric] = format_value(r["value"])
-    lines = ["| dataset | " + name + " | " + " | ".join(metrics) + " |", "|" + "---|" * (len(metrics) + 2)]
-    lines += [f"| {d} | {v} | " + " | ".join(c.get(m, "") for m in metrics) + " |" for (d, v), c in cells.items()]
+            cells.setdefault((r["system"], r["dataset"], value), {})[metric] = format_value(r["value"])
+    lines = ["| system | dataset | " + name + " | " + " | ".join(metrics) + " |", "|" + "---|" * (len(metrics) + 3)]
+    lines += [f"| {s} | {d} | {v} | " + " | ".join(c.get(m, "") for m in metrics) + " |" for (s, d, v), c in cells.items()]
     return "\n".join(lines) + "\n"
 
 
-def write_tables(results: Path) -> str:
-    """The README's three EntQA tables from the results file (main, γ sweep, K trade-off)."""
+def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> str:
+    """The three EntQA tables of docs/entqa.md from the results file (main, γ sweep, K trade-off)."""
     main_table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"] in MAIN_METRICS)
     sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
     tradeoff = suffix_table(results, "@K=", "K", ("el_micro_f", "docs_per_s"))
     for name, table in (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-k", tradeoff)):
-        update_readme_section(README, name, table)
+        update_readme_section(PAGES[name], name, table)
     return main_table + "\n" + sweep + "\n" + tradeoff
 
 

@@ -62,3 +62,17 @@ def test_entqa_configs_build_and_resolve():
     assert nlp.pipe_names == ["entity_retriever", "entqa_reader"]
     training = registry.resolve(nlp.config.interpolate()["training"], schema=ConfigSchemaTraining)
     assert training["frozen_components"] == training["annotating_components"] == ["entity_retriever"]
+
+
+def test_entqa_joint_reader_config_builds_and_resolves():
+    """configs/entqa_reader_joint.cfg: the per-candidate reader config's pipeline with the joint reader mode."""
+    retriever_config = load_config(CONFIGS / "entity_retriever.cfg", interpolate=True)
+    config = load_config(CONFIGS / "entqa_reader_joint.cfg", interpolate=True)
+    config["components"]["entity_retriever"] = retriever_config["components"]["entity_retriever"]
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["entity_retriever", "entqa_reader"]
+    reader = nlp.get_pipe("entqa_reader")
+    assert reader.settings.reader_mode == "joint" and reader.settings.window_length > 32
+    per_candidate = load_config(CONFIGS / "entqa_reader.cfg", interpolate=True)
+    assert config["training"]["frozen_components"] == per_candidate["training"]["frozen_components"] == ["entity_retriever"]
+    assert config["training"]["annotating_components"] == ["entity_retriever"]

@@ -19,14 +19,37 @@ Output:
   ``doc.ents``; existing entities that overlap none of them are kept, and an existing entity with the
   same offsets lends its label (else ``"ENT"``).
 
+Two reader modes (setting ``reader_mode``):
+
+* ``"per_candidate"`` (the paper's, the default): one encoder pass per (passage, candidate), over the
+  retriever's passages (``max_passage_length`` wordpieces of each).
+* ``"joint"``: one encoder pass per window for all its K candidates,
+  ``[CLS] window ⊕ topic [SEP] [M] name_1 [M] name_2 ... [M] name_K [SEP]`` (``[M]``: ``marker_token``,
+  an unused vocabulary token, so the encoder's embeddings and tokenizer are unchanged; names truncated to
+  ``candidate_length`` wordpieces, with ``candidate_description`` also the start of the description).
+  Each candidate's start/end scores over the window come from its marker state against the token states
+  (:class:`~spacy_el.ml.entqa.modules.JointReaderModule`); same loss (eq. 2), same decoding and γ. The
+  windows are the reader's own, ``window_length`` wordpieces with stride ``window_stride`` (longer than the
+  retriever's passages: one pass now reads all candidates), cut from one tokenisation of the document;
+  a window's candidates are the entities of the retriever's passages inside it, merged round-robin (by
+  their best rank in those passages, :func:`~spacy_el.algorithms.passages.window_candidates`; with a
+  retriever whose passages are the reader's windows, exactly its passage's entities). A span is kept only from the window that owns its first wordpiece (the middle of each
+  overlap is the boundary, :func:`~spacy_el.algorithms.passages.window_cores`), so a mention cut by a
+  window edge is read from the neighbour that sees it whole, and each mention is read once. Windows are
+  batched across the documents of a batch (``passages_per_batch`` windows per encoder call). The mode is
+  fixed once the reader is initialised (the torch heads differ).
+
 Training (``update``): eq. (2). Needs the retriever's passages on the *predicted* docs, so in ``spacy
 train`` list the (frozen) retriever under ``[training] annotating_components``. Per passage the candidates
 are its gold entities (KB entities with a reference mention entirely inside the passage; always
 included, as in the paper) followed by the retriever's best other entities, ``train_candidates`` in all;
-at most ``max_train_passages`` passages per document are used per step (sampled; 0 = all).
+at most ``max_train_passages`` passages per document are used per step (sampled; 0 = all). In the joint
+mode, where candidates share one sequence, they keep the retriever's order (gold entities the retriever
+did not rank among the first ``train_candidates`` are put at random places), so that their position tells
+the model no more in training than at prediction.
 """
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.language import Language
@@ -37,11 +60,12 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.entqa_decode import best_non_overlapping, merge_predictions, passage_predictions
-from ..algorithms.passages import char_span_to_token_span, make_passages, topic_text, wordpiece_span_to_char_span
+from ..algorithms.passages import (char_span_to_token_span, make_passages, topic_text, window_candidates, window_cores,
+                                   wordpiece_span_to_char_span)
 from ..extensions import register_extensions
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import EntityTokens, QuestionSide, ReaderBatch, encode_topic, mention_wordpieces, passage_from_slice
-from ..ml.entqa.inputs import reader_arrays, tokenizer_of
+from ..ml.entqa.inputs import CandidateTokens, joint_layout, joint_reader_arrays, marker_id, reader_arrays, tokenizer_of
 from ..ml.entqa.model import build_torch_layer
 from .entity_retriever import gold_mentions
 from .kb_torch_pipe import KBTorchPipe
@@ -64,6 +88,9 @@ encoder_lr_scale = 1.0
 DEFAULT_MODEL = Config().from_str(DEFAULT_READER_MODEL)["model"]
 ENT_LABEL = "ENT"
 Prediction = Tuple[int, int, str, float]  # start token, end token (exclusive), kb_id, score
+READER_MODES = ("per_candidate", "joint")
+MAX_SEQUENCE = 512  # encoder positions a joint row may use (BERT-style encoders)
+Window = Tuple[QuestionSide, List[int]]  # a passage or window (with the topic) and its candidate KB rows
 
 
 @dataclass(frozen=True)
@@ -73,7 +100,12 @@ class EntQAReaderSettings(ComponentSettings):
     top_k: retrieved entities read per passage (K). top_p: spans per entity (P). max_mention_length:
     longest mention in wordpieces. threshold: γ. write_ents: also write the best non-overlapping subset
     to doc.ents. spans_key: span group of all predictions. passages_per_batch: passages per reader call
-    at prediction (memory: x K rows). train_candidates / max_train_passages / seed: training sampling.
+    at prediction (memory: x K rows; joint mode: windows per encoder call, from all the batch's docs).
+    train_candidates / max_train_passages / seed: training sampling. reader_mode: "per_candidate" (the
+    paper's) | "joint" (one pass per window for all candidates; fixed once initialised). Joint mode only:
+    window_length / window_stride: the reader's windows in wordpieces; candidate_length: wordpieces of a
+    candidate's name (⊕ description with candidate_description); marker_token: the vocabulary token that
+    opens each candidate.
     """
 
     component: ClassVar[str] = "entqa_reader"
@@ -87,6 +119,16 @@ class EntQAReaderSettings(ComponentSettings):
     train_candidates: int = setting(4, low=1)
     max_train_passages: int = setting(4, low=0)
     seed: int = 0
+    reader_mode: Literal[READER_MODES] = "per_candidate"  # type: ignore[valid-type]
+    window_length: int = setting(128, low=2, high=MAX_SEQUENCE)
+    window_stride: int = setting(64, low=1)
+    candidate_length: int = setting(8, low=1)
+    candidate_description: bool = False
+    marker_token: str = setting("[unused0]", non_empty=True)
+
+    def check(self) -> None:
+        if self.window_stride > self.window_length:
+            raise self.invalid("window_stride", f"<= window_length ({self.window_length})")
 
 
 @Language.factory(
@@ -99,13 +141,17 @@ class EntQAReaderSettings(ComponentSettings):
 def make_entqa_reader(
     nlp: Language, name: str, model: Model, top_k: int, top_p: int, max_mention_length: int, threshold: float,
     write_ents: bool, spans_key: str, passages_per_batch: int, train_candidates: int, max_train_passages: int,
-    seed: int, scorer: Optional[Callable],
+    seed: int, scorer: Optional[Callable], reader_mode: str = "per_candidate", window_length: int = 128,
+    window_stride: int = 64, candidate_length: int = 8, candidate_description: bool = False,
+    marker_token: str = "[unused0]",
 ) -> "EntQAReader":
     """The settings are documented on :class:`EntQAReaderSettings`."""
     return EntQAReader(nlp.vocab, model, name, top_k=top_k, top_p=top_p, max_mention_length=max_mention_length,
                        threshold=threshold, write_ents=write_ents, spans_key=spans_key,
                        passages_per_batch=passages_per_batch, train_candidates=train_candidates,
-                       max_train_passages=max_train_passages, seed=seed, scorer=scorer)
+                       max_train_passages=max_train_passages, seed=seed, scorer=scorer, reader_mode=reader_mode,
+                       window_length=window_length, window_stride=window_stride, candidate_length=candidate_length,
+                       candidate_description=candidate_description, marker_token=marker_token)
 
 
 class EntQAReader(KBTorchPipe):
@@ -123,6 +169,7 @@ class EntQAReader(KBTorchPipe):
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.settings.seed)
         self._entity_tokens: Optional[EntityTokens] = None
+        self._candidate_tokens: Optional[CandidateTokens] = None
 
     # -- set-up ------------------------------------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
@@ -137,11 +184,38 @@ class EntQAReader(KBTorchPipe):
                 "@misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
             )
         self.model.set_dim("nE", max(1, self.kb.entity_vector_length))
+        self._set_model_mode()
         self.model.initialize()
         self._entity_tokens = None
+        self._candidate_tokens = None
 
     def _build_torch_layer(self) -> None:
+        self._set_model_mode()
         build_torch_layer(self.model)
+
+    def _set_model_mode(self) -> None:
+        """Tell the model which torch module to build: the attr exists only in the joint mode, so that a
+        per-candidate model's attrs (saved with its weights) are those it always had."""
+        if self.model.layers:
+            return
+        if self.settings.reader_mode == "joint":
+            self.model.attrs["reader_mode"] = "joint"
+        else:
+            self.model.attrs.pop("reader_mode", None)
+
+    def _built_mode(self) -> Optional[str]:
+        """The mode of the built torch layer (None before it is built)."""
+        return self.model.attrs.get("reader_mode", "per_candidate") if self.model.layers else None
+
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
+        super()._check_settings(cfg)
+        built = self._built_mode()
+        wanted = cfg.get("reader_mode", "per_candidate")
+        if built is not None and wanted != built:
+            raise ValueError(
+                f"[spacy_el] {self.name}: reader_mode is {built!r} in the trained model and cannot become {wanted!r} "
+                "(the two modes have different heads): train a reader in that mode."
+            )
 
     def _check_initialized(self) -> None:
         if not self.model.layers:
@@ -156,12 +230,23 @@ class EntQAReader(KBTorchPipe):
 
     def _after_load(self) -> None:
         self._entity_tokens = None
+        self._candidate_tokens = None
         self._rng = np.random.default_rng(self.settings.seed)
 
     def entity_tokens(self) -> EntityTokens:
         if self._entity_tokens is None or self._entity_tokens.kb is not self.kb:
             self._entity_tokens = EntityTokens(tokenizer_of(self.model), self.kb, self.model.attrs["max_entity_length"])
         return self._entity_tokens
+
+    def candidate_tokens(self) -> CandidateTokens:
+        """The joint mode's candidate wordpieces (name, or name ⊕ description), cached per KB row."""
+        s = self.settings
+        cached = self._candidate_tokens
+        if (cached is None or cached.kb is not self.kb or cached.max_length != s.candidate_length
+                or cached.description != s.candidate_description):
+            cached = CandidateTokens(tokenizer_of(self.model), self.kb, s.candidate_length, s.candidate_description)
+            self._candidate_tokens = cached
+        return cached
 
     # -- passages ----------------------------------------------------------------------------------
     def _passages(self, doc: Doc) -> List[Tuple[QuestionSide, List[int]]]:
@@ -192,6 +277,37 @@ class EntQAReader(KBTorchPipe):
             result.append((QuestionSide(passage, topic), [int(r) for r in rows]))
         return result
 
+    def _windows(self, doc: Doc) -> Tuple[List[Window], List[Tuple[int, int]]]:
+        """Joint mode: the reader's windows of ``doc`` (with the topic), each with its candidate KB rows
+        (the entities of the retriever's passages inside it, merged round-robin: :func:`window_candidates`;
+        entities missing from this KB skipped), and the wordpiece range each window owns (:func:`window_cores`)."""
+        retrieved = doc._.entqa_passages or []
+        if not retrieved and self._has_wordpieces(doc.text):
+            raise ValueError(
+                f"[spacy_el] {self.name} found no passages in doc._.entqa_passages: put entity_retriever before it "
+                "in the pipeline (and in training list it in [training] annotating_components)."
+            )
+        if not retrieved:
+            return [], []
+        for start, end, _, _ in retrieved:
+            if not (0 <= start <= end <= len(doc.text)):
+                raise ValueError(f"[spacy_el] {self.name}: passage ({start}, {end}) lies outside the doc text ({len(doc.text)} characters).")
+        s = self.settings
+        a = self.model.attrs
+        tokenizer = tokenizer_of(self.model)
+        windows = make_passages(doc.text, tokenizer, s.window_length, s.window_stride)
+        topic = encode_topic(tokenizer, topic_text(doc.text, a["topic"]), a["max_topic"]) if windows else ()
+        result = []
+        for window in windows:
+            rows = [self.kb.entities.row_of(k) for k in window_candidates(window, retrieved)]
+            result.append((QuestionSide(window, topic), [int(r) for r in rows if r is not None]))
+        return result, window_cores(windows)
+
+    def _joint_layout(self, k: int) -> Tuple[int, int]:
+        s = self.settings
+        limit = min(MAX_SEQUENCE, int(getattr(tokenizer_of(self.model), "model_max_length", MAX_SEQUENCE) or MAX_SEQUENCE))
+        return joint_layout(k, s.window_length, self.model.attrs["max_topic"], s.candidate_length, limit)
+
     def _has_wordpieces(self, text: str) -> bool:
         """Whether the encoder's tokenizer finds a wordpiece in ``text`` (one passage holds them all)."""
         whole = 1 << 30
@@ -202,11 +318,15 @@ class EntQAReader(KBTorchPipe):
         """Per doc: ``(start_token, end_token, kb_id, score)`` of every prediction above γ."""
         docs = list(docs)
         self._check_initialized()
+        if self.settings.reader_mode == "joint":
+            return [self._by_tokens(doc, raw) for doc, raw in zip(docs, self._joint_raw(docs, self.settings.threshold))]
         return [self._predict_doc(doc) for doc in docs]
 
     def raw_predictions(self, doc: Doc, threshold: Optional[float] = None) -> List[Tuple[int, int, str, float]]:
         """``(start_char, end_char, kb_id, score)`` of a doc, merged over passages (before token alignment)."""
         gamma = self.settings.threshold if threshold is None else threshold
+        if self.settings.reader_mode == "joint":
+            return self._joint_raw([doc], gamma)[0]
         passages = [(q, rows[: self.settings.top_k]) for q, rows in self._passages(doc)]
         passages = [(q, rows) for q, rows in passages if rows]
         if not passages or self.kb.is_empty():
@@ -230,6 +350,49 @@ class EntQAReader(KBTorchPipe):
                     start_char, end_char = wordpiece_span_to_char_span(question.passage, s - 1, t - 1)
                     found.append((start_char, end_char, ids[int(arrays.rows[j, column])], score))
         return merge_predictions(found)
+
+    def _joint_raw(self, docs: Sequence[Doc], gamma: float) -> List[List[Tuple[int, int, str, float]]]:
+        """Joint mode: ``raw_predictions`` of several docs, their windows batched together."""
+        s = self.settings
+        items = []  # (doc index, window, candidate rows, owned wordpiece range)
+        for i, doc in enumerate(docs):
+            windows, cores = self._windows(doc)
+            items += [(i, question, rows[: s.top_k], core) for (question, rows), core in zip(windows, cores) if rows]
+        found: List[List[Tuple[int, int, str, float]]] = [[] for _ in docs]
+        if not items or self.kb.is_empty():
+            return found
+        tokenizer = tokenizer_of(self.model)
+        marker = marker_id(tokenizer, s.marker_token)
+        layout = self._joint_layout(s.top_k)
+        ids = self.kb.entities.ids
+        names = self.candidate_tokens()
+        # Windows of similar length share an encoder call (less padding: a document's last window is short).
+        items.sort(key=lambda item: len(item[1].ids) + sum(1 + len(names(r)) for r in item[2]))
+        step = s.passages_per_batch
+        for first in range(0, len(items), step):
+            chunk = items[first:first + step]
+            arrays = joint_reader_arrays(tokenizer, [q for _, q, _, _ in chunk], [rows for _, _, rows, _ in chunk],
+                                         names, marker, s.top_k, layout)
+            (_, (start, end, rerank)), _ = self.model(ReaderBatch(arrays), is_train=False)
+            for j, (i, question, _, (lo, hi)) in enumerate(chunk):
+                window = question.passage
+                for first_wp, last_wp, column, score in passage_predictions(
+                    start[j], end[j], rerank[j], arrays.span_mask[j], arrays.candidate_mask[j],
+                    s.top_p, s.max_mention_length, gamma,
+                ):
+                    if not lo <= window.wordpiece_start + first_wp - 1 < hi:
+                        continue  # another window owns this start: it reads the mention with more context
+                    start_char, end_char = wordpiece_span_to_char_span(window, first_wp - 1, last_wp - 1)
+                    found[i].append((start_char, end_char, ids[int(arrays.rows[j, column])], score))
+        return [merge_predictions(f) for f in found]
+
+    def _by_tokens(self, doc: Doc, raw: Sequence[Tuple[int, int, str, float]]) -> List[Prediction]:
+        by_tokens: List[Prediction] = []
+        for start_char, end_char, kb_id, score in raw:
+            tokens = char_span_to_token_span(doc, start_char, end_char)
+            if tokens is not None:
+                by_tokens.append((tokens[0], tokens[1], kb_id, score))
+        return merge_predictions(by_tokens)
 
     def _predict_doc(self, doc: Doc) -> List[Prediction]:
         by_tokens: List[Prediction] = []
@@ -260,8 +423,9 @@ class EntQAReader(KBTorchPipe):
 
     # -- training ----------------------------------------------------------------------------------
     def _training_rows(self, eg: Example) -> List[Tuple[QuestionSide, List[int], List[List[Tuple[int, int]]]]]:
-        """Sampled passages of one example with their candidate rows and gold reader spans."""
-        passages = self._passages(eg.predicted)
+        """Sampled passages (joint mode: windows) of one example with their candidate rows and gold reader spans."""
+        joint = self.settings.reader_mode == "joint"
+        passages = self._windows(eg.predicted)[0] if joint else self._passages(eg.predicted)
         mentions = [(s, e, self.kb.entities.row_of(k)) for s, e, k in gold_mentions(eg.reference)]
         mentions = [(s, e, int(r)) for s, e, r in mentions if r is not None]
         limit = self.settings.max_train_passages
@@ -278,9 +442,25 @@ class EntQAReader(KBTorchPipe):
                     spans.setdefault(row, []).append((wordpieces[0] + 1, wordpieces[1] + 1))
             gold = sorted(spans)
             others = [r for r in retrieved if r not in spans]
-            candidates = gold + others[: max(0, self.settings.train_candidates - len(gold))]
+            if joint:
+                candidates = self._joint_training_candidates(gold, retrieved)
+            else:
+                candidates = gold + others[: max(0, self.settings.train_candidates - len(gold))]
             rows_out.append((question, candidates, [sorted(set(spans.get(r, []))) for r in candidates]))
         return rows_out
+
+    def _joint_training_candidates(self, gold: List[int], retrieved: List[int]) -> List[int]:
+        """Gold rows and the retriever's best others, ``train_candidates`` in all (or all the gold ones), in
+        the retriever's order; gold entities it did not rank that high go to random places."""
+        budget = max(self.settings.train_candidates, len(gold))
+        gold_set = set(gold)
+        others = [r for r in retrieved if r not in gold_set][: budget - len(gold)]
+        shown = set(retrieved[: budget])  # gold entities the retriever ranks this high keep their place
+        kept = set(others) | (gold_set & shown)
+        candidates = [r for r in retrieved if r in kept]
+        for row in [r for r in gold if r not in shown]:
+            candidates.insert(int(self._rng.integers(0, len(candidates) + 1)), row)
+        return candidates
 
     def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None,
                losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
@@ -290,7 +470,12 @@ class EntQAReader(KBTorchPipe):
         if not rows:
             return losses
         k = max(len(candidates) for _, candidates, _ in rows)
-        arrays = reader_arrays(tokenizer_of(self.model), [q for q, _, _ in rows], [c for _, c, _ in rows], self.entity_tokens(), k=k)
+        tokenizer = tokenizer_of(self.model)
+        if self.settings.reader_mode == "joint":
+            arrays = joint_reader_arrays(tokenizer, [q for q, _, _ in rows], [c for _, c, _ in rows], self.candidate_tokens(),
+                                         marker_id(tokenizer, self.settings.marker_token), k, self._joint_layout(k))
+        else:
+            arrays = reader_arrays(tokenizer, [q for q, _, _ in rows], [c for _, c, _ in rows], self.entity_tokens(), k=k)
         gold_spans = [spans + [[] for _ in range(k - len(spans))] for _, _, spans in rows]
         batch = ReaderBatch(arrays, gold_spans, self.model.attrs["span_reduction"])
         return self._scalar_loss_step(batch, sgd, losses)

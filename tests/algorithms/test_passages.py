@@ -176,3 +176,52 @@ def test_passages_covering(tokenizer) -> None:
     assert covering
     for i in covering:
         assert passages[i].start_char <= start and end <= passages[i].end_char
+
+
+# -- the joint reader's windows (issue 29) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("length,stride", [(32, 16), (12, 6), (8, 3), (5, 5), (7, 1), (128, 64)])
+def test_window_cores_tile_the_document(tokenizer, length, stride) -> None:
+    from spacy_el.algorithms.passages import window_cores
+
+    windows = make_passages(DOC, tokenizer, length, stride)
+    cores = window_cores(windows)
+    n = len(_doc_wordpieces(tokenizer, DOC))
+    assert cores[0][0] == 0 and cores[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(cores, cores[1:])), "the cores meet"
+    for window, (lo, hi) in zip(windows, cores):
+        assert window.wordpiece_start <= lo <= hi <= window.wordpiece_end
+    # A mention no longer than half the overlap that starts in a core lies whole in that core's window.
+    half = (length - stride) // 2
+    for window, (lo, hi) in zip(windows, cores):
+        for start in range(lo, hi):
+            assert start + half <= window.wordpiece_end or window is windows[-1]
+
+
+def test_window_cores_of_one_window_and_of_none(tokenizer) -> None:
+    from spacy_el.algorithms.passages import window_cores
+
+    windows = make_passages("Lisbon in spring.", tokenizer, 32, 16)
+    assert window_cores(windows) == [(0, len(windows[0]))]
+    assert window_cores([]) == []
+
+
+def test_window_candidates_merge_the_passages_inside_round_robin() -> None:
+    from spacy_el.algorithms.passages import window_candidates
+
+    window = Passage(0, 0, (1, 2, 3), ((10, 14), (15, 20), (21, 30)), 10, 30)
+    passages = [
+        (0, 12, ["Outside"], [9.0]),  # overlaps the window, not inside: ignored while others are inside
+        (10, 20, ["A", "B"], [0.5, 0.4]),
+        (15, 30, ["B", "C", "A"], [0.9, 0.4, 0.1]),
+    ]
+    assert window_candidates(window, passages) == ["B", "A", "C"]  # best ranks 0, 0, 1; B's score beats A's
+    # Each passage's first entity before any passage's second, whatever the scores.
+    assert window_candidates(window, [(10, 20, ["P", "Q"], [0.9, 0.8]), (20, 30, ["R"], [0.3])]) == ["P", "R", "Q"]
+    # No passage inside: the overlapping ones.
+    assert window_candidates(window, [(0, 12, ["X"], [0.3]), (28, 40, ["Y"], [0.7]), (30, 40, ["Z"], [1.0])]) == ["Y", "X"]
+    assert window_candidates(window, []) == []
+    # A retriever whose passages are the reader's windows: each window gets its own passage's entities, in order.
+    same = [(0, 20, ["U"], [0.9]), (10, 30, ["Z", "Y"], [0.2, 0.1]), (20, 40, ["V"], [0.8])]
+    assert window_candidates(window, same) == ["Z", "Y"]

@@ -7,7 +7,7 @@ runs in train mode is visible in the outputs.
 All names and entities are invented (as in the components' own test modules).
 """
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -23,8 +23,15 @@ from spacy_el.kb.loaders import kb_from_disk
 
 from ..conftest import build_invented_kb
 
-#: The components under contract, in the order the tests are parametrised.
-COMPONENTS = ("ner_stack_lstm", "entity_retriever", "entqa_reader", "joint_coref_linker", "ner_constrained_linker")
+#: The components under contract, in the order the tests are parametrised (each is also the pipe's name in its
+#: pipeline; ``entqa_reader_joint`` is the entqa_reader factory with ``reader_mode = "joint"``).
+COMPONENTS = ("ner_stack_lstm", "entity_retriever", "entqa_reader", "entqa_reader_joint", "joint_coref_linker",
+              "ner_constrained_linker")
+#: Pipe name -> (factory, settings) where the two differ.
+FACTORIES = {"entqa_reader_joint": ("entqa_reader", {"reader_mode": "joint"})}
+#: The joint reader's test settings: windows of 12 wordpieces (stride 6), so the contract's longer texts span
+#: several windows.
+JOINT_READER = {"reader_mode": "joint", "window_length": 12, "window_stride": 6, "candidate_length": 4}
 ENCODER_WIDTH = 32  # the tiny encoder's hidden size (tests/conftest.py)
 NAMES = ["Mercer", "Lumen", "Velda", "Ada Mercer", "Quill Tobin", "Orvik", "Tamsin Hale"]
 LABELS = {"Mercer": "LOC", "Lumen": "ORG", "Velda": "LOC", "Ada Mercer": "PER", "Quill Tobin": "PER", "Orvik": "LOC",
@@ -84,12 +91,28 @@ def _train(nlp: Language, examples: List[Example], steps: int, learn_rate: float
         nlp.update(examples, sgd=optimizer, **update)
 
 
+def _invented_kb_dir(tmp: Path, tiny_encoder: str, mention_encoder: bool = False) -> Path:
+    """The invented KB (8-d random vectors, a Flat index) saved under ``tmp``; with ``mention_encoder``
+    it carries an untrained mention encoder over the test BERT, projecting to 8-d (dense candidates)."""
+    kb = build_invented_kb(True, dim=8)
+    if mention_encoder:
+        from spacy_el.candidates import attach_mention_encoder
+        from spacy_el.kb.build_steps import attach_dense_index
+        from spacy_el.ml.mention_encoder import MentionEncoder
+
+        attach_dense_index(kb, "Flat")
+        attach_mention_encoder(kb, MentionEncoder.from_base(tiny_encoder, dim=8, entity_encoder={}))
+    kb.to_disk(tmp / "kb")
+    return tmp / "kb"
+
+
 # -- one builder per component -------------------------------------------------------------------------
 
 
-def build_ner_stack_lstm(tiny_encoder: str, tmp: Path) -> Language:
-    kb_dir = tmp / "kb"
-    build_invented_kb(True, dim=8).to_disk(kb_dir)
+def build_ner_stack_lstm(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None) -> Language:
+    """``candidates``: a generator config (default: the component's); a dense or hybrid one gets a KB
+    carrying a mention encoder."""
+    kb_dir = _invented_kb_dir(tmp, tiny_encoder, mention_encoder=candidates is not None)
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     model = {
@@ -105,7 +128,7 @@ def build_ner_stack_lstm(tiny_encoder: str, tmp: Path) -> Language:
                        "maxout_pieces": 2},
         },
     }
-    nlp.add_pipe("ner_stack_lstm", config={"model": model})
+    nlp.add_pipe("ner_stack_lstm", config={"model": model, **({"candidates": candidates} if candidates else {})})
     nlp.config["initialize"]["components"]["ner_stack_lstm"] = {"kb_loader": {"@misc": "spacy-el.KBFromDisk.v1", "path": str(kb_dir)}}
     links = [
         ("Mercer painted the harbour at dawn .", [("Mercer", "Ada_Mercer")]),
@@ -118,15 +141,15 @@ def build_ner_stack_lstm(tiny_encoder: str, tmp: Path) -> Language:
     return nlp
 
 
-def build_joint_coref_linker(tiny_encoder: str, tmp: Path) -> Language:
-    kb_dir = tmp / "kb"
-    build_invented_kb(True, dim=8).to_disk(kb_dir)
+def build_joint_coref_linker(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None) -> Language:
+    """``candidates`` as for :func:`build_ner_stack_lstm`."""
+    kb_dir = _invented_kb_dir(tmp, tiny_encoder, mention_encoder=candidates is not None)
     nlp = spacy.blank("en")
     model = {
         "encoder": tiny_encoder, "max_span_width": 3, "window": 16, "stride": 8, "ffnn": 32, "ffnn_depth": 1,
         "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 8, "encoder_dtype": "float32",
     }
-    nlp.add_pipe("joint_coref_linker", config={"model": model})
+    nlp.add_pipe("joint_coref_linker", config={"model": model, **({"candidates": candidates} if candidates else {})})
     train = [
         ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
          [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
@@ -153,13 +176,15 @@ def _entity_ruler(nlp: Language) -> None:
     ruler.add_patterns([{"label": LABELS[name], "pattern": [{"ORTH": w} for w in name.split()]} for name in NAMES])
 
 
-def build_ner_constrained_linker(tiny_encoder: str, tmp: Path) -> Language:
-    kb_dir = tmp / "kb"
-    build_invented_kb(True, dim=8).to_disk(kb_dir)
+def build_ner_constrained_linker(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None) -> Language:
+    """``candidates`` as for :func:`build_ner_stack_lstm`."""
+    kb_dir = _invented_kb_dir(tmp, tiny_encoder, mention_encoder=candidates is not None)
     nlp = spacy.blank("en")
     _entity_ruler(nlp)
-    nlp.add_pipe("ner_constrained_linker", config={"model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24,
-                                                             "encoder_dtype": "float32"}})
+    nlp.add_pipe("ner_constrained_linker", config={
+        "model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24, "encoder_dtype": "float32"},
+        **({"candidates": candidates} if candidates else {}),
+    })
     train = [
         ("Mercer painted the harbour at dawn .", [("Mercer", "Ada_Mercer")]),
         ("We drove to Mercer along the river .", [("Mercer", "Mercer_(town)")]),
@@ -215,6 +240,25 @@ def build_entqa(tiny_encoder: str, tmp: Path) -> Language:
     return nlp
 
 
+def build_entqa_joint(tiny_encoder: str, tmp: Path) -> Language:
+    """entity_retriever + entqa_reader in the joint mode (pipe ``entqa_reader_joint``), trained together."""
+    kb_dir = tmp / "kb"
+    _entqa_kb().to_disk(kb_dir)
+    nlp = spacy.blank("en")
+    retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
+    nlp.add_pipe("entity_retriever", config={"model": retriever, "top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5,
+                                             "max_train_passages": 0})
+    nlp.add_pipe("entqa_reader", name="entqa_reader_joint",
+                 config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "top_k": 4,
+                         "threshold": 0.01, "train_candidates": 4, "max_train_passages": 0, **JOINT_READER})
+    examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
+    for name in ("entity_retriever", "entqa_reader_joint"):
+        nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+    # 10 steps: after 4 the new heads still put every span below the "no mention" one.
+    _train(nlp, examples, steps=10, learn_rate=0.003, annotates=["entity_retriever"])
+    return nlp
+
+
 def retriever_only(entqa: Language) -> Language:
     """A pipeline of the trained retriever alone (sourced from the EntQA pipeline)."""
     nlp = spacy.blank("en")
@@ -242,6 +286,8 @@ class TrainedPipelines:
         tmp = self.tmp_path_factory.mktemp(name)
         if name == "entqa":
             return build_entqa(self.tiny_encoder, tmp)
+        if name == "entqa_reader_joint":
+            return build_entqa_joint(self.tiny_encoder, tmp)
         return builders[name](self.tiny_encoder, tmp)
 
     def get(self, name: str) -> Language:

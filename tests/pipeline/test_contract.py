@@ -1,4 +1,5 @@
-"""The contract every torch-backed component keeps, tested once over all five (builders: ``conftest.py``).
+"""The contract every torch-backed component keeps, tested once over all of them (the five components, and
+entqa_reader in both reader modes; builders: ``conftest.py``).
 
 * threads: one ``nlp`` called from two threads at once gives exactly the sequential outputs;
 * serialisation depends only on the state: save -> load -> save is byte-identical (``to_bytes`` and
@@ -20,7 +21,7 @@ from spacy.training import Example
 
 from spacy_el.extensions import set_clusters
 
-from .conftest import COMPONENTS, texts
+from .conftest import COMPONENTS, FACTORIES, texts
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -242,9 +243,10 @@ def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, compon
 @pytest.mark.parametrize("component", COMPONENTS)
 def test_an_uninitialised_component_says_so(component):
     nlp = spacy.blank("en")
-    if component == "entqa_reader":
+    factory, config = FACTORIES.get(component, (component, {}))
+    if factory == "entqa_reader":
         nlp.add_pipe("entity_retriever")  # the reader reads the retriever's passages
-    nlp.add_pipe(component)
+    nlp.add_pipe(factory, name=component, config=config)
     doc = nlp.make_doc("Ada Mercer painted Velda .")
     doc.ents = [Span(doc, 0, 2, "PER")]  # ner_constrained_linker links given entities
     with pytest.raises(ValueError, match=r"\[spacy_el\].*not initiali[sz]ed"):

@@ -7,6 +7,13 @@ the passage's wordpieces followed by the document's topic wordpieces. The retrie
 
 Positions in a reader row: 0 is ``[CLS]`` (the "no mention" span), ``1 .. len(passage)`` are the
 passage's wordpieces (the only positions a mention may start or end on), then the topic and the entity.
+
+The joint reader (``reader_mode = "joint"``, :class:`JointReaderArrays`) reads one window with all its
+candidates in one row: ``[CLS] window ⊕ topic [SEP] [M] name_1 [M] name_2 ... [M] name_K [SEP]``, where
+``[M]`` is a marker token (by default the vocabulary's unused ``[unused0]``: no new embedding row, so the
+encoder and its tokenizer stay as they are); window positions are numbered as in the per-candidate rows.
+When the K candidates do not fit into one row (``max_length``), the window is repeated over several rows,
+each with a share of them.
 """
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -20,6 +27,7 @@ from ..torch_io import shared_tokenizer
 __all__ = [
     "QuestionSide", "question_sides", "retriever_arrays", "reader_arrays", "passage_from_slice", "EntityTokens",
     "ReaderArrays", "RetrieverBatch", "ReaderBatch", "encode_topic", "mention_wordpieces", "tokenizer_of",
+    "CandidateTokens", "JointReaderArrays", "joint_reader_arrays", "joint_layout", "marker_id",
 ]
 
 
@@ -157,6 +165,133 @@ def reader_arrays(tokenizer: Any, questions: Sequence[QuestionSide], candidates:
     )
 
 
+class CandidateTokens:
+    """Wordpiece ids of a candidate in the joint reader: its name (``title``), or with ``description``
+    ``title ⊕ description``, truncated to ``max_length``; cached per KB row."""
+
+    def __init__(self, tokenizer: Any, kb: Any, max_length: int, description: bool = False) -> None:
+        self.tokenizer = tokenizer
+        self.kb = kb
+        self.max_length = max_length
+        self.description = description
+        self._cache: Dict[int, Tuple[int, ...]] = {}
+
+    def __call__(self, row: int) -> Tuple[int, ...]:
+        if row not in self._cache:
+            from ...kb.encoder import entity_text
+
+            store = self.kb.entities
+            name = store.names[row] or store.ids[row].replace("_", " ")
+            text = (entity_text(name, store.descriptions[row]) or name) if self.description else name
+            ids = self.tokenizer(text, add_special_tokens=False, truncation=True, max_length=self.max_length, verbose=False)["input_ids"]
+            self._cache[row] = tuple(int(i) for i in ids)
+        return self._cache[row]
+
+
+def marker_id(tokenizer: Any, marker: str) -> int:
+    """The vocabulary id of the candidate marker token (a single, known token: ``[unused0]`` in BERT
+    vocabularies), or a ValueError naming it."""
+    ids = tokenizer.convert_tokens_to_ids([marker])
+    unk = tokenizer.unk_token_id
+    if not ids or ids[0] is None or (ids[0] == unk and marker != tokenizer.unk_token):
+        raise ValueError(
+            f"[spacy_el] entqa_reader: the marker token {marker!r} is not in the encoder's vocabulary; set "
+            "marker_token to one of its tokens (e.g. an unused one, or its mask token)."
+        )
+    return int(ids[0])
+
+
+def joint_layout(k: int, window_length: int, max_topic: int, candidate_length: int, max_length: int) -> Tuple[int, int]:
+    """``(rows per window, candidates per row)`` of the joint reader for ``k`` candidates. It depends on
+    the settings only (never on a batch's contents), so a window's rows, and so its scores, are the same
+    in any batch. RAISES: ValueError when not even one candidate fits beside the window."""
+    room = max_length - (window_length + max_topic + 3)  # [CLS] window ⊕ topic [SEP] ... [SEP]
+    fit = room // (1 + candidate_length)
+    if fit < 1:
+        raise ValueError(
+            f"[spacy_el] entqa_reader: a window of {window_length} wordpieces, the topic ({max_topic}) and one candidate "
+            f"({candidate_length} + marker) exceed the encoder's {max_length} positions: shorten window_length."
+        )
+    rows = -(-max(k, 1) // fit)
+    return rows, -(-max(k, 1) // rows)
+
+
+@dataclass
+class JointReaderArrays:
+    """Joint reader rows of ``B`` windows x ``K`` candidates, ``rows_per_window`` encoder rows each.
+
+    input_ids / token_type_ids / attention_mask: int64 ``[B*R, T]`` (the rows of window ``b`` are
+        ``b*R .. b*R + R - 1``; row ``r`` of a window holds candidates ``r*C .. r*C + C - 1``).
+    marker_positions: int64 ``[B*R, C]``, the position of each candidate's marker in its row (0, the
+        ``[CLS]``, for padding slots).
+    candidate_ends: int64 ``[B*R, C]``, one past the candidate's last wordpiece (its marker and name are
+        ``marker_positions .. candidate_ends - 1``; 1 for padding slots).
+    span_mask: bool ``[B, K, 1 + W]`` (``W``: the longest window), True on the window's positions
+        ``1 .. len(window)``; position 0 is the "no mention" span, as in :class:`ReaderArrays`.
+    candidate_mask: bool ``[B, K]``; rows: int64 ``[B, K]`` KB rows (-1 on padding).
+    """
+
+    input_ids: np.ndarray
+    token_type_ids: np.ndarray
+    attention_mask: np.ndarray
+    marker_positions: np.ndarray
+    candidate_ends: np.ndarray
+    span_mask: np.ndarray
+    candidate_mask: np.ndarray
+    rows: np.ndarray
+    rows_per_window: int
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        return tuple(self.rows.shape)  # type: ignore[return-value]
+
+
+def joint_reader_arrays(tokenizer: Any, questions: Sequence[QuestionSide], candidates: Sequence[Sequence[int]],
+                        candidate_tokens: Callable[[int], Tuple[int, ...]], marker: int, k: int,
+                        layout: Tuple[int, int]) -> JointReaderArrays:
+    """``[CLS] window ⊕ topic [SEP] ([M] candidate)* [SEP]`` rows for each window and its candidate KB
+    rows (``k`` columns, in the order given), laid out as ``layout = joint_layout(...)``."""
+    n_rows, per_row = layout
+    if n_rows * per_row < k:
+        raise ValueError(f"layout {layout} holds fewer than k = {k} candidates")
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    seqs: List[List[int]] = []
+    types: List[List[int]] = []
+    markers = np.zeros((len(questions) * n_rows, per_row), dtype=np.int64)
+    ends = np.ones((len(questions) * n_rows, per_row), dtype=np.int64)
+    rows = np.full((len(questions), k), -1, dtype=np.int64)
+    width = max([0] + [len(q.passage) for q in questions])
+    span_mask = np.zeros((len(questions), k, 1 + width), dtype=bool)
+    for b, (question, cands) in enumerate(zip(questions, candidates)):
+        first = [cls, *question.ids, sep]
+        span_mask[b, :, 1: 1 + len(question.passage)] = True
+        for r in range(n_rows):
+            seq = list(first)
+            for slot in range(per_row):
+                c = r * per_row + slot
+                row = int(cands[c]) if c < min(k, len(cands)) else -1
+                if row < 0:
+                    continue
+                rows[b, c] = row
+                markers[b * n_rows + r, slot] = len(seq)
+                seq += [marker, *candidate_tokens(row)]
+                ends[b * n_rows + r, slot] = len(seq)
+            seq.append(sep)
+            seqs.append(seq)
+            types.append([0] * len(first) + [1] * (len(seq) - len(first)))
+    return JointReaderArrays(
+        input_ids=_pad(seqs, tokenizer.pad_token_id or 0),
+        token_type_ids=_pad(types),
+        attention_mask=_pad([[1] * len(s) for s in seqs]),
+        marker_positions=markers,
+        candidate_ends=ends,
+        span_mask=span_mask,
+        candidate_mask=rows >= 0,
+        rows=rows,
+        rows_per_window=n_rows,
+    )
+
+
 def mention_wordpieces(passage: Passage, start_char: int, end_char: int) -> Optional[Tuple[int, int]]:
     """Inclusive wordpiece span ``(s, t)`` (0-based over the passage) of a mention fully inside the
     passage, or None when no wordpiece lies inside ``[start_char, end_char)``."""
@@ -178,9 +313,10 @@ class RetrieverBatch:
 
 @dataclass
 class ReaderBatch:
-    """Reader rows and, in training, ``gold_spans[b][k]``: the gold ``(s, t)`` reader positions."""
+    """Reader rows (per-candidate or joint) and, in training, ``gold_spans[b][k]``: the gold ``(s, t)``
+    reader positions."""
 
-    arrays: ReaderArrays
+    arrays: Any  # ReaderArrays | JointReaderArrays
     gold_spans: Optional[List[List[List[Tuple[int, int]]]]] = None
     span_reduction: str = field(default="sum")
 

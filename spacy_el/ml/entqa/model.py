@@ -9,8 +9,11 @@ the torch module returns its scalar loss, which the component backpropagates wit
 scalar-loss pattern, :mod:`spacy_el.ml.thinc_glue`). Outputs: ``(loss (1,) array or None, outputs)``,
 ``outputs`` a tuple of numpy arrays at prediction (retriever: ``([P, d] passage vectors,)``; reader:
 ``([B, K, T] start, [B, K, T] end, [B, K] rerank)`` logits), of detached tensors in training. The
-encoder's learning rate is the optimizer's times ``encoder_lr_scale``
-(:class:`~spacy_el.ml.torch_io.EncoderLRShim`).
+encoder's learning rate is the optimizer's times ``encoder_lr_scale``. The reader's module is the
+per-candidate cross-encoder unless the attr ``reader_mode`` is ``"joint"`` (the ``entqa_reader``
+component sets it from its ``reader_mode`` setting before the layer is built, and only for the joint
+mode, so a per-candidate model's attrs and bytes are those it always had). The encoder's learning rate
+is set through :class:`~spacy_el.ml.torch_io.EncoderLRShim`.
 """
 from typing import Any, Callable, Tuple
 
@@ -21,7 +24,7 @@ from ..autocast import ENCODER_DTYPES
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
 from ..torch_io import EncoderLRShim, load_encoder, torch_layer
 from .inputs import RetrieverBatch
-from .modules import PassageEncoder, ReaderModule
+from .modules import JointReaderModule, PassageEncoder, ReaderModule
 
 __all__ = ["build_entity_retriever", "build_entqa_reader", "build_torch_layer"]
 
@@ -130,6 +133,8 @@ def build_torch_layer(model: Model) -> None:
                 f"vectors ({model.get_dim('nE')}): build the KB's vectors with the same encoder (kb build --vectors compute)."
             )
         module = PassageEncoder(encoder, a["pooling"], a["init_scale"], a["encoder_dtype"], a["encoder_batch"])
+    elif a.get("reader_mode", "per_candidate") == "joint":  # set by the entqa_reader component from its settings
+        module = JointReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
     else:
         module = ReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
     model.layers.append(

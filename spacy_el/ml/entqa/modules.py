@@ -8,6 +8,13 @@ component) and the reader (the ``entqa_reader`` component).
   Ranking is unchanged by ``s``.
 * :class:`ReaderModule` -- a cross-encoder over ``[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]``
   with start / end heads on every position and a rerank head on ``[CLS]`` (section 2.2).
+* :class:`JointReaderModule` -- the single-pass reader (``reader_mode = "joint"``): one encoder pass over
+  ``[CLS] window ⊕ topic [SEP] [M] name_1 ... [M] name_K [SEP]``; candidate ``k``'s state ``m_k`` is the
+  mean of the output states of its marker and name wordpieces (the marker's alone is nearly the same for
+  every candidate early in training); its start (end) logit at window position ``i`` is a scaled dot
+  product ``<Q m_k, K h_i> / sqrt(d)`` with the token state ``h_i``, its "no mention" (position 0)
+  logits and its rerank logit are linear in ``m_k``. The outputs have the per-candidate reader's shapes, so eq. (2) and the decoding
+  are the same.
 
 Both run their transformer under torch autocast in ``encoder_dtype`` (:mod:`spacy_el.ml.autocast`:
 ``"auto"`` = bfloat16 where the hardware has it natively); the heads and losses stay float32.
@@ -20,10 +27,10 @@ import torch
 from torch import nn
 
 from ..autocast import encoder_autocast
-from .inputs import ReaderArrays
+from .inputs import JointReaderArrays, ReaderArrays
 from .losses import multi_label_nce_loss, reader_loss
 
-__all__ = ["PassageEncoder", "ReaderModule"]
+__all__ = ["PassageEncoder", "ReaderModule", "JointReaderModule"]
 
 
 def _device_of(module: nn.Module) -> torch.device:
@@ -122,4 +129,68 @@ class ReaderModule(nn.Module):
         candidate_mask = torch.as_tensor(arrays.candidate_mask, device=device)
         loss = reader_loss(start, end, rerank, gold_spans, token_mask=span_mask.view(b, k, length),
                            candidate_mask=candidate_mask, span_reduction=span_reduction)
+        return loss, start, end, rerank
+
+
+class JointReaderModule(nn.Module):
+    """Single-pass reader: ``forward(arrays, gold_spans)`` -> ``(loss or None, start, end, rerank)`` with
+    start / end ``[B, K, 1 + W]`` logits (position 0: "no mention"; masked positions a large negative
+    number) and rerank ``[B, K]`` logits, as :class:`ReaderModule`'s."""
+
+    def __init__(self, encoder: Any, encoder_dtype: str = "auto", encoder_batch: int = 64, dropout: float = 0.1):
+        super().__init__()
+        self.encoder = encoder
+        self.encoder_dtype = encoder_dtype
+        self.encoder_batch = encoder_batch
+        hidden = int(encoder.config.hidden_size)
+        self.dropout = nn.Dropout(dropout)
+        self.start_query = nn.Linear(hidden, hidden)
+        self.start_key = nn.Linear(hidden, hidden)
+        self.end_query = nn.Linear(hidden, hidden)
+        self.end_key = nn.Linear(hidden, hidden)
+        self.null = nn.Linear(hidden, 2)  # start / end logits of the "no mention" span, from the marker
+        self.rerank = nn.Linear(hidden, 1)
+
+    def forward(self, arrays: JointReaderArrays, gold_spans: Optional[list] = None, span_reduction: str = "sum"):
+        device = _device_of(self)
+        b, k = arrays.shape
+        ids = torch.as_tensor(arrays.input_ids, device=device)
+        types = torch.as_tensor(arrays.token_type_ids, device=device)
+        mask = torch.as_tensor(arrays.attention_mask, device=device)
+        chunks = []
+        with encoder_autocast(device, self.encoder_dtype):
+            for i in range(0, ids.shape[0], self.encoder_batch):
+                out = self.encoder(input_ids=ids[i:i + self.encoder_batch], token_type_ids=types[i:i + self.encoder_batch],
+                                   attention_mask=mask[i:i + self.encoder_batch]).last_hidden_state
+                chunks.append(out.float())
+        hidden = self.dropout(torch.cat(chunks))  # [B*R, T, d]
+        width = arrays.span_mask.shape[2]  # 1 + the longest window
+        d = hidden.shape[-1]
+        first = torch.as_tensor(arrays.marker_positions, device=device)  # [B*R, C]
+        after = torch.as_tensor(arrays.candidate_ends, device=device)
+        # Mean of each candidate's states (marker + name), from prefix sums over the row.
+        sums = torch.cat([hidden.new_zeros(hidden.shape[0], 1, d), hidden.cumsum(1)], dim=1)  # [B*R, T + 1, d]
+        total = sums.gather(1, after.unsqueeze(-1).expand(-1, -1, d)) - sums.gather(1, first.unsqueeze(-1).expand(-1, -1, d))
+        markers = total / (after - first).clamp(min=1).unsqueeze(-1).to(total.dtype)  # [B*R, C, d]
+        tokens = hidden[:, 1:width]  # [B*R, W, d]
+        scale = d ** -0.5
+        start_tokens = torch.einsum("rcd,rtd->rct", self.start_query(markers), self.start_key(tokens)) * scale
+        end_tokens = torch.einsum("rcd,rtd->rct", self.end_query(markers), self.end_key(tokens)) * scale
+        null = self.null(markers)  # [B*R, C, 2]
+        start = torch.cat([null[..., :1], start_tokens], dim=-1)  # [B*R, C, 1 + W]
+        end = torch.cat([null[..., 1:], end_tokens], dim=-1)
+        rerank = self.rerank(markers).squeeze(-1)  # [B*R, C]
+        # The rows of window b are consecutive and hold its candidates in order: [B, R*C, ...] -> the first K.
+        start = start.reshape(b, -1, width)[:, :k]
+        end = end.reshape(b, -1, width)[:, :k]
+        rerank = rerank.reshape(b, -1)[:, :k]
+        span_mask = torch.as_tensor(arrays.span_mask, device=device).clone()
+        span_mask[..., 0] = True
+        start = start.masked_fill(~span_mask, -1e4)
+        end = end.masked_fill(~span_mask, -1e4)
+        if gold_spans is None:
+            return None, start, end, rerank
+        candidate_mask = torch.as_tensor(arrays.candidate_mask, device=device)
+        loss = reader_loss(start, end, rerank, gold_spans, token_mask=span_mask, candidate_mask=candidate_mask,
+                           span_reduction=span_reduction)
         return loss, start, end, rerank
