@@ -23,6 +23,7 @@ from spacy.tokens import Span
 from spacy.util import registry
 
 from ..kb import ElKnowledgeBase
+from ..kb.loaders import check_el_kb
 from .alias import AliasCandidates
 from .dense import DenseCandidates
 from .hybrid import HybridCandidates
@@ -75,21 +76,12 @@ def spacy_candidates_of(kb: ElKnowledgeBase, span: Span, found: MentionCandidate
     return out
 
 
-def _check_kb(kb: KnowledgeBase) -> ElKnowledgeBase:
-    if not isinstance(kb, ElKnowledgeBase):
-        raise ValueError(
-            f"[spacy_el] spacy-el.SpacyCandidates.v1 needs an ElKnowledgeBase, got {type(kb).__name__}. Set "
-            "generate_empty_kb = {\"@misc\": \"spacy-el.EmptyKB.v1\"} and a spacy-el.KBFromDisk.v1 kb_loader."
-        )
-    return kb
-
-
 @registry.misc("spacy-el.SpacyCandidates.v1")
 def spacy_candidates(generator: CandidateGenerator) -> Callable[[KnowledgeBase, Span], List[Candidate]]:
     """spaCy ``entity_linker``'s ``get_candidates`` from any spacy_el generator."""
 
     def get_candidates(kb: KnowledgeBase, mention: Span) -> List[Candidate]:
-        kb = _check_kb(kb)
+        kb = check_el_kb(kb, "spacy-el.SpacyCandidates.v1")
         return spacy_candidates_of(kb, mention, generator(kb, [mention])[0])
 
     return get_candidates
@@ -103,7 +95,7 @@ def spacy_candidates_batch(
     dense encoder then reads each context window once)."""
 
     def get_candidates_batch(kb: KnowledgeBase, mentions: Iterable[Span]) -> List[List[Candidate]]:
-        kb = _check_kb(kb)
+        kb = check_el_kb(kb, "spacy-el.SpacyCandidatesBatch.v1")
         mentions = list(mentions)
         return [spacy_candidates_of(kb, span, found) for span, found in zip(mentions, generator(kb, mentions))]
 

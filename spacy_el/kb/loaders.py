@@ -43,10 +43,12 @@ def empty_kb() -> Callable[[Vocab, int], ElKnowledgeBase]:
     return create
 
 
-def _check_kb(kb: KnowledgeBase) -> ElKnowledgeBase:
+def check_el_kb(kb: KnowledgeBase, user: str = "spacy-el.CandidateGenerator.v1") -> ElKnowledgeBase:
+    """``kb`` as an ``ElKnowledgeBase``, or an error telling spaCy's entity_linker user (``user``, the
+    registered function that needs it) how to configure one."""
     if not isinstance(kb, ElKnowledgeBase):
         raise ValueError(
-            f"[spacy_el] spacy-el.CandidateGenerator.v1 needs an ElKnowledgeBase, got {type(kb).__name__}. "
+            f"[spacy_el] {user} needs an ElKnowledgeBase, got {type(kb).__name__}. "
             "Set generate_empty_kb = {\"@misc\": \"spacy-el.EmptyKB.v1\"} and a spacy-el.KBFromDisk.v1 kb_loader."
         )
     return kb
@@ -57,7 +59,7 @@ def candidate_generator(top_k: Optional[int] = None) -> Callable[[KnowledgeBase,
     """spaCy-compatible candidate generator that keeps the ``top_k`` candidates by prior."""
 
     def get_candidates(kb: KnowledgeBase, mention: Span) -> List[Candidate]:
-        return _check_kb(kb).get_candidates(mention, top_k=top_k)
+        return check_el_kb(kb).get_candidates(mention, top_k=top_k)
 
     return get_candidates
 

@@ -64,3 +64,17 @@ def test_entity_linker_with_hybrid_candidates_survives_spacy_load(tmp_path, tiny
     nlp.to_disk(tmp_path / "pipeline")
     shutil.rmtree(tmp_path / "kb")
     assert candidates_and_links(spacy.load(tmp_path / "pipeline")) == before
+
+
+def test_a_spacy_kb_gets_an_error_that_says_what_to_configure():
+    import pytest
+    from spacy.kb import InMemoryLookupKB
+
+    from spacy_el.candidates import AliasCandidates, spacy_candidates, spacy_candidates_batch
+
+    nlp = spacy.blank("en")
+    kb, span = InMemoryLookupKB(nlp.vocab, entity_vector_length=4), nlp("Paris")[0:1]
+    with pytest.raises(ValueError, match="SpacyCandidates.v1 needs an ElKnowledgeBase.*spacy-el.EmptyKB.v1"):
+        spacy_candidates(AliasCandidates())(kb, span)
+    with pytest.raises(ValueError, match="SpacyCandidatesBatch.v1 needs an ElKnowledgeBase"):
+        spacy_candidates_batch(AliasCandidates())(kb, [span])
