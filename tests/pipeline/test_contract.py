@@ -228,7 +228,7 @@ def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, compon
     cfg_file = tmp_path / "pipeline" / component / "cfg"
     if content.startswith("{\"top_k"):  # a valid file with one setting of the wrong type
         cfg = srsly.read_json(cfg_file)
-        setting = "mentions_from" if component == "joint_coref_linker" else "top_k"
+        setting = {"joint_coref_linker": "mentions_from", "ner_stack_lstm": "max_sentence_length"}.get(component, "top_k")
         cfg[setting] = "many"
         content = srsly.json_dumps(cfg)
     cfg_file.write_text(content, encoding="utf8")
