@@ -25,9 +25,6 @@ class AliasCandidates(CandidateGenerator):
         self.top_k = top_k
         self.fuzzy = fuzzy
 
-    def with_top_k(self, top_k: Optional[int]) -> "AliasCandidates":
-        return AliasCandidates(top_k, self.fuzzy)
-
     def lookup_texts(self, kb: ElKnowledgeBase, texts: Sequence[str]) -> List[MentionCandidates]:
         """Candidates of mention strings (each distinct string looked up once)."""
         found: Dict[str, MentionCandidates] = {}

@@ -114,11 +114,6 @@ class DenseCandidates(CandidateGenerator):
         self._cache: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
         self._cache_lock = threading.Lock()
 
-    def with_top_k(self, top_k: Optional[int]) -> "DenseCandidates":
-        other = DenseCandidates(top_k or self.top_k, self.encoder_path, self.cache_size)
-        other._attached, other._cache, other._cache_lock = self._attached, self._cache, self._cache_lock
-        return other
-
     def prepare(self, kb: ElKnowledgeBase) -> Any:
         """The KB's mention encoder. On first use with a KB, an ``encoder`` folder that exists is attached
         to it (replacing what it carried). A folder that no longer exists is no error when the KB carries

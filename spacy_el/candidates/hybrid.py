@@ -47,13 +47,6 @@ class HybridCandidates(CandidateGenerator):
         self.rrf_k, self.alias_weight, self.dense_weight = float(rrf_k), float(alias_weight), float(dense_weight)
         self.skip_dense_above = skip_dense_above
 
-    def with_top_k(self, top_k: Optional[int]) -> "HybridCandidates":
-        return HybridCandidates(self.alias, self.dense, top_k or self.top_k, self.rrf_k, self.alias_weight,
-                                self.dense_weight, self.skip_dense_above)
-
-    def prepare(self, kb: ElKnowledgeBase) -> None:
-        self.dense.prepare(kb)
-
     def __call__(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
         if not mentions:
             return []

@@ -4,6 +4,8 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import numpy as np
 
+from ..kb.alias_table import MATCH_EXACT, MATCH_FUZZY, MATCH_NORMALIZED
+
 if TYPE_CHECKING:
     from spacy.tokens import Span
 
@@ -11,7 +13,7 @@ if TYPE_CHECKING:
 
 #: ``tier`` codes: the alias table's match tiers, best first, and "not proposed by the alias table".
 TIER_EXACT, TIER_NORMALIZED, TIER_FUZZY, TIER_NONE = 0, 1, 2, -1
-TIER_CODES = {"exact": TIER_EXACT, "normalized": TIER_NORMALIZED, "fuzzy": TIER_FUZZY}
+TIER_CODES = {MATCH_EXACT: TIER_EXACT, MATCH_NORMALIZED: TIER_NORMALIZED, MATCH_FUZZY: TIER_FUZZY}
 
 
 @dataclass
@@ -87,10 +89,6 @@ class CandidateGenerator:
     top_k: Optional[int] = None
 
     def __call__(self, kb: "ElKnowledgeBase", mentions: Sequence["Span"]) -> List[MentionCandidates]:
-        raise NotImplementedError
-
-    def with_top_k(self, top_k: Optional[int]) -> "CandidateGenerator":
-        """The same generator keeping ``top_k`` candidates (components size their candidate budget)."""
         raise NotImplementedError
 
 

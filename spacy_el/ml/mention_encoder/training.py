@@ -14,7 +14,6 @@ Resumable at epoch granularity: after every epoch the encoder, the optimizer sta
 best dev score are saved (``state/``), and ``resume=True`` continues from there.
 """
 import json
-import math
 import random
 import shutil
 import time
