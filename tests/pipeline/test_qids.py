@@ -50,3 +50,43 @@ def test_components_initialise_from_a_dumps_kb_and_set_qids(tmp_path, monkeypatc
     for span in linked:
         assert span._.qid == kb.qid_of(span.kb_id_) and span._.qid.startswith("Q10")
     assert all(s._.qid is None for s in spans if not is_linked(s.kb_id_))
+
+
+ENTQA_ENTITIES = [  # the EntQA builder's invented entities (tests/pipeline/conftest.py::_entqa_kb)
+    ("Q201", "Ada Mercer", "Ada Mercer", ["Q5"], "Invented painter"),
+    ("Q202", "Mercer", "Mercer (town)", ["Q515"], "Invented river town"),
+    ("Q203", "Velda", "Velda", ["Q6256"], "Invented country"),
+    ("Q204", "Lumen", "Lumen (band)", ["Q215380"], "Invented rock band"),
+    ("Q205", "Orvik", "Orvik", ["Q515"], "Invented harbour city"),
+    ("Q206", "Tamsin Hale", "Tamsin Hale", ["Q5"], "Invented sprinter"),
+]
+
+
+def entqa_dumps_kb(tmp_path):
+    """The EntQA builder's entities from dumps, with the builder's vectors for them and a Flat index."""
+    from spacy_el.kb.dense_index import DenseIndex
+
+    text = " ".join(f"[[{title}]]" for _, _, title, _, _ in ENTQA_ENTITIES)
+    wikidata = write_bz2(tmp_path / "wd.json.bz2", wikidata_bytes([item(*e) for e in ENTQA_ENTITIES]))
+    wikipedia = write_bz2(tmp_path / "wp.xml.bz2", wikipedia_bytes([page_xml("Notes", text, 1)]))
+    kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False))
+    invented = builders._entqa_kb()  # the same vector for the same entity, whatever the row order
+    vectors = np.stack([invented.entities.vectors[invented.entities.row_of(kb.entities.ids[i])] for i in range(kb.n_entities)])
+    kb.set_vectors(vectors)
+    index = DenseIndex(builders.ENCODER_WIDTH, "Flat")
+    index.add(vectors)
+    kb.set_dense_index(index)
+    return kb
+
+
+@pytest.mark.slow
+def test_entqa_initialises_from_a_dumps_kb_and_sets_qids(tmp_path, monkeypatch, tiny_encoder):
+    kb = entqa_dumps_kb(tmp_path)
+    monkeypatch.setattr(builders, "_entqa_kb", lambda: kb)
+    nlp = builders.build_entqa_joint(tiny_encoder, tmp_path)  # the EntQA builder that trains long enough to link
+    docs = list(nlp.pipe([text for text, _ in builders.TRAIN_LINKS]))
+    spans = [s for doc in docs for s in [*doc.ents, *(x for g in doc.spans.values() for x in g)]]
+    linked = [s for s in spans if is_linked(s.kb_id_)]
+    assert linked, "the pipeline linked nothing"
+    for span in linked:
+        assert span._.qid == kb.qid_of(span.kb_id_) and span._.qid.startswith("Q20")
