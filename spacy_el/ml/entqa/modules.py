@@ -37,6 +37,23 @@ def _device_of(module: nn.Module) -> torch.device:
     return next(module.parameters()).device
 
 
+def _encode_rows(reader: nn.Module, arrays: Any, device: torch.device) -> torch.Tensor:
+    """A reader's encoder over its input rows, ``reader.encoder_batch`` rows a call, in its
+    ``encoder_dtype``. arrays: ``input_ids``, ``token_type_ids``, ``attention_mask`` int (N, T).
+    RETURNS: float32 (N, T, d) last hidden states."""
+    ids = torch.as_tensor(arrays.input_ids, device=device)
+    types = torch.as_tensor(arrays.token_type_ids, device=device)
+    mask = torch.as_tensor(arrays.attention_mask, device=device)
+    size = reader.encoder_batch
+    chunks = []
+    with encoder_autocast(device, reader.encoder_dtype):
+        for i in range(0, ids.shape[0], size):
+            out = reader.encoder(input_ids=ids[i:i + size], token_type_ids=types[i:i + size],
+                                 attention_mask=mask[i:i + size]).last_hidden_state
+            chunks.append(out.float())
+    return torch.cat(chunks)
+
+
 class PassageEncoder(nn.Module):
     """Transformer + pooling ("mean" or "cls") + L2 norm, and the learned score scale ``s``."""
 
@@ -108,16 +125,7 @@ class ReaderModule(nn.Module):
     def forward(self, arrays: ReaderArrays, gold_spans: Optional[list] = None, span_reduction: str = "sum"):
         device = _device_of(self)
         b, k = arrays.shape
-        ids = torch.as_tensor(arrays.input_ids, device=device)
-        types = torch.as_tensor(arrays.token_type_ids, device=device)
-        mask = torch.as_tensor(arrays.attention_mask, device=device)
-        chunks = []
-        with encoder_autocast(device, self.encoder_dtype):
-            for i in range(0, ids.shape[0], self.encoder_batch):
-                out = self.encoder(input_ids=ids[i:i + self.encoder_batch], token_type_ids=types[i:i + self.encoder_batch],
-                                   attention_mask=mask[i:i + self.encoder_batch]).last_hidden_state
-                chunks.append(out.float())
-        hidden = self.dropout(torch.cat(chunks))  # [B*K, T, d]
+        hidden = self.dropout(_encode_rows(self, arrays, device))  # [B*K, T, d]
         length = hidden.shape[1]
         span_mask = torch.as_tensor(arrays.span_mask, device=device).clone()
         span_mask[:, 0] = True  # [CLS]: the "no mention" span (0, 0)
@@ -154,16 +162,7 @@ class JointReaderModule(nn.Module):
     def forward(self, arrays: JointReaderArrays, gold_spans: Optional[list] = None, span_reduction: str = "sum"):
         device = _device_of(self)
         b, k = arrays.shape
-        ids = torch.as_tensor(arrays.input_ids, device=device)
-        types = torch.as_tensor(arrays.token_type_ids, device=device)
-        mask = torch.as_tensor(arrays.attention_mask, device=device)
-        chunks = []
-        with encoder_autocast(device, self.encoder_dtype):
-            for i in range(0, ids.shape[0], self.encoder_batch):
-                out = self.encoder(input_ids=ids[i:i + self.encoder_batch], token_type_ids=types[i:i + self.encoder_batch],
-                                   attention_mask=mask[i:i + self.encoder_batch]).last_hidden_state
-                chunks.append(out.float())
-        hidden = self.dropout(torch.cat(chunks))  # [B*R, T, d]
+        hidden = self.dropout(_encode_rows(self, arrays, device))  # [B*R, T, d]
         width = arrays.span_mask.shape[2]  # 1 + the longest window
         d = hidden.shape[-1]
         first = torch.as_tensor(arrays.marker_positions, device=device)  # [B*R, C]
