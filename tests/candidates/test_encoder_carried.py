@@ -55,3 +55,15 @@ def test_vectors_of_another_encoder_are_refused(nlp, tiny_toy_kb, tiny_mention_e
 def test_vectors_of_another_width_are_refused(toy_kb_with_vectors, tiny_mention_encoder):
     with pytest.raises(ValueError, match="32-d vectors but the KB's entity vectors are 4-d"):
         attach_mention_encoder(toy_kb_with_vectors, tiny_mention_encoder)
+
+
+def test_a_damaged_encoder_folder_is_refused_naming_it(tiny_mention_encoder, tmp_path):
+    tiny_mention_encoder.save(tmp_path / "enc")
+    (tmp_path / "enc" / "model.safetensors").write_bytes(b"not safetensors")
+    with pytest.raises(ValueError, match=r"mention encoder \(.*enc\) weights are corrupted"):
+        MentionEncoder.load(tmp_path / "enc")
+    (tmp_path / "enc" / "model.safetensors").unlink()
+    with pytest.raises(ValueError, match="lacks model.safetensors"):
+        MentionEncoder.load(tmp_path / "enc")
+    with pytest.raises(ValueError, match="is not a mention encoder folder"):
+        MentionEncoder.load(tmp_path)

@@ -29,6 +29,7 @@ import torch
 from ...kb.encoder import default_model_path, encoder_fingerprint
 from ...kb.serialization import create_temp_file
 from ..autocast import ENCODER_DTYPES, encoder_autocast
+from ..torch_io import serialize_state, state_deserializer
 from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions
 from .model import MentionEncoderModule
 
@@ -165,12 +166,9 @@ class MentionEncoder:
         }
 
     def _files(self) -> Dict[str, bytes]:
-        from safetensors.torch import save
-
-        state = {k: v.detach().contiguous().cpu() for k, v in self.module.state_dict().items()}
         return {
             CONFIG_FILE: json.dumps(self._config(), indent=2, sort_keys=True).encode("utf8"),
-            WEIGHTS_FILE: save(state),
+            WEIGHTS_FILE: serialize_state(self.module),
             TOKENIZER_FILE: self._tokenizer.backend_tokenizer.to_str().encode("utf8"),
         }
 
@@ -218,7 +216,6 @@ class MentionEncoder:
 
     @classmethod
     def _from_files(cls, files: Dict[str, bytes], where: str) -> "MentionEncoder":
-        from safetensors.torch import load
         from tokenizers import Tokenizer
         from transformers import AutoConfig, AutoModel, PreTrainedTokenizerFast, logging as hf_logging
 
@@ -236,17 +233,9 @@ class MentionEncoder:
         model_type = transformer_config.pop("model_type")
         transformer = AutoModel.from_config(AutoConfig.for_model(model_type, **transformer_config), add_pooling_layer=False)
         settings = MentionEncoderSettings(**config["settings"])
-        module = MentionEncoderModule(transformer, settings.dim)
-        try:
-            state = load(files[WEIGHTS_FILE])
-        except Exception as err:  # safetensors raises its own error types for malformed headers
-            raise ValueError(f"[spacy_el] The mention encoder weights in {where} are corrupted: {err}") from err
-        missing_keys, unexpected = module.load_state_dict(state, strict=False)
-        if missing_keys or unexpected:
-            raise ValueError(
-                f"[spacy_el] The mention encoder weights in {where} do not fit its config "
-                f"(missing {list(missing_keys)[:3]}, unexpected {list(unexpected)[:3]})."
-            )
+        module = state_deserializer(f"mention encoder ({where})")(
+            MentionEncoderModule(transformer, settings.dim), files[WEIGHTS_FILE], "cpu"
+        )
         tokenizer = PreTrainedTokenizerFast(
             tokenizer_object=Tokenizer.from_str(files[TOKENIZER_FILE].decode("utf8")), **config["special_tokens"]
         )
