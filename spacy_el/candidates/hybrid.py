@@ -42,6 +42,8 @@ class HybridCandidates(CandidateGenerator):
             raise ValueError(f"[spacy_el] HybridCandidates top_k must be >= 1, got {top_k!r}.")
         if alias_weight < 0 or dense_weight < 0 or alias_weight + dense_weight == 0:
             raise ValueError("[spacy_el] HybridCandidates weights must be >= 0 and not both 0.")
+        if skip_dense_above is not None and not 0.0 <= float(skip_dense_above) <= 1.0:
+            raise ValueError(f"[spacy_el] HybridCandidates skip_dense_above is a prior: null or in [0, 1], got {skip_dense_above!r}.")
         self.alias, self.dense = alias, dense
         self.top_k = int(top_k)
         self.rrf_k, self.alias_weight, self.dense_weight = float(rrf_k), float(alias_weight), float(dense_weight)
