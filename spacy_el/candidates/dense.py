@@ -12,7 +12,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from spacy.tokens import Span
@@ -130,7 +130,14 @@ class DenseCandidates(CandidateGenerator):
         """float32 (M, dim) mention vectors; zero rows for empty or whitespace-only mentions."""
         encoder = self.prepare(kb)
         vectors = np.zeros((len(mentions), encoder.dim), dtype=np.float32)
-        keys = [self._key(encoder, span) for span in mentions] if self.cache_size else [None] * len(mentions)
+        keys: List[Optional[tuple]] = [None] * len(mentions)
+        if self.cache_size:
+            digests: Dict[int, bytes] = {}  # one digest per document, not per mention
+            for i, span in enumerate(mentions):
+                if id(span.doc) not in digests:
+                    digests[id(span.doc)] = hashlib.blake2b(span.doc.text.encode("utf8"), digest_size=16).digest()
+                # The window a mention is read in depends on the whole document, hence its text's digest.
+                keys[i] = (id(encoder), digests[id(span.doc)], span.start_char, span.end_char)
         todo = []
         with self._cache_lock:
             for i, (span, key) in enumerate(zip(mentions, keys)):
@@ -151,11 +158,6 @@ class DenseCandidates(CandidateGenerator):
                         self._cache.popitem(last=False)
         return vectors
 
-    @staticmethod
-    def _key(encoder: Any, span: Span) -> tuple:
-        # The window a mention is read in depends on the whole document, hence its text's digest.
-        digest = hashlib.blake2b(span.doc.text.encode("utf8"), digest_size=16).digest()
-        return (id(encoder), digest, span.start_char, span.end_char)
 
     def search(self, kb: ElKnowledgeBase, vectors: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
         """(similarities float32 (M, k'), rows int64 (M, k')) with k' = min(k, entities); rows -1 pad."""
