@@ -14,12 +14,17 @@ and renamed over the old one, the manifest last. A process that memory-maps the 
 being saved, onto its own folder) keeps reading the old files, whose inodes stay alive after the
 rename; a symlink planted in the folder is replaced, never written through. A folder that holds
 something other than a spacy_el KB is not written into without ``force``.
+
+An array that ``map_built_npy`` mapped from a finished ``.npy`` file is written by copying that file,
+never read through its map (mapped pages that are read count in the process's resident set).
 """
 import hashlib
 import io
 import json
 import os
 import secrets
+import shutil
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -59,6 +64,54 @@ def create_temp_file(directory: Path, name: str) -> Tuple[Path, int]:
             return tmp, os.open(tmp, flags, 0o666)
         except FileExistsError:
             continue
+
+
+# id(array) -> (a weak reference to the array, the .npy file it maps); see ``map_built_npy``.
+_BUILT_FILES: Dict[int, Tuple["weakref.ReferenceType[np.ndarray]", Path]] = {}
+
+
+def map_built_npy(path: Path) -> np.ndarray:
+    """Memory-map (read-only) the ``.npy`` file at ``path``, a finished file in a folder that only its
+    builder writes to (a private build folder, as ``kb.dumps`` makes) and that is never changed afterwards.
+
+    ``write_kb_dir`` writes the returned array by copying the file instead of reading the array: a KB
+    built straight to files can then be saved without ever holding its arrays in this process.
+    """
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    key = id(array)
+    _BUILT_FILES[key] = (weakref.ref(array, lambda _, key=key: _BUILT_FILES.pop(key, None)), Path(path))
+    return array
+
+
+def _built_file(array: np.ndarray) -> Optional[Path]:
+    """The file ``map_built_npy`` mapped ``array`` from, when it still holds exactly the bytes ``np.save``
+    would write for the array (same header, same size); else None."""
+    entry = _BUILT_FILES.get(id(array))
+    if entry is None or entry[0]() is not array:
+        return None
+    path = entry[1]
+    header = io.BytesIO()
+    try:
+        np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(array))
+    except ValueError:  # a header too long for format 1.0: np.save writes another version
+        return None
+    expected = header.getvalue()
+    try:
+        with path.open("rb") as f:
+            if f.read(len(expected)) != expected or os.fstat(f.fileno()).st_size != len(expected) + array.nbytes:
+                return None
+    except OSError:
+        return None
+    return path
+
+
+def _write_array(f: Any, array: np.ndarray) -> None:
+    source = _built_file(array)
+    if source is None:
+        np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+        return
+    with source.open("rb") as src:
+        shutil.copyfileobj(src, f, 1 << 20)
 
 
 def _kb_manifest(path: Path) -> Optional[Dict[str, Any]]:
@@ -133,7 +186,7 @@ def write_kb_dir(
             tmp, fd = create_temp_file(path / ARRAY_DIR, f"{name}.npy")
             written[rel] = tmp
             with os.fdopen(fd, "wb") as f:
-                np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+                _write_array(f, array)
         for rel, write in extra_writers.items():
             target = path / rel
             tmp, fd = create_temp_file(target.parent, target.name)

@@ -13,14 +13,20 @@ Three passes, each streaming its file once (``docs/kb_dumps.md``):
    candidates with p(e|m) from the link counts after resolving redirects, and the in-link counts
    become the entity frequencies.
 
-Memory: the pair buffer (``max_pairs``), 16 bytes per redirect, 8 per entity and per disambiguation page,
-and the finished KB arrays; never a Python object per entity, alias or link of the whole dump.
+Memory: the pair buffer (``max_pairs``, written out before the assembly), 16 bytes per redirect, 8 per
+disambiguation page, a few 8-byte values per entity (title hashes, rows, frequencies; 16 bytes per row
+while a hash index is sorted) and a write buffer of about 1 MB per column; never a Python object per
+entity, alias or link of the whole dump, and never the KB: every KB column goes straight to its ``.npy``
+file in a private build folder as its rows are made (``columns.py``), and the returned KB maps those
+files. ``ElKnowledgeBase.to_disk`` copies them into the KB folder (``serialization.map_built_npy``)
+without reading them through the maps.
 """
 import itertools
 import json
 import shutil
 import tempfile
 import time
+import weakref
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -37,8 +43,9 @@ from ..entity_store import EntityStore
 from ..knowledge_base import ElKnowledgeBase, LookupSettings
 from ..ngram_index import NgramIndex
 from ..normalize import normalize_alias
+from ..serialization import map_built_npy
 from .coarse_types import DEFAULT_COARSE_MAP
-from .columns import StringColumn, index_of_hashes
+from .columns import ArrayFile, Column, StringColumn, read_chunks, read_raw, save_array, write_hash_index
 from .errors import BadInput
 from .page_props import read_page_props
 from .parallel import chunked, ordered_map
@@ -128,18 +135,32 @@ def _pages_chunk(pages: List[Page]) -> PagesResult:
 
 
 # -- the build -------------------------------------------------------------------------------------------
+OTHER_QID = (1 << 64) - 1  # ``_Spool.qid_numbers`` of a QID that is not "Q" and a number without leading zeros
+
+
+def _qid_number(qid: str) -> int:
+    """The number of a canonical QID ("Q42" -> 42), else ``OTHER_QID``: equal numbers, equal QIDs."""
+    digits = qid[1:]
+    if qid[:1] == "Q" and digits.isascii() and digits.isdigit() and digits[:1] != "0" and len(digits) < 19:
+        return int(digits)
+    return OTHER_QID
+
+
 class _Spool:
     """Kept Wikidata items, one JSON line each, and the per-item arrays the later passes need."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, qid_numbers: bool = False) -> None:
         self.path = path
         self.file = path.open("w", encoding="utf8", newline="\n")
         self.title_hashes = array("Q")
+        self.qid_numbers = array("Q") if qid_numbers else None  # for QIDs as KB ids, which must not repeat
         self.lacks_description = array("B")
 
     def add(self, item: WikidataItem) -> None:
         self.file.write(json.dumps(list(item), ensure_ascii=False, separators=(",", ":")) + "\n")
         self.title_hashes.append(title_hash(item.title) if item.title else 0)
+        if self.qid_numbers is not None:
+            self.qid_numbers.append(_qid_number(item.qid))
         self.lacks_description.append(0 if item.description else 1)
 
     def close(self) -> None:
@@ -153,14 +174,16 @@ class _Spool:
 
 
 class _Descriptions:
-    """First paragraphs, spooled to a file and found by title hash (sorted arrays, no dict of texts)."""
+    """First paragraphs, spooled to a file and found by title hash (sorted arrays, no dict of texts). The
+    texts are read from the file when asked for, not memory-mapped: mapped pages once read would stay in
+    the resident set."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.file = path.open("wb")
         self.hashes = array("Q")
         self.offsets = array("q", [0])
-        self._data: Optional[np.ndarray] = None
+        self._reader: Optional[Any] = None
 
     def add(self, title: str, text: str) -> None:
         self.file.write(text.encode("utf8"))
@@ -173,8 +196,12 @@ class _Descriptions:
         self._order = np.argsort(hashes, kind="stable")
         self._sorted = hashes[self._order]
         self._offsets = np.frombuffer(self.offsets, dtype=np.int64)
-        size = int(self._offsets[-1])
-        self._data = np.memmap(self.path, dtype=np.uint8, mode="r") if size else np.zeros(0, np.uint8)
+        self._reader = self.path.open("rb")
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def get(self, title_hash_value: int) -> str:
         if not len(self._sorted):
@@ -184,17 +211,24 @@ class _Descriptions:
         if at >= len(self._sorted) or self._sorted[at] != h:
             return ""
         i = int(self._order[at])
-        return bytes(self._data[self._offsets[i] : self._offsets[i + 1]]).decode("utf8")
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        self._reader.seek(start)
+        return self._reader.read(end - start).decode("utf8")
 
 
 def build_kb_from_dumps(
     wikidata: Path, wikipedia: Path, page_props: Optional[Path] = None, settings: Optional[DumpsSettings] = None
 ) -> Tuple[ElKnowledgeBase, BuildReport]:
-    """Build the KB (see the module docstring). RETURNS: (the KB, without vectors; the report)."""
+    """Build the KB (see the module docstring). RETURNS: (the KB, without vectors; the report).
+
+    The KB's arrays are memory-mapped from the ``.npy`` files of a private build folder (in
+    ``settings.work_dir``), removed when the KB is garbage-collected or the process exits; ``to_disk``
+    copies them into the KB folder."""
     settings = settings or DumpsSettings()
     report = BuildReport()
     check_is_xml(wikipedia)  # fail in seconds, not after the Wikidata pass
     work = Path(tempfile.mkdtemp(prefix="spacy-el-dumps-", dir=settings.work_dir))
+    built: Optional[Path] = None
     try:
         pairs = PairCounter(work / "runs", max_pairs=settings.max_pairs)
         disambiguation_ids: FrozenSet[int] = frozenset()
@@ -209,12 +243,20 @@ def build_kb_from_dumps(
         report.seconds["wikidata"] = time.perf_counter() - started
         started = time.perf_counter()
         pages = _read_wikipedia(Path(wikipedia), settings, pairs, spool, disambiguation_ids, report, work)
+        pairs.flush()  # the pair buffer is emptied before the assembly needs its memory
         report.seconds["wikipedia"] = time.perf_counter() - started
         started = time.perf_counter()
-        kb = _assemble(spool, pages, pairs, settings, report)
+        built = Path(tempfile.mkdtemp(prefix="spacy-el-kb-build-", dir=settings.work_dir))
+        kb = _assemble(spool, pages, pairs, settings, report, _Folders(built, work))
         report.seconds["assemble"] = time.perf_counter() - started
+    except BaseException:
+        if built is not None:
+            shutil.rmtree(built, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    # The mapped files outlive their names (POSIX): the folder goes with the KB, or at exit.
+    weakref.finalize(kb, shutil.rmtree, str(built), True)
     return kb, report
 
 
@@ -224,7 +266,7 @@ def _read_wikidata(path: Path, settings: DumpsSettings, pairs: PairCounter, repo
     )
     counts = report.section("wikidata")
     bad = report.bad.setdefault(str(path), BadInput())
-    spool = _Spool(work / "entities.jsonl")
+    spool = _Spool(work / "entities.jsonl", qid_numbers=settings.kb_id == "qid")
     lines = tqdm(iter_lines(path), desc="Wikidata", unit=" lines", unit_scale=True, disable=not settings.progress)
     results = ordered_map(
         _wikidata_chunk, chunked(lines, settings.chunk_lines), settings.n_process, _init_wikidata, (config,)
@@ -288,8 +330,17 @@ def _read_wikipedia(
     )
 
 
+@dataclass
+class _Folders:
+    """Where the assembly writes: ``arrays`` the KB's ``.npy`` files, ``scratch`` the files it reads back."""
+
+    arrays: Path
+    scratch: Path
+
+
 def _assemble(
-    spool: _Spool, pages: _PagesOutput, pairs: PairCounter, settings: DumpsSettings, report: BuildReport
+    spool: _Spool, pages: _PagesOutput, pairs: PairCounter, settings: DumpsSettings, report: BuildReport,
+    folders: _Folders,
 ) -> ElKnowledgeBase:
     counts = report.section("kb")
     hashes = np.frombuffer(spool.title_hashes, dtype=np.uint64)
@@ -297,24 +348,32 @@ def _assemble(
     keep = np.zeros(len(hashes), dtype=bool)
     _, first = np.unique(hashes, return_index=True)
     keep[first] = True
+    del first
     counts["dropped: repeated enwiki title"] = int(len(hashes) - keep.sum())
     if len(pages.disambiguations):
         is_dab = np.isin(hashes, pages.disambiguations)
         counts["dropped: enwiki page is a disambiguation page"] = int((keep & is_dab).sum())
         keep &= ~is_dab
-    ids, names, descriptions, qids = StringColumn(hashed=True), StringColumn(), StringColumn(), StringColumn()
+        del is_dab
+    if spool.qid_numbers is not None:
+        _drop_repeated_qids(keep, np.frombuffer(spool.qid_numbers, dtype=np.uint64), counts)
+    arrays, scratch = folders.arrays, folders.scratch
+    ids = StringColumn(arrays, "entities.ids", hashed=True, scratch=scratch)
+    names, descriptions = StringColumn(arrays, "entities.names"), StringColumn(arrays, "entities.descriptions")
+    qids = StringColumn(arrays, "entities.qids")
     type_of: Dict[str, int] = {}
-    type_offsets, type_ids = array("q", [0]), array("i")
-    seen_qids: set = set()  # QIDs are short; only needed to refuse a repeated QID as a KB id
+    type_offsets = Column(arrays / "entities.type_offsets.npy", "q", np.int64, first=[0])
+    seen_type_ids = Column(scratch / "entities.type_ids.bin", "i", np.int32, npy=False)  # numbered as first seen
+    other_qids: set = set()  # the QIDs that are no "Q" and a number (none in a real dump), by string
     kept_rows = np.full(len(hashes), -1, dtype=np.int64)
     for i, item in enumerate(spool):
         if not keep[i]:
             continue
-        if settings.kb_id == "qid":
-            if item.qid in seen_qids:
+        if spool.qid_numbers is not None and spool.qid_numbers[i] == OTHER_QID:
+            if item.qid in other_qids:
                 counts["dropped: repeated QID"] += 1
                 continue
-            seen_qids.add(item.qid)
+            other_qids.add(item.qid)
         kept_rows[i] = len(ids)
         ids.append(item.qid if settings.kb_id == "qid" else title_to_kb_id(item.title))
         names.append(item.label or item.title)
@@ -324,36 +383,63 @@ def _assemble(
             counts["descriptions from the first paragraph"] += bool(description)
         descriptions.append(description)
         qids.append(item.qid)
-        for name in (*item.p31, item.coarse):
-            type_ids.append(type_of.setdefault(name, len(type_of)))
-        type_offsets.append(len(type_ids))
+        seen_type_ids.extend(type_of.setdefault(name, len(type_of)) for name in (*item.p31, item.coarse))
+        type_offsets.append(len(seen_type_ids))
+    pages.descriptions.close()
+    for column in (ids, names, descriptions, qids, type_offsets, seen_type_ids):
+        column.close()
     n = len(ids)
     counts["entities"] = n
-    # title hash -> entity row, for the link targets
-    row_hashes = hashes[kept_rows >= 0]
-    by_hash = np.argsort(row_hashes, kind="stable")
-    sorted_hashes = row_hashes[by_hash]
-    frequencies = np.zeros(n, dtype=np.float64)
-    aliases = _assemble_aliases(pairs, pages.redirects, sorted_hashes, by_hash, frequencies, settings, counts)
-    pairs.remove_runs()
-    # The type inventory is sorted, as EntityStore.build makes it.
+    write_hash_index(read_raw(ids.hashes_path, np.uint64), arrays, "entities.id_index")
+    # The type inventory is sorted, as EntityStore.build makes it: the first-seen numbers are mapped to it.
     type_names = sorted(type_of, key=type_of.get)  # type: ignore[arg-type]
     order = sorted(range(len(type_names)), key=lambda t: type_names[t])
     remap = np.empty(len(type_names), dtype=np.int32)
     remap[order] = np.arange(len(type_names), dtype=np.int32)
-    entities = EntityStore(
-        ids=ids.finish(),
-        names=names.finish(),
-        descriptions=descriptions.finish(),
-        type_names=[type_names[t] for t in order],
-        type_offsets=np.frombuffer(type_offsets, dtype=np.int64).copy(),
-        type_ids=remap[np.frombuffer(type_ids, dtype=np.int32)] if len(type_ids) else np.zeros(0, np.int32),
-        frequencies=frequencies.astype(np.float32),
-        vectors=None,
-        id_index=ids.hash_index(),
-        qids=qids.finish(),
-    )
-    return ElKnowledgeBase(Vocab(), entities=entities, aliases=aliases, settings=LookupSettings(fuzzy=settings.fuzzy))
+    type_ids = ArrayFile(arrays / "entities.type_ids.npy", np.int32)
+    for chunk in read_chunks(seen_type_ids.file.path, np.int32):
+        type_ids.write(remap[chunk])
+    type_ids.close()
+    # title hash -> entity row, for the link targets
+    row_hashes = hashes[kept_rows >= 0]
+    del kept_rows, keep, hashes
+    spool.title_hashes = spool.qid_numbers = spool.lacks_description = None  # read for the last time
+    by_hash = np.argsort(row_hashes, kind="stable")
+    sorted_hashes = row_hashes[by_hash]
+    del row_hashes
+    frequencies = np.zeros(n, dtype=np.float64)
+    _assemble_aliases(pairs, pages.redirects, sorted_hashes, by_hash, frequencies, settings, counts, folders)
+    del sorted_hashes, by_hash
+    pairs.remove_runs()
+    save_array(arrays, "entities.frequencies", frequencies.astype(np.float32))
+    del frequencies
+    return _mapped_kb(arrays, [type_names[t] for t in order], settings)
+
+
+def _drop_repeated_qids(keep: np.ndarray, numbers: np.ndarray, counts: Counter) -> None:
+    """Keep only the first of the kept items with the same QID (a QID is a KB id once); the QIDs that
+    are no number (``OTHER_QID``) are left to the row loop."""
+    rows = np.flatnonzero(keep & (numbers != np.uint64(OTHER_QID)))
+    _, first = np.unique(numbers[rows], return_index=True)
+    repeated = np.ones(len(rows), dtype=bool)
+    repeated[first] = False
+    if repeated.any():
+        keep[rows[repeated]] = False
+        counts["dropped: repeated QID"] += int(repeated.sum())
+
+
+def _mapped_kb(folder: Path, type_names: List[str], settings: DumpsSettings) -> ElKnowledgeBase:
+    """The KB whose arrays map the ``.npy`` files the assembly wrote to ``folder``.
+
+    Its arrays are not validated again (``ElKnowledgeBase(entities=..., aliases=...)`` would): they are
+    consistent by construction, and a validation pass reads most of them, whose mapped pages would then
+    count in this process's resident set: a good part of the KB, the memory this assembly does without.
+    The saved KB is validated whenever it is loaded."""
+    arrays = {path.name[: -len(".npy")]: map_built_npy(path) for path in sorted(folder.glob("*.npy"))}
+    kb = ElKnowledgeBase(Vocab(), settings=LookupSettings(fuzzy=settings.fuzzy))
+    kb.entities = EntityStore.from_arrays(arrays, type_names)
+    kb.aliases = AliasTable.from_arrays(arrays)
+    return kb
 
 
 def _blocks(merged: Iterator[Tuple[str, str, int, int]], size: int = 100_000) -> Iterator[List[Tuple[str, str, int, int]]]:
@@ -370,12 +456,17 @@ def _blocks(merged: Iterator[Tuple[str, str, int, int]], size: int = 100_000) ->
 
 def _assemble_aliases(
     pairs: PairCounter, redirects: RedirectMap, sorted_hashes: np.ndarray, by_hash: np.ndarray,
-    frequencies: np.ndarray, settings: DumpsSettings, counts: Counter,
-) -> AliasTable:
-    strings = StringColumn(hashed=True)
-    normalized_hashes = array("Q")
+    frequencies: np.ndarray, settings: DumpsSettings, counts: Counter, folders: _Folders,
+) -> None:
+    """Write the alias table's arrays to ``folders.arrays``, alias by alias as the merged pairs arrive, and
+    add the link counts to ``frequencies``."""
+    arrays, scratch = folders.arrays, folders.scratch
+    strings = StringColumn(arrays, "aliases.strings", hashed=True, scratch=scratch)
+    normalized_hashes = Column(scratch / "aliases.normalized.hashes.bin", "Q", np.uint64, npy=False)
     normalized: List[str] = []  # kept only for the fuzzy index
-    offsets, cand_rows, cand_priors = array("q", [0]), array("i"), array("f")
+    offsets = Column(arrays / "aliases.cand_offsets.npy", "q", np.int64, first=[0])
+    cand_rows = Column(arrays / "aliases.cand_entities.npy", "i", np.int32)
+    cand_priors = Column(arrays / "aliases.cand_priors.npy", "f", np.float32)
     progress = tqdm(desc="Aliases", unit=" pairs", unit_scale=True, disable=not settings.progress)
     for block in _blocks(pairs.merged()):
         progress.update(len(block))
@@ -423,12 +514,10 @@ def _assemble_aliases(
     progress.close()
     counts["aliases"] = len(strings)
     counts["alias candidates"] = len(cand_rows)
-    return AliasTable(
-        aliases=strings.finish(),
-        cand_offsets=np.frombuffer(offsets, dtype=np.int64).copy(),
-        cand_entities=np.frombuffer(cand_rows, dtype=np.int32).copy(),
-        cand_priors=np.frombuffer(cand_priors, dtype=np.float32).copy(),
-        exact_index=strings.hash_index(),
-        normalized_index=index_of_hashes(np.frombuffer(normalized_hashes, dtype=np.uint64)),
-        fuzzy_index=NgramIndex.build(normalized) if settings.fuzzy else None,
-    )
+    for column in (strings, normalized_hashes, offsets, cand_rows, cand_priors):
+        column.close()
+    write_hash_index(read_raw(strings.hashes_path, np.uint64), arrays, "aliases.exact_index")
+    write_hash_index(read_raw(normalized_hashes.file.path, np.uint64), arrays, "aliases.normalized_index")
+    if settings.fuzzy:
+        for name, values in NgramIndex.build(normalized).to_arrays("aliases.fuzzy_index").items():
+            save_array(arrays, name, values)

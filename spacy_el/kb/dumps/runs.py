@@ -56,9 +56,17 @@ class PairCounter:
         """Write the buffered pairs as one sorted run file (written to a temporary name, then renamed)."""
         if not self.links and not self.labels:
             return
+        # The counters are emptied as the lines are made, so that the pairs are held about once, not twice.
         lines = []
-        for key in self.links.keys() | self.labels.keys():
-            lines.append(f"{key[0]}\t{key[1]}\t{self.links.get(key, 0)}\t{self.labels.get(key, 0)}\n")
+        links, labels = self.links, self.labels
+        while links:
+            key, n_links = links.popitem()
+            lines.append(f"{key[0]}\t{key[1]}\t{n_links}\t{labels.pop(key, 0)}\n")
+        while labels:
+            key, flag = labels.popitem()
+            lines.append(f"{key[0]}\t{key[1]}\t0\t{flag}\n")
+        self.links, self.labels = Counter(), Counter()  # the emptied tables go too
+        del links, labels
         lines.sort()
         path = self.work_dir / f"run-{len(self.runs):05d}.tsv"
         tmp = path.with_suffix(".tmp")
@@ -66,8 +74,6 @@ class PairCounter:
             f.writelines(lines)
         os.replace(tmp, path)
         self.runs.append(path)
-        self.links.clear()
-        self.labels.clear()
 
     def merged(self) -> Iterator[Tuple[str, str, int, int]]:
         """(alias, target title, link count, label flag) of every distinct pair, sorted by alias then target."""

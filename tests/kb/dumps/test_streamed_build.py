@@ -1,0 +1,128 @@
+"""The dumps build writes the KB's columns straight to files and returns a KB that maps them: it is the KB
+that the in-memory builders (``EntityStore.build``, ``AliasTable.build``) make of the same content, byte
+for byte once saved, and saving it copies the files rather than reading them through the maps."""
+import gc
+import gzip
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mwparserfromhell")
+
+from spacy.vocab import Vocab
+
+from spacy_el.kb import ElKnowledgeBase
+from spacy_el.kb.alias_table import AliasTable
+from spacy_el.kb.dumps import DumpsSettings, build_kb_from_dumps
+from spacy_el.kb.entity_store import EntityStore
+
+from .conftest import ENWIKI, PAGE_PROPS, WIKIDATA_HEAD, item, page_xml, shared, wikidata_bytes, wikipedia_bytes
+from .fixtures import write_fixture_dumps
+
+
+def in_memory_twin(kb: ElKnowledgeBase) -> ElKnowledgeBase:
+    """The KB the in-memory builders make of ``kb``'s entities and aliases (validated as it is made)."""
+    e, a = kb.entities, kb.aliases
+    n = len(e)
+    entities = EntityStore.build(
+        e.ids.to_list(), e.names.to_list(), e.descriptions.to_list(), [e.types_of(row) for row in range(n)],
+        np.array(e.frequencies), qids=e.qids.to_list(),
+    )
+    aliases = AliasTable.build(
+        a.aliases.to_list(), np.array(a.cand_offsets), np.array(a.cand_entities), np.array(a.cand_priors),
+        fuzzy=a.fuzzy_index is not None,
+    )
+    return ElKnowledgeBase(Vocab(), entities=entities, aliases=aliases, settings=kb.settings)
+
+
+def assert_same_saved_kb(kb: ElKnowledgeBase, twin: ElKnowledgeBase, tmp_path) -> None:
+    kb.to_disk(tmp_path / "streamed")
+    twin.to_disk(tmp_path / "in-memory")
+    streamed = (tmp_path / "streamed" / "manifest.json").read_text()
+    assert streamed == (tmp_path / "in-memory" / "manifest.json").read_text()
+    for path in sorted((tmp_path / "in-memory" / "arrays").iterdir()):
+        assert (tmp_path / "streamed" / "arrays" / path.name).read_bytes() == path.read_bytes(), path.name
+    loaded = ElKnowledgeBase.load(tmp_path / "streamed", mmap=True)  # verified: checksums and structure
+    assert loaded.n_entities == kb.n_entities and loaded.n_aliases == kb.n_aliases
+
+
+@pytest.mark.parametrize("settings", [{}, {"kb_id": "qid", "min_count": 2}, {"fuzzy": True, "max_pairs": 1000}])
+def test_fixture_kb_equals_the_in_memory_one(tmp_path, settings):
+    wikidata, wikipedia = write_fixture_dumps(tmp_path)
+    kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, **settings))
+    arrays = kb._arrays()
+    assert all(isinstance(array, np.memmap) for array in arrays.values()), "the KB maps its files, holds no copy"
+    assert ("aliases.fuzzy_index.postings" in arrays) == bool(settings.get("fuzzy"))
+    assert_same_saved_kb(kb, in_memory_twin(kb), tmp_path)
+
+
+@shared
+@pytest.mark.parametrize("settings", [{}, {"kb_id": "qid", "descriptions": False}])
+def test_shared_excerpts_kb_equals_the_in_memory_one(tmp_path, settings):
+    kb, _ = build_kb_from_dumps(WIKIDATA_HEAD, ENWIKI, PAGE_PROPS, DumpsSettings(progress=False, **settings))
+    assert kb.n_entities == 49
+    assert_same_saved_kb(kb, in_memory_twin(kb), tmp_path)
+
+
+def test_saving_copies_the_built_files_without_reading_the_maps(tmp_path, monkeypatch):
+    wikidata, wikipedia = write_fixture_dumps(tmp_path)
+    kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False))
+    twin = in_memory_twin(kb)
+
+    def no_save(*args, **kwargs):
+        raise AssertionError("np.save was called: an array was read through its map")
+
+    monkeypatch.setattr(np, "save", no_save)
+    kb.to_disk(tmp_path / "kb")
+    monkeypatch.undo()
+    twin.to_disk(tmp_path / "twin")
+    for path in sorted((tmp_path / "twin" / "arrays").iterdir()):
+        assert (tmp_path / "kb" / "arrays" / path.name).read_bytes() == path.read_bytes(), path.name
+    # Arrays replaced after the build (here: vectors set) are written as usual, next to the copied files.
+    kb.set_vectors(np.ones((kb.n_entities, 3), dtype=np.float32))
+    kb.to_disk(tmp_path / "kb")
+    assert ElKnowledgeBase.load(tmp_path / "kb").entities.vector_dim == 3
+
+
+def test_the_build_folder_goes_with_the_kb(tmp_path):
+    wikidata, wikipedia = write_fixture_dumps(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, work_dir=work))
+    (folder,) = list(work.iterdir())  # the work files are gone; the KB's own files remain while it lives
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{name}.npy" for name in kb._arrays())
+    entities = kb.entities
+    del kb
+    gc.collect()
+    assert list(work.iterdir()) == []
+    assert entities.ids.to_list()[0] == "Paris"  # mapped files outlive their names
+    kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, work_dir=work))
+    kb.to_disk(tmp_path / "kb")  # the copy, after which the build folder may go at once
+    del kb
+    gc.collect()
+    assert list(work.iterdir()) == [] and ElKnowledgeBase.load(tmp_path / "kb").n_entities == 4
+
+
+def test_repeated_titles_and_qids(tmp_path):
+    """The first item of a title or (as KB id) of a QID is kept; QIDs that are no "Q" and a number are told
+    apart by their text ("Q0830" is not "Q830")."""
+    records = [
+        item("Q90", "Paris", "Paris", ["Q515"]), item("Q90", "Paris again", "Paris (city)", ["Q515"]),
+        item("Q830", "Paris Hilton", "Paris Hilton", ["Q5"]), item("Q0830", "odd", "Odd one", ["Q5"]),
+        item("Q0830", "odd", "Odd two", ["Q5"]), item("Q16", "Paris", "Paris, Texas", ["Q515"]),
+        item("Q17", "Paris", "Paris, Texas", ["Q515"]), item("X1", "x", "Xone"), item("X1", "x", "Xtwo"),
+    ]
+    (tmp_path / "wd.json.gz").write_bytes(gzip.compress(wikidata_bytes(records)))
+    links = "[[Paris]] [[Paris (city)|Paris]] [[Paris Hilton|Paris]] [[Odd one|odd]] [[Odd two|odd]] [[Xtwo|x]]"
+    (tmp_path / "wp.xml.gz").write_bytes(gzip.compress(wikipedia_bytes([page_xml("Travel", links, 1)])))
+    args = (tmp_path / "wd.json.gz", tmp_path / "wp.xml.gz", None)
+    kb, report = build_kb_from_dumps(*args, DumpsSettings(progress=False, kb_id="qid"))
+    assert kb.entities.ids.to_list() == ["Q90", "Q830", "Q0830", "Q16", "X1"]
+    assert report.to_dict()["kb"]["dropped: repeated enwiki title"] == 1
+    assert report.to_dict()["kb"]["dropped: repeated QID"] == 3
+    assert_same_saved_kb(kb, in_memory_twin(kb), tmp_path / "qid")
+    kb, report = build_kb_from_dumps(*args, DumpsSettings(progress=False))
+    assert kb.entities.ids.to_list() == [
+        "Paris", "Paris_(city)", "Paris_Hilton", "Odd_one", "Odd_two", "Paris,_Texas", "Xone", "Xtwo",
+    ]
+    assert "dropped: repeated QID" not in report.to_dict()["kb"]
