@@ -22,7 +22,11 @@ Systems and what is measured
   ``training/jcl/gum-candidate-dropout/<system>`` or ``training/jcl/gum-long/<system>``) add
   ``<system>_<variant>`` rows (``standalone_<variant>`` where the folder has the ``coref`` and ``link``
   models), and a variant's own seeds (``training/jcl/gum-long-seed<N>/``) ``<system>_<variant>_seed<N>``
-  and ``<system>_<variant>_seed_mean`` rows.
+  and ``<system>_<variant>_seed_mean`` rows. ``--variants`` scores only the listed variants' models (their rows
+  are merged into the results file). The ``hybrid`` variant (``training/jcl/aida-hybrid/global``, issue 26)
+  runs on hybrid candidates: its notes give their recall, and ``<system>_hybrid_own_cases`` rows count the
+  hard cases that its own lists define (the ``<system>_hybrid`` rows count the alias table's, as every
+  other row does).
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 * Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, for the joint
   systems and the refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
@@ -52,8 +56,9 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 import spacy_el  # noqa: F401  (registers the readers and factories)
+from spacy_el.candidates import AliasCandidates
 from spacy_el.extensions import NIL, cluster_keys, get_clusters, is_linked, set_clusters
-from spacy_el.scoring.candidates import has_own_candidate
+from spacy_el.scoring.candidates import candidate_recall_at_k, has_own_candidate
 from spacy_el.scoring.cluster_el import cluster_el_scores
 from spacy_el.scoring.coref import coref_scores
 from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
@@ -219,24 +224,40 @@ class HardCase:
     mates: FrozenSet[Offsets]  # the mentions of its gold cluster whose own candidates have the entity
 
 
-def find_hard_cases(kb, gold: Sequence[Doc], top_k: int) -> List[List[HardCase]]:
+def find_hard_cases(kb, gold: Sequence[Doc], top_k: Optional[int], generator: Optional[Callable] = None) -> List[List[HardCase]]:
     """Paper Table 4's mentions, per document of ``gold`` (found once per dataset: they depend on the
-    gold clusters and the KB only, not on the system)."""
+    gold clusters and the candidates only, not on the system). A mention's own candidates are its
+    ``top_k`` exact alias matches, as the paper's (and ``joint_coref_linker``'s default) are; with
+    ``generator`` (a candidate generator, e.g. a model's hybrid one), the first ``top_k`` of its list."""
     found: List[List[HardCase]] = []
     for g in gold:
-        cases = []
+        linked = []
         for cluster in doc_linked_clusters(g):
             ids = {kb_id for _, kb_id in cluster if kb_id}
-            if len(cluster) < 2 or len(ids) != 1 or not is_linked(next(iter(ids))):
-                continue
-            kb_id = next(iter(ids))
-            mentions = [m for m, _ in cluster]
-            has = dict(zip(mentions, has_own_candidate(kb, [g.char_span(*m).text for m in mentions], kb_id, top_k)))
-            mates = frozenset(m for m in mentions if has[m])
+            if len(cluster) >= 2 and len(ids) == 1 and is_linked(next(iter(ids))):
+                linked.append(([m for m, _ in cluster], next(iter(ids))))
+        if generator is None:
+            has = [dict(zip(mentions, has_own_candidate(kb, [g.char_span(*m).text for m in mentions], kb_id, top_k)))
+                   for mentions, kb_id in linked]
+        else:  # one call for the document's mentions
+            flat = [g.char_span(*m) for mentions, _ in linked for m in mentions]
+            lists = iter(generator(kb, flat) if flat else [])
+            has = [{m: kb_id in next(lists).ids(kb)[:top_k] for m in mentions} for mentions, kb_id in linked]
+        cases = []
+        for (mentions, kb_id), own in zip(linked, has):
+            mates = frozenset(m for m in mentions if own[m])
             if mates:
-                cases += [HardCase(m, kb_id, mates) for m in mentions if not has[m]]
+                cases += [HardCase(m, kb_id, mates) for m in mentions if not own[m]]
         found.append(cases)
     return found
+
+
+def generator_recall(kb, gold: Sequence[Doc], generator: Callable, k: int) -> float:
+    """Recall@k of ``generator`` on the gold linked mentions of ``gold`` (those of ``doc_linked_clusters``)."""
+    mentions = [(g.char_span(*m), kb_id) for g in gold for cluster in doc_linked_clusters(g) for m, kb_id in cluster
+                if is_linked(kb_id)]
+    ranked = [found.ids(kb) for found in generator(kb, [span for span, _ in mentions])] if mentions else []
+    return candidate_recall_at_k(ranked, [kb_id for _, kb_id in mentions], [k])[f"cand_recall_at_{k}"]
 
 
 def count_hard_cases(cases: Sequence[Sequence[HardCase]], pred: Sequence[Doc]) -> Dict[str, int]:
@@ -269,7 +290,13 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
     rows += [row(system, dataset, m, round(el[m], 4), note) for m in ("elm_f", "elh_f")]
     for group, (right, n) in cluster_accuracy(gold, pred).items():
         rows.append(row(system, dataset, f"cluster_accuracy_{group}", round(right / max(n, 1), 4), f"{note}; {n} gold clusters"))
+    return rows + hard_case_rows(system, dataset, pred, hard, note)
+
+
+def hard_case_rows(system: str, dataset: str, pred: List[Doc], hard: Sequence[Sequence[HardCase]], note: str) -> List[Row]:
+    """``hard_case_{accuracy,found,with_mate}`` of ``pred`` on the cases ``hard``."""
     counts = count_hard_cases(hard, pred)
+    rows = []
     for metric, count in (("accuracy", "correct"), ("found", "found"), ("with_mate", "with_mate")):
         share = round(counts[count] / max(counts["total"], 1), 4)
         rows.append(row(system, dataset, f"hard_case_{metric}", share, f"{note}; {counts['total']} mentions"))
@@ -280,8 +307,9 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
 def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
     """The rows of the corpus's models (``<models>/<corpus>/``, with the peers) and then of each of its
     :data:`VARIANTS` folders, each set with its seeds."""
-    rows = model_set_rows(args, corpus, "", f"trained on {corpus}", dataset, gold, peers=True)
-    for variant, folder, setting in variant_folders(args.models, corpus):
+    only = getattr(args, "variants", None)
+    rows = [] if only else model_set_rows(args, corpus, "", f"trained on {corpus}", dataset, gold, peers=True)
+    for variant, folder, setting in variant_folders(args.models, corpus, only):
         rows += model_set_rows(args, folder, f"_{variant}", f"trained on {corpus} with {setting}", dataset, gold,
                                peers=False)
     return rows
@@ -304,16 +332,27 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
         return []
     any_nlp = next(iter(loaded.values()))
     kb = any_nlp.get_pipe(NAME).kb
-    hard = find_hard_cases(kb, gold, any_nlp.get_pipe(NAME).candidates.top_k)
+    generator = any_nlp.get_pipe(NAME).candidates
+    hard = find_hard_cases(kb, gold, generator.top_k)
+    # Models on another generator than the alias table: its recall in the notes, and the hard cases its
+    # own lists define too (<system>_own_cases), since they make the gold reachable for other mentions.
+    own_hard, recall_note = None, ""
+    if not isinstance(generator, AliasCandidates):
+        own_hard = find_hard_cases(kb, gold, generator.top_k, generator)
+        k = generator.top_k or 100  # a generator that keeps all its candidates: recall@100
+        recall_note = f"; {generator.name} candidates, cand_recall_at_{k}={generator_recall(kb, gold, generator, k):.3f}"
     preds = {system: predict(nlp, gold, args.batch_size)[0] for system, nlp in loaded.items()}
     rows: List[Row] = []
     if "coref" in preds and "link" in preds:
-        note = f"{trained}, {training_steps(loaded['coref'])} steps; predicted mentions"
+        note = f"{trained}, {training_steps(loaded['coref'])} steps; predicted mentions{recall_note}"
         rows += score_rows(f"standalone{suffix}", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard)
     for system in JOINT:
         if system in preds:
-            note = f"{trained}, {training_steps(loaded[system])} steps; predicted mentions"
+            note = f"{trained}, {training_steps(loaded[system])} steps; predicted mentions{recall_note}"
             rows += score_rows(f"{system}{suffix}", dataset, gold, preds[system], note, hard)
+            if own_hard is not None:
+                rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
+                                       f"{note}; the cases of its own {generator.name} top {generator.top_k}")
     if peers and "global" in preds:
         rows += peer_rows(dataset, gold, preds["global"], kb, f"{trained}; predicted mentions", hard)
     return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard, rows)
@@ -374,14 +413,15 @@ def joint_seed_rows(args: argparse.Namespace, folder: str, suffix: str, trained:
 VARIANTS = (
     ("candidate_dropout", "candidate-dropout", "gold_candidate_dropout 0.2"),
     ("long", "long", "longer training"),
+    ("hybrid", "hybrid", "hybrid candidates (alias + dense, reciprocal-rank fusion)"),
 )
 
 
-def variant_folders(models: str, corpus: str) -> List[Tuple[str, str, str]]:
-    """``(variant, folder, setting)`` for each of :data:`VARIANTS` whose folder ``<corpus>-<suffix>`` exists
-    under ``models``."""
+def variant_folders(models: str, corpus: str, only: Optional[Sequence[str]] = None) -> List[Tuple[str, str, str]]:
+    """``(variant, folder, setting)`` for each of :data:`VARIANTS` (``only``'s, when given) whose folder
+    ``<corpus>-<suffix>`` exists under ``models``."""
     return [(variant, f"{corpus}-{suffix}", setting) for variant, suffix, setting in VARIANTS
-            if (Path(models) / f"{corpus}-{suffix}").is_dir()]
+            if (Path(models) / f"{corpus}-{suffix}").is_dir() and (not only or variant in only)]
 
 
 def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
@@ -511,9 +551,9 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         if dataset in data:
             rows += joint_rows(args, corpus, dataset, data[dataset])
     for corpus, dataset in (("ontogum", "ontogum-test"), ("litbank", "litbank-test")):
-        if dataset in data:
+        if dataset in data and not getattr(args, "variants", None):
             rows += refinement_rows(args, corpus, dataset, data[dataset])
-    if "gum-test" in data and not args.no_speed:
+    if "gum-test" in data and not args.no_speed and not getattr(args, "variants", None):
         rows += speed_rows(args, data["gum-test"])
     return rows
 
@@ -531,13 +571,17 @@ def main() -> None:
                         help="evaluate only these test sets (and only the systems whose models exist); their rows replace "
                              "those of the same system, test set and metric in --out, the others are kept; every row then "
                              "says when it was measured")
+    parser.add_argument("--variants", nargs="+", choices=[v for v, _, _ in VARIANTS], default=None,
+                        help="evaluate only the models of these variants (e.g. hybrid: training/jcl/<corpus>-hybrid/); "
+                             "their rows are merged into --out as with --datasets")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
     fix_tie_breaks()
     rows = evaluate(args)
-    if args.datasets:  # a partial rerun: its rows replace those of the same system, test set and metric
-        rows = merge_rerun(Path(args.out), rows, "python -m benchmarks.joint_coref_linker --datasets " + " ".join(args.datasets))
+    if args.datasets or args.variants:  # a partial rerun: its rows replace those of the same system, test set and metric
+        rows = merge_rerun(Path(args.out), rows, "python -m benchmarks.joint_coref_linker" + "".join(
+            f" --{name} " + " ".join(values) for name, values in (("datasets", args.datasets), ("variants", args.variants)) if values))
     out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark projects/joint_coref_linker", rows)
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))

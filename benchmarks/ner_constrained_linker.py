@@ -15,26 +15,36 @@ Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed en
 ``ner4el_selection`` (type-aware candidate selection, in training and inference), ``ner4el_negatives``
 (same-type negatives), ``ner4el_decoding`` (soft type-constrained decoding on the baseline model;
 ``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four; ``ner4el_all_bf16`` the same model
-predicting under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
+predicting under bfloat16 autocast), ``ner4el_all_hybrid`` (all four, trained and run on hybrid
+candidates: every alias match and the mention encoder's nearest 30, fused; issue 26; skipped when
+``training/ner4el/all_hybrid`` is missing), ``prior_only``, ``spacy_entity_linker``. The hybrid
+candidates' recall, as the linker sees them, is in the ``hybrid_top_k`` and ``hybrid_type_aware_selection``
+rows and in the notes of the ``ner4el_all_hybrid`` rows.
 
     python -m benchmarks.ner_constrained_linker
+    python -m benchmarks.ner_constrained_linker --only ner4el_all_hybrid   # just its rows, merged into the file
+
+``--only`` measures the listed systems alone (their models, the soft-decoding weight the results file's dev
+sweep chose) and merges their rows into the results file (``results_io.merge_rerun``): the other rows stay.
 """
 import argparse
+import json
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import spacy
 import torch
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from spacy_el.extensions import is_linked
 from spacy_el.scoring import ed_accuracy, el_scores
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
 from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
                      using_encoder_dtype)
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, results_to_matrix
 
 COMMAND = "python -m spacy project run ner4el-benchmark projects/ner_constrained_linker"
@@ -81,17 +91,25 @@ VARIANTS: List[Variant] = [
     ("ner4el_decoding", "baseline", {"decoding": "soft"}),
     ("ner4el_decoding_hard", "baseline", {"decoding": "hard"}),
     ("ner4el_all", "all", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid", "all_hybrid", {"type_aware_selection": True, "decoding": "soft"}),
 ]
+#: Variants measured only when their model exists (the others are required).
+OPTIONAL = {"ner4el_all_hybrid"}
+#: Systems whose end-to-end EL F1 and speed are measured too.
+END_TO_END = ("ner4el_all", "ner4el_all_hybrid")
 
 
 def variant_rows(
-    system: str, nlp: Language, cfg: Dict, data: Dict[str, List[Doc]], note: str
+    system: str, nlp: Language, cfg: Dict, data: Dict[str, List[Doc]], note: str,
+    recall: Optional[Dict[str, float]] = None,
 ) -> List[Row]:
+    """ED accuracy on each dataset; ``recall``: per dataset, the candidate recall@30 to state in the note."""
     configure(nlp, **cfg)
     rows = []
     for dataset, gold in data.items():
         pred = with_gold_mentions(nlp, gold, [PIPE])
-        rows.append(row(system, dataset, "ed_accuracy", ed(gold, pred), f"gold mentions; {note}"))
+        extra = f"; cand_recall_at_30={recall[dataset]:.3f}" if recall and dataset in recall else ""
+        rows.append(row(system, dataset, "ed_accuracy", ed(gold, pred), f"gold mentions; {note}{extra}"))
     return rows
 
 
@@ -116,20 +134,34 @@ def end_to_end_row(system: str, nlp: Language, gold: List[Doc], note: str) -> Ro
     return row(system, "aida-test", "el_micro_f", round(scores["el_micro_f"], 4), f"spacy_ner mentions; {note}")
 
 
-def recall_rows(nlp: Language, gold: List[Doc]) -> List[Row]:
-    """Candidate recall of the linker's lists, without and with type-aware selection."""
+def selected_recall(nlp: Language, gold: List[Doc], ks: Sequence[int], selection: bool) -> Dict[int, float]:
+    """Recall@k of the lists the linker scores: its generator's candidates of the gold linked mentions cut
+    to ``k`` (``selection``: compatible types first), for each k of ``ks``."""
     pipe = nlp.get_pipe(PIPE)
-    mentions = [(e.text, e.label_, e.kb_id_) for doc in gold for e in doc.ents if e.kb_id_ not in ("", "NIL")]
-    rows = []
-    for selection in (False, True):
-        for ks in (1, 10, 30):
-            configure(nlp, top_k=ks, type_aware_selection=selection)
-            ids = pipe.kb.entities.ids
-            ranked = [[ids[int(r)] for r in pipe.selector.select(t, pipe.inventory.mention_label(lab)).rows] for t, lab, _ in mentions]
-            recall = candidate_recall_at_k(ranked, [g for _, _, g in mentions], [ks])[f"cand_recall_at_{ks}"]
-            system = "type_aware_selection" if selection else "alias_table_top_k"
-            rows.append(row(system, "aida-test", f"cand_recall_at_{ks}", round(recall, 4), "gold mentions, CoNLL types"))
+    spans = [e for doc in gold for e in doc.ents if is_linked(e.kb_id_)]
+    generated = pipe.candidates(pipe.kb, spans)
+    ids = pipe.kb.entities.ids
+    recall = {}
+    for k in ks:
+        configure(nlp, top_k=k, type_aware_selection=selection)
+        ranked = [[ids[int(r)] for r in pipe.selector.select(found, pipe.inventory.mention_label(span.label_)).rows]
+                  for span, found in zip(spans, generated)]
+        recall[k] = candidate_recall_at_k(ranked, [span.kb_id_ for span in spans], [k])[f"cand_recall_at_{k}"]
     configure(nlp)
+    return recall
+
+
+#: The recall rows' systems: (the generator's name, without / with type-aware selection).
+RECALL_SYSTEMS = {"alias": ("alias_table_top_k", "type_aware_selection"),
+                  "hybrid": ("hybrid_top_k", "hybrid_type_aware_selection")}
+
+
+def recall_rows(nlp: Language, gold: List[Doc], generator: str = "alias") -> List[Row]:
+    """Candidate recall of the linker's lists on AIDA test, without and with type-aware selection."""
+    rows = []
+    for selection, system in zip((False, True), RECALL_SYSTEMS[generator]):
+        for k, recall in selected_recall(nlp, gold, (1, 10, 30), selection).items():
+            rows.append(row(system, "aida-test", f"cand_recall_at_{k}", round(recall, 4), "gold mentions, CoNLL types"))
     return rows
 
 
@@ -178,7 +210,32 @@ def peer_rows(args: argparse.Namespace, data: Dict[str, List[Doc]], kb) -> List[
     return rows
 
 
+def recorded_soft_weight(results: Path) -> Optional[float]:
+    """The soft-decoding weight an earlier full run chose: the best of its dev sweep rows (None without them)."""
+    if not results.exists():
+        return None
+    sweep = [(r["value"], float(r["metric"].rsplit("_", 1)[1])) for r in json.loads(results.read_text(encoding="utf8"))["rows"]
+             if r["system"] == "ner4el_decoding" and r["dataset"] == "aida-dev" and r["metric"].startswith("ed_accuracy_soft_weight_")]
+    return max(sweep, key=lambda pair: pair[0])[1] if sweep else None
+
+
+def variants_to_run(args: argparse.Namespace) -> List[Variant]:
+    """The :data:`VARIANTS` of this run: ``--only``'s, else all of them; an :data:`OPTIONAL` one only when its
+    model exists (said on stdout otherwise)."""
+    chosen = []
+    for variant in VARIANTS:
+        system, name, _ = variant
+        if args.only and system not in args.only:
+            continue
+        if system in OPTIONAL and not (args.models / name / "model-best").exists():
+            print(f"  (skipped {system}: {args.models / name / 'model-best'} not found)")
+            continue
+        chosen.append(variant)
+    return chosen
+
+
 def evaluate(args: argparse.Namespace) -> List[Row]:
+    """The full benchmark, or with ``--only`` the listed systems' rows alone."""
     torch.set_num_threads(args.threads)
     models: Dict[str, Language] = {}
 
@@ -187,31 +244,51 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             models[name] = spacy.load(args.models / name / "model-best")
         return models[name]
 
-    base = model("baseline")
-    kb = base.get_pipe(PIPE).kb
-    data = aida_and_elevant(args.corpus, args.data, base, kb, args.limit, elevant=relabel_coarse)
+    variants = variants_to_run(args)
+    if not variants:
+        raise SystemExit(f"Nothing to measure: no model of {', '.join(args.only or [])} under {args.models}")
+    full = not args.only
+    first = model("baseline" if full else variants[0][1])
+    kb = first.get_pipe(PIPE).kb
+    data = aida_and_elevant(args.corpus, args.data, first, kb, args.limit, elevant=relabel_coarse)
     rows: List[Row] = []
-    soft_weight, sweep = select_soft_weight(base, data["aida-dev"])
-    rows += sweep
-    for system, name, cfg in VARIANTS:
+    soft_weight = None if full else recorded_soft_weight(args.out)
+    if soft_weight is None:
+        soft_weight, sweep = select_soft_weight(model("baseline"), data["aida-dev"])
+        rows += sweep
+    for system, name, cfg in variants:
         if cfg.get("decoding") == "soft":
             cfg = {**cfg, "soft_weight": soft_weight}
         note = f"training/ner4el/{name}" + (f" + {cfg}" if cfg else "")
-        rows += variant_rows(system, model(name), cfg, data, note)
-    all_cfg = {**VARIANTS[-1][2], "soft_weight": soft_weight}
-    configure(model("all"), **all_cfg)
-    rows.append(end_to_end_row("ner4el_all", model("all"), data["aida-test"], "training/ner4el/all"))
-    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
-        rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
-    configure(base)
-    rows.append(end_to_end_row("ner4el_baseline", base, data["aida-test"], "training/ner4el/baseline"))
-    rows += recall_rows(base, data["aida-test"])
-    rows.append(entity_typing_row(base))
-    configure(model("all"), **all_cfg)
-    rows.append(speed_row("ner4el_all", model("all"), data["aida-test"], args.threads))
-    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
-        rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
-    rows += peer_rows(args, data, kb)
+        recall = None
+        if system == "ner4el_all_hybrid":
+            configure(model(name), **cfg)
+            recall = {dataset: selected_recall(model(name), gold, (30,), True)[30] for dataset, gold in data.items()}
+            note += "; hybrid candidates, recall after type-aware selection"
+        rows += variant_rows(system, model(name), cfg, data, note, recall)
+    end_to_end = [(system, name, {**cfg, "soft_weight": soft_weight}) for system, name, cfg in variants if system in END_TO_END]
+    for system, name, cfg in end_to_end:
+        configure(model(name), **cfg)
+        rows.append(end_to_end_row(system, model(name), data["aida-test"], f"training/ner4el/{name}"))
+    if full:
+        all_cfg = {**dict((s, c) for s, _, c in VARIANTS)["ner4el_all"], "soft_weight": soft_weight}
+        with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
+            rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
+        configure(model("baseline"))
+        rows.append(end_to_end_row("ner4el_baseline", model("baseline"), data["aida-test"], "training/ner4el/baseline"))
+        rows += recall_rows(model("baseline"), data["aida-test"])
+    if any(system == "ner4el_all_hybrid" for system, _, _ in variants):
+        rows += recall_rows(model("all_hybrid"), data["aida-test"], "hybrid")
+    if full:
+        rows.append(entity_typing_row(model("baseline")))
+    for system, name, cfg in end_to_end:
+        configure(model(name), **cfg)
+        rows.append(speed_row(system, model(name), data["aida-test"], args.threads))
+    if full:
+        configure(model("all"), **all_cfg)
+        with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
+            rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
+        rows += peer_rows(args, data, kb)
     return rows
 
 
@@ -224,10 +301,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="docs per dataset (0 = all; for smoke tests only)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_constrained_linker.json")
+    parser.add_argument("--only", nargs="+", choices=[system for system, _, _ in VARIANTS], default=None,
+                        help="measure only these systems (their ED, and for ner4el_all(_hybrid) end-to-end F1, speed and "
+                             "the candidate recall) and merge their rows into --out; the other rows stay")
     args = parser.parse_args()
     fix_tie_breaks()
-    write_results(args.out, COMMAND, evaluate(args))
-    write_tables(args.out)
+    rows = evaluate(args)
+    if args.only:
+        command = "python -m benchmarks.ner_constrained_linker --only " + " ".join(args.only)
+        write_results(args.out, command, merge_rerun(args.out, rows, command))
+    else:
+        write_results(args.out, COMMAND, rows)
+    if args.out.resolve() == (RESULTS_DIR / "ner_constrained_linker.json").resolve():  # a trial run elsewhere leaves the docs alone
+        write_tables(args.out)
 
 
 def write_tables(results: Path = RESULTS_DIR / "ner_constrained_linker.json",

@@ -10,6 +10,9 @@ Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character em
 - ``ner_stack_lstm_no_sent_rep``, ``_no_ment_rep``, ``_no_nil``: the joint model without the sentence
   representation, the mention representation or the NIL classifier (paper tables 7 and 8; skipped when
   not trained).
+- ``ner_stack_lstm_hybrid``: the joint model trained and run on hybrid candidates (alias + the mention
+  encoder's nearest entities, fused; issue 26; ``training/ner_stack_lstm/joint_hybrid``, skipped when not
+  trained). Its EL rows' notes give the hybrid candidates' recall@30 on the same gold mentions.
 - ``prior_only``: the alias table's most probable candidate on the joint model's mentions.
 - ``spacy_ner`` and ``spacy_entity_linker``: spaCy's ``ner`` and ``entity_linker`` with the same tok2vec
   settings (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
@@ -20,10 +23,14 @@ span: whether "NIL" was decided exactly when the gold entity is NIL or not in th
 ``words_per_s`` of ``nlp.pipe`` on the test texts (batch size and threads in the notes).
 
     python -m benchmarks.ner_stack_lstm
+    python -m benchmarks.ner_stack_lstm --only ner_stack_lstm_hybrid   # just its rows, merged into the file
+
+``--only`` measures the listed systems of :data:`MODELS` alone and merges their rows into the results file
+(``results_io.merge_rerun``): the other rows stay.
 """
 import argparse
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import spacy
 import torch
@@ -32,15 +39,21 @@ from spacy.tokens import Doc
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.extensions import is_linked
 from spacy_el.scoring import ner_scores
+from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior
 from .common import AIDA_CORPUS, fix_tie_breaks, read_docs, timed_pipe, words_per_s
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
 COMMAND = "python -m spacy project run nsl-benchmark projects/ner_stack_lstm"
 TRAINING = ROOT / "training"
 ABLATIONS = {"ner_stack_lstm_no_sent_rep": "no_sent_rep", "ner_stack_lstm_no_ment_rep": "no_ment_rep", "ner_stack_lstm_no_nil": "no_nil"}
+#: The joint models with another candidate generator (skipped when not trained), by system.
+GENERATOR_VARIANTS = {"ner_stack_lstm_hybrid": "joint_hybrid"}
+#: The systems ``--only`` can pick (each with what it needs of the others).
+MODELS = ("ner_stack_lstm", *GENERATOR_VARIANTS)
+PIPE = "ner_stack_lstm"
 
 
 def nil_accuracy(kb: ElKnowledgeBase, gold: List[Doc], pred: List[Doc]) -> float:
@@ -61,17 +74,90 @@ def ner_row(system: str, dataset: str, gold: List[Doc], pred: List[Doc], notes: 
     return row(system, dataset, "ner_f", round(scores["ner_f"], 4), notes)
 
 
+def generator_recall(nlp: spacy.language.Language, gold: List[Doc], k: int = 30) -> float:
+    """Recall@k of the component's own generator on the gold linked mentions (as ``candidate_recall`` for
+    the alias table)."""
+    pipe = nlp.get_pipe(PIPE)
+    spans = [e for doc in gold for e in doc.ents if is_linked(e.kb_id_)]
+    ranked = [found.ids(pipe.kb) for found in pipe.candidates(pipe.kb, spans)]
+    return candidate_recall_at_k(ranked, [span.kb_id_ for span in spans], [k])[f"cand_recall_at_{k}"]
+
+
+def joint_model_rows(system: str, nlp: spacy.language.Language, kb: ElKnowledgeBase, dataset: str, gold: List[Doc],
+                     recall30: float, what: str = "") -> Tuple[List[Row], List[Doc], float]:
+    """NER F1, the EL rows (``recall30`` in their notes) and the NIL accuracy of a joint model on ``gold``'s
+    texts; RETURNS the rows, the predicted docs and the seconds they took."""
+    docs, seconds = timed_pipe(nlp, [doc.text for doc in gold], BATCH_SIZE)
+    rows = [ner_row(system, dataset, gold, docs, f"configs/ner_stack_lstm.cfg, joint{what}")]
+    rows += el_rows(system, dataset, gold, docs, recall30, f"joint NER + EL{what}")
+    rows.append(row(system, dataset, "nil_accuracy", round(nil_accuracy(kb, gold, docs), 4), "exactly detected mentions"))
+    return rows, docs, seconds
+
+
+def speed_row(system: str, dataset: str, docs: List[Doc], seconds: float, speed: str) -> Row:
+    return row(system, dataset, "words_per_s", words_per_s(docs, seconds), speed + " (sentencizer + joint NER + EL)")
+
+
+def generator_variant_rows(system: str, nlp: spacy.language.Language, kb: ElKnowledgeBase,
+                           dataset: str, gold: List[Doc], speed: str) -> List[Row]:
+    """The rows of a joint model with another generator: the joint model's metrics (with its speed on
+    AIDA test) and its generator's recall@30 in the EL rows' notes."""
+    what = f", {nlp.get_pipe(PIPE).candidates.name} candidates"
+    rows, docs, seconds = joint_model_rows(system, nlp, kb, dataset, gold, generator_recall(nlp, gold), what)
+    return rows + ([speed_row(system, dataset, docs, seconds, speed)] if dataset == "aida-test" else [])
+
+
+def generator_variants(models: Path, only: Optional[Sequence[str]]) -> Dict[str, spacy.language.Language]:
+    """The trained :data:`GENERATOR_VARIANTS` under ``models`` of this run (``only``'s, else all), loaded;
+    missing ones are said."""
+    loaded = {}
+    for system, folder in GENERATOR_VARIANTS.items():
+        path = models / folder / "model-best"
+        if only and system not in only:
+            continue
+        if path.exists():
+            loaded[system] = spacy.load(path)
+        else:
+            print(f"  (skipped {system}: {path} not found)")
+    return loaded
+
+
+def evaluate_only(args: argparse.Namespace) -> List[Row]:
+    """The rows of ``--only``'s systems: the joint model and/or its generator variants."""
+    torch.set_num_threads(args.threads)
+    variants = generator_variants(args.models, args.only)
+    joint = spacy.load(args.models / "joint" / "model-best") if "ner_stack_lstm" in args.only else None
+    if joint is None and not variants:
+        raise SystemExit(f"Nothing to measure: no model of {', '.join(args.only)}")
+    any_nlp = joint or next(iter(variants.values()))
+    kb: ElKnowledgeBase = any_nlp.get_pipe(PIPE).kb
+    speed = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
+    rows: List[Row] = []
+    for split in ("dev", "test"):
+        dataset = f"aida-{split}"
+        gold = read_docs(args.corpus / f"{split}.spacy", any_nlp)[: args.limit or None]
+        if joint is not None:
+            joint_rows, joint_docs, joint_seconds = joint_model_rows("ner_stack_lstm", joint, kb, dataset, gold, candidate_recall(kb, gold))
+            rows += joint_rows
+            if split == "test":
+                rows.append(speed_row("ner_stack_lstm", dataset, joint_docs, joint_seconds, speed))
+        for system, nlp in variants.items():
+            rows += generator_variant_rows(system, nlp, kb, dataset, gold, speed)
+    return rows
+
+
 def evaluate(args: argparse.Namespace) -> List[Row]:
     torch.set_num_threads(args.threads)
     load: Callable[[str], spacy.language.Language] = lambda name: spacy.load(TRAINING / name / "model-best")  # noqa: E731
-    joint = load("ner_stack_lstm/joint")
-    ner_only = load("ner_stack_lstm/ner_only")
-    el_only = load("ner_stack_lstm/el_only")
+    joint = spacy.load(args.models / "joint" / "model-best")
+    variants = generator_variants(args.models, None)
+    ner_only = spacy.load(args.models / "ner_only" / "model-best")
+    el_only = spacy.load(args.models / "el_only" / "model-best")
     peer_ner = load("baselines/ner_glove")
     peer_el = load("baselines/entity_linker_glove")
     ablations = {}
     for system, folder in ABLATIONS.items():
-        path = TRAINING / "ner_stack_lstm" / folder / "model-best"
+        path = args.models / folder / "model-best"
         if path.exists():
             ablations[system] = spacy.load(path)
         else:
@@ -81,14 +167,12 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     rows: List[Row] = []
     for split in ("dev", "test"):
         dataset = f"aida-{split}"
-        gold = read_docs(args.corpus / f"{split}.spacy", joint)
+        gold = read_docs(args.corpus / f"{split}.spacy", joint)[: args.limit or None]
         texts = [doc.text for doc in gold]
         recall30 = candidate_recall(kb, gold)
 
-        joint_docs, joint_seconds = timed_pipe(joint, texts, BATCH_SIZE)
-        rows.append(ner_row("ner_stack_lstm", dataset, gold, joint_docs, "configs/ner_stack_lstm.cfg, joint"))
-        rows += el_rows("ner_stack_lstm", dataset, gold, joint_docs, recall30, "joint NER + EL")
-        rows.append(row("ner_stack_lstm", dataset, "nil_accuracy", round(nil_accuracy(kb, gold, joint_docs), 4), "exactly detected mentions"))
+        joint_rows, joint_docs, joint_seconds = joint_model_rows("ner_stack_lstm", joint, kb, dataset, gold, recall30)
+        rows += joint_rows
 
         ner_only_docs, _ = timed_pipe(ner_only, texts, BATCH_SIZE)
         rows.append(ner_row("ner_stack_lstm_ner_only", dataset, gold, ner_only_docs, "tasks = ner"))
@@ -102,6 +186,9 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             rows.append(ner_row(system, dataset, gold, docs, "ablation of the joint model"))
             rows += el_rows(system, dataset, gold, docs, recall30, "ablation of the joint model")
 
+        for system, nlp in variants.items():
+            rows += generator_variant_rows(system, nlp, kb, dataset, gold, speed)
+
         prior_docs = [doc.copy() for doc in joint_docs]
         link_with_prior(kb, prior_docs)
         rows += el_rows("prior_only", dataset, gold, prior_docs, recall30, "top prior on the joint model's mentions")
@@ -111,7 +198,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         peer_el_docs, peer_el_seconds = timed_pipe(peer_el, texts, BATCH_SIZE)
         rows += el_rows("spacy_entity_linker", dataset, gold, peer_el_docs, recall30, "spacy_ner + entity_linker, same word features")
         if split == "test":
-            rows.append(row("ner_stack_lstm", dataset, "words_per_s", words_per_s(joint_docs, joint_seconds), speed + " (sentencizer + joint NER + EL)"))
+            rows.append(speed_row("ner_stack_lstm", dataset, joint_docs, joint_seconds, speed))
             rows.append(row("spacy_ner", dataset, "words_per_s", words_per_s(peer_ner_docs, peer_ner_seconds), speed))
             rows.append(row("spacy_entity_linker", dataset, "words_per_s", words_per_s(peer_el_docs, peer_el_seconds), speed + " (ner + sentencizer + entity_linker)"))
     return rows
@@ -121,11 +208,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--models", type=Path, default=TRAINING / "ner_stack_lstm",
+                        help="the ner_stack_lstm models' folder (joint, ner_only, el_only, the ablations, joint_hybrid)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_stack_lstm.json")
+    parser.add_argument("--limit", type=int, default=0, help="docs per split (0 = all; for smoke tests only)")
+    parser.add_argument("--only", nargs="+", choices=MODELS, default=None,
+                        help="measure only these systems and merge their rows into --out; the other rows stay")
     args = parser.parse_args()
     fix_tie_breaks()
-    write_results(args.out, COMMAND, evaluate(args))
-    write_tables(args.out)
+    if args.only:
+        command = "python -m benchmarks.ner_stack_lstm --only " + " ".join(args.only)
+        write_results(args.out, command, merge_rerun(args.out, evaluate_only(args), command))
+    else:
+        write_results(args.out, COMMAND, evaluate(args))
+    if args.out.resolve() == (RESULTS_DIR / "ner_stack_lstm.json").resolve():  # a trial run elsewhere leaves the docs alone
+        write_tables(args.out)
 
 
 def write_tables(results: Path = RESULTS_DIR / "ner_stack_lstm.json", page: Path = PAGES["ner_stack_lstm"]) -> None:

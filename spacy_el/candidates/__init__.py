@@ -8,11 +8,12 @@ the generator's score. Linkers take a generator in their config (``spacy-el.Alia
 from .alias import AliasCandidates
 from .dense import DenseCandidates, attach_mention_encoder, mention_encoder_of
 from .hybrid import HybridCandidates
+from .memo import CandidateMemo
 from .registry import alias_candidates, dense_candidates, hybrid_candidates, spacy_candidates, spacy_candidates_batch
 from .types import TIER_EXACT, TIER_FUZZY, TIER_NONE, TIER_NORMALIZED, CandidateGenerator, MentionCandidates
 
 __all__ = [
-    "AliasCandidates", "DenseCandidates", "HybridCandidates", "CandidateGenerator", "MentionCandidates",
+    "AliasCandidates", "DenseCandidates", "HybridCandidates", "CandidateGenerator", "MentionCandidates", "CandidateMemo",
     "attach_mention_encoder", "mention_encoder_of", "alias_candidates", "dense_candidates", "hybrid_candidates",
     "spacy_candidates", "spacy_candidates_batch", "TIER_EXACT", "TIER_NORMALIZED", "TIER_FUZZY", "TIER_NONE",
 ]

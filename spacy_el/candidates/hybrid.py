@@ -20,8 +20,9 @@ from .types import TIER_EXACT, TIER_NONE, CandidateGenerator, MentionCandidates
 class HybridCandidates(CandidateGenerator):
     """Alias and dense candidates fused by weighted reciprocal rank: ``sum_i w_i / (rrf_k + rank_i)``.
 
-    top_k: candidates kept after fusion. alias, dense: the two generators (their own ``top_k`` is how
-    deep each list is read). rrf_k, alias_weight, dense_weight: the fusion. skip_dense_above: when set,
+    top_k: candidates kept after fusion (None: the whole union of the two lists, as the alias generator's
+    None keeps all its matches). alias, dense: the two generators (their own ``top_k`` is how deep each
+    list is read). rrf_k, alias_weight, dense_weight: the fusion. skip_dense_above: when set,
     a mention whose best alias candidate is an exact match with at least this prior skips the encoder
     (its alias list alone is ranked): faster, at the cost of the dense list for confident aliases.
     """
@@ -32,20 +33,20 @@ class HybridCandidates(CandidateGenerator):
         self,
         alias: AliasCandidates,
         dense: DenseCandidates,
-        top_k: int = 30,
+        top_k: Optional[int] = 30,
         rrf_k: float = 60.0,
         alias_weight: float = 1.0,
         dense_weight: float = 1.0,
         skip_dense_above: Optional[float] = None,
     ) -> None:
-        if top_k is None or int(top_k) < 1:
-            raise ValueError(f"[spacy_el] HybridCandidates top_k must be >= 1, got {top_k!r}.")
+        if top_k is not None and (isinstance(top_k, bool) or int(top_k) < 1):
+            raise ValueError(f"[spacy_el] HybridCandidates top_k must be null or >= 1, got {top_k!r}.")
         if alias_weight < 0 or dense_weight < 0 or alias_weight + dense_weight == 0:
             raise ValueError("[spacy_el] HybridCandidates weights must be >= 0 and not both 0.")
         if skip_dense_above is not None and not 0.0 <= float(skip_dense_above) <= 1.0:
             raise ValueError(f"[spacy_el] HybridCandidates skip_dense_above is a prior: null or in [0, 1], got {skip_dense_above!r}.")
         self.alias, self.dense = alias, dense
-        self.top_k = int(top_k)
+        self.top_k = None if top_k is None else int(top_k)
         self.rrf_k, self.alias_weight, self.dense_weight = float(rrf_k), float(alias_weight), float(dense_weight)
         self.skip_dense_above = skip_dense_above
 
@@ -84,7 +85,8 @@ class HybridCandidates(CandidateGenerator):
             fused, scores = reciprocal_rank_fusion(
                 [found.rows.tolist(), dense_rows], [self.alias_weight, self.dense_weight], self.rrf_k
             )
-            fused, scores = fused[: self.top_k], scores[: self.top_k]
+            if self.top_k is not None:
+                fused, scores = fused[: self.top_k], scores[: self.top_k]
             prior = {int(r): (float(p), int(t)) for r, p, t in zip(found.rows, found.prior, found.tier)}
             fused_rows = np.asarray(fused, dtype=np.int64)
             if i in needed and entity_vectors is not None and len(fused_rows):

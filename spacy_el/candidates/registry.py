@@ -45,8 +45,8 @@ def dense_candidates(top_k: int = 30, encoder: Optional[Path] = None, cache_size
 
 @registry.misc("spacy-el.HybridCandidates.v1")
 def hybrid_candidates(
-    top_k: int = 30,
-    alias_top_k: int = 30,
+    top_k: Optional[int] = 30,
+    alias_top_k: Optional[int] = 30,
     dense_top_k: int = 30,
     fuzzy: bool = True,
     encoder: Optional[Path] = None,
@@ -56,7 +56,9 @@ def hybrid_candidates(
     skip_dense_above: Optional[float] = None,
     cache_size: int = 20000,
 ) -> HybridCandidates:
-    """Alias and dense candidates fused by reciprocal rank."""
+    """Alias and dense candidates fused by reciprocal rank (top_k: kept after fusion; alias_top_k,
+    dense_top_k: how deep each list is read; null for top_k or alias_top_k: all of them, as the alias
+    generator's null)."""
     return HybridCandidates(
         AliasCandidates(alias_top_k, fuzzy), DenseCandidates(dense_top_k, encoder, cache_size), top_k=top_k, rrf_k=rrf_k,
         alias_weight=alias_weight, dense_weight=dense_weight, skip_dense_above=skip_dense_above,

@@ -47,7 +47,7 @@ from thinc.api import Config, Model, Optimizer
 from ..extensions import (
     BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS, register_extensions,
 )
-from ..candidates import AliasCandidates, CandidateGenerator
+from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
@@ -168,6 +168,7 @@ class NerConstrainedLinker(KBTorchPipe):
         self.inventory = TypeInventory.from_name(self.settings.type_inventory)
         self.kb = ElKnowledgeBase(vocab)
         self.candidates = candidates if candidates is not None else AliasCandidates(top_k=None, fuzzy=True)
+        self._training_memo = CandidateMemo()  # the gold mentions' candidates across epochs (update only)
         self._selector: Optional[CandidateSelector] = None
         self._rng = np.random.default_rng(self.settings.seed)
 
@@ -195,6 +196,7 @@ class NerConstrainedLinker(KBTorchPipe):
         self.model.set_dim("nT", len(self.inventory.labels))
         self.model.initialize()
         self._selector = None
+        self._training_memo.clear()
 
     def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
         super().set_kb(kb_loader)
@@ -386,17 +388,23 @@ class NerConstrainedLinker(KBTorchPipe):
 
     # -- training ----------------------------------------------------------------------------------
     def _training_mentions(self, examples: Iterable[Example]) -> Tuple[list, list, list]:
-        """Gold mentions in the KB: (text, char spans) per predicted doc, candidate sets, gold spans."""
-        texts_spans, sets, golds = [], [], []
-        settings = self.settings
+        """Gold mentions in the KB: (text, char spans) per predicted doc, candidate sets, gold spans.
+
+        The batch's mentions get their candidates in one generator call, through the training memo: a
+        gold mention's list is generated in its first epoch and reused in the later ones."""
+        in_kb_per_eg = []
         for eg in examples:
-            spans = []
             in_kb = []
             for gold in self._spans(eg.reference):
                 row = self.kb.entities.row_of(gold.kb_id_) if gold.kb_id_ not in ("", NIL) else None
                 if row is not None:  # else NIL or not in the KB: nothing to disambiguate towards
                     in_kb.append((gold, row))
-            generated = self.candidates(self.kb, [gold for gold, _ in in_kb])
+            in_kb_per_eg.append((eg, in_kb))
+        generated = iter(self._training_memo(self.candidates, self.kb, [gold for _, in_kb in in_kb_per_eg for gold, _ in in_kb]))
+        texts_spans, sets, golds = [], [], []
+        settings = self.settings
+        for eg, in_kb in in_kb_per_eg:
+            spans = []
             for (gold, row), found in zip(in_kb, generated):
                 cands = self.selector.training_set(
                     found, self.inventory.mention_label(gold.label_), row, self._rng,

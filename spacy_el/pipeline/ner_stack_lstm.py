@@ -36,7 +36,7 @@ from thinc.api import Config, Model, Optimizer
 from ..algorithms.transition_system import TransitionSystem
 from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
 from ..kb import ElKnowledgeBase
-from ..candidates import AliasCandidates, CandidateGenerator
+from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo
 from ..candidates.arrays import padded_candidates
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm.model import build_torch_layer, set_learned_entities
@@ -149,6 +149,7 @@ class NerStackLstm(KBTorchPipe):
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
         self.candidates = candidates if candidates is not None else AliasCandidates(top_k=30, fuzzy=False)
+        self._training_memo = CandidateMemo()  # the gold mentions' candidates across epochs (update only)
 
     def _check_settings(self, cfg: Dict[str, Any]) -> None:
         """The settings (``settings_class``) and the labels of a cfg, in ``configure`` and when a saved
@@ -192,6 +193,7 @@ class NerStackLstm(KBTorchPipe):
         (needed unless ``tasks = "ner"``)."""
         if kb_loader is not None:
             self.set_kb(kb_loader)
+        self._training_memo.clear()
         learned = set()
         sample: List[Doc] = []
         for label in labels or ():
@@ -246,9 +248,11 @@ class NerStackLstm(KBTorchPipe):
         return self.kb.entities.row_of(kb_id)
 
     # -- candidates --------------------------------------------------------------------------------
-    def _candidates(self, mentions: List[Span]) -> CandidateArrays:
-        """The generator's candidates of the mentions, with KB vectors when the model uses them."""
-        lists = self.candidates(self.kb, mentions)
+    def _candidates(self, mentions: List[Span], training: bool = False) -> CandidateArrays:
+        """The generator's candidates of the mentions, with KB vectors when the model uses them. In
+        training, through the memo: a gold mention's list is generated in its first epoch and reused in
+        the later ones."""
+        lists = self._training_memo(self.candidates, self.kb, mentions) if training else self.candidates(self.kb, mentions)
         return CandidateArrays(*padded_candidates(self.kb, lists, self.model.get_dim("nE")))
 
     # -- batches -----------------------------------------------------------------------------------
@@ -289,7 +293,7 @@ class NerStackLstm(KBTorchPipe):
         batch = StackLstmBatch(list(docs), segments, index, lengths, gold=gold_actions(self.system, by_segment, lengths), tasks=self.tasks,
                                use_nil=self.settings.use_nil_classifier)
         if self.tasks != "ner" and mentions_in_order:
-            batch.gold_candidates = self._candidates(mentions_in_order)
+            batch.gold_candidates = self._candidates(mentions_in_order, training=kb_ids is not None)
         if kb_ids is not None:
             candidate_rows = batch.gold_candidates
             batch.gold_candidate = candidate_rows.gold_positions(golds) if candidate_rows is not None else np.full(len(golds), -1, np.int64)
