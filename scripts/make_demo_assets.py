@@ -31,6 +31,7 @@ import re
 import shutil
 import sys
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -186,6 +187,108 @@ def stable_key(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------
+# The KB
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class KBContent:
+    """What :func:`build_kb` gives: the KB's JSONL records and what the README reports about them."""
+
+    entities: List[dict]
+    aliases: List[dict]
+    linked_ids: Set[str]
+    extra_ids: List[str]
+    tier_counts: Counter
+    train_counts: Counter
+
+
+def build_kb(
+    gum_docs: Dict[str, Doc], chosen: Dict[str, List[str]], summaries: Dict[str, EntityRecord], n_extra: int
+) -> KBContent:
+    """The demo KB of the ``chosen`` documents (split -> names; read in ``gum_docs``): every entity linked in
+    them, plus ``n_extra`` confusable entities of the Wikipedia ``summaries``; alias counts and frequencies
+    from the ``"train"`` documents only (the README's "Knowledge base" section). Also used by
+    ``scripts/make_demo_model.py`` for its training KB."""
+    # entities
+    linked_types: Dict[str, Counter] = defaultdict(Counter)  # id -> GUM type counts (all chosen docs)
+    train_freq: Counter = Counter()  # id -> linked mentions in train docs
+    for split, names in chosen.items():
+        for name in names:
+            for span in linked_spans(gum_docs[name]):
+                linked_types[span.kb_id_][span.label_] += 1
+                if split == "train":
+                    train_freq[span.kb_id_] += 1
+    # (alias, id) -> count over the train documents only (dev/test are for evaluation).
+    train_counts = mention_counts([gum_docs[name] for name in chosen["train"]], MENTIONS_KEY, names_only=True)
+    linked_ids = set(linked_types)
+
+    def record_for(eid: str) -> EntityRecord:
+        """The KB record: the summary's description and topic (the title itself when there is no
+        summary; the demo KB's schema has no empty descriptions), the entity's GUM types first."""
+        summary = summaries.get(eid)
+        gum_types = [t for t, _ in sorted(linked_types[eid].items(), key=lambda kv: (-kv[1], kv[0]))]
+        types = gum_types + (summary.types if summary else [])
+        description = (summary.description if summary else "") or name_of(eid)
+        return EntityRecord(eid, name_of(eid), description, types, float(train_freq[eid] + 1))
+
+    # Extra entities from the summaries: tiers of confusability, then hash order.
+    linked_alias_set: Set[str] = {alias for alias, _ in train_counts}
+    linked_words: Set[str] = set()
+    for eid in linked_ids:
+        linked_alias_set.update(title_aliases(record_for(eid)))
+        linked_words |= title_words(name_of(eid))
+    ranked = []
+    for eid, summary in summaries.items():
+        if eid in linked_ids:
+            continue
+        if set(title_aliases(summary)) & linked_alias_set:
+            tier = 0  # shares an alias string with a linked entity
+        elif title_words(summary.name) & linked_words:
+            tier = 1  # shares a content word
+        else:
+            tier = 2
+        ranked.append((tier, stable_key(summary.name), eid))
+    ranked.sort()
+    extra_ids = [eid for _, _, eid in ranked[:n_extra]]
+    tier_counts = Counter(t for t, _, _ in ranked[:n_extra])
+
+    records = {eid: record_for(eid) for eid in sorted(linked_ids | set(extra_ids))}
+    entities = [
+        {
+            "id": r.id,
+            "name": r.name,
+            "description": r.description,
+            "types": r.types,
+            "frequency": int(r.frequency),  # a count: written as an integer
+        }
+        for r in records.values()
+    ]
+
+    # aliases
+    priors = combine_alias_sources(records, train_counts, dwie=())
+    aliases = []
+    for alias in sorted(priors):
+        cands = sorted(priors[alias].items(), key=lambda x: (-x[1], x[0]))
+        aliases.append({"alias": alias, "candidates": [[eid, floor6(p)] for eid, p in cands[:MAX_CANDIDATES]]})
+
+    return KBContent(entities, aliases, linked_ids, extra_ids, tier_counts, train_counts)
+
+
+def write_kb(kb_out: Path, entities: List[dict], aliases: List[dict]) -> None:
+    """``entities.jsonl`` and ``aliases.jsonl`` into ``kb_out`` (emptied first)."""
+    if kb_out.exists():
+        shutil.rmtree(kb_out)
+    kb_out.mkdir(parents=True)
+    with open(kb_out / "entities.jsonl", "w", encoding="utf-8", newline="\n") as f:
+        for e in entities:
+            f.write(json.dumps(e, ensure_ascii=False) + "\n")
+    with open(kb_out / "aliases.jsonl", "w", encoding="utf-8", newline="\n") as f:
+        for a in aliases:
+            f.write(json.dumps(a, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
 
@@ -265,78 +368,11 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
                 )
             )
 
-    # ---- 3. entities ---------------------------------------------------------
-    linked_types: Dict[str, Counter] = defaultdict(Counter)  # id -> GUM type counts (all chosen docs)
-    train_freq: Counter = Counter()  # id -> linked mentions in train docs
-    for split, names in chosen.items():
-        for name in names:
-            for span in linked_spans(gum_docs[name]):
-                linked_types[span.kb_id_][span.label_] += 1
-                if split == "train":
-                    train_freq[span.kb_id_] += 1
-    # (alias, id) -> count over the train documents only (dev/test are for evaluation).
-    train_counts = mention_counts([gum_docs[name] for name in chosen["train"]], MENTIONS_KEY, names_only=True)
-    linked_ids = set(linked_types)
-
-    def record_for(eid: str) -> EntityRecord:
-        """The KB record: the summary's description and topic (the title itself when there is no
-        summary; the demo KB's schema has no empty descriptions), the entity's GUM types first."""
-        summary = summaries.get(eid)
-        gum_types = [t for t, _ in sorted(linked_types[eid].items(), key=lambda kv: (-kv[1], kv[0]))]
-        types = gum_types + (summary.types if summary else [])
-        description = (summary.description if summary else "") or name_of(eid)
-        return EntityRecord(eid, name_of(eid), description, types, float(train_freq[eid] + 1))
-
-    # Extra entities from the summaries: tiers of confusability, then hash order.
-    linked_alias_set: Set[str] = {alias for alias, _ in train_counts}
-    linked_words: Set[str] = set()
-    for eid in linked_ids:
-        linked_alias_set.update(title_aliases(record_for(eid)))
-        linked_words |= title_words(name_of(eid))
-    ranked = []
-    for eid, summary in summaries.items():
-        if eid in linked_ids:
-            continue
-        if set(title_aliases(summary)) & linked_alias_set:
-            tier = 0  # shares an alias string with a linked entity
-        elif title_words(summary.name) & linked_words:
-            tier = 1  # shares a content word
-        else:
-            tier = 2
-        ranked.append((tier, stable_key(summary.name), eid))
-    ranked.sort()
-    extra_ids = [eid for _, _, eid in ranked[: args.n_extra]]
-    tier_counts = Counter(t for t, _, _ in ranked[: args.n_extra])
-
-    records = {eid: record_for(eid) for eid in sorted(linked_ids | set(extra_ids))}
-    entities = [
-        {
-            "id": r.id,
-            "name": r.name,
-            "description": r.description,
-            "types": r.types,
-            "frequency": int(r.frequency),  # a count: written as an integer
-        }
-        for r in records.values()
-    ]
-
-    # ---- 4. aliases ----------------------------------------------------------
-    priors = combine_alias_sources(records, train_counts, dwie=())
-    aliases = []
-    for alias in sorted(priors):
-        cands = sorted(priors[alias].items(), key=lambda x: (-x[1], x[0]))
-        aliases.append({"alias": alias, "candidates": [[eid, floor6(p)] for eid, p in cands[:MAX_CANDIDATES]]})
-
-    kb_out = out / "kb"
-    if kb_out.exists():
-        shutil.rmtree(kb_out)
-    kb_out.mkdir(parents=True)
-    with open(kb_out / "entities.jsonl", "w", encoding="utf-8", newline="\n") as f:
-        for e in entities:
-            f.write(json.dumps(e, ensure_ascii=False) + "\n")
-    with open(kb_out / "aliases.jsonl", "w", encoding="utf-8", newline="\n") as f:
-        for a in aliases:
-            f.write(json.dumps(a, ensure_ascii=False) + "\n")
+    # ---- 3. entities and 4. aliases -------------------------------------------
+    kb = build_kb(gum_docs, chosen, summaries, args.n_extra)
+    entities, aliases, linked_ids, extra_ids = kb.entities, kb.aliases, kb.linked_ids, kb.extra_ids
+    tier_counts, train_counts = kb.tier_counts, kb.train_counts
+    write_kb(out / "kb", entities, aliases)
 
     # ---- 5. README -----------------------------------------------------------
     stats = {
@@ -403,6 +439,7 @@ python scripts/make_demo_assets.py --data ../shared/data --out assets
 | `kb/entities.jsonl` | {stats['entities']} KB entities |
 | `kb/aliases.jsonl` | {stats['aliases']} aliases with prior probabilities p(entity \\| alias) |
 | `README.md` | this file (provenance, licences, attribution) |
+| `models/` | trained demo models, not made by this script: each folder by its own script, with its provenance (`models/README.md`) |
 
 ### Corpus
 

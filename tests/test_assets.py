@@ -44,8 +44,14 @@ def aliases():
     return _jsonl(ASSETS / "kb" / "aliases.jsonl")
 
 
+#: Made by scripts/make_demo_model.py, not by make_demo_assets.py: checked on their own (test_demo_models_*).
+MODELS = ASSETS / "models"
+MAX_MODEL_BYTES = 8 * 1024 * 1024  # per model folder: trained heads over the packaged encoder, a few MB
+
+
 def _asset_files():
-    return sorted(p for p in ASSETS.rglob("*") if p.is_file())
+    """The files scripts/make_demo_assets.py makes (everything but ``models/``)."""
+    return sorted(p for p in ASSETS.rglob("*") if p.is_file() and MODELS not in p.parents)
 
 
 # -- knowledge base -----------------------------------------------------------------------------
@@ -137,11 +143,28 @@ def test_readme_has_licences_and_attribution():
         assert needle in text, needle
 
 
+def test_demo_models_are_small_data_only_and_documented():
+    """Each model folder (when made) has its provenance, no pickle, and fits in a few MB."""
+    assert (MODELS / "README.md").is_file()
+    for folder in sorted(p for p in MODELS.iterdir() if p.is_dir()):
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        assert sum(p.stat().st_size for p in files) < MAX_MODEL_BYTES, folder
+        assert (folder / "README.md").is_file() and (folder / "provenance.json").is_file(), folder
+        provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+        assert {d["genre"] for split in provenance["documents"].values() for d in split} <= ALLOWED_GENRES
+        bundled_held_out = {p.stem for split in ("dev", "test") for p in (ASSETS / "corpus" / "gum" / split).glob("*.tsv")}
+        assert not bundled_held_out & {d["name"] for split in provenance["documents"].values() for d in split}
+        for path in files:  # JSON, msgpack and safetensors only: no pickle (protocol 2+), no torch.save zip
+            head = path.read_bytes()[:4]
+            assert not (head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05")), path
+            assert head != b"PK\x03\x04", path
+
+
 # -- Reuters guard ----------------------------------------------------------------------------
 
 
 def test_no_conll_document_markers():
-    for path in _asset_files():
+    for path in _asset_files() + sorted(p for p in MODELS.rglob("*") if p.is_file()):
         text = path.read_text(encoding="utf-8", errors="replace")
         for marker in REUTERS_MARKERS:
             assert marker not in text, f"{path}: contains {marker!r}"
@@ -153,7 +176,7 @@ def _words(text):
 
 def _asset_word_streams():
     """Running word sequences of every asset file (token columns for GUM files)."""
-    for path in _asset_files():
+    for path in _asset_files() + sorted(p for p in MODELS.rglob("*") if p.is_file()):
         text = path.read_text(encoding="utf-8", errors="replace")
         if path.suffix == ".tsv":
             forms = [l.split("\t")[2] for l in text.splitlines() if re.match(r"^\d+-\d+\t", l)]

@@ -8,8 +8,10 @@ from wasabi import msg
 
 from ._app import app
 
-# The headline metrics, in the order they are shown; a file shows those it has.
-HEADLINE = ("ner_f", "el_micro_f", "ed_accuracy", "coref_avg_f", "elm_f", "elh_f")
+# The headline metrics, in the order they are shown; a file shows those it has (coreference: the CoNLL
+# metrics MUC, B3 and CEAF-e, and their average).
+HEADLINE = ("ner_f", "el_micro_f", "ed_accuracy", "coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "elm_f",
+            "elh_f")
 
 
 def summary_rows(paths: List[Path]) -> List[List[str]]:

@@ -9,5 +9,6 @@ the model has its own).
 * ``entqa``: ``entity_retriever`` and ``entqa_reader`` (``spacy-el.EntityRetriever.v1``, ``spacy-el.EntQAReader.v1``).
 
 Shared: ``autocast`` (the encoders' ``encoder_dtype``), ``torch_io`` (encoders, tokenizers, shims,
-safetensors) and ``thinc_glue`` (the torch layer's forward, the scalar-loss pattern, numpy outputs).
+safetensors), ``encoder_reference`` (an unchanged encoder saved as its name and weights checksum) and
+``thinc_glue`` (the torch layer's forward, the scalar-loss pattern, numpy outputs).
 """

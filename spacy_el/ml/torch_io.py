@@ -13,6 +13,7 @@ underneath are not safe for that, and are replaced here:
   (its Rust core changes its truncation/padding state per call). :func:`shared_tokenizer` gives each
   thread its own copy.
 """
+import json
 import os
 import threading
 from pathlib import Path
@@ -24,7 +25,8 @@ from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
 __all__ = [
     "resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer",
-    "serialize_state", "state_deserializer", "EvalModeShim", "EncoderLRShim", "torch_layer",
+    "serialize_state", "state_deserializer", "state_references", "STATE_REFERENCES", "EvalModeShim", "EncoderLRShim",
+    "torch_layer",
 ]
 
 
@@ -164,16 +166,49 @@ def torch_layer(
     )
 
 
+#: safetensors metadata key of a weights file's state references (JSON: state-dict prefix -> reference).
+STATE_REFERENCES = "spacy_el.state_references"
+
+
 def serialize_state(module: Any) -> bytes:
-    """A torch module's state dict as safetensors bytes."""
+    """A torch module's state dict as safetensors bytes.
+
+    A module may save parts of its state as references instead of tensors: ``module.state_references()``
+    (when it has one) gives ``{state-dict prefix: JSON-able reference}``; the tensors under those prefixes are
+    left out and the references go to the file's metadata (``STATE_REFERENCES``), for the module's
+    ``check_state_references`` at loading (:mod:`spacy_el.ml.encoder_reference`: an encoder saved by name
+    and checksum)."""
     from safetensors.torch import save
 
-    return save({k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()})
+    get_references = getattr(module, "state_references", None)
+    references = get_references() if get_references is not None else {}
+    prefixes = tuple(references)
+    state = {
+        k: v.detach().contiguous().cpu() for k, v in module.state_dict().items() if not (prefixes and k.startswith(prefixes))
+    }
+    metadata = {STATE_REFERENCES: json.dumps(references, sort_keys=True)} if references else None
+    return save(state, metadata=metadata)
+
+
+def state_references(data: bytes, component: str) -> Dict[str, Any]:
+    """The state references in the metadata of safetensors ``data`` (``{}`` when there are none)."""
+    try:
+        length = int.from_bytes(data[:8], "little")
+        header = json.loads(data[8:8 + length])
+        raw = (header.get("__metadata__") or {}).get(STATE_REFERENCES)
+        references = json.loads(raw) if raw is not None else {}
+    except (ValueError, TypeError, AttributeError) as err:
+        raise ValueError(f"[spacy_el] The {component} weights are corrupted: unreadable metadata ({err}).") from err
+    if not isinstance(references, dict) or not all(isinstance(k, str) and k for k in references):
+        raise ValueError(f"[spacy_el] The {component} weights are corrupted: state references {references!r}.")
+    return references
 
 
 def state_deserializer(component: str) -> Callable[[Any, bytes, Any], Any]:
     """A ``PyTorchWrapper_v3`` ``deserialize_model`` that reads safetensors bytes into the module and
-    names ``component`` in its errors (corrupted bytes, or weights of another model config)."""
+    names ``component`` in its errors (corrupted bytes, or weights of another model config). State saved as
+    references (:func:`serialize_state`) keeps the module's own tensors, once ``check_state_references``
+    accepted them."""
 
     def deserialize(module: Any, data: bytes, device: Any) -> Any:
         from safetensors.torch import load
@@ -182,12 +217,23 @@ def state_deserializer(component: str) -> Callable[[Any, bytes, Any], Any]:
             state = load(data)
         except Exception as err:  # safetensors raises its own error types for malformed headers
             raise ValueError(f"[spacy_el] The {component} weights are corrupted: {err}") from err
+        references = state_references(data, component)
+        prefixes = tuple(references)
         missing, unexpected = module.load_state_dict(state, strict=False)
+        missing = [k for k in missing if not (prefixes and k.startswith(prefixes))]  # kept as built
         if missing or unexpected:
             raise ValueError(
                 f"[spacy_el] The saved {component} weights do not fit the model config "
                 f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]}): was it trained with other settings?"
             )
+        if references:
+            check = getattr(module, "check_state_references", None)
+            if check is None:
+                raise ValueError(
+                    f"[spacy_el] The saved {component} weights refer to {sorted(references)} instead of holding them, "
+                    "and this model cannot resolve such references."
+                )
+            check(references, component)
         return module.to(device)
 
     return deserialize

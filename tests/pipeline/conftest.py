@@ -26,9 +26,14 @@ from ..conftest import build_invented_kb
 #: The components under contract, in the order the tests are parametrised (each is also the pipe's name in its
 #: pipeline; ``entqa_reader_joint`` is the entqa_reader factory with ``reader_mode = "joint"``).
 COMPONENTS = ("ner_stack_lstm", "entity_retriever", "entqa_reader", "entqa_reader_joint", "joint_coref_linker",
-              "ner_constrained_linker")
+              "joint_coref_linker_heads", "ner_constrained_linker")
+#: ``joint_coref_linker_heads``: the whole (1-layer) encoder frozen, saved as a reference, not as weights.
+HEADS_ONLY = {"save_encoder": False, "frozen_encoder_layers": 1}
 #: Pipe name -> (factory, settings) where the two differ.
-FACTORIES = {"entqa_reader_joint": ("entqa_reader", {"reader_mode": "joint"})}
+FACTORIES = {
+    "entqa_reader_joint": ("entqa_reader", {"reader_mode": "joint"}),
+    "joint_coref_linker_heads": ("joint_coref_linker", HEADS_ONLY),
+}
 #: The joint reader's test settings: windows of 12 wordpieces (stride 6), so the contract's longer texts span
 #: several windows.
 JOINT_READER = {"reader_mode": "joint", "window_length": 12, "window_stride": 6, "candidate_length": 4}
@@ -141,15 +146,20 @@ def build_ner_stack_lstm(tiny_encoder: str, tmp: Path, candidates: Optional[Dict
     return nlp
 
 
-def build_joint_coref_linker(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None) -> Language:
-    """``candidates`` as for :func:`build_ner_stack_lstm`."""
+def build_joint_coref_linker(
+    tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None, name: str = "joint_coref_linker",
+) -> Language:
+    """``candidates`` as for :func:`build_ner_stack_lstm`; ``name``: the pipe's name, whose settings are
+    ``FACTORIES``'."""
     kb_dir = _invented_kb_dir(tmp, tiny_encoder, mention_encoder=candidates is not None)
     nlp = spacy.blank("en")
     model = {
         "encoder": tiny_encoder, "max_span_width": 3, "window": 16, "stride": 8, "ffnn": 32, "ffnn_depth": 1,
         "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 8, "encoder_dtype": "float32",
     }
-    nlp.add_pipe("joint_coref_linker", config={"model": model, **({"candidates": candidates} if candidates else {})})
+    settings = FACTORIES.get(name, ("joint_coref_linker", {}))[1]
+    nlp.add_pipe("joint_coref_linker", name=name,
+                 config={"model": model, **settings, **({"candidates": candidates} if candidates else {})})
     train = [
         ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
          [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
@@ -165,7 +175,7 @@ def build_joint_coref_linker(tiny_encoder: str, tmp: Path, candidates: Optional[
             kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
             reference.spans[key] = [Span(reference, s.start, s.end, kb_id=kb_id) for s in spans]
         examples.append(Example(Doc(nlp.vocab, words=text.split()), reference))
-    nlp.get_pipe("joint_coref_linker").initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+    nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
     _train(nlp, examples, steps=4, learn_rate=0.005)
     return nlp
 
@@ -282,6 +292,7 @@ class TrainedPipelines:
         builders: Dict[str, Callable[[str, Path], Language]] = {
             "ner_stack_lstm": build_ner_stack_lstm, "joint_coref_linker": build_joint_coref_linker,
             "ner_constrained_linker": build_ner_constrained_linker,
+            "joint_coref_linker_heads": lambda encoder, tmp: build_joint_coref_linker(encoder, tmp, name="joint_coref_linker_heads"),
         }
         tmp = self.tmp_path_factory.mktemp(name)
         if name == "entqa":

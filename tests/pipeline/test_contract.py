@@ -1,5 +1,6 @@
-"""The contract every torch-backed component keeps, tested once over all of them (the five components, and
-entqa_reader in both reader modes; builders: ``conftest.py``).
+"""The contract every torch-backed component keeps, tested once over all of them (the five components,
+entqa_reader in both reader modes, and joint_coref_linker also saved as heads only, ``save_encoder = false``;
+builders: ``conftest.py``).
 
 * threads: one ``nlp`` called from two threads at once gives exactly the sequential outputs;
 * serialisation depends only on the state: save -> load -> save is byte-identical (``to_bytes`` and
@@ -228,7 +229,8 @@ def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, compon
     cfg_file = tmp_path / "pipeline" / component / "cfg"
     if content.startswith("{\"top_k"):  # a valid file with one setting of the wrong type
         cfg = srsly.read_json(cfg_file)
-        setting = {"joint_coref_linker": "mentions_from", "ner_stack_lstm": "max_sentence_length"}.get(component, "top_k")
+        setting = {"joint_coref_linker": "mentions_from", "joint_coref_linker_heads": "mentions_from",
+                   "ner_stack_lstm": "max_sentence_length"}.get(component, "top_k")
         cfg[setting] = "many"
         content = srsly.json_dumps(cfg)
     cfg_file.write_text(content, encoding="utf8")

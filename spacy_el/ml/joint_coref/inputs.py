@@ -201,7 +201,8 @@ def make_doc_inputs(
     ids = np.asarray(encoded["input_ids"], dtype=np.int64)
     offsets = np.asarray(encoded["offset_mapping"], dtype=np.int64).reshape(-1, 2)
     ranges = encoder_windows(len(ids), a["window"], a["stride"])
-    if not ranges:
+    if not ranges:  # the tokenizer reads nothing (NUL, BOM, zero-width characters): no vector, nothing to score
+        inputs.spans, inputs.n_keep, inputs.forced, inputs.gold = np.zeros((0, 2), dtype=np.int64), 0, empty, None
         return inputs
     length = max(end - start for start, end in ranges) + 2
     inputs.input_ids = np.full((len(ranges), length), tokenizer.pad_token_id or 0, dtype=np.int64)

@@ -19,7 +19,9 @@ component's ``get_loss`` returns ``d_loss = 1``.
 
 Serialisation: the PyTorch layer is built lazily from ``nE`` (KB vector width); a component saves
 ``nE`` in its cfg and calls :func:`build_torch_layer` before loading weights, which are stored with
-safetensors (never pickled). The encoder's architecture and tokenizer come from its local path.
+safetensors (never pickled). The encoder's architecture and tokenizer come from its local path. With
+:func:`set_save_encoder` off (the component's ``save_encoder = false``), the weights file holds the trained
+heads only and refers to the encoder by name and checksum (:mod:`spacy_el.ml.encoder_reference`).
 """
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple, Union
@@ -33,11 +35,14 @@ from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_nump
 from ..torch_io import EncoderLRShim, load_encoder, torch_layer
 from .decoding import JointDecoding, decode
 from .entity_equalization import REFINEMENTS
+from .frozen_encoder import encoder_layers
 from .inputs import JointCorefBatch
 from .modules import DocOutput, JointCorefModule
 from .scorer import MODES
 
-__all__ = ["build_joint_coref_linker", "build_torch_layer", "predicted", "DocPrediction"]
+__all__ = [
+    "build_joint_coref_linker", "build_torch_layer", "predicted", "DocPrediction", "set_save_encoder", "encoder_depth",
+]
 
 
 @dataclass
@@ -167,6 +172,27 @@ def build_torch_layer(model: Model) -> None:
         torch_layer(module, _convert_inputs, _convert_outputs, "joint_coref_linker", shim_class=EncoderLRShim,
                     encoder_lr_scale=a.get("encoder_lr_scale", 1.0))
     )
+
+
+def _module(model: Model) -> Optional[JointCorefModule]:
+    """The model's torch module (None before the layer is built)."""
+    return model.layers[0].shims[0]._model if model.layers else None
+
+
+def set_save_encoder(model: Model, save: bool) -> None:
+    """Whether the model's next serialisation holds the encoder's weights (``True``) or only the trained heads
+    and a reference to the encoder (``False``; refused there when training changed the encoder)."""
+    module = _module(model)
+    if module is not None:
+        module.save_encoder = bool(save)
+
+
+def encoder_depth(model: Model) -> int:
+    """The number of transformer layers of the built model's encoder (BERT-like encoders only)."""
+    module = _module(model)
+    if module is None:
+        raise ValueError("[spacy_el] JointCorefLinker: the model is not built yet.")
+    return len(encoder_layers(module.encoder)[1])
 
 
 def init(model: Model, X: Optional[JointCorefBatch] = None, Y: Optional[Any] = None) -> None:

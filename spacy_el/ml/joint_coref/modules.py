@@ -34,23 +34,25 @@ authors' code feed gold spans in training) so every gold mention is scored; the 
 embedded again with gradient.
 """
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
 from ..autocast import encoder_autocast, resolve_encoder_dtype
+from ..encoder_reference import check_encoder_reference, encoder_reference
 from .frozen_encoder import LowerLayerCache, split_encode
 from .inputs import DocInputs
 from .losses import GoldMentionCluster, compute_loss
 from .scorer import JointCorefScorer, JointScores
 from .span_representations import SpanEmbedder, prune_spans
 
-__all__ = ["JointCorefModule", "DocOutput", "PRUNE_CHUNK", "PRIOR_FLOOR"]
+__all__ = ["JointCorefModule", "DocOutput", "PRUNE_CHUNK", "PRIOR_FLOOR", "ENCODER_PREFIX"]
 
 PRUNE_CHUNK = 4096  # spans scored at once in the pruning pass
 PRIOR_FLOOR = 1e-6  # priors are clamped here before the log (a prior of 0 must not give -inf)
+ENCODER_PREFIX = "encoder."  # the encoder's keys in the module's state dict
 
 
 @dataclass
@@ -86,6 +88,24 @@ class JointCorefModule(nn.Module):
         )
         # Training with frozen lower encoder layers: their outputs per document (not state: never saved)
         self.lower_cache = LowerLayerCache()
+        # Where the encoder comes from ("" = the packaged MiniLM), and whether its weights are saved (the
+        # component's save_encoder) or only a reference to them (spacy_el.ml.encoder_reference).
+        self.encoder_source: str = attrs.get("encoder", "")
+        self.save_encoder = True
+
+    def state_references(self) -> Dict[str, Dict[str, Any]]:
+        """What :func:`~spacy_el.ml.torch_io.serialize_state` saves as references instead of tensors: the
+        encoder, when ``save_encoder`` is off (raises when training changed its weights)."""
+        if self.save_encoder:
+            return {}
+        return {ENCODER_PREFIX: encoder_reference(self.encoder, self.encoder_source, "joint_coref_linker")}
+
+    def check_state_references(self, references: Dict[str, Any], component: str) -> None:
+        """Accept a weights file that refers to this module's encoder (as built from the config) by checksum."""
+        unknown = sorted(set(references) - {ENCODER_PREFIX})
+        if unknown:
+            raise ValueError(f"[spacy_el] The saved {component} weights refer to unknown state {unknown}.")
+        check_encoder_reference(self.encoder, references[ENCODER_PREFIX], component)
 
     def _device(self) -> Any:
         return next(self.parameters()).device

@@ -1,0 +1,140 @@
+"""Giving a trained pipeline's components a KB of your choice (``python -m spacy_el kb attach``).
+
+spacy_el's trainable components save their KB inside the pipeline (``<component>/kb``). Their models score
+entity vectors and alias priors, never KB rows, so a trained component works with another KB whose entity
+vectors come from the same encoder, with the same width. A pipeline may also be saved without a component's
+KB (trained heads shipped for a KB built elsewhere, as ``assets/models/joint_coref_linker``); it loads only
+once it has one.
+
+:func:`attach_kb` writes a copy of the pipeline whose components carry the given KB, after checking that
+
+* the KB has entity vectors of the width each component was trained with (``dims.nE`` in its ``cfg``);
+* their encoder (the KB manifest's ``vectors_encoder``) is that of the KB the component was trained with: the
+  KB it carries, or, when it carries none, the one the pipeline's meta.json records
+  (``meta["spacy_el"]["kb_vectors_encoder"][component]``, written by whoever removed the KB); when neither
+  records one, the check is skipped;
+* the copy loads (``spacy.load``, which also verifies the KB's checksums).
+
+The copy is written beside the output and renamed into place: an existing output is replaced only when it
+is a spaCy pipeline directory (it has a ``config.cfg``).
+"""
+import shutil
+import uuid
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import srsly
+from spacy import util
+
+from .kb import ElKnowledgeBase
+from .kb.serialization import read_manifest
+
+__all__ = ["META_KEY", "attach_kb", "kb_components"]
+
+PathLike = Union[str, Path]
+#: meta.json key of what spacy_el records about a pipeline (``kb_vectors_encoder``: per component saved
+#: without its KB, the vectors encoder of the KB it was trained with).
+META_KEY = "spacy_el"
+KB_FOLDER = "kb"
+
+
+def _spacy_el_factories() -> List[str]:
+    """The spaCy factories spacy_el registers (setup.cfg entry points): its components, which all carry a KB."""
+    return sorted(
+        ep.name for ep in metadata.entry_points(group="spacy_factories") if ep.value.startswith("spacy_el.")
+    )
+
+
+def kb_components(pipeline_dir: PathLike) -> List[str]:
+    """The names of the pipeline's components made by a spacy_el factory (from its config.cfg)."""
+    config = util.load_config(Path(pipeline_dir) / "config.cfg", interpolate=False)
+    factories = set(_spacy_el_factories())
+    return [
+        name for name in config["nlp"]["pipeline"]
+        if config["components"].get(name, {}).get("factory") in factories
+    ]
+
+
+def _trained_width(component_dir: Path) -> Optional[int]:
+    dims = srsly.read_json(component_dir / "cfg").get("dims") or {}
+    return dims.get("nE")
+
+
+def _trained_vectors_encoder(pipeline_dir: Path, name: str) -> Optional[Dict[str, Any]]:
+    """The vectors encoder of the KB the component was trained with (None when unknown)."""
+    own = pipeline_dir / name / KB_FOLDER
+    if own.exists():
+        return read_manifest(own).get("vectors_encoder")
+    meta = srsly.read_json(pipeline_dir / "meta.json") if (pipeline_dir / "meta.json").exists() else {}
+    return ((meta.get(META_KEY) or {}).get("kb_vectors_encoder") or {}).get(name)
+
+
+def _check_fits(kb: ElKnowledgeBase, kb_dir: Path, pipeline_dir: Path, name: str) -> None:
+    width = _trained_width(pipeline_dir / name)
+    if width is not None and kb.entity_vector_length != width:
+        raise ValueError(
+            f"[spacy_el] The KB {kb_dir} has entity vectors of width {kb.entity_vector_length or 'none'}, but {name} in "
+            f"{pipeline_dir} was trained with width {width}: build the KB with the same entity encoder "
+            "(python -m spacy_el kb build ... --vectors compute)."
+        )
+    trained = _trained_vectors_encoder(pipeline_dir, name)
+    if trained and kb.vectors_encoder and dict(trained) != dict(kb.vectors_encoder):
+        raise ValueError(
+            f"[spacy_el] The KB {kb_dir}'s entity vectors come from the encoder {kb.vectors_encoder}, but {name} in "
+            f"{pipeline_dir} was trained with vectors of {trained}: vectors of two encoders are not comparable. "
+            "Compute the KB's vectors with the encoder the component was trained with."
+        )
+
+
+def attach_kb(
+    pipeline_dir: PathLike, kb_dir: PathLike, output_dir: PathLike, components: Sequence[str] = (),
+) -> List[str]:
+    """Write a copy of ``pipeline_dir`` to ``output_dir`` whose ``components`` (default: every spacy_el
+    component) carry the KB at ``kb_dir`` (module docstring). RETURNS: the components given the KB."""
+    import spacy
+
+    pipeline_dir, kb_dir, output_dir = Path(pipeline_dir), Path(kb_dir), Path(output_dir)
+    if not (pipeline_dir / "config.cfg").is_file():
+        raise ValueError(f"[spacy_el] {pipeline_dir} is not a spaCy pipeline directory (no config.cfg).")
+    known = kb_components(pipeline_dir)
+    names = list(components) or known
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        raise ValueError(
+            f"[spacy_el] {pipeline_dir} has no spacy_el component {unknown or ''} to give a KB to "
+            f"(its spacy_el components: {known or 'none'})."
+        )
+    if output_dir.exists() and not (output_dir / "config.cfg").is_file():
+        raise ValueError(f"[spacy_el] {output_dir} exists and is not a spaCy pipeline directory: refusing to replace it.")
+    if output_dir.resolve() == pipeline_dir.resolve():
+        raise ValueError("[spacy_el] Give the KB to a copy: OUTPUT must differ from PIPELINE.")
+    kb = ElKnowledgeBase.load(kb_dir, mmap=False)
+    for name in names:
+        _check_fits(kb, kb_dir, pipeline_dir, name)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = output_dir.parent / f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        shutil.copytree(pipeline_dir, staging)
+        for name in names:
+            target = staging / name / KB_FOLDER
+            if target.exists():
+                shutil.rmtree(target)
+            kb.to_disk(target)
+        spacy.load(staging)  # refuses a pipeline that does not load, naming the file
+        _replace(staging, output_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return names
+
+
+def _replace(staging: Path, output_dir: Path) -> None:
+    """Rename ``staging`` onto ``output_dir`` (an existing one is moved aside first, then removed)."""
+    old = None
+    if output_dir.exists():
+        old = output_dir.parent / f".{output_dir.name}.old-{uuid.uuid4().hex[:8]}"
+        output_dir.rename(old)
+    staging.rename(output_dir)
+    if old is not None:
+        shutil.rmtree(old)
