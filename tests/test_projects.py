@@ -47,7 +47,7 @@ def test_the_root_has_the_plain_commands_and_reads_in_a_minute():
     assert {"demo", "train", "test", "all"} <= set(config["workflows"])
     assert not [c for c in commands if c.startswith(("train-jcl-", "train-ner4el-", "train-nsl-"))
                 and c not in ("train-jcl-aida-global", "train-nsl-joint")], "research variants belong in projects/"
-    assert len(commands) <= 40
+    assert len(commands) <= 42, "40, and the `pretrained` workflow's three"
 
 
 def test_train_builds_the_pipeline_that_evaluate_and_package_take():
@@ -153,3 +153,45 @@ def test_benchmarks_run_by_path_from_a_study_folder():
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Re-render the README and docs tables" in done.stdout
+
+
+#: Issue 26: each linker's hybrid-candidate model and the step that trains its alias-table reference:
+#: (study, hybrid step, folder of the reference step, reference step).
+HYBRID_STEPS = [
+    ("ner_constrained_linker", "train-ner4el-all-hybrid", "projects/ner_constrained_linker", "train-ner4el-all"),
+    ("ner_stack_lstm", "train-nsl-joint-hybrid", ".", "train-nsl-joint"),
+    ("joint_coref_linker", "train-jcl-aida-global-hybrid", ".", "train-jcl-aida-global"),
+]
+
+
+def train_options(folder: Path, step: str):
+    """``(config, {option: value})`` of the ``spacy train`` command of ``step``: paths from the repository
+    root, the config's own [paths] where the command gives none."""
+    command = next(c for c in load(folder)["commands"] if c["name"] == step)
+    [line] = command["script"]
+    words = line.split()
+    assert words[:4] == ["python", "-m", "spacy", "train"], line
+    _, config = resolve(folder, words[4])
+    options = dict(zip(words[5::2], words[6::2]))
+    text = (REPO_ROOT / config).read_text(encoding="utf8")
+    paths = re.search(r"^\[paths\]\n(.*?)^\[", text, re.S | re.M).group(1)
+    for key, value in re.findall(r'^(\w+) = "([^"]+)"', paths, re.M):
+        options.setdefault(f"--paths.{key}", value)
+    for key, value in options.items():
+        if key.startswith("--paths.") or key == "--output":
+            options[key] = resolve(folder, value)[1]
+    return config, options
+
+
+@pytest.mark.parametrize("study, step, reference_folder, reference", HYBRID_STEPS, ids=[s[1] for s in HYBRID_STEPS])
+def test_a_hybrid_step_trains_its_reference_with_hybrid_candidates_only(study, step, reference_folder, reference):
+    config, options = train_options(REPO_ROOT / "projects" / study, step)
+    ref_config, ref_options = train_options((REPO_ROOT / reference_folder).resolve(), reference)
+    assert config == ref_config
+    component = config.split("/")[-1].split(".")[0].removesuffix("_aida")
+    candidates = f"--components.{component}.candidates."
+    changed = {k: v for k, v in options.items() if ref_options.get(k) != v}
+    assert changed.pop("--output") != ref_options["--output"]
+    assert changed.pop(candidates + "@misc") == "spacy-el.HybridCandidates.v1"
+    assert all(k.startswith(candidates) for k in changed), changed  # the generator's settings, nothing else
+    assert set(ref_options) <= set(options)

@@ -23,6 +23,9 @@ FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
 SKIP_TEST = {
     "docs/drop_in.md": (1, "loads en_core_web_sm (a download) and linkers trained on AIDA; "
                            "tests/pipeline/test_drop_in.py runs the same recipe with a built OntoNotes ner"),
+    "docs/pretrained.md": (1, "loads en_spacy_el_coref, which `spacy project run pretrained` builds in hours, and "
+                              "en_core_web_sm (a download); tests/test_package.py installs a tiny en_spacy_el_coref "
+                              "and runs it alone and sourced after another pipeline"),
 }
 
 
@@ -124,3 +127,26 @@ def test_links_lead_to_files_and_headings():
             elif anchor and file.suffix == ".md" and anchor not in _anchors(file):
                 broken.append(f"{_rel(page)}: {target} (no such heading)")
     assert not broken
+
+
+def _section(page: Path, name: str) -> str:
+    match = re.search(rf"<!-- results:{name} -->\n(.*?)<!-- /results:{name} -->", page.read_text(encoding="utf8"), re.S)
+    assert match, f"{_rel(page)} has no {name} markers"
+    return match.group(1)
+
+
+def test_sentences_that_quote_figures_are_generated_from_the_results():
+    """No figure typed by hand: the sentences of PROSE and the timings' sentences are as the results render them."""
+    import srsly
+
+    from benchmarks.project_timings import timings_summary, train_time_text
+    from benchmarks.results_io import RESULTS_DIR
+    from benchmarks.tables import PROSE, prose_text
+
+    expected = {name: prose_text(prose) for name, prose in PROSE.items()}
+    timings = srsly.read_json(RESULTS_DIR / "project_timings.json")
+    cores = timings["machine"]["cores"]
+    expected["train_time"] = train_time_text(timings["rows"], cores)
+    expected["timings_summary"] = timings_summary(timings["rows"], cores)
+    stale = [name for name, text in expected.items() if _section(PAGES[name], name) != text]
+    assert not stale, f"re-render them: python -m benchmarks.tables ({', '.join(stale)})"

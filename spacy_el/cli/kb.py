@@ -1,6 +1,6 @@
-"""``python -m spacy_el kb build|build-eval|info|lookup``."""
+"""``python -m spacy_el kb build|build-eval|info|lookup|attach``."""
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from wasabi import msg
@@ -155,6 +155,22 @@ def lookup_cli(
     msg.table(rows, header=("entity", "prior", "match", "score", "alias", "description"), divider=True)
 
 
+@kb_app.command("attach")
+def attach_cli(
+    pipeline: Path = typer.Argument(..., help="Trained pipeline directory (its components' KBs may be missing)", exists=True, file_okay=False),
+    kb_dir: Path = typer.Argument(..., help="KB directory with entity vectors from the encoder the components were trained with", exists=True, file_okay=False),
+    output: Path = typer.Argument(..., help="Where to write the pipeline with the KB (replaced if it is a pipeline)"),
+    component: Optional[List[str]] = typer.Option(None, "--component", "-c", help="Component to give the KB (repeatable; default: every spacy_el component)"),
+) -> None:
+    """Write a copy of PIPELINE whose spacy_el components carry the KB at KB_DIR: for trained heads shipped
+    without a KB (assets/models/joint_coref_linker), or to link against another KB. Refuses a KB whose
+    vectors have another width or come from another encoder than the one the components were trained with."""
+    from ..attach_kb import attach_kb
+
+    names = attach_kb(pipeline, kb_dir, output, component or ())
+    msg.good(f"Saved {output}: {', '.join(names)} with the KB {kb_dir}")
+
+
 @kb_app.command("build-eval")
 def build_eval_cli(
     data_dir: Path = typer.Argument(..., help="The shared data directory (../shared/data)", exists=True, file_okay=False),
@@ -171,35 +187,56 @@ def build_eval_cli(
         help="Comma-separated alias sources (default: all of titles,gum,dwie,aida,pprforned); titles,gum,dwie are "
         "the open-data ones a packaged KB may carry (AIDA and PPRforNED mention strings are Reuters text)",
     ),
+    entity_sources: Optional[str] = typer.Option(
+        None, "--entity-sources",
+        help="Comma-separated entity sources (default: all of summaries,gum,dwie,pprforned,aida, each with the train "
+        "gold titles it annotates); summaries,gum give a KB whose entities have no AIDA or PPRforNED origin",
+    ),
     entities_from: Optional[Path] = typer.Option(
         None, "--entities-from",
         help="An evaluation KB whose entities, vectors and dense index to keep: only the aliases are built again "
         "(from redistributable --alias-sources), nothing is encoded",
         exists=True, file_okay=False,
     ),
+    skip_pronoun_aliases: bool = typer.Option(
+        False, "--skip-pronoun-aliases",
+        help="Count only the GUM train mentions that read as names: not pronouns or phrases capitalised only by a "
+        "leading function word (He, I, The city), which the default rule (an upper-case letter) lets in",
+    ),
     force: bool = FORCE_OPTION,
 ) -> None:
     """Build the evaluation KB from ../shared/data (entities from PPRforNED, Wikipedia summaries, GUM and
-    DWIE; aliases only from titles, AIDA/GUM train mentions, train-split PPRforNED lists and DWIE priors,
-    or the --alias-sources named). Its manifest records the alias sources."""
+    DWIE, or the --entity-sources named; aliases only from titles, AIDA/GUM train mentions, train-split
+    PPRforNED lists and DWIE priors, or the --alias-sources named). Its manifest records both sources."""
     from ..corpora import read_aida, read_gum
-    from ..recipes.eval_kb import ALIAS_SOURCES, build_eval_kb_builder, check_alias_sources, open_data_aliases
+    from ..recipes.eval_kb import (
+        ALIAS_SOURCES, ENTITY_SOURCES, build_eval_kb_builder, check_alias_sources, check_entity_sources,
+        open_data_aliases,
+    )
 
     names = check_alias_sources(alias_sources.split(",") if alias_sources else ALIAS_SOURCES)
+    entity_names = check_entity_sources(entity_sources.split(",") if entity_sources else ENTITY_SOURCES)
+    if entities_from is not None and entity_sources:
+        raise ValueError("[spacy_el] --entity-sources and --entities-from exclude each other: with --entities-from "
+                         "the entities are that KB's.")
     check_output_dir(output_dir, force)
-    # A full build reads GUM train whatever the sources: its gold titles are entities of the KB.
-    need_gum = "gum" in names or entities_from is None
+    # A full build reads GUM train when GUM gives aliases or entities: its gold titles are entities of the KB.
+    need_gum = "gum" in names or (entities_from is None and "gum" in entity_names)
     gum_train = read_gum(data_dir / "gum", "train", show_progress=True) if need_gum else []
     if entities_from is not None:
         from ..kb import ElKnowledgeBase
 
-        kb = open_data_aliases(ElKnowledgeBase.load(entities_from, mmap=False), data_dir, gum_train, names)
+        kb = open_data_aliases(ElKnowledgeBase.load(entities_from, mmap=False), data_dir, gum_train, names,
+                               skip_pronoun_aliases=skip_pronoun_aliases)
         msg.good(f"Rebuilt the aliases of {entities_from} from {','.join(names)}: {kb.n_entities} entities, {kb.n_aliases} aliases")
     else:
-        aida_train = read_aida(data_dir / "aida", splits=("train",), show_progress=True)["train"]
-        builder = build_eval_kb_builder(data_dir, aida_train, gum_train, alias_sources=names)
-        kb = builder.build(progress=True, alias_sources=names)
-        msg.good(f"Built evaluation KB: {kb.n_entities} entities, {kb.n_aliases} aliases ({','.join(names)})")
+        need_aida = "aida" in names or "aida" in entity_names
+        aida_train = read_aida(data_dir / "aida", splits=("train",), show_progress=True)["train"] if need_aida else []
+        builder = build_eval_kb_builder(data_dir, aida_train, gum_train, alias_sources=names, entity_sources=entity_names,
+                                        skip_pronoun_aliases=skip_pronoun_aliases)
+        kb = builder.build(progress=True, alias_sources=names, entity_sources=entity_names)
+        msg.good(f"Built evaluation KB: {kb.n_entities} entities ({','.join(entity_names)}), {kb.n_aliases} aliases "
+                 f"({','.join(names)})")
     add_vectors_and_save(
         kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
     )

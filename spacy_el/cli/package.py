@@ -29,6 +29,11 @@ def package_cli(
     staged_dir: Optional[Path] = typer.Option(
         None, "--staged-dir", help="Keep the pipeline as packaged in this new directory (default: a temporary one)",
     ),
+    trained_on: Optional[str] = typer.Option(
+        None, "--trained-on",
+        help="Comma-separated corpora the models were trained on (gum, ontogum, litbank, aida), listed with their "
+        "licences in the package's meta",
+    ),
     i_know_the_licences: bool = typer.Option(
         False, "--i-know-the-licences",
         help="Package even when a KB records alias sources that are unknown or not known to be redistributable",
@@ -40,11 +45,16 @@ def package_cli(
     from spacy.cli.package import package
 
     from ..kb import ElKnowledgeBase
-    from ..packaging import check_redistributable, package_meta, prune_strings, stage_pipeline, swap_aliases
+    from ..recipes.data_sources import TRAINING_CORPORA, check_sources
+    from ..packaging import (
+        check_redistributable, package_meta, prune_strings, recorded_sources, stage_pipeline, swap_aliases,
+    )
 
     builds = {b for b in build.split(",") if b}
     if not builds <= {"sdist", "wheel", "none"}:
         raise ValueError(f"[spacy_el] --build takes sdist, wheel, 'sdist,wheel' or none, got {build!r}.")
+    corpora = [name for name in (trained_on or "").split(",") if name]
+    corpora = list(check_sources(corpora, TRAINING_CORPORA, "training corpora")) if corpora else []
     with tempfile.TemporaryDirectory(dir=output_dir, prefix=".staging-") as tmp:
         staged = stage_pipeline(pipeline_dir, staged_dir if staged_dir is not None else Path(tmp) / "pipeline")
         if aliases_from is not None:
@@ -56,24 +66,12 @@ def package_cli(
             msg.warn(f"Packaged on your word (--i-know-the-licences): {problem}")
         before, after = prune_strings(staged)
         msg.good(f"String store pruned from {before} to {after} strings; predictions unchanged")
-        sources = _alias_sources(staged)
         meta_path = staged / "meta.json"
-        srsly.write_json(meta_path, package_meta(srsly.read_json(meta_path), sources))
+        meta = package_meta(srsly.read_json(meta_path), recorded_sources(staged, "alias_sources"),
+                            entity_sources=recorded_sources(staged, "entity_sources"), trained_on=corpora)
+        srsly.write_json(meta_path, meta)
         package(
             staged, output_dir, name=name, version=version, create_sdist="sdist" in builds,
             create_wheel="wheel" in builds, force=force, silent=False,
         )
 
-
-def _alias_sources(pipeline_dir: Path) -> Optional[list]:
-    """The alias sources of the pipeline's KBs (their union, in order); None if one records none."""
-    from ..kb.serialization import read_manifest
-    from ..packaging import pipeline_kb_dirs
-
-    names: list = []
-    for kb_dir in pipeline_kb_dirs(pipeline_dir):
-        sources = read_manifest(kb_dir).get("alias_sources")
-        if sources is None:
-            return None
-        names += [name for name in sources if name not in names]
-    return names

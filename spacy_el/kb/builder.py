@@ -141,9 +141,10 @@ class KBBuilder:
         drop_unknown: bool = False,
         progress: bool = False,
         alias_sources: Optional[Sequence[str]] = None,
+        entity_sources: Optional[Sequence[str]] = None,
     ) -> ElKnowledgeBase:
-        """The KB. ``alias_sources``: the names of the sources the aliases come from, recorded in its
-        manifest (``ElKnowledgeBase.alias_sources``; None: unknown)."""
+        """The KB. ``alias_sources`` / ``entity_sources``: the names of the sources the aliases / entities come
+        from, recorded in its manifest (``ElKnowledgeBase.alias_sources`` / ``entity_sources``; None: unknown)."""
         vectors = self._vector_matrix()
         entities = EntityStore.build(
             self._ids, self._names, self._descriptions, self._types, self._frequencies, vectors,
@@ -191,6 +192,7 @@ class KBBuilder:
             settings=settings or LookupSettings(fuzzy=fuzzy),
         )
         kb.set_aliases(aliases, alias_sources)
+        kb.entity_sources = list(entity_sources) if entity_sources is not None else None
         return kb
 
     def _vector_matrix(self) -> Optional[np.ndarray]:

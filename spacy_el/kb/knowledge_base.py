@@ -103,6 +103,9 @@ class ElKnowledgeBase(KnowledgeBase):
         # ``spacy_el.recipes.eval_kb.ALIAS_SOURCES``), None when unknown: what `python -m spacy_el package`
         # checks before a pipeline holding the KB is distributed.
         self.alias_sources: Optional[List[str]] = None
+        # The names of the sources the entities come from (e.g. ["summaries", "gum"], see
+        # ``spacy_el.recipes.data_sources.ENTITY_SOURCES``), None when unknown: what a package's meta lists.
+        self.entity_sources: Optional[List[str]] = None
         # Named data files the KB carries for other parts of spacy_el (e.g. the dense candidate
         # generator's mention encoder): bytes, or the path of a loaded KB's file, read on first use.
         self._attachments: Dict[str, Union[bytes, Path]] = {}
@@ -380,6 +383,7 @@ class ElKnowledgeBase(KnowledgeBase):
             "dense_index": DENSE_INDEX_FILE if self.dense_index is not None else None,
             "vectors_encoder": self.vectors_encoder,
             "alias_sources": self.alias_sources,
+            "entity_sources": self.entity_sources,
             "attachments": {name: _attachment_file(name) for name in self.attachment_names},
         }
 
@@ -448,6 +452,7 @@ class ElKnowledgeBase(KnowledgeBase):
             default_length = int(manifest.get("default_vector_length", 0))
             # KBs written before alias sources were recorded have none: unknown.
             alias_sources = _checked_alias_sources(manifest.get("alias_sources"), "alias_sources")
+            entity_sources = _checked_alias_sources(manifest.get("entity_sources"), "entity_sources")
         except (KeyError, TypeError, ValueError) as err:
             raise KBFormatError(f"[spacy_el] {where} lacks a required KB field or array: {err}") from err
         self.entities, self.aliases, self.settings = entities, aliases, settings
@@ -455,6 +460,7 @@ class ElKnowledgeBase(KnowledgeBase):
         self.dense_index = dense
         self.vectors_encoder = manifest.get("vectors_encoder")
         self.alias_sources = alias_sources
+        self.entity_sources = entity_sources
         self._check_consistency(where)
 
     def _check_consistency(self, where: str = "the KB") -> None:
@@ -487,7 +493,7 @@ def _load_dense_file(extra: Dict[str, Path], name: str, kb_path: Path, *, mmap: 
 
 
 def _checked_alias_sources(sources: Any, what: str) -> Optional[List[str]]:
-    """``sources`` as a list of non-empty strings, or None (unknown); anything else is refused."""
+    """``sources`` (alias or entity sources) as a list of non-empty strings, or None (unknown); anything else is refused."""
     if sources is None:
         return None
     if isinstance(sources, str) or not all(isinstance(s, str) and s for s in sources):

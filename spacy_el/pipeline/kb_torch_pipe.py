@@ -13,6 +13,7 @@ from spacy.vocab import Vocab
 
 from ..extensions import record_qids
 from ..kb import ElKnowledgeBase
+from .obsolete_settings import migrate_obsolete_settings, refuse_obsolete
 from .settings import ComponentSettings
 
 #: The settings-file key of the model file's checksum (not a setting: never in ``cfg``).
@@ -66,6 +67,7 @@ class KBTorchPipe(TrainablePipe):
         """Change settings of a (trained) component, checked as at construction; used by the
         ``spacy-el.ComponentSettings.v1`` callback to set up a component sourced into another pipeline.
         The settings are saved with the component."""
+        refuse_obsolete(self.settings_class.component, self.name, settings)  # says what replaced it
         self.settings.updated(**settings)  # refuses unknown names and invalid values, naming them
         self._check_settings({**self.cfg, **settings})
         self.cfg.update(settings)
@@ -162,7 +164,9 @@ class KBTorchPipe(TrainablePipe):
     def _read_cfg(self, read: Callable[[], Any], where: str) -> Optional[Dict[str, Any]]:
         """Check a saved settings file and merge it into ``cfg``. RETURNS: the model checksum it holds
         (None from a pipeline saved before checksums). Every error names ``where``: a corrupted settings
-        file otherwise fails far from its cause (a TypeError in ``dict.update``, a shape error later)."""
+        file otherwise fails far from its cause (a TypeError in ``dict.update``, a shape error later).
+        Settings that spacy_el no longer has (saved by an earlier version) are migrated with a warning
+        or refused, never merged silently (:mod:`~spacy_el.pipeline.obsolete_settings`)."""
         try:
             saved = read()
         except (ValueError, TypeError, UnicodeDecodeError, OSError) as err:
@@ -181,6 +185,10 @@ class KBTorchPipe(TrainablePipe):
             and isinstance(checksum.get("bytes"), int)
         ):
             raise ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: {MODEL_CHECKSUM} is {checksum!r}.")
+        saved, _ = migrate_obsolete_settings(
+            saved, component=self.settings_class.component, pipe_name=self.name,
+            generator=getattr(self, "candidates", None), where=where,
+        )
         try:
             self._check_settings({**self.cfg, **saved})
         except (ValueError, TypeError) as err:
@@ -254,14 +262,23 @@ class KBTorchPipe(TrainablePipe):
         deserializers = {
             "cfg": lambda p: checksum.update(model=self._read_cfg(lambda: srsly.read_json(p), str(p))),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            # Memory-mapped: processes that load the same pipeline (annotate workers, Ray actors) share
-            # the KB's pages instead of holding a copy each.
-            "kb": lambda p: self.kb.from_disk(p, mmap=True),
+            "kb": self._kb_from_disk,
             "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), checksum.get("model")),
         }
         util.from_disk(path, deserializers, exclude)
         self._after_load()
         return self
+
+    def _kb_from_disk(self, path: Path) -> None:
+        # Memory-mapped: processes that load the same pipeline (annotate workers, Ray actors) share the KB's
+        # pages instead of holding a copy each.
+        if not Path(path).exists():
+            raise ValueError(
+                f"[spacy_el] {path} is missing: this {self.name} was saved without its KB (trained heads shipped "
+                f"for a KB of your choice). Give it one: python -m spacy_el kb attach PIPELINE KB OUTPUT "
+                f"--component {self.name}"
+            )
+        self.kb.from_disk(path, mmap=True)
 
 
 def _frozen(value: Any) -> Any:

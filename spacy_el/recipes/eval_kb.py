@@ -19,6 +19,13 @@ Dev/test data never contributes an alias, a prior or a frequency. ``alias_source
 (``ALIAS_SOURCES`` names them, with their licences): ``OPEN_ALIAS_SOURCES`` leaves out the AIDA mentions and
 the PPRforNED lists, whose mention strings are Reuters text (data rule 1), for a KB that may be packaged;
 :func:`open_data_aliases` gives an existing KB such an alias table, keeping its entities, vectors and index.
+``entity_sources`` selects the entity sources (``ENTITY_SOURCES``; each also adds the train gold titles it
+annotates): ``OPEN_ENTITY_SOURCES`` (the Wikipedia summaries and GUM) gives a KB whose entity list has no AIDA
+or PPRforNED origin, for the `pretrained` pipelines; aliases naming an entity outside the KB are dropped.
+``skip_pronoun_aliases`` counts only the GUM mentions that read as names (:func:`spacy_el.recipes.names.is_name`)
+and leaves out every pronoun alias: the default rules let in "He", "I" and "The city" at a sentence start from
+GUM, and "He", "She" and "I" as the surnames of "Zheng He", "Lao She" and "Ahmose I", as the evaluation KB has
+them (kept so, for its measured results).
 The bundled demo KB
 (``scripts/make_demo_assets.py``) uses the same rules (:func:`mention_counts`, :func:`title_aliases`,
 :func:`combine_alias_sources`), so there is one alias rule in the project.
@@ -26,7 +33,7 @@ The bundled demo KB
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Container, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from spacy.tokens import Doc
 from wasabi import msg
@@ -34,6 +41,8 @@ from wasabi import msg
 from ..corpora.titles import load_wiki_map
 from ..kb import ElKnowledgeBase, KBBuilder
 from ..scoring.candidates import linked_mentions
+from .data_sources import ALIAS_SOURCES, ENTITY_SOURCES, OPEN_ALIAS_SOURCES, check_alias_sources, check_entity_sources
+from .names import is_name, is_pronoun
 from .sources import (
     EntityRecord,
     name_of,
@@ -52,59 +61,6 @@ SURNAME_WEIGHT = 0.25
 PPR_TRAIN_WEIGHT = 1.0
 PERSON_TYPES = {"PER", "topic:People", "person"}
 PPR_TYPES = {"PER": "PER", "ORG": "ORG", "GPE": "LOC"}
-
-
-class AliasSource(NamedTuple):
-    """One source of the evaluation KB's aliases: what it is, its licence and whether aliases from it may
-    be distributed in a package (``python -m spacy_el package`` refuses a KB with one that may not)."""
-
-    what: str
-    licence: str
-    redistributable: bool
-
-
-#: The evaluation KB's alias sources by the name its manifest records (``ElKnowledgeBase.alias_sources``).
-ALIAS_SOURCES: Dict[str, AliasSource] = {
-    "titles": AliasSource(
-        "KB entity titles (Wikipedia article titles), without their disambiguator, and people's surnames",
-        "Wikipedia article titles, from the KB's entity sources (Wikipedia summaries: CC BY-SA 4.0; GUM "
-        "wiki_map: CC BY 4.0; DWIE: GPL-3.0; PPRforNED candidate URLs)",
-        True,
-    ),
-    "gum": AliasSource(
-        "GUM train name mentions (amir-zeldes/gum, coref/gum)",
-        "annotations CC BY 4.0; the mention strings come from texts under per-genre licences (CC BY, CC BY-SA, "
-        "CC BY-NC-SA 3.0 for wikiHow and fiction, ...; see GUM's LICENSE.txt); Reddit text is masked, so none",
-        True,
-    ),
-    "dwie": AliasSource(
-        "DWIE alias priors p(e|m) (klimzaporojets/DWIE, data/annos)", "GPL-3.0", True
-    ),
-    "aida": AliasSource(
-        "AIDA CoNLL-YAGO train mentions",
-        "Reuters text (CoNLL-2003), research use only: never distributed (data rule 1)",
-        False,
-    ),
-    "pprforned": AliasSource(
-        "PPRforNED candidate lists of the AIDA train documents",
-        "no licence stated; its mention strings are AIDA (Reuters) text: never distributed (data rule 1)",
-        False,
-    ),
-}
-#: The sources a packaged KB's aliases may come from.
-OPEN_ALIAS_SOURCES: Tuple[str, ...] = tuple(name for name, source in ALIAS_SOURCES.items() if source.redistributable)
-
-
-def check_alias_sources(names: Iterable[str]) -> Tuple[str, ...]:
-    """``names`` in ``ALIAS_SOURCES`` order, each checked to be one of them."""
-    names = list(names)
-    unknown = [name for name in names if name not in ALIAS_SOURCES]
-    if unknown or not names:
-        raise ValueError(
-            f"[spacy_el] Unknown alias sources {unknown or names!r}: choose one or more of {list(ALIAS_SOURCES)} "
-            f"(the open-data set is {','.join(OPEN_ALIAS_SOURCES)})."
-        )
-    return tuple(name for name in ALIAS_SOURCES if name in names)
 
 
 @dataclass
@@ -129,33 +85,45 @@ class EvalKBSources:
     def gum_wiki_map(self) -> Path:
         return self.data_dir / "gum" / "coref" / "wiki_map.tab"
 
-    def check(self) -> None:
-        for path in (self.summaries, self.pprforned, self.dwie, self.gum_wiki_map):
+    def check(self, names: Iterable[str] = ("summaries", "pprforned", "dwie", "gum_wiki_map")) -> None:
+        """Refuse a missing source file among ``names`` (properties of this class)."""
+        for path in (getattr(self, name) for name in names):
             if not path.is_file():
                 raise FileNotFoundError(f"[spacy_el] Evaluation-KB source not found: {path} (is --data right?)")
 
 
-def collect_entities(sources: EvalKBSources, progress: bool = True) -> Dict[str, EntityRecord]:
+def collect_entities(
+    sources: EvalKBSources, progress: bool = True, entity_sources: Sequence[str] = tuple(ENTITY_SOURCES),
+) -> Dict[str, EntityRecord]:
+    """The entities of ``entity_sources`` (names of ``ENTITY_SOURCES``; the train gold titles of "aida" and
+    "gum" are added by :func:`build_eval_kb_builder`). GUM titles carry their Wikidata QID."""
     entities: Dict[str, EntityRecord] = {}
-    for record in read_wikipedia_summaries(sources.summaries):
-        entities[record.id] = record
-    for title, candidate in read_pprforned_candidates(sources.pprforned, progress=progress).items():
-        record = entities.setdefault(title, EntityRecord(title, name_of(title)))
-        record.frequency = float(candidate.in_count)
-        coarse = PPR_TYPES.get(candidate.predicted_type)
-        if coarse and coarse not in record.types:
-            record.types.insert(0, coarse)
-    for title in load_wiki_map(sources.gum_wiki_map):
-        entities.setdefault(title, EntityRecord(title, name_of(title)))
-    for _, candidates in read_dwie_aliases(sources.dwie):
-        for title, _ in candidates:
-            entities.setdefault(title, EntityRecord(title, name_of(title)))
+    if "summaries" in entity_sources:
+        for record in read_wikipedia_summaries(sources.summaries):
+            entities[record.id] = record
+    if "pprforned" in entity_sources:
+        for title, candidate in read_pprforned_candidates(sources.pprforned, progress=progress).items():
+            record = entities.setdefault(title, EntityRecord(title, name_of(title)))
+            record.frequency = float(candidate.in_count)
+            coarse = PPR_TYPES.get(candidate.predicted_type)
+            if coarse and coarse not in record.types:
+                record.types.insert(0, coarse)
+    if "gum" in entity_sources:
+        for title, qid in load_wiki_map(sources.gum_wiki_map).items():
+            entities.setdefault(title, EntityRecord(title, name_of(title))).qid = qid
+    if "dwie" in entity_sources:
+        for _, candidates in read_dwie_aliases(sources.dwie):
+            for title, _ in candidates:
+                entities.setdefault(title, EntityRecord(title, name_of(title)))
     return entities
 
 
-def mention_counts(docs: Iterable[Doc], spans_key: str = "", names_only: bool = False) -> Counter:
-    """(mention text, kb id) -> count over gold linked mentions (see ``linked_mentions``)."""
-    return Counter(linked_mentions(docs, spans_key, names_only))
+def mention_counts(
+    docs: Iterable[Doc], spans_key: str = "", names_only: bool = False, skip_pronouns: bool = False,
+) -> Counter:
+    """(mention text, kb id) -> count over gold linked mentions (see ``linked_mentions``); ``skip_pronouns``
+    keeps only the mentions that read as names (:func:`spacy_el.recipes.names.is_name`: not "He", "The city")."""
+    return Counter(m for m in linked_mentions(docs, spans_key, names_only) if not skip_pronouns or is_name(m[0]))
 
 
 def title_aliases(record: EntityRecord) -> Dict[str, float]:
@@ -198,23 +166,27 @@ def combine_alias_sources(
 
 def build_eval_kb_builder(
     data_dir: PathLike, aida_train: List[Doc], gum_train: List[Doc], progress: bool = True,
-    alias_sources: Sequence[str] = tuple(ALIAS_SOURCES),
+    alias_sources: Sequence[str] = tuple(ALIAS_SOURCES), entity_sources: Sequence[str] = tuple(ENTITY_SOURCES),
+    skip_pronoun_aliases: bool = False,
 ) -> KBBuilder:
     """Collect the evaluation KB's entities and aliases. ``aida_train``/``gum_train`` are gold train docs;
-    ``alias_sources`` (names of ``ALIAS_SOURCES``) the sources whose aliases it takes. The entities are the
-    same whatever the alias sources, train gold titles included."""
+    ``alias_sources`` (names of ``ALIAS_SOURCES``) the sources whose aliases it takes, ``entity_sources``
+    (names of ``ENTITY_SOURCES``) those whose entities, train gold titles included. With all entity sources
+    the entities are the same whatever the alias sources. ``skip_pronoun_aliases``: see the module docstring."""
     alias_sources = check_alias_sources(alias_sources)
+    entity_sources = check_entity_sources(entity_sources)
     sources = EvalKBSources(Path(data_dir))
-    sources.check()
-    entities = collect_entities(sources, progress=progress)
+    sources.check(_needed_files(alias_sources, entity_sources))
+    entities = collect_entities(sources, progress=progress, entity_sources=entity_sources)
     by_source = {
         "aida": mention_counts(aida_train),
-        "gum": mention_counts(gum_train, spans_key="mentions", names_only=True),
+        "gum": mention_counts(gum_train, spans_key="mentions", names_only=True, skip_pronouns=skip_pronoun_aliases),
         "pprforned": Counter(),
     }
-    for key, weight in read_pprforned_train_aliases(sources.pprforned, progress=progress).items():
-        by_source["pprforned"][key] += PPR_TRAIN_WEIGHT * weight
-    gold_ids = {entity_id for counts in by_source.values() for _, entity_id in counts}
+    if "pprforned" in alias_sources or "pprforned" in entity_sources:
+        for key, weight in read_pprforned_train_aliases(sources.pprforned, progress=progress).items():
+            by_source["pprforned"][key] += PPR_TRAIN_WEIGHT * weight
+    gold_ids = {entity_id for name, counts in by_source.items() if name in entity_sources for _, entity_id in counts}
     missing = gold_ids - set(entities)
     if missing:
         # Train gold titles absent from every KB source still belong in the KB: add them by title (in
@@ -229,19 +201,46 @@ def build_eval_kb_builder(
     dwie = read_dwie_aliases(sources.dwie) if "dwie" in alias_sources else ()
     builder = KBBuilder()
     for record in entities.values():
-        builder.add_entity(record.id, record.name, record.description, record.types, record.frequency)
-    for alias, priors in combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources).items():
-        builder.add_alias(alias, list(priors), [min(1.0, p) for p in priors.values()])
+        builder.add_entity(record.id, record.name, record.description, record.types, record.frequency, qid=record.qid or None)
+    priors = combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources)
+    # Candidates outside the KB (DWIE or AIDA titles when their entity source is not taken) are dropped.
+    add_aliases(builder, priors, known=entities, skip_pronouns=skip_pronoun_aliases)
     return builder
+
+
+def add_aliases(
+    builder: KBBuilder, priors: Dict[str, Dict[str, float]], known: Optional[Container[str]] = None,
+    skip_pronouns: bool = False,
+) -> None:
+    """Add ``priors`` (alias -> {entity id: prior}) to ``builder``: only the candidates in ``known`` (None: all;
+    the priors stay as counted, so a dropped candidate's mass is not moved to the others), and with
+    ``skip_pronouns`` no pronoun alias (:func:`spacy_el.recipes.names.is_pronoun`: the title rule's surname of
+    "Zheng He", "Lao She", "Ahmose I" is one)."""
+    for alias, candidates in priors.items():
+        if skip_pronouns and is_pronoun(alias):
+            continue
+        kept = {entity_id: prior for entity_id, prior in candidates.items() if known is None or entity_id in known}
+        if kept:
+            builder.add_alias(alias, list(kept), [min(1.0, p) for p in kept.values()])
+
+
+def _needed_files(alias_sources: Sequence[str], entity_sources: Sequence[str]) -> Tuple[str, ...]:
+    """The ``EvalKBSources`` files that these sources read."""
+    needed = {"summaries": "summaries" in entity_sources, "gum_wiki_map": "gum" in entity_sources,
+              "pprforned": "pprforned" in alias_sources or "pprforned" in entity_sources,
+              "dwie": "dwie" in alias_sources or "dwie" in entity_sources}
+    return tuple(name for name, need in needed.items() if need)
 
 
 def open_data_aliases(
     kb: ElKnowledgeBase, data_dir: PathLike, gum_train: List[Doc], alias_sources: Sequence[str] = OPEN_ALIAS_SOURCES,
+    skip_pronoun_aliases: bool = False,
 ) -> ElKnowledgeBase:
     """Give ``kb`` (an evaluation KB) the alias table that ``alias_sources`` (redistributable ones only, by
     default ``OPEN_ALIAS_SOURCES``) make over its own entities, in place: its entity rows, vectors, dense
     index and type distributions stay, so nothing is encoded again. Title aliases come from the KB's names
-    and types, as :func:`build_eval_kb_builder` makes them from the same records. RETURNS: ``kb``."""
+    and types, as :func:`build_eval_kb_builder` makes them from the same records (``skip_pronoun_aliases`` as
+    there). RETURNS: ``kb``."""
     alias_sources = check_alias_sources(alias_sources)
     closed = [name for name in alias_sources if not ALIAS_SOURCES[name].redistributable]
     if closed:
@@ -250,14 +249,15 @@ def open_data_aliases(
         entity_id: EntityRecord(entity_id, kb.entities.names[row], types=kb.entities.types_of(row))
         for row, entity_id in enumerate(kb.entities.ids)
     }
-    counts = mention_counts(gum_train, spans_key="mentions", names_only=True) if "gum" in alias_sources else Counter()
+    counts = mention_counts(gum_train, spans_key="mentions", names_only=True,
+                            skip_pronouns=skip_pronoun_aliases) if "gum" in alias_sources else Counter()
     dwie_path = EvalKBSources(Path(data_dir)).dwie
     dwie = read_dwie_aliases(dwie_path) if "dwie" in alias_sources else ()
     builder = KBBuilder()
     for record in entities.values():
         builder.add_entity(record.id, record.name, types=record.types)
-    for alias, priors in combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources).items():
-        builder.add_alias(alias, list(priors), [min(1.0, p) for p in priors.values()])
+    add_aliases(builder, combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources),
+                skip_pronouns=skip_pronoun_aliases)
     # Gold titles of GUM train that the KB lacks (none for a KB built by build-eval) are dropped.
     built = builder.build(fuzzy=kb.aliases.fuzzy_index is not None, drop_unknown=True)
     kb.set_aliases(built.aliases, alias_sources)

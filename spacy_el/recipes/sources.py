@@ -61,6 +61,7 @@ class EntityRecord:
     description: str = ""
     types: List[str] = field(default_factory=list)
     frequency: float = 0.0
+    qid: str = ""  # its Wikidata QID, where a source gives one (GUM's wiki_map)
 
 
 def summary_description(summary: Dict[str, str]) -> str:

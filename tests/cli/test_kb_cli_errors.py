@@ -85,3 +85,12 @@ def test_unexpected_errors_still_raise(tmp_path, jsonl_files, monkeypatch):
     monkeypatch.setattr(builder.KBBuilder, "from_jsonl", boom)
     result = build(*jsonl_files, tmp_path / "kb")
     assert isinstance(result.exception, RuntimeError)
+
+
+def test_build_eval_refuses_unknown_or_clashing_entity_sources(tmp_path, jsonl_files):
+    build_eval = lambda *args: runner.invoke(app, ["kb", "build-eval", str(tmp_path), str(tmp_path / "out"), *map(str, args)])
+    assert_one_line_error(build_eval("--entity-sources", "summaries,wikidata"), "Unknown entity sources ['wikidata']")
+    assert build(*jsonl_files, tmp_path / "kb").exit_code == 0
+    result = build_eval("--entity-sources", "summaries,gum", "--alias-sources", "titles", "--entities-from", tmp_path / "kb")
+    assert_one_line_error(result, "--entity-sources and --entities-from exclude each other")
+    assert not (tmp_path / "out").exists()

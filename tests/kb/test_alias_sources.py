@@ -43,3 +43,23 @@ def test_set_aliases_replaces_only_the_alias_table():
     assert np.array_equal(kb.entities.vectors, vectors) and kb.alias_sources == ["titles"]
     with pytest.raises(ValueError, match="does not fit this KB"):
         build_toy_kb().set_aliases(kb.aliases)  # candidate rows beyond its 4 entities
+
+
+def test_entity_sources_round_trip_and_outlive_an_alias_swap(tmp_path):
+    from spacy_el.kb import KBBuilder
+
+    builder = KBBuilder()
+    builder.add_entity("Velda", "Velda")
+    builder.add_alias("Velda", ["Velda"], [1.0])
+    kb = builder.build(alias_sources=["titles"], entity_sources=["summaries", "gum"])
+    kb.set_aliases(kb.aliases, ["titles", "dwie"])
+    assert kb.entity_sources == ["summaries", "gum"], "the entities stay when the aliases change"
+    kb.to_disk(tmp_path / "kb")
+    assert ElKnowledgeBase.load(tmp_path / "kb").entity_sources == ["summaries", "gum"]
+    assert ElKnowledgeBase(kb.vocab).from_bytes(kb.to_bytes()).entity_sources == ["summaries", "gum"]
+    path = tmp_path / "kb" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    del manifest["entity_sources"]  # as written before entity sources were recorded
+    path.write_text(json.dumps(manifest))
+    assert ElKnowledgeBase.load(tmp_path / "kb").entity_sources is None
+    assert build_invented_kb().entity_sources is None, "a KB built without them: unknown"

@@ -1,6 +1,4 @@
 """Evaluation-KB sources and alias combination, on invented toy inputs."""
-import io
-import tarfile
 from collections import Counter
 
 import pytest
@@ -23,6 +21,8 @@ from spacy_el.recipes.sources import (
     summary_description,
     title_from_url,
 )
+
+from .invented_data import alias_dict, gold_docs, invented_data_dir, ppr_candidate, ppr_tar
 
 
 def test_title_helpers():
@@ -105,24 +105,10 @@ def test_alias_priors_combine_pseudo_counts():
     assert SURNAME_WEIGHT > 0 and "mythology)" not in priors  # only people get surname aliases
 
 
-def _ppr_tar(path, docs):
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in docs.items():
-            data = text.encode("utf8")
-            info = tarfile.TarInfo(f"AIDA_candidates/PART_1_1000/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
-def _candidate(title, in_count):
-    return f"CANDIDATE\tid:1\tinCount:{in_count}\turl:http://en.wikipedia.org/wiki/{title}\tname:{title}\tpredictedType:PER\n"
-
-
 def test_pprforned_readers_use_train_lists_only(tmp_path):
-    train = "ENTITY\ttext:Alpha\turl:x\n" + _candidate("Alpha_One", 3) + _candidate("Alpha_Two", 0)
-    test = "ENTITY\ttext:Beta\turl:x\n" + _candidate("Beta_One", 9)
-    path = _ppr_tar(tmp_path / "ppr.tar.gz", {"5": train, "1200": test})
+    train = "ENTITY\ttext:Alpha\turl:x\n" + ppr_candidate("Alpha_One", 3) + ppr_candidate("Alpha_Two", 0)
+    test = "ENTITY\ttext:Beta\turl:x\n" + ppr_candidate("Beta_One", 9)
+    path = ppr_tar(tmp_path / "ppr.tar.gz", {"5": train, "1200": test})
     weights = read_pprforned_train_aliases(path, progress=False)
     assert weights == pytest.approx(Counter({("Alpha", "Alpha_One"): 4 / 5, ("Alpha", "Alpha_Two"): 1 / 5}))
     titles = read_pprforned_candidates(path, progress=False)
@@ -156,61 +142,22 @@ def test_mate_only_mentions_counts_the_papers_table4_cases():
 # -- alias sources: the open-data KB a package may carry ---------------------------------------------------
 
 
-def _invented_data_dir(tmp_path):
-    """A tiny stand-in for ../shared/data: one summary, one PPRforNED train list, one DWIE alias, one GUM title."""
-    import gzip
-    import json
-
-    kb = tmp_path / "kb"
-    (kb / "pprforned").mkdir(parents=True)
-    summary = {"title": "Ada Mercer", "extract": "An invented painter.", "description": "Invented painter", "topic": "People"}
-    with gzip.open(kb / "summaries_en-us.json.gz", "wt", encoding="utf8") as f:
-        json.dump({"Ada Mercer": summary}, f)
-    _ppr_tar(kb / "pprforned" / "AIDA_candidates.tar.gz",
-             {"5": "ENTITY\ttext:Merc\turl:x\n" + _candidate("Mercer_(town)", 3) + _candidate("Ada_Mercer", 1)})
-    with gzip.open(kb / "dwie_aliases.jsonl.gz", "wt", encoding="utf8") as f:
-        f.write(json.dumps({"alias": "Velda", "candidates": [["Velda", 1.0]]}) + "\n")
-    (tmp_path / "gum" / "coref").mkdir(parents=True)
-    (tmp_path / "gum" / "coref" / "wiki_map.tab").write_text("Lumen_(band)\tLumen_(band)\tQ1\t2020\n", encoding="utf8")
-    return tmp_path
-
-
-def _gold_docs():
-    """(AIDA-like train docs, GUM-like train docs) with invented linked mentions."""
-    from spacy.tokens import Doc, Span
-    from spacy.vocab import Vocab
-
-    aida = Doc(Vocab(), words=["Merc", "met", "Quill", "Tobin", "."])
-    aida.ents = [Span(aida, 0, 1, "ORG", kb_id="Mercer_(town)"), Span(aida, 2, 4, "PER", kb_id="Quill_Tobin")]
-    gum = Doc(Vocab(), words=["Lumen", "played", "in", "Velda"])
-    gum.spans["mentions"] = [Span(gum, 0, 1, "organization", kb_id="Lumen_(band)")]
-    return [aida], [gum]
-
-
-def _alias_dict(kb):
-    out = {}
-    for row in range(kb.n_aliases):
-        entity_rows, priors = kb.aliases.candidates_of(row)
-        out[kb.aliases.aliases[row]] = {kb.entities.ids[int(e)]: round(float(p), 6) for e, p in zip(entity_rows, priors)}
-    return out
-
-
 def test_open_alias_sources_keep_the_entities_and_drop_aida_and_pprforned_aliases(tmp_path):
     from spacy_el.recipes.eval_kb import OPEN_ALIAS_SOURCES, build_eval_kb_builder, open_data_aliases
 
-    data = _invented_data_dir(tmp_path)
-    aida, gum = _gold_docs()
+    data = invented_data_dir(tmp_path)
+    aida, gum = gold_docs()
     full = build_eval_kb_builder(data, aida, gum, progress=False).build(alias_sources=("titles", "gum", "dwie", "aida", "pprforned"))
     open_kb = build_eval_kb_builder(data, aida, gum, progress=False, alias_sources=OPEN_ALIAS_SOURCES).build(
         alias_sources=OPEN_ALIAS_SOURCES)
     assert list(open_kb.entities.ids) == list(full.entities.ids), "the same entities, in the same rows"
     assert "Quill_Tobin" in open_kb, "train gold titles stay entities (their ids, not their mention strings)"
-    assert "Merc" in _alias_dict(full) and "Merc" not in _alias_dict(open_kb), "AIDA/PPRforNED mention strings are gone"
-    assert {"Lumen", "Velda", "Ada Mercer", "Mercer", "Quill Tobin"} <= set(_alias_dict(open_kb))
+    assert "Merc" in alias_dict(full) and "Merc" not in alias_dict(open_kb), "AIDA/PPRforNED mention strings are gone"
+    assert {"Lumen", "Velda", "Ada Mercer", "Mercer", "Quill Tobin"} <= set(alias_dict(open_kb))
     # An existing KB given the open aliases in place: the same table as the open build, over its own rows.
     swapped = open_data_aliases(full, data, gum)
     assert swapped is full and full.alias_sources == list(OPEN_ALIAS_SOURCES)
-    assert _alias_dict(full) == _alias_dict(open_kb)
+    assert alias_dict(full) == alias_dict(open_kb)
 
 
 def test_alias_sources_are_checked():
