@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Sequence, Tuple
 
 from .common import SHARED_DATA, reset_peak_rss
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
 NAME = "annotate"
@@ -97,9 +97,14 @@ def _status_kb(pid: int, fields: Sequence[str]) -> Dict[str, int]:
     return {f: int(m.group(1)) * 1024 for f in fields if (m := re.search(rf"^{f}:\s+(\d+) kB", text, re.M))}
 
 
-def _shared_bytes(pid: int) -> int:
+def _rollup_bytes(pid: int, kind: str) -> int:
+    """The ``kind`` (``Shared`` or ``Private``) bytes of a process's resident pages (``smaps_rollup``)."""
     text = Path(f"/proc/{pid}/smaps_rollup").read_text()
-    return sum(int(m.group(1)) * 1024 for m in re.finditer(r"^Shared_(?:Clean|Dirty):\s+(\d+) kB", text, re.M))
+    return sum(int(m.group(1)) * 1024 for m in re.finditer(rf"^{kind}_(?:Clean|Dirty):\s+(\d+) kB", text, re.M))
+
+
+def _shared_bytes(pid: int) -> int:
+    return _rollup_bytes(pid, "Shared")
 
 
 def descendants(root: int) -> List[int]:
@@ -124,7 +129,9 @@ def descendants(root: int) -> List[int]:
 
 class WorkerSampler:
     """A thread that samples the descendants of this process every ``interval`` s while it runs: per pid, its
-    peak RSS (``VmHWM``), its command line, and the shared bytes (``smaps_rollup``) at its largest sampled RSS."""
+    peak RSS (``VmHWM``), its command line, and the shared and private bytes (``smaps_rollup``) at its largest
+    sampled RSS. The private bytes are what the process adds to the machine's memory: its pages no other
+    process maps (a memory-mapped KB read by several workers is shared, not private)."""
 
     def __init__(self, interval: float = 0.2) -> None:
         self.interval = interval
@@ -150,17 +157,17 @@ class WorkerSampler:
         for pid in descendants(os.getpid()):
             try:
                 status = _status_kb(pid, ("VmHWM", "VmRSS"))
-                shared = _shared_bytes(pid)
+                shared, private = _shared_bytes(pid), _rollup_bytes(pid, "Private")
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf8", "replace")
             except (OSError, ValueError):
                 continue
             if "VmRSS" not in status:
                 continue
-            rec = self.seen.setdefault(pid, {"hwm": 0, "rss": 0, "shared": 0, "cmds": set()})
+            rec = self.seen.setdefault(pid, {"hwm": 0, "rss": 0, "shared": 0, "private": 0, "cmds": set()})
             rec["hwm"] = max(rec["hwm"], status.get("VmHWM", 0))
             rec["cmds"].add(cmd)
             if status["VmRSS"] >= rec["rss"]:
-                rec["rss"], rec["shared"] = status["VmRSS"], shared
+                rec["rss"], rec["shared"], rec["private"] = status["VmRSS"], shared, private
 
     def workers(self, match: str = "") -> List[Dict]:
         """The sampled processes one of whose command lines contains ``match``."""
@@ -284,7 +291,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-ray", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / f"{NAME}.json")
+    parser.add_argument("--dataset", default=DATASET,
+                        help="the rows' dataset name; a name other than the default adds its rows to --out")
     args = parser.parse_args()
+    dataset = args.dataset
 
     import spacy
     import torch
@@ -328,6 +338,16 @@ def main() -> None:
         assert s_1.read == n, s_1
         print(f"local_1proc {t_1:.1f}s", flush=True)
 
+        # local_1proc with torch on 1 thread: the single worker that 2 processes or 2 actors multiply
+        torch.set_num_threads(1)
+        try:
+            t_1t, s_1t = timed_annotate(nlp, input_path, work / "out1t", batch_size=args.batch_size,
+                                        chunk_size=args.chunk_size)
+        finally:
+            torch.set_num_threads(threads)
+        assert s_1t.read == n, s_1t
+        print(f"local_1proc, 1 thread {t_1t:.1f}s", flush=True)
+
         # local_2proc: spaCy forks 2 workers per chunk from this process (pipeline already loaded)
         with WorkerSampler() as sampler:
             t_2, s_2 = timed_annotate(nlp, input_path, work / "out2", batch_size=args.batch_size,
@@ -338,34 +358,39 @@ def main() -> None:
 
         kb_total, kb_pipes = kb_bytes(nlp)
         rows += [
-            row("nlp_pipe", DATASET, "docs_per_s", round(n / t_pipe, 1),
+            row("nlp_pipe", dataset, "docs_per_s", round(n / t_pipe, 1),
                 f"{common}; for doc in nlp.pipe(texts): the same JSONL record built in memory, no files; torch {threads} threads"),
-            row("nlp_pipe", DATASET, "peak_rss_bytes", hwm_pipe,
+            row("nlp_pipe", dataset, "peak_rss_bytes", hwm_pipe,
                 f"VmHWM of the process (pipeline loaded, reset before the loop); {where}"),
-            row("local_1proc", DATASET, "docs_per_s", round(n / t_1, 1),
+            row("local_1proc", dataset, "docs_per_s", round(n / t_1, 1),
                 f"{common}; annotate(nlp, input.jsonl, out) end to end, pipeline already loaded, no progress bar; torch {threads} threads"),
-            row("local_1proc", DATASET, "overhead", round(t_1 / t_pipe - 1, 3),
+            row("local_1proc", dataset, "overhead", round(t_1 / t_pipe - 1, 3),
                 f"local_1proc seconds / nlp_pipe seconds - 1 ({t_1:.1f} s / {t_pipe:.1f} s); {where}"),
-            row("local_1proc", DATASET, "peak_rss_bytes", hwm_1,
+            row("local_1proc", dataset, "peak_rss_bytes", hwm_1,
                 f"VmHWM of the process (pipeline loaded, reset before the run); {mib(shared_1)} shared with other processes afterwards; {where}"),
-            row("local_2proc", DATASET, "docs_per_s", round(n / t_2, 1),
+            row("local_1proc", dataset, "docs_per_s_1thread", round(n / t_1t, 1),
+                f"{common}; as docs_per_s with torch.set_num_threads(1): one worker of local_2proc or ray_2actors"),
+            row("local_2proc", dataset, "docs_per_s", round(n / t_2, 1),
                 f"{common}; annotate(..., n_process=2), 2 spaCy worker processes forked per chunk from the loaded pipeline, torch 1 thread each"),
+            *speedup_rows("local_2proc", dataset, t_2, t_1, t_1t, threads, where),
         ]
-        rows += peak_worker_rows("local_2proc", workers_2, "forked worker processes",
+        rows += peak_worker_rows("local_2proc", dataset, workers_2, "forked worker processes",
                                  "(copy-on-write from the parent)", where)
         del nlp
 
         if not args.no_ray:
-            rows += ray_rows(args, input_path, work, n, common, where)
+            rows += ray_rows(args, dataset, input_path, work, n, common, where, t_1, t_1t, threads)
 
         # the KB, for comparison with the workers' memory
         kb_dir_bytes = sum(p.stat().st_size for p in args.pipeline.rglob("*") if p.is_file() and "kb" in p.parts)
-        rows.append(row("kb", DATASET, "kb_bytes", kb_total,
+        rows.append(row("kb", dataset, "kb_bytes", kb_total,
                         f"kb.memory_usage() of {', '.join(kb_pipes) or 'no component'} (memory-mapped when the "
                         f"pipeline is loaded from disk, so processes loading it share these pages); kb folders "
                         f"{kb_dir_bytes:,} bytes on disk; {where}"))
 
         # kill and resume
+        if args.kills == 0:
+            return finish(args, rows)
         kill_docs = docs[:args.kill_docs]
         kill_input = write_jsonl(work / "kill_input.jsonl", kill_docs)
         result = kill_and_resume(args.pipeline, kill_input, work / "out_kill", args.kills, args.seed,
@@ -376,22 +401,45 @@ def main() -> None:
                       f"{result['kills']} kills landed, each followed by --resume, then run to the end; "
                       f"committed docs at each stop {result['committed']}; {where}")
         print(f"kill/resume: {result['kills']} kills, committed {result['committed']}", flush=True)
-        rows += [row("local_1proc", DATASET, "lost_docs", lost, kill_notes),
-                 row("local_1proc", DATASET, "duplicated_docs", dup, kill_notes)]
+        rows += [row("local_1proc", dataset, "lost_docs", lost, kill_notes),
+                 row("local_1proc", dataset, "duplicated_docs", dup, kill_notes)]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    finish(args, rows)
 
+
+def finish(args: argparse.Namespace, rows: List[Row]) -> None:
+    """Write the rows: the whole results file for the default dataset, merged into it for another one."""
     order = {"local_1proc": 0, "local_2proc": 1, "ray_2actors": 2, "nlp_pipe": 3, "kb": 4}
     rows.sort(key=lambda r: order[r["system"]])
-    write_results(args.out, f"{COMMAND}  # python -m benchmarks.annotate --docs {args.docs}", rows)
-    write_tables(args.out)
+    command = f"{COMMAND}  # python -m benchmarks.annotate --docs {args.docs}"
+    if args.dataset != DATASET:
+        command = (f"python -m benchmarks.annotate --pipeline {args.pipeline} --docs {args.docs} "
+                   f"--dataset {args.dataset} --kills {args.kills}")
+        rows = merge_rerun(args.out, rows, command)
+    write_results(args.out, command, rows)
+    if args.out.resolve() == (RESULTS_DIR / f"{NAME}.json").resolve():  # a trial run elsewhere leaves the docs alone
+        write_tables(args.out)
 
 
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, notes=True))
 
 
-def ray_rows(args, input_path: Path, work: Path, n: int, common: str, where: str) -> List[Row]:
+def speedup_rows(system: str, dataset: str, seconds: float, t_1: float, t_1t: float, threads: int, where: str) -> List[Row]:
+    """The issue's scaling figure two ways: against local_1proc as it runs by default (torch on ``threads``
+    threads, which already spreads the matrix work over the cores) and against one single-threaded worker."""
+    return [
+        row(system, dataset, "speedup", round(t_1 / seconds, 2),
+            f"local_1proc seconds / {system} seconds ({t_1:.1f} s / {seconds:.1f} s), local_1proc with torch on "
+            f"{threads} threads; {where}"),
+        row(system, dataset, "speedup_1thread", round(t_1t / seconds, 2),
+            f"local_1proc seconds with torch on 1 thread / {system} seconds ({t_1t:.1f} s / {seconds:.1f} s); {where}"),
+    ]
+
+
+def ray_rows(args, dataset: str, input_path: Path, work: Path, n: int, common: str, where: str, t_1: float, t_1t: float,
+             threads: int) -> List[Row]:
     """docs_per_s, start-up seconds and peak actor RSS of the Ray engine with 2 actors."""
     import ray
 
@@ -408,29 +456,36 @@ def ray_rows(args, input_path: Path, work: Path, n: int, common: str, where: str
         ray.shutdown()
     print(f"ray_2actors {t_ray:.1f}s (start-up alone {t_start:.1f}s), {len(actors)} actors sampled", flush=True)
     rows = [
-        row("ray_2actors", DATASET, "docs_per_s", round(n / t_ray, 1),
+        row("ray_2actors", dataset, "docs_per_s", round(n / t_ray, 1),
             f"{common}; annotate(path, ..., engine='ray', actors=2) after ray.init(num_cpus=2) (Ray start-up "
             f"outside the time; the actors' start-up, each loading the pipeline, inside: "
             f"{n / max(t_ray - t_start, 1e-9):.1f} docs/s without it)"),
-        row("ray_2actors", DATASET, "startup_s", round(t_start, 2),
+        row("ray_2actors", dataset, "startup_s", round(t_start, 2),
             "annotate over 1 document with engine='ray', actors=2 on the running Ray: start 2 actors that each load "
             f"the pipeline, then stop them; {where}"),
+        *speedup_rows("ray_2actors", dataset, t_ray, t_1, t_1t, threads, where),
     ]
-    return rows + peak_worker_rows("ray_2actors", actors, "AnnotateWorker actor processes",
+    return rows + peak_worker_rows("ray_2actors", dataset, actors, "AnnotateWorker actor processes",
                                    "(each actor loads the pipeline from its folder; the memory-mapped KB's pages are shared)",
                                    where)
 
 
-def peak_worker_rows(system: str, workers: List[Dict[str, int]], what: str, sharing: str, where: str) -> List[Row]:
+def peak_worker_rows(system: str, dataset: str, workers: List[Dict[str, int]], what: str, sharing: str, where: str) -> List[Row]:
     """The ``peak_rss_bytes`` row of the worker with the largest VmHWM (none when no worker was sampled);
     ``sharing`` says what its shared pages are."""
     if not workers:
         return []
     peak = max(workers, key=lambda rec: rec["hwm"])
-    return [row(system, DATASET, "peak_rss_bytes", peak["hwm"],
-                f"largest VmHWM of the {len(workers)} {what} (sampled every 0.2 s); {mib(peak['shared'])} of its "
-                f"{mib(peak['rss'])} resident were pages shared with other processes {sharing} at its largest sample; "
-                f"{where}")]
+    most_private = max(workers, key=lambda rec: rec["private"])
+    return [
+        row(system, dataset, "peak_rss_bytes", peak["hwm"],
+            f"largest VmHWM of the {len(workers)} {what} (sampled every 0.2 s); {mib(peak['shared'])} of its "
+            f"{mib(peak['rss'])} resident were pages shared with other processes {sharing} at its largest sample; "
+            f"{where}"),
+        row(system, dataset, "worker_private_bytes", most_private["private"],
+            f"the largest private resident memory (smaps_rollup Private_*) of the {len(workers)} {what}, at its "
+            f"largest sampled RSS: what one more worker adds to the machine's memory (compare kb_bytes); {where}"),
+    ]
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ and ``nlp.pipe`` goes on with the rest.
 """
 import contextlib
 import itertools
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -103,7 +104,11 @@ def pipe_chunk(nlp, items: List[InputDoc], batch_size: int, n_process: int = 1,
 def _torch_threads_for(n_process: int) -> Iterator[None]:
     """With ``n_process > 1``, torch computes with one thread (restored afterwards). spaCy forks its worker
     processes; a torch that forks with its OpenMP thread pool set to several threads hangs in the children
-    (seen with torch 2.13 CPU on Linux), and one thread per process is what multiprocessing wants anyway."""
+    (seen with torch 2.13 CPU on Linux), and one thread per process is what multiprocessing wants anyway.
+    Hugging Face's fast tokenizers are told the same (``TOKENIZERS_PARALLELISM=false``, unless the user set
+    it): after a fork they would otherwise disable their own threads with a warning per worker."""
+    if n_process > 1:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     torch = sys.modules.get("torch")
     if n_process == 1 or torch is None:
         yield
