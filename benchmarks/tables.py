@@ -314,17 +314,22 @@ def prose_text(prose: Prose, results_dir: PathLike = RESULTS_DIR) -> str:
     when a figure has no row, or several)."""
     path = Path(results_dir) / prose.results
     data = json.loads(path.read_text(encoding="utf8"))
-    machine = data.get("machine") or {}
-    values: Dict[str, Any] = {"cores": machine.get("cores"), "cpu": machine.get("cpu")}
+    values: Dict[str, Any] = {}
+    machines = []
     for name, key in prose.figures.items():
         system, dataset, metric = key[:3]
         words = key[3] if len(key) > 3 else None
-        found = [r["value"] for r in data["rows"] if (r["system"], r["dataset"], r["metric"]) == (system, dataset, metric)
+        found = [r for r in data["rows"] if (r["system"], r["dataset"], r["metric"]) == (system, dataset, metric)
                  and (words is None or words in r.get("notes", ""))]
         if len(found) != 1:
             raise KeyError(f"{path.name}: {len(found)} rows ({system}, {dataset}, {metric}{', ' + repr(words) if words else ''}), "
                            f"not one, for {{{name}}}")
-        values[name] = found[0]
+        values[name] = found[0]["value"]
+        machines.append(found[0].get("machine"))
+    # The machine the figures were measured on: a row merged from an earlier run keeps its own (results_io
+    # merge_rerun), which the file's ``machine`` (the latest run's) is not.
+    machine = next((m for m in machines if m), None) or data.get("machine") or {}
+    values.update(cores=machine.get("cores"), cpu=machine.get("cpu"))
     return _FigureFormatter().format(prose.text, **values) + "\n"
 
 
