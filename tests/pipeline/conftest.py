@@ -79,6 +79,18 @@ def _ents_reference(nlp: Language, text: str, links: List[Tuple[str, str]]) -> D
     return doc
 
 
+def _ents_examples(nlp: Language, texts_and_links: List[Tuple[str, List[Tuple[str, str]]]]) -> List[Example]:
+    """Examples whose predicted docs have the reference's entities without their links (what a linker after
+    an NER component gets)."""
+    examples = []
+    for text, links in texts_and_links:
+        reference = _ents_reference(nlp, text, links)
+        predicted = nlp.make_doc(text)
+        predicted.ents = [Span(predicted, e.start, e.end, e.label_) for e in reference.ents]
+        examples.append(Example(predicted, reference))
+    return examples
+
+
 TRAIN_LINKS = [
     ("Ada Mercer painted the harbour of Orvik at dawn .", [("Ada Mercer", "Ada_Mercer"), ("Orvik", "Orvik")]),
     ("Lumen played a concert in Mercer ; Mercer was loud .", [("Lumen", "Lumen_(band)"), ("Mercer", "Mercer_(town)")]),
@@ -200,12 +212,7 @@ def build_ner_constrained_linker(tiny_encoder: str, tmp: Path, candidates: Optio
         ("We drove to Mercer along the river .", [("Mercer", "Mercer_(town)")]),
         ("Lumen played three encores in Velda .", [("Lumen", "Lumen_(band)"), ("Velda", "Velda")]),
     ]
-    examples = []
-    for text, ls in train:
-        reference = _ents_reference(nlp, text, ls)
-        predicted = nlp.make_doc(text)
-        predicted.ents = [Span(predicted, e.start, e.end, e.label_) for e in reference.ents]
-        examples.append(Example(predicted, reference))
+    examples = _ents_examples(nlp, train)
     nlp.get_pipe("ner_constrained_linker").initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
     with nlp.select_pipes(enable=["ner_constrained_linker"]):
         _train(nlp, examples, steps=4, learn_rate=0.001)

@@ -11,7 +11,7 @@ from spacy.training import Example
 from spacy_el.candidates import CandidateMemo
 from spacy_el.extensions import set_clusters
 
-from .conftest import _ents_reference, build_joint_coref_linker, build_ner_constrained_linker, build_ner_stack_lstm
+from .conftest import _ents_examples, build_joint_coref_linker, build_ner_constrained_linker, build_ner_stack_lstm
 from .test_candidate_generators import GENERATORS
 
 TRAIN = [
@@ -34,13 +34,7 @@ class Counting:
 
 
 def examples(nlp):
-    out = []
-    for text, links in TRAIN:
-        reference = _ents_reference(nlp, text, links)
-        predicted = nlp.make_doc(text)
-        predicted.ents = [Span(predicted, e.start, e.end, e.label_) for e in reference.ents]
-        out.append(Example(predicted, reference))
-    return out
+    return _ents_examples(nlp, TRAIN)
 
 
 def losses(nlp, component, steps=3):
