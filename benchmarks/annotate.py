@@ -12,13 +12,15 @@ speed), in one run:
   is inside the time, and measured alone as ``startup_s``); and of a bare ``nlp.pipe`` loop that builds the
   same records in memory (``nlp_pipe``). ``overhead`` = local_1proc seconds / nlp_pipe seconds - 1.
 - ``peak_rss_bytes`` per worker: the process itself for local_1proc and nlp_pipe (its ``VmHWM``, reset
-  before the run), the largest of spaCy's worker processes for local_2proc, and the largest Ray actor for
+  before the run), the larger of the 2 worker processes for local_2proc, and the largest Ray actor for
   ray_2actors (the workers' ``VmHWM`` sampled from ``/proc`` while they run). The notes say how much of the
   worker's resident memory was shared with other processes (``smaps_rollup`` Shared_*) when it peaked; the
   KB's own bytes are a row of their own (``kb_bytes``).
 - ``lost_docs`` and ``duplicated_docs``: the CLI run as a subprocess over a subset, SIGKILLed at random times
   (seeded) ``--kills`` times, resumed with ``--resume`` each time and finally left to finish; the ids of the
-  final output (records and error lines) are compared with the input's.
+  final output (records and error lines) are compared with the input's. The killed runs use
+  ``--kill-n-process`` worker processes (default 2), which must die with the driver: any left running after a
+  kill is counted (``orphan_workers``).
 
     python -m benchmarks.annotate --pipeline training/test/pipelines/nsl_jcl --docs 3000
 
@@ -212,16 +214,17 @@ def output_ids(out: Path) -> List[str]:
 
 
 def kill_and_resume(pipeline: Path, input_path: Path, out: Path, kills: int, seed: int, chunk_size: int,
-                    delay: Tuple[float, float]) -> Dict:
+                    delay: Tuple[float, float], n_process: int = 1) -> Dict:
     """Run the CLI over ``input_path`` as a subprocess, SIGKILL it after a random delay (seeded, uniform in
     ``delay`` seconds) ``kills`` times, resuming each time with ``--resume``, then let the last run finish.
-    Returns the kills that hit a running process, the documents committed at each kill, and the final ids."""
+    Returns the kills that hit a running process, the documents committed at each kill, the final ids, and
+    how many of the killed drivers' worker processes were still alive 10 s after the kill."""
     rng = random.Random(seed)
     if out.exists():
         shutil.rmtree(out)
     base = [sys.executable, "-m", "spacy_el", "annotate", str(pipeline), str(input_path), str(out),
-            "--chunk-size", str(chunk_size), "--no-progress", "--allow-errors"]
-    landed, committed = 0, []
+            "--chunk-size", str(chunk_size), "--n-process", str(n_process), "--no-progress", "--allow-errors"]
+    landed, committed, workers = 0, [], []
     for attempt in range(kills + 1):
         cmd = base + (["--resume"] if attempt else [])
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -229,6 +232,7 @@ def kill_and_resume(pipeline: Path, input_path: Path, out: Path, kills: int, see
             try:
                 proc.wait(timeout=rng.uniform(*delay))
             except subprocess.TimeoutExpired:
+                workers += descendants(proc.pid)
                 proc.send_signal(signal.SIGKILL)
                 landed += 1
         proc.wait()
@@ -240,7 +244,20 @@ def kill_and_resume(pipeline: Path, input_path: Path, out: Path, kills: int, see
         committed.append(json.loads(manifest.read_text())["docs_read"] if manifest.exists() else 0)
         if proc.returncode == 0:
             break
-    return {"kills": landed, "committed": committed, "ids": output_ids(out)}
+    deadline = time.time() + 10
+    while time.time() < deadline and any(alive(pid) for pid in workers):
+        time.sleep(0.1)
+    return {"kills": landed, "committed": committed, "ids": output_ids(out),
+            "orphans": sum(alive(pid) for pid in workers)}
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (not gone, not a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def pipeline_label(pipeline: Path) -> str:
@@ -286,6 +303,7 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=10)
     parser.add_argument("--kill-docs", type=int, default=600, help="documents of the kill/resume run")
     parser.add_argument("--kill-chunk-size", type=int, default=20)
+    parser.add_argument("--kill-n-process", type=int, default=2, help="--n-process of the killed runs")
     parser.add_argument("--kill-delay", type=float, nargs=2, default=(3.0, 10.0), metavar=("MIN", "MAX"),
                         help="seconds after each start at which the run is killed (uniform)")
     parser.add_argument("--seed", type=int, default=0)
@@ -348,7 +366,7 @@ def main() -> None:
         assert s_1t.read == n, s_1t
         print(f"local_1proc, 1 thread {t_1t:.1f}s", flush=True)
 
-        # local_2proc: spaCy forks 2 workers per chunk from this process (pipeline already loaded)
+        # local_2proc: 2 worker processes for the run, forked from this process (pipeline already loaded)
         with WorkerSampler() as sampler:
             t_2, s_2 = timed_annotate(nlp, input_path, work / "out2", batch_size=args.batch_size,
                                       chunk_size=args.chunk_size, n_process=2)
@@ -371,7 +389,8 @@ def main() -> None:
             row("local_1proc", dataset, "docs_per_s_1thread", round(n / t_1t, 1),
                 f"{common}; as docs_per_s with torch.set_num_threads(1): one worker of local_2proc or ray_2actors"),
             row("local_2proc", dataset, "docs_per_s", round(n / t_2, 1),
-                f"{common}; annotate(..., n_process=2), 2 spaCy worker processes forked per chunk from the loaded pipeline, torch 1 thread each"),
+                f"{common}; annotate(..., n_process=2): 2 worker processes started once, forked from the loaded pipeline, torch 1 thread each, "
+                "sending back records; the next chunk is submitted before the current one is committed"),
             *speedup_rows("local_2proc", dataset, t_2, t_1, t_1t, threads, where),
         ]
         rows += peak_worker_rows("local_2proc", dataset, workers_2, "forked worker processes",
@@ -394,15 +413,19 @@ def main() -> None:
         kill_docs = docs[:args.kill_docs]
         kill_input = write_jsonl(work / "kill_input.jsonl", kill_docs)
         result = kill_and_resume(args.pipeline, kill_input, work / "out_kill", args.kills, args.seed,
-                                 args.kill_chunk_size, tuple(args.kill_delay))
+                                 args.kill_chunk_size, tuple(args.kill_delay), args.kill_n_process)
         lost, dup = lost_and_duplicated([doc_id for doc_id, _ in kill_docs], result["ids"])
-        kill_notes = (f"CLI subprocess over {len(kill_docs):,} docs, chunk {args.kill_chunk_size}: SIGKILL after "
+        kill_notes = (f"CLI subprocess over {len(kill_docs):,} docs, chunk {args.kill_chunk_size}, "
+                      f"--n-process {args.kill_n_process}: SIGKILL of the driver after "
                       f"uniform({args.kill_delay[0]:g}, {args.kill_delay[1]:g}) s (seed {args.seed}), "
                       f"{result['kills']} kills landed, each followed by --resume, then run to the end; "
                       f"committed docs at each stop {result['committed']}; {where}")
         print(f"kill/resume: {result['kills']} kills, committed {result['committed']}", flush=True)
-        rows += [row("local_1proc", dataset, "lost_docs", lost, kill_notes),
-                 row("local_1proc", dataset, "duplicated_docs", dup, kill_notes)]
+        killed = "local_2proc" if args.kill_n_process == 2 else "local_1proc"
+        rows += [row(killed, dataset, "lost_docs", lost, kill_notes),
+                 row(killed, dataset, "duplicated_docs", dup, kill_notes),
+                 row(killed, dataset, "orphan_workers", result["orphans"],
+                     f"worker processes still alive 10 s after the kills of their driver; {kill_notes}")]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     finish(args, rows)

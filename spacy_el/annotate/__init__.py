@@ -5,7 +5,8 @@ output formats and the commit protocol.
 """
 from .readers import INPUT_FORMATS, InputDoc, open_reader
 from .records import doc_record
-from .runner import Summary, annotate, load_pipeline
+from .compute import load_pipeline
+from .runner import Summary, annotate
 from .writers import ERRORS, MANIFEST, OUTPUT_FORMATS, read_output
 
 __all__ = [

@@ -5,19 +5,20 @@ chunk by chunk with the same readers, and commits each chunk with the same write
 output format, the commit protocol and ``--resume`` (exactly once) are those of the local engine. Ray only
 computes the records of a chunk: the chunk's documents go, ``batch_size`` at a time, to a pool of Ray
 actors (one CPU each) that each load the pipeline once, when they start, and run ``nlp.pipe`` over a batch
-(isolating documents whose component raises, as the local engine does). An actor sends back each
-document's ``{"entities", "clusters"}`` (:func:`~spacy_el.annotate.records.doc_annotations`) or its error,
-with its position in the chunk; the driver puts them back in input order and adds ids and carried fields.
-The actors stay up for the whole run.
+(isolating documents whose component raises, as the local engine does). An actor
+(:class:`~spacy_el.annotate.worker.AnnotateWorker`, the class of the local worker processes too) sends
+back each document's ``{"entities", "clusters"}`` or its error, with its position; the driver puts them
+back in input order (:class:`~spacy_el.annotate.dispatch.BatchDispatcher`) and adds ids and carried
+fields. The actors stay up for the whole run.
 
 Ray is imported only here, and only when the engine is used.
 """
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
-from .readers import InputDoc
-from .records import doc_annotations
-from .runner import _error_text, load_pipeline, pipe_chunk
+from .compute import error_text
+from .dispatch import BatchDispatcher, Result
+from .worker import AnnotateWorker
 
 INSTALL_HINT = "pip install 'spacy_el[ray]'"
 # An actor that dies (its node lost, killed for memory) is restarted and its batch retried: a batch is
@@ -45,41 +46,6 @@ def check_ray(output_format: str) -> None:
         )
 
 
-class AnnotateWorker:
-    """The state of one Ray actor: the pipeline, loaded once when the actor starts."""
-
-    def __init__(self, pipeline: Any, batch_size: int, top_candidates: int) -> None:
-        self.batch_size = batch_size
-        self.top_candidates = top_candidates
-        self.error: Optional[str] = None
-        try:
-            self.nlp = load_pipeline(pipeline)
-        except Exception as err:  # reported by ready(), so that the driver stops with one line
-            self.nlp = None
-            message = str(err)
-            if not message.startswith("[spacy_el]"):
-                message = f"[spacy_el] Cannot load the pipeline {str(pipeline)[:200]!r} in a Ray actor: {_error_text(err)}"
-            self.error = message
-
-    def ready(self) -> Optional[str]:
-        """None, or why the pipeline could not be loaded."""
-        return self.error
-
-    def annotate(self, batch: List[Tuple[int, str]]) -> List[Tuple[int, Optional[Dict[str, Any]], Optional[str]]]:
-        """``(position, annotations, None)`` or ``(position, None, error)`` for each ``(position, text)``."""
-        items = [InputDoc(id=str(position), text=text) for position, text in batch]
-        out: List[Tuple[int, Optional[Dict[str, Any]], Optional[str]]] = []
-        for (position, _), (_, doc, error) in zip(batch, pipe_chunk(self.nlp, items, self.batch_size)):
-            annotations = None
-            if error is None:
-                try:
-                    annotations = doc_annotations(doc, self.top_candidates)
-                except Exception as err:  # as the local engine: the document goes to the error log
-                    error = _error_text(err)
-            out.append((position, annotations, error))
-        return out
-
-
 def _pipeline_arg(ray, pipeline: Any) -> Any:
     """What the actors load: a ``Language`` goes through Ray's object store (pickled once); a path that exists
     here is made absolute (on a cluster it must exist at the same place on every node); a package name as is."""
@@ -91,18 +57,21 @@ def _pipeline_arg(ray, pipeline: Any) -> Any:
     return str(path.resolve()) if path.exists() else str(pipeline)
 
 
-class RayPool:
+class RayPool(BatchDispatcher):
     """A context manager: connects to Ray (or starts a local Ray), starts the actors and checks that each
     loaded the pipeline; on exit kills them, and shuts Ray down if it started it."""
 
+    yields_docs = False
+
     def __init__(self, pipeline: Any, batch_size: int, top_candidates: int, address: Optional[str] = None,
                  actors: Optional[int] = None) -> None:
+        super().__init__(batch_size)
         self.pipeline = pipeline
-        self.batch_size = batch_size
         self.top_candidates = top_candidates
         self.address = address
         self.n_actors = actors
         self.workers: List[Any] = []
+        self._actor_pool: Any = None
         self._pipeline_arg: Any = None
         self._started_ray = False
 
@@ -113,7 +82,7 @@ class RayPool:
                 ray.init(address=self.address, include_dashboard=False, logging_level="ERROR")
             except Exception as err:
                 where = f"the Ray cluster at {self.address}" if self.address else "a local Ray"
-                raise OSError(f"[spacy_el] Cannot start or connect to {where}: {_error_text(err)}") from err
+                raise OSError(f"[spacy_el] Cannot start or connect to {where}: {error_text(err)}") from err
             self._started_ray = True
         try:
             n_actors = self.n_actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -125,6 +94,9 @@ class RayPool:
             for error in ray.get([worker.ready.remote() for worker in self.workers]):
                 if error is not None:
                     raise OSError(error)
+            from ray.util import ActorPool
+
+            self._actor_pool = ActorPool(self.workers)  # a batch goes to the first idle actor
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -137,24 +109,14 @@ class RayPool:
             except Exception:
                 pass
         self.workers = []
+        self._actor_pool = None
         self._pipeline_arg = None
         if self._started_ray:
             self.ray.shutdown()
             self._started_ray = False
 
-    def annotate(self, good: List[InputDoc], on_doc: Callable[[], Any]) -> List[Tuple[Any, Optional[str]]]:
-        """``(annotations, None)`` or ``(None, error)`` for each document of ``good``, in its order."""
-        from ray.util import ActorPool
+    def _send(self, batch: List[Tuple[int, str]]) -> None:
+        self._actor_pool.submit(lambda worker, pairs: worker.annotate.remote(pairs), batch)
 
-        positions = list(enumerate(item.text for item in good))
-        batches = [positions[i:i + self.batch_size] for i in range(0, len(positions), self.batch_size)]
-        results: List[Tuple[int, Optional[Dict[str, Any]], Optional[str]]] = []
-        pool = ActorPool(self.workers)
-        for batch_result in pool.map_unordered(lambda worker, batch: worker.annotate.remote(batch), batches):
-            results.extend(batch_result)
-            for _ in batch_result:
-                on_doc()
-        results.sort(key=lambda result: result[0])
-        if [position for position, _, _ in results] != list(range(len(good))):
-            raise RuntimeError("[spacy_el] The Ray actors did not return one result per document.")
-        return [(annotations, error) for _, annotations, error in results]
+    def _receive(self) -> List[Result]:
+        return self._actor_pool.get_next_unordered()

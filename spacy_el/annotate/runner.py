@@ -1,24 +1,25 @@
-"""The annotate loop: read a chunk, run the pipeline over it, commit it, repeat.
+"""The annotate loop: read a chunk, hand it to the engine, commit the chunk before it, repeat.
 
 The driver (this process) always reads the input and commits the output, so the commit protocol and
-``--resume`` are the same for every engine; an engine only computes the records of a chunk. The local
-engine runs ``nlp.pipe`` here; the Ray engine (:mod:`.ray_engine`) sends the chunk to a pool of Ray actors.
+``--resume`` are the same for every engine; an engine only computes a chunk's Docs or records:
 
-Memory is bounded by one chunk (``chunk_size`` documents and their Docs); ``nlp.pipe`` runs over a chunk in
-batches of ``batch_size``, with ``n_process`` processes (spaCy's multiprocessing). A chunk whose
-``nlp.pipe`` raises is not lost: the documents it had already given are kept, the next ``batch_size``
-documents are run one at a time (``nlp(text)``, so the failing ones are isolated and go to the error log)
-and ``nlp.pipe`` goes on with the rest.
+* ``n_process=1``: ``nlp.pipe`` in this process (:class:`~.compute.InProcessEngine`);
+* ``n_process=N``: N worker processes started once for the run (:mod:`.process_pool`);
+* ``engine="ray"``: a pool of Ray actors (:mod:`.ray_engine`).
+
+The driver submits chunk k+1 before it collects and commits chunk k, so workers are never idle while it
+commits. Memory is bounded by two chunks (``chunk_size`` documents each, with their Docs or records); the
+pipeline runs in batches of ``batch_size``. A document that fails goes to the error log, and the rest of
+its batch is kept (:func:`~.compute.pipe_chunk`).
 """
 import contextlib
 import itertools
-import os
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, ContextManager, Dict, Iterator, List, Optional, Tuple, Union
 
+from .compute import InProcessEngine, error_text
 from .readers import InputDoc, open_reader
 from .records import doc_record, merge_record
 from .writers import OutputDir, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
@@ -44,25 +45,6 @@ class Summary:
         return asdict(self)
 
 
-def load_pipeline(pipeline: Any):
-    """A loaded pipeline: ``pipeline`` itself if it is one, else ``spacy.load(pipeline)`` with a clear error."""
-    from spacy.language import Language
-
-    if isinstance(pipeline, Language):
-        return pipeline
-    import spacy
-
-    try:
-        return spacy.load(pipeline)
-    except (OSError, ValueError, ImportError) as err:
-        first = " ".join(str(err).split())[:300]
-        raise OSError(f"[spacy_el] Cannot load the pipeline {str(pipeline)!r}: {first}") from err
-
-
-def _error_text(err: BaseException) -> str:
-    return f"{type(err).__name__}: {' '.join(str(err).split())}"
-
-
 def _bad_text(item: InputDoc) -> Optional[str]:
     if item.error is not None:
         return item.error
@@ -73,52 +55,6 @@ def _bad_text(item: InputDoc) -> Optional[str]:
     except UnicodeEncodeError as err:
         return f"bad text: not valid Unicode ({err.reason} at {err.start})"
     return None
-
-
-def pipe_chunk(nlp, items: List[InputDoc], batch_size: int, n_process: int = 1,
-               on_doc: Callable[[], None] = lambda: None) -> List[Tuple[InputDoc, Any, Optional[str]]]:
-    """``(item, doc, None)`` or ``(item, None, error)`` for each item, in order."""
-    out: List[Tuple[InputDoc, Any, Optional[str]]] = []
-    pending = items
-    while pending:
-        done = 0
-        try:
-            for doc in nlp.pipe([item.text for item in pending], batch_size=batch_size, n_process=n_process):
-                out.append((pending[done], doc, None))
-                done += 1
-                on_doc()
-            pending = []
-        except Exception:  # isolate the failing documents: the next batch one at a time
-            pending = pending[done:]
-            for item in pending[:batch_size]:
-                try:
-                    out.append((item, nlp(item.text), None))
-                except Exception as err:
-                    out.append((item, None, _error_text(err)))
-                on_doc()
-            pending = pending[batch_size:]
-    return out
-
-
-@contextlib.contextmanager
-def _torch_threads_for(n_process: int) -> Iterator[None]:
-    """With ``n_process > 1``, torch computes with one thread (restored afterwards). spaCy forks its worker
-    processes; a torch that forks with its OpenMP thread pool set to several threads hangs in the children
-    (seen with torch 2.13 CPU on Linux), and one thread per process is what multiprocessing wants anyway.
-    Hugging Face's fast tokenizers are told the same (``TOKENIZERS_PARALLELISM=false``, unless the user set
-    it): after a fork they would otherwise disable their own threads with a warning per worker."""
-    if n_process > 1:
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    torch = sys.modules.get("torch")
-    if n_process == 1 or torch is None:
-        yield
-        return
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _chunks(docs: Iterator[InputDoc], size: int) -> Iterator[List[InputDoc]]:
@@ -175,7 +111,9 @@ def annotate(
         ``.txt`` files (``input_format`` names the format when the suffix does not tell it).
     output: the output directory (part files, ``errors.jsonl``, ``manifest.json``; docs/annotate.md).
     on_commit: called with the committed counts after each chunk's commit (a hook for tests and monitors).
-    engine: ``"local"`` (``nlp.pipe`` in this process) or ``"ray"`` (a pool of Ray actors, each loading the
+    n_process: with the local engine, 1 runs ``nlp.pipe`` in this process; N > 1 starts N worker processes
+        for the run, each holding the pipeline (forked from this process where the platform forks).
+    engine: ``"local"`` (this machine's processes) or ``"ray"`` (a pool of Ray actors, each loading the
         pipeline once; ``pip install 'spacy_el[ray]'``). The output is the same.
     address: with ``engine="ray"``, the address of a Ray cluster to connect to (``ray.init(address=...)``);
         None starts a local Ray, or uses the one this process already initialized.
@@ -197,19 +135,9 @@ def annotate(
     skip = state["docs_read"]
 
     with contextlib.ExitStack() as stack:
-        if engine == "ray":
-            from .ray_engine import RayPool
-
-            pool = stack.enter_context(RayPool(pipeline, batch_size, top_candidates, address, actors))
-            compute, make_output = pool.annotate, _from_annotations(fmt)
-        else:
-            nlp = load_pipeline(pipeline)
-            stack.enter_context(_torch_threads_for(n_process))
-
-            def compute(good: List[InputDoc], on_doc: Callable[[], None]) -> List[Tuple[Any, Optional[str]]]:
-                return [(doc, error) for _, doc, error in pipe_chunk(nlp, good, batch_size, n_process, on_doc)]
-
-            make_output = _from_doc(fmt, top_candidates)
+        pool = stack.enter_context(_open_engine(engine, pipeline, n_process, batch_size, top_candidates,
+                                                fmt == "docbin", address, actors))
+        make_output = _from_doc(fmt, top_candidates) if pool.yields_docs else _from_annotations(fmt)
         on_doc: Callable[[], Any] = lambda: None
         if progress:
             from tqdm import tqdm
@@ -217,12 +145,16 @@ def annotate(
             bar = stack.enter_context(
                 tqdm(total=reader.total(), initial=skip, unit="doc", desc="annotate", dynamic_ncols=True))
             on_doc = bar.update
-        for chunk in _chunks(reader.docs(skip), chunk_size):
+
+        def submit(chunk: List[InputDoc]) -> Tuple[List[InputDoc], List[Optional[str]], Any]:
             problems = [_bad_text(item) for item in chunk]
-            good = [item for item, problem in zip(chunk, problems) if problem is None]
-            for _ in range(len(chunk) - len(good)):
+            for _ in range(sum(problem is not None for problem in problems)):
                 on_doc()
-            results = iter(compute(good, on_doc))  # (value, None) or (None, error) per good item, in order
+            good_texts = [item.text for item, problem in zip(chunk, problems) if problem is None]
+            return chunk, problems, pool.submit(good_texts)
+
+        def commit(chunk: List[InputDoc], problems: List[Optional[str]], ticket: Any) -> None:
+            results = iter(pool.collect(ticket, on_doc))  # (value, None) or (None, error) per good item, in order
             errors: List[Dict[str, Any]] = []
             outputs: List[Any] = []
             for item, problem in zip(chunk, problems):  # input order, in the part and in the error log
@@ -234,11 +166,20 @@ def annotate(
                 try:
                     outputs.append(make_output(value, item))
                 except Exception as err:  # a value the output cannot hold
-                    errors.append({"id": item.id, "error": _error_text(err)})
+                    errors.append({"id": item.id, "error": error_text(err)})
             part = _part_bytes(outputs, fmt, carried_schema) if outputs else None
             out.commit(part, errors, docs_read=len(chunk), docs_written=len(outputs))
             if on_commit is not None:
                 on_commit(dict(out.state))
+
+        submitted = None  # the chunk whose documents are with the engine, not yet committed
+        for chunk in _chunks(reader.docs(skip), chunk_size):
+            following = submit(chunk)  # the workers go on with it while the driver commits the one before
+            if submitted is not None:
+                commit(*submitted)
+            submitted = following
+        if submitted is not None:
+            commit(*submitted)
     state = out.state
     return Summary(
         output=str(out.path), read=state["docs_read"], written=state["docs_written"], failed=state["docs_failed"],
@@ -247,8 +188,23 @@ def annotate(
     )
 
 
+def _open_engine(engine: str, pipeline: Any, n_process: int, batch_size: int, top_candidates: int, docbin: bool,
+                 address: Optional[str], actors: Optional[int]) -> ContextManager[Any]:
+    """The engine, as a context manager: it has ``submit(texts) -> ticket``, ``collect(ticket, on_doc)`` and
+    ``yields_docs`` (Docs, else ``doc_annotations`` records)."""
+    if engine == "ray":
+        from .ray_engine import RayPool
+
+        return RayPool(pipeline, batch_size, top_candidates, address, actors)
+    if n_process > 1:
+        from .process_pool import ProcessPool
+
+        return ProcessPool(pipeline, n_process, batch_size, top_candidates, docbin=docbin)
+    return contextlib.nullcontext(InProcessEngine(pipeline, batch_size))
+
+
 def _from_doc(fmt: str, top_candidates: int) -> Callable[[Any, InputDoc], Any]:
-    """What a part holds for one document, from its Doc (local engine)."""
+    """What a part holds for one document, from its Doc (the in-process engine, or DocBin output)."""
     def prepare(doc, item: InputDoc) -> Any:
         if fmt == "docbin":
             doc._.doc_id = item.id
@@ -260,7 +216,7 @@ def _from_doc(fmt: str, top_candidates: int) -> Callable[[Any, InputDoc], Any]:
 
 
 def _from_annotations(fmt: str) -> Callable[[Dict[str, Any], InputDoc], Any]:
-    """What a part holds for one document, from its ``doc_annotations`` (Ray engine; no DocBin)."""
+    """What a part holds for one document, from its ``doc_annotations`` (worker processes, Ray actors)."""
     def prepare(annotations: Dict[str, Any], item: InputDoc) -> Any:
         record = merge_record(item.id, item.fields, annotations)
         return jsonl_bytes([record]) if fmt == "jsonl" else record

@@ -38,7 +38,7 @@ def annotate_cli(
     id_field: str = typer.Option("id", "--id-field", help="JSONL field / Parquet column of the document id (default id: line or row number, file name)"),
     batch_size: int = typer.Option(64, "--batch-size", "-b", min=1, help="nlp.pipe batch size"),
     chunk_size: int = typer.Option(1000, "--chunk-size", "-c", min=1, help="Documents per committed part (memory holds one chunk)"),
-    n_process: int = typer.Option(1, "--n-process", "-p", min=1, help="Processes for nlp.pipe (spaCy multiprocessing; see docs/annotate.md)"),
+    n_process: int = typer.Option(1, "--n-process", "-p", min=1, help="Worker processes, started once for the run, each holding the pipeline (see docs/annotate.md)"),
     engine: Engine = typer.Option(Engine.local, "--engine", help="local: nlp.pipe in this process; ray: a pool of Ray actors, here or on a cluster (pip install 'spacy_el[ray]')"),
     address: Optional[str] = typer.Option(None, "--address", help="--engine ray: address of the Ray cluster to connect to (default: start a local Ray)"),
     actors: Optional[int] = typer.Option(None, "--actors", min=1, help="--engine ray: number of actors, one CPU each (default: one per CPU of the cluster)"),

@@ -1,11 +1,14 @@
 """Tiny test components for the annotate tests (registered on import): a fake linker that fills the link
 extensions and clusters entities with the same text, and a component that raises on a marker text."""
+import os
+
 import spacy
 from spacy.language import Language
 
 from spacy_el.extensions import NIL, register_extensions, set_clusters
 
 FAIL_MARKER = "EXPLODE"
+DIE_MARKER = "VANISH"  # the process running the pipeline exits at once: only ever in a worker process
 NAMES = {"Ada Mercer": ("PER", "Ada_Mercer", "Q1"), "Orvik": ("LOC", "Orvik", "Q2"), "Lumen": ("ORG", NIL, None)}
 
 
@@ -34,6 +37,13 @@ def annotate_test_linker(doc):
 def annotate_test_fail(doc):
     if FAIL_MARKER in doc.text:
         raise ValueError(f"the test component refuses {FAIL_MARKER}")
+    return doc
+
+
+@Language.component("annotate_test_die")
+def annotate_test_die(doc):
+    if DIE_MARKER in doc.text:
+        os._exit(3)  # a worker killed (out of memory, a signal): no exception, no clean-up
     return doc
 
 

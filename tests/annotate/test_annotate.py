@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import List
 
 import pytest
 import spacy
@@ -295,17 +296,39 @@ def slow(doc):
 
 nlp = build_pipeline(fail=True)
 nlp.add_pipe("annotate_test_slow")
-annotate(nlp, sys.argv[1], sys.argv[2], chunk_size=3, batch_size=2, resume=True, progress=False)
+annotate(nlp, sys.argv[1], sys.argv[2], chunk_size=3, batch_size=2, resume=True, progress=False,
+         n_process=int(sys.argv[3]))
 """
 
 
-def test_resume_after_sigkill(failing_nlp, tmp_path):
+def _children(pid: int) -> List[int]:
+    """The child processes of ``pid`` (Linux's /proc), or [] where it cannot tell."""
+    found: List[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("n_process", [1, 2])
+def test_resume_after_sigkill(failing_nlp, tmp_path, n_process):
     texts = [f"Ada Mercer {i} Orvik" if i % 7 != 3 else f"{FAIL_MARKER} {i}" for i in range(120)]
     src = write_inputs(tmp_path / "in", texts)["text"]
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(src), str(out)], cwd=REPO_ROOT,
+    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(src), str(out), str(n_process)], cwd=REPO_ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 60
+    workers: List[int] = []
     try:
         while time.time() < deadline and proc.poll() is None:
             manifest = out / "manifest.json"
@@ -313,10 +336,17 @@ def test_resume_after_sigkill(failing_nlp, tmp_path):
                 break
             time.sleep(0.05)
         assert proc.poll() is None, proc.stderr.read().decode()
+        workers = _children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
         proc.stderr.close()
+    if n_process > 1 and sys.platform.startswith("linux"):  # the workers die with the driver
+        assert len(workers) >= n_process
+        deadline = time.time() + 10
+        while time.time() < deadline and any(_alive(pid) for pid in workers):
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in workers)
     committed = json.loads((out / "manifest.json").read_text())["docs_read"]
     assert 9 <= committed < len(texts)
     summary = annotate(failing_nlp, src, out, chunk_size=3, batch_size=2, resume=True, progress=False)
@@ -334,12 +364,12 @@ def test_reader_totals_and_skip(inputs, input_format):
     assert [d.id for d in reader.docs(skip=4)] == IDS[input_format][4:]  # Parquet: skips a whole row group
 
 
-def test_n_process_runs_torch_with_one_thread_and_restores_it():
+def test_the_process_pool_runs_torch_with_one_thread_and_restores_it():
     torch = pytest.importorskip("torch")
-    from spacy_el.annotate.runner import _torch_threads_for
+    from spacy_el.annotate.process_pool import one_torch_thread
 
     before = torch.get_num_threads()
-    with _torch_threads_for(2):
+    with one_torch_thread():
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
 
