@@ -109,6 +109,22 @@ def _shared_bytes(pid: int) -> int:
     return _rollup_bytes(pid, "Shared")
 
 
+def kb_mapping_bytes(pid: int, pipeline: Path) -> Dict[str, int]:
+    """Resident and private bytes of a process's mappings of the files of ``pipeline``'s KBs (``/proc/PID/smaps``,
+    paths under the pipeline folder with a ``kb`` folder): ``rss``, and ``private_dirty``, the KB pages this
+    process wrote or copied (zero when it only reads the shared KB)."""
+    root = str(pipeline.resolve()) + os.sep
+    totals = {"rss": 0, "private_dirty": 0}
+    in_kb = False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", fields[0]):  # a mapping's header line
+            in_kb = len(fields) >= 6 and fields[5].startswith(root) and "/kb/" in fields[5][len(root) - 1:]
+        elif in_kb and fields[0] in ("Rss:", "Private_Dirty:"):
+            totals["rss" if fields[0] == "Rss:" else "private_dirty"] += int(fields[1]) * 1024
+    return totals
+
+
 def descendants(root: int) -> List[int]:
     """The pids of ``root``'s descendant processes (Linux ``/proc``)."""
     children: Dict[int, List[int]] = {}
@@ -131,11 +147,13 @@ def descendants(root: int) -> List[int]:
 
 class WorkerSampler:
     """A thread that samples the descendants of this process every ``interval`` s while it runs: per pid, its
-    peak RSS (``VmHWM``), its command line, and the shared and private bytes (``smaps_rollup``) at its largest
-    sampled RSS. The private bytes are what the process adds to the machine's memory: its pages no other
-    process maps (a memory-mapped KB read by several workers is shared, not private)."""
+    peak RSS (``VmHWM``), its command line, and the shared and private bytes (``smaps_rollup``) and its KB
+    mappings' bytes (:func:`kb_mapping_bytes`) at its largest sampled RSS. The private bytes are what the
+    process adds to the machine's memory: its pages no other process maps (a memory-mapped KB read by several
+    workers is shared, not private)."""
 
-    def __init__(self, interval: float = 0.2) -> None:
+    def __init__(self, pipeline: Path, interval: float = 0.2) -> None:
+        self.pipeline = pipeline
         self.interval = interval
         self.seen: Dict[int, Dict] = {}
         self._stop = threading.Event()
@@ -165,11 +183,16 @@ class WorkerSampler:
                 continue
             if "VmRSS" not in status:
                 continue
-            rec = self.seen.setdefault(pid, {"hwm": 0, "rss": 0, "shared": 0, "private": 0, "cmds": set()})
+            rec = self.seen.setdefault(pid, {"hwm": 0, "rss": 0, "shared": 0, "private": 0, "cmds": set(),
+                                             "kb": {"rss": 0, "private_dirty": 0}})
             rec["hwm"] = max(rec["hwm"], status.get("VmHWM", 0))
             rec["cmds"].add(cmd)
             if status["VmRSS"] >= rec["rss"]:
                 rec["rss"], rec["shared"], rec["private"] = status["VmRSS"], shared, private
+                try:
+                    rec["kb"] = kb_mapping_bytes(pid, self.pipeline)
+                except (OSError, ValueError):
+                    pass
 
     def workers(self, match: str = "") -> List[Dict]:
         """The sampled processes one of whose command lines contains ``match``."""
@@ -367,7 +390,7 @@ def main() -> None:
         print(f"local_1proc, 1 thread {t_1t:.1f}s", flush=True)
 
         # local_2proc: 2 worker processes for the run, forked from this process (pipeline already loaded)
-        with WorkerSampler() as sampler:
+        with WorkerSampler(args.pipeline) as sampler:
             t_2, s_2 = timed_annotate(nlp, input_path, work / "out2", batch_size=args.batch_size,
                                       chunk_size=args.chunk_size, n_process=2)
         assert s_2.read == n, s_2
@@ -437,8 +460,8 @@ def finish(args: argparse.Namespace, rows: List[Row]) -> None:
     rows.sort(key=lambda r: order[r["system"]])
     command = f"{COMMAND}  # python -m benchmarks.annotate --docs {args.docs}"
     if args.dataset != DATASET:
-        command = (f"python -m benchmarks.annotate --pipeline {args.pipeline} --docs {args.docs} "
-                   f"--dataset {args.dataset} --kills {args.kills}")
+        command = (f"python -m benchmarks.annotate --pipeline {args.pipeline} --dataset {args.dataset} "
+                   f"--kills {args.kills} --docs {args.docs} --batch-size {args.batch_size} --chunk-size {args.chunk_size}")
         rows = merge_rerun(args.out, rows, command)
     write_results(args.out, command, rows)
     if args.out.resolve() == (RESULTS_DIR / f"{NAME}.json").resolve():  # a trial run elsewhere leaves the docs alone
@@ -470,7 +493,7 @@ def ray_rows(args, dataset: str, input_path: Path, work: Path, n: int, common: s
     try:
         tiny = write_jsonl(work / "tiny.jsonl", [("t1", "Ada Mercer went to Orvik.")])
         t_start, _ = timed_annotate(args.pipeline, tiny, work / "out_tiny", engine="ray", actors=2)
-        with WorkerSampler() as sampler:
+        with WorkerSampler(args.pipeline) as sampler:
             t_ray, s_ray = timed_annotate(args.pipeline, input_path, work / "out_ray", engine="ray", actors=2,
                                           batch_size=args.batch_size, chunk_size=args.chunk_size)
         assert s_ray.read == n, s_ray
@@ -508,6 +531,10 @@ def peak_worker_rows(system: str, dataset: str, workers: List[Dict[str, int]], w
         row(system, dataset, "worker_private_bytes", most_private["private"],
             f"the largest private resident memory (smaps_rollup Private_*) of the {len(workers)} {what}, at its "
             f"largest sampled RSS: what one more worker adds to the machine's memory (compare kb_bytes); {where}"),
+        row(system, dataset, "worker_kb_private_bytes", max(rec["kb"]["private_dirty"] for rec in workers),
+            f"the largest Private_Dirty of the mappings of the pipeline's KB files (/proc/PID/smaps) among the "
+            f"{len(workers)} {what}: the KB bytes a worker copied rather than shared; "
+            f"{mib(max(rec['kb']['rss'] for rec in workers))} of KB pages were resident in the largest; {where}"),
     ]
 
 

@@ -57,7 +57,7 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     were. New rows go after the last row of their system and dataset, else after the last row of their
     dataset (last if the dataset is new). Every row says when and where it was measured (``measured`` and
     ``machine``: its own, else the earlier file's ``created`` and ``machine``, since the merged file's
-    ``machine`` is the rerun's) and the rerun's rows name ``command``.
+    ``machine`` is the rerun's), and by which ``command`` (the rerun's, or the earlier row's or file's).
     """
     measured, machine = utc_now(), this_machine()
     fresh: Dict[Tuple[str, str, str], List[Row]] = {}
@@ -74,7 +74,8 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
             replaced.add(key)
         elif key not in replaced:
             merged.append({**r, "measured": r.get("measured", earlier["created"]),
-                           "machine": r.get("machine", earlier.get("machine"))})
+                           "machine": r.get("machine", earlier.get("machine")),
+                           "command": r.get("command", earlier.get("command"))})
     # New rows join their system's rows, else their dataset's, so that tables keep both together.
     for (system, dataset, _), rows in fresh.items():
         same_dataset = [i for i, r in enumerate(merged) if r["dataset"] == dataset]

@@ -60,6 +60,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_speed": DOCS / "joint_coref_linker.md",
     "entqa_speed": DOCS / "entqa.md",
     "pipelines_speed": DOCS / "pipelines.md",
+    "annotate_scaling": README,
 }
 # The benchmark modules whose ``write_tables()`` renders their tables from their results file, in
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
@@ -283,6 +284,18 @@ PROSE: Dict[str, Prose] = {
          "nsl": ("ner_stack_lstm", "aida-test", "words_per_s"),
          "entqa_jcl": ("entqa+joint_coref_linker", "aida-test", "words_per_s"),
          "entqa": ("entqa", "aida-test", "words_per_s")},
+    ),
+    "annotate_scaling": Prose(
+        "annotate.json",
+        "On {cores} CPU cores, with the tiny pipeline of the `test` workflow, `--n-process 2` annotates {two} "
+        "documents/s: {sp1t} times one process computing on one thread ({one_t}), and {sp} times one process whose "
+        "torch spreads its work over both cores ({one}). Ray with 2 actors: {ray}. Killed (SIGKILL) and resumed "
+        "again and again, the command lost {lost} documents and wrote {dup} twice "
+        "([docs/annotate.md](docs/annotate.md#benchmark)).",
+        {"two": ("local_2proc", "aida+gum", "docs_per_s"), "one_t": ("local_1proc", "aida+gum", "docs_per_s_1thread"),
+         "sp1t": ("local_2proc", "aida+gum", "speedup_1thread"), "one": ("local_1proc", "aida+gum", "docs_per_s"),
+         "sp": ("local_2proc", "aida+gum", "speedup"), "ray": ("ray_2actors", "aida+gum", "docs_per_s"),
+         "lost": ("local_2proc", "aida+gum", "lost_docs"), "dup": ("local_2proc", "aida+gum", "duplicated_docs")},
     ),
     "encoder_dtype_reading": Prose(
         "encoder_dtype.json",

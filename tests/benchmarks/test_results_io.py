@@ -12,7 +12,7 @@ def test_rerun_rows_replace_their_pairs_in_place(tmp_path):
     assert [(r["system"], r["dataset"], r["metric"], r["value"]) for r in merged] == [
         ("a", "x", "m1", 10), ("a", "x", "m2", 20), ("b", "x", "m1", 3), ("c", "x", "m1", 30), ("a", "y", "m1", 4)]
     kept = [r for r in merged if r["value"] in (3, 4)]
-    assert all(r["measured"] == "T0" and r["machine"] == {"cpu": "earlier"} and "command" not in r for r in kept)
+    assert all(r["measured"] == "T0" and r["machine"] == {"cpu": "earlier"} and r["command"] == "full" for r in kept)
     new = [r for r in merged if r["value"] >= 10]
     assert all(r["command"] == "partial" and r["measured"] != "T0" and r["machine"] == this_machine() for r in new)
 
