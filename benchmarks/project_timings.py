@@ -130,7 +130,8 @@ def main() -> None:
 
 
 def with_totals(rows: Sequence[Row]) -> List[Row]:
-    """``rows`` grouped per workflow, steps in the workflow's order, each group followed by its total rows.
+    """``rows`` grouped per workflow, steps in the workflow's order, each group followed by its total rows;
+    the rows of steps that a workflow no longer has are dropped.
 
     A total is as recent as its latest step row and names that row's command: re-timing a step of one
     workflow leaves the other workflows' totals as they were.
@@ -143,8 +144,11 @@ def with_totals(rows: Sequence[Row]) -> List[Row]:
     steps_of = {w: steps for w, steps in workflows.items() if w in present}
     result: List[Row] = []
     for workflow, steps in steps_of.items():
-        timed = sorted((r for r in rows if r["dataset"] == workflow and r["system"] != TOTAL),
-                       key=lambda r: steps.index(r["system"]) if r["system"] in steps else len(steps))
+        gone = [r["system"] for r in rows if r["dataset"] == workflow and r["system"] not in steps + [TOTAL]]
+        if gone:  # steps the workflow no longer has: their timings describe nothing that runs
+            print(f"{workflow}: dropping the timings of steps it no longer has: {', '.join(gone)}")
+        timed = sorted((r for r in rows if r["dataset"] == workflow and r["system"] in steps),
+                       key=lambda r: steps.index(r["system"]))
         latest = max(timed, key=lambda r: r["measured"], default={})
         provenance = {"measured": latest.get("measured", ""), "command": latest.get("command", "")}
         result += timed + [{**t, **provenance} for t in total_rows(workflow, steps, timed)]
