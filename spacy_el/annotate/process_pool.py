@@ -145,6 +145,8 @@ class ProcessPool(BatchDispatcher):
         self._futures.add(self._executor.submit(_annotate_batch, batch))
 
     def _receive(self) -> List[Result]:
+        if not self._futures:
+            raise RuntimeError("[spacy_el] Waiting for documents that were never sent to a worker.")
         done, _ = wait(self._futures, return_when=FIRST_COMPLETED)
         results: List[Result] = []
         for future in done:
