@@ -150,7 +150,11 @@ class KBTorchPipe(TrainablePipe):
 
     # -- serialisation -----------------------------------------------------------------------------
     def _dims(self) -> Dict[str, int]:
-        return {name: self.model.get_dim(name) for name in self.dim_names} if self.model.layers else {}
+        """The dims the torch layer is built from, or ``{}`` before ``initialize`` has set them (a model
+        may hold layers before then, as ner_stack_lstm's tok2vec: a set dim is what tells)."""
+        if not self.model.layers or not all(self.model.has_dim(name) for name in self.dim_names):
+            return {}
+        return {name: self.model.get_dim(name) for name in self.dim_names}
 
     def _cfg_to_save(self, model_bytes: Optional[bytes] = None) -> Dict[str, Any]:
         """The settings file: ``cfg``, the model dims and, when the model is saved with it, the model

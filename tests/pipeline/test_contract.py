@@ -255,6 +255,25 @@ def test_an_uninitialised_component_says_so(component):
         nlp(doc)
 
 
+@pytest.mark.parametrize("component", COMPONENTS)
+@pytest.mark.parametrize("via", ["bytes", "disk"])
+def test_an_uninitialised_component_round_trips_and_still_says_so(component, via, tmp_path):
+    nlp = spacy.blank("en")
+    factory, config = FACTORIES.get(component, (component, {}))
+    if factory == "entqa_reader":
+        nlp.add_pipe("entity_retriever")
+    nlp.add_pipe(factory, name=component, config=config)
+    if via == "disk":
+        nlp.to_disk(tmp_path / "pipeline")
+        other = spacy.load(tmp_path / "pipeline")
+    else:
+        other = copy_of(nlp)
+    doc = other.make_doc("Ada Mercer painted Velda .")
+    doc.ents = [Span(doc, 0, 2, "PER")]
+    with pytest.raises(ValueError, match=r"\[spacy_el\].*not initiali[sz]ed"):
+        other(doc)
+
+
 def split_floats(value: Any) -> tuple:
     """(``value`` with every float replaced by a marker, the floats in order): batching changes scores in
     their last bits, so batched and single outputs are compared exactly but for their floats."""
