@@ -252,6 +252,7 @@ class JointCorefLinker(KBTorchPipe):
     """Joint coreference + entity linking over enumerated spans; see the module docstring."""
 
     settings_class = JointCorefLinkerSettings
+    state_names = ("dims", EARLY_UPDATES)
 
     def __init__(
         self,

@@ -27,6 +27,8 @@ class KBTorchPipe(TrainablePipe):
     override ``_after_load`` (rebuild state derived from ``cfg`` after deserialisation)."""
 
     dim_names: Tuple[str, ...] = ("nE",)
+    #: ``cfg`` keys that are state, not settings (the model dims; subclasses add theirs, e.g. labels).
+    state_names: Tuple[str, ...] = ("dims",)
     settings_class: ClassVar[Type[ComponentSettings]] = ComponentSettings
     kb: ElKnowledgeBase
 
@@ -193,6 +195,13 @@ class KBTorchPipe(TrainablePipe):
             saved, component=self.settings_class.component, pipe_name=self.name,
             generator=getattr(self, "candidates", None), where=where,
         )
+        unknown = sorted(set(saved) - set(self.settings_class.names()) - set(self.state_names))
+        if unknown:  # merged, they would sit in cfg unread and be saved again as if they meant something
+            raise ValueError(
+                f"[spacy_el] The {self.name} settings in {where} hold {unknown}, which {self.settings_class.component} "
+                f"neither has as a setting nor keeps as state ({sorted(self.state_names)}): was the file written by "
+                "another component or edited by hand? Remove those keys, or save the pipeline again."
+            )
         try:
             self._check_settings({**self.cfg, **saved})
         except (ValueError, TypeError) as err:

@@ -133,6 +133,7 @@ class NerStackLstm(KBTorchPipe):
     """Joint NER + EL with a Stack-LSTM; see the module docstring."""
 
     dim_names = ("nW", "nA", "nE", "nL")
+    state_names = ("dims", "labels")
     settings_class = NerStackLstmSettings
 
     def __init__(

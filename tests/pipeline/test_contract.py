@@ -239,6 +239,19 @@ def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, compon
     assert str(cfg_file) in str(info.value)
 
 
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_an_unknown_key_in_the_cfg_file_is_refused_naming_it(trained_pipelines, component, tmp_path):
+    nlp = trained_pipelines.get(component)
+    nlp.to_disk(tmp_path / "pipeline")
+    cfg_file = tmp_path / "pipeline" / component / "cfg"
+    cfg = srsly.read_json(cfg_file)
+    cfg["top_kk"] = 3  # a typo, or a key from another component: never merged silently
+    srsly.write_json(cfg_file, cfg)
+    with pytest.raises(ValueError, match=r"\[spacy_el\].*'top_kk'") as info:
+        spacy.load(tmp_path / "pipeline")
+    assert str(cfg_file) in str(info.value)
+
+
 # -- the rest of the contract: uninitialised, pipe = call, round trips ------------------------------
 
 
