@@ -26,6 +26,7 @@ import numpy as np
 import srsly
 
 from .kb import ElKnowledgeBase
+from .kb.additions import ADDED_SOURCE
 from .kb.alias_table import AliasTable
 from .kb.serialization import MANIFEST, read_manifest
 from .recipes.data_sources import ALIAS_SOURCES, ENTITY_SOURCES, TRAINING_CORPORA, check_sources
@@ -67,7 +68,7 @@ def alias_source_problems(pipeline_dir: PathLike) -> List[str]:
     for kb_dir in pipeline_kb_dirs(pipeline_dir):
         where = kb_dir.relative_to(pipeline_dir)
         manifest = read_manifest(kb_dir)
-        problems += [f"{where}: entity source {name!r} is not one spacy_el knows the licence of"
+        problems += [_unknown_source(where, "entity", name)
                      for name in manifest.get("entity_sources") or () if name not in ENTITY_SOURCES]
         sources = manifest.get("alias_sources")
         if sources is None:
@@ -79,10 +80,17 @@ def alias_source_problems(pipeline_dir: PathLike) -> List[str]:
         for name in sources:
             source = ALIAS_SOURCES.get(name)
             if source is None:
-                problems.append(f"{where}: alias source {name!r} is not one spacy_el knows the licence of")
+                problems.append(_unknown_source(where, "alias", name))
             elif not source.redistributable:
                 problems.append(f"{where}: alias source {name!r} ({source.what}): {source.licence}")
     return problems
+
+
+def _unknown_source(where: Any, kind: str, name: str) -> str:
+    """The problem line of an entity or alias source (``kind``) whose licence spacy_el does not know."""
+    if name == ADDED_SOURCE:
+        return f"{where}: {kind} data added with kb.add_entities (source {name!r}), whose licence only you know"
+    return f"{where}: {kind} source {name!r} is not one spacy_el knows the licence of"
 
 
 def check_redistributable(pipeline_dir: PathLike, i_know_the_licences: bool = False) -> List[str]:

@@ -72,6 +72,23 @@ def test_the_guard_refuses_unknown_and_closed_alias_sources(pipeline_dir, tmp_pa
     assert alias_source_problems(staged) == [] and check_redistributable(staged) == []
 
 
+def test_the_guard_asks_about_entities_added_by_the_user(pipeline_dir, tmp_path):
+    staged = tmp_path / "pipeline"
+    shutil.copytree(pipeline_dir, staged)
+    (kb_dir,) = pipeline_kb_dirs(staged)
+    kb = build_invented_kb(with_vectors=False)  # the guard reads manifests only; no vectors: no encoder needed
+    kb.set_aliases(kb.aliases, ["titles", "gum"])
+    kb.entity_sources = ["summaries"]
+    kb.add_entities([{"id": "Quill_Harbour", "name": "Quill Harbour", "aliases": ["the Quill"]}])
+    assert kb.alias_sources == ["titles", "gum", "added"] and kb.entity_sources == ["summaries", "added"]
+    kb.to_disk(kb_dir)
+    problems = alias_source_problems(staged)
+    assert len(problems) == 2 and all("kb.add_entities" in p and "'added'" in p for p in problems)
+    with pytest.raises(ValueError, match="Refusing to package"):
+        check_redistributable(staged)
+    assert check_redistributable(staged, i_know_the_licences=True) == problems
+
+
 def test_remap_aliases_maps_candidates_by_entity_id(tmp_path):
     target = build_invented_kb()
     source = open_kb(tmp_path / "open")

@@ -8,6 +8,11 @@ description alone, even with no alias; the linkers score its vector and features
 The entity and alias arrays are rebuilt with the additions appended: existing rows keep their numbers,
 so the vectors and index rows stay aligned. That costs time and memory in proportion to the KB (about a
 second per 100k entities); for bulk additions rebuild the KB with ``kb build``.
+
+The KB's manifest records where its entities and aliases come from (``entity_sources``,
+``alias_sources``), and ``python -m spacy_el package`` distributes a KB only when it knows every source's
+licence. Added data is the caller's, under a licence spacy_el cannot know: each call records ``source``
+(default ``ADDED_SOURCE``, "added") among both, so the packaging guard asks before distributing it.
 """
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -20,6 +25,8 @@ if TYPE_CHECKING:
     from .knowledge_base import ElKnowledgeBase
 
 ENTITY_KEYS = {"id", "name", "description", "types", "aliases", "frequency", "qid"}
+#: The source recorded in a KB's manifest for entities and aliases added with :func:`add_entities`.
+ADDED_SOURCE = "added"
 
 
 def _checked(entities: Sequence[Mapping[str, Any]], kb: "ElKnowledgeBase") -> List[Dict[str, Any]]:
@@ -128,14 +135,17 @@ def _merged_aliases(
 
 def add_entities(
     kb: "ElKnowledgeBase", entities: Sequence[Mapping[str, Any]], encoder: Optional[str] = None,
-    batch_size: int = 64, progress: bool = False,
+    batch_size: int = 64, progress: bool = False, source: str = ADDED_SOURCE,
 ) -> List[int]:
     """Append ``entities`` to ``kb`` (see the module docstring). Each is a dict: ``id`` and ``name``
     (required), ``description``, ``types``, ``aliases`` (strings, or ``[alias, prior]`` pairs),
     ``frequency`` (default 0) and ``qid``. The name is always an alias of its entity too.
     RETURNS the new rows. With vectors in the KB, ``encoder`` is the folder of the encoder that made
     them (None: the packaged MiniLM, when it made them); with type distributions, an added entity gets
-    the uniform one."""
+    the uniform one. ``source`` is recorded among the KB's entity and alias sources (where the KB records
+    them: an unknown stays unknown)."""
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"[spacy_el] add_entities: source must be a non-empty name, got {source!r}.")
     additions = _checked(entities, kb)
     if not additions:
         return []
@@ -172,8 +182,11 @@ def add_entities(
     aliases, offsets, cand_entities, cand_priors = _merged_aliases(kb.aliases, alias_additions)
     table = AliasTable.build(aliases, offsets, cand_entities, cand_priors, fuzzy=kb.aliases.fuzzy_index is not None)
     recorded = kb.vectors_encoder
+    alias_sources, entity_sources = kb.alias_sources, kb.entity_sources
     kb.entities, kb.aliases = merged, table
     kb.vectors_encoder = recorded
+    kb.alias_sources = _with_source(alias_sources, source)
+    kb.entity_sources = _with_source(entity_sources, source)
     kb._type_index = None
     if kb.dense_index is not None and new_vectors is not None:
         kb.dense_index.add(np.ascontiguousarray(new_vectors, dtype=np.float32))
@@ -181,4 +194,11 @@ def add_entities(
     return new_rows
 
 
-__all__ = ["add_entities"]
+def _with_source(sources: Optional[List[str]], source: str) -> Optional[List[str]]:
+    """``sources`` with ``source`` appended once; None (unknown) stays None."""
+    if sources is None:
+        return None
+    return list(sources) if source in sources else [*sources, source]
+
+
+__all__ = ["ADDED_SOURCE", "add_entities"]

@@ -9,6 +9,7 @@ from spacy.tokens import Span
 from spacy.util import SimpleFrozenList, ensure_path
 from spacy.vocab import Vocab
 
+from .additions import ADDED_SOURCE
 from .alias_table import AliasTable, CandidateHit
 from .entity_store import EntityStore
 from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
@@ -170,15 +171,16 @@ class ElKnowledgeBase(KnowledgeBase):
 
     def add_entities(
         self, entities: Sequence[Dict[str, Any]], encoder: Optional[str] = None, batch_size: int = 64,
-        progress: bool = False,
+        progress: bool = False, source: str = ADDED_SOURCE,
     ) -> List[int]:
         """Zero-shot additions: append entities (dicts with ``id``, ``name`` and optionally ``description``,
         ``types``, ``aliases``, ``frequency``, ``qid``), with vectors from the KB's own encoder and rows in
-        its dense index, so that trained linkers can link them at once. RETURNS their rows. See
-        :mod:`spacy_el.kb.additions`."""
+        its dense index, so that trained linkers can link them at once. ``source`` names where they come
+        from in the KB's recorded entity and alias sources (the packaging guard asks about an unknown one).
+        RETURNS their rows. See :mod:`spacy_el.kb.additions`."""
         from .additions import add_entities
 
-        return add_entities(self, entities, encoder=encoder, batch_size=batch_size, progress=progress)
+        return add_entities(self, entities, encoder=encoder, batch_size=batch_size, progress=progress, source=source)
 
     # -- attachments -------------------------------------------------------------------------------
     def set_attachment(self, name: str, data: Optional[bytes]) -> None:

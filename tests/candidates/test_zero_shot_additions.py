@@ -62,3 +62,14 @@ def test_bad_additions_are_refused_and_change_nothing(toy_kb, bad, message):
 def test_vectors_of_another_encoder_refuse_additions(nlp, tiny_toy_kb):
     with pytest.raises(ValueError, match="pass its folder"):
         tiny_toy_kb.add_entities([INVENTED])  # the KB's vectors are the test BERT's, not MiniLM's
+
+
+def test_additions_are_recorded_among_the_kb_sources(tiny_toy_kb, tiny_encoder):
+    kb = tiny_toy_kb
+    kb.set_aliases(kb.aliases, ["titles"])
+    kb.entity_sources = None  # unknown stays unknown
+    kb.add_entities([{"id": "Lumen_(river)", "name": "Lumen"}], encoder=tiny_encoder, source="my_gazetteer")
+    kb.add_entities([{"id": "Lumen_(town)", "name": "Lumen"}], encoder=tiny_encoder, source="my_gazetteer")
+    assert kb.alias_sources == ["titles", "my_gazetteer"] and kb.entity_sources is None
+    with pytest.raises(ValueError, match="source must be a non-empty name"):
+        kb.add_entities([{"id": "X", "name": "X"}], encoder=tiny_encoder, source=" ")
