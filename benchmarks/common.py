@@ -3,6 +3,7 @@
 What a benchmark measures stays in its own module; the peers' linking and mention helpers (``prior_only``,
 gold mentions) are in ``baselines``, whose systems the other benchmarks compare with.
 """
+import json
 import re
 import resource
 import time
@@ -18,7 +19,7 @@ from tqdm import tqdm
 
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
 
-from .results_io import ROOT
+from .results_io import ROOT, row
 
 T = TypeVar("T")
 
@@ -94,6 +95,28 @@ def best_seconds(run: Callable[[], Any], repeats: int) -> float:
 
 def words_per_s(docs: Sequence[Doc], seconds: float) -> int:
     return round(sum(len(d) for d in docs) / seconds)
+
+
+def curve_rows(evaluations: Path, system: str, dataset: str, metric: str, notes: str = "") -> List[Dict[str, Any]]:
+    """A training run's learning curve (``OUTPUT/evaluations.json`` of ``python -m spacy_el train``, across
+    resumed runs) as results rows: for each evaluation, ``{metric}@step=N`` (its score on ``dataset``) and
+    ``train_minutes@step=N`` (wall clock since training started); and ``train_minutes``, the last
+    evaluation's. None of them when there is no file."""
+    if not evaluations.exists():
+        print(f"{evaluations} does not exist: no learning curve rows for {system}")
+        return []
+    records = json.loads(evaluations.read_text(encoding="utf8"))
+    if not isinstance(records, list) or not all(isinstance(r, dict) and {"step", "seconds", "scores"} <= set(r) for r in records):
+        raise ValueError(f"{evaluations} is not a list of evaluations (step, seconds, scores): written by another program?")
+    rows = []
+    for record in sorted(records, key=lambda r: r["step"]):
+        rows.append(row(system, dataset, f"{metric}@step={record['step']}", round(record["scores"].get(metric, 0.0), 4), notes))
+        rows.append(row(system, dataset, f"train_minutes@step={record['step']}", round(record["seconds"] / 60, 1), notes))
+    if records:
+        last = max(records, key=lambda r: r["step"])
+        rows.append(row(system, "aida-train", "train_minutes", round(last["seconds"] / 60, 1),
+                        f"{last['step']} steps, wall clock with the evaluations ({notes})"))
+    return rows
 
 
 # -- settings and encoder dtype -------------------------------------------------------------------

@@ -50,7 +50,7 @@ from spacy_el.pipeline.entity_retriever import gold_mentions, retrieval_recall
 from spacy_el.scoring import el_scores
 
 from .baselines import gold_links, link_with_prior, predicted_links
-from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks,
+from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
                      temporarily, timed_pipe, words_per_s)
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
 from .tables import PAGES, format_value, results_to_markdown, update_readme_section
@@ -59,6 +59,8 @@ COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
 KS = (10, 30, 100)
 GAMMAS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)  # the joint reader's best γ is lower
 READER_KS = (10, 20, 50, 100)
+CURVE = "evaluations.json"  # a reader's learning curve, beside its model-best (python -m spacy_el train)
+CURVE_DATASET = "aida-dev[:30]"  # the configs select model-best on the first 30 AIDA dev documents
 READER = "entqa_reader"  # the pipe name of the reader in both pipelines
 SYSTEMS = {"per_candidate": "entqa_reader", "joint": "entqa_joint"}  # row names by reader mode
 BATCH_SIZE = 8  # nlp.pipe of the EntQA pipeline
@@ -169,8 +171,11 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     retriever = nlp.get_pipe("entity_retriever")
     kb: ElKnowledgeBase = retriever.kb
     pipelines = [nlp]
+    rows: List[Row] = curve_rows(args.pipeline.parent / CURVE, system_of(nlp), CURVE_DATASET, "el_micro_f", "configs/entqa_reader.cfg")
     if args.joint_pipeline.exists():
         pipelines.append(spacy.load(args.joint_pipeline))
+        rows += curve_rows(args.joint_pipeline.parent / CURVE, system_of(pipelines[-1]), CURVE_DATASET, "el_micro_f",
+                           "configs/entqa_reader_joint.cfg")
     else:
         print(f"{args.joint_pipeline} does not exist: no entqa_joint rows (train it first: configs/entqa_reader_joint.cfg)")
     ner_nlp = spacy.load(args.ner_model)
@@ -178,7 +183,6 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     datasets = aida_and_elevant(args.corpus, args.data, nlp, kb, args.limit)
     speed = f"nlp.pipe, {args.threads} thread(s), CPU, bfloat16 encoders"
     bm25 = None
-    rows: List[Row] = []
     for dataset, gold in datasets.items():
         print(f"{dataset}: {len(gold)} documents")
         texts = [d.text for d in gold]
@@ -232,7 +236,7 @@ def k_tradeoff(nlp: Language, gold: Sequence[Doc], speed: str) -> List[Row]:
 
 
 MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall_at_100", "el_micro_f", "el_macro_f", "docs_per_s",
-                "words_per_s")
+                "words_per_s", "train_minutes")
 
 
 def main() -> None:
@@ -276,9 +280,10 @@ def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> str:
     main_table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"] in MAIN_METRICS)
     sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
     tradeoff = suffix_table(results, "@K=", "K", ("el_micro_f", "docs_per_s"))
-    for name, table in (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-k", tradeoff)):
+    curve = suffix_table(results, "@step=", "step", ("el_micro_f", "train_minutes"))
+    for name, table in (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-k", tradeoff), ("entqa-curve", curve)):
         update_readme_section(PAGES[name], name, table)
-    return main_table + "\n" + sweep + "\n" + tradeoff
+    return main_table + "\n" + sweep + "\n" + tradeoff + "\n" + curve
 
 
 if __name__ == "__main__":

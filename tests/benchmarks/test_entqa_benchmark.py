@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+import pytest
 import spacy
 
 from benchmarks.entqa import READER_KS, suffix_table, system_of
@@ -26,3 +27,20 @@ def test_suffix_tables_keep_the_systems_apart(tmp_path: Path):
     assert table[0] == "| system | dataset | K | el_micro_f | docs_per_s |"
     assert len(table) == 2 + 4
     assert table[2].startswith("| entqa_reader | aida-test[:30] | 10 |") and table[4].startswith("| entqa_joint | aida-test[:30] | 10 |")
+
+
+def test_a_learning_curve_becomes_rows(tmp_path: Path):
+    from benchmarks.common import curve_rows
+
+    evaluations = tmp_path / "evaluations.json"
+    records = [{"step": step, "epoch": 0, "seconds": seconds, "score": f, "scores": {"el_micro_f": f}}
+               for step, seconds, f in ((250, 300, 0.41234), (0, 3, 0.0))]
+    evaluations.write_text(json.dumps(records), encoding="utf8")
+    rows = curve_rows(evaluations, "entqa_joint", "aida-dev[:30]", "el_micro_f")
+    assert [(r["metric"], r["value"]) for r in rows] == [
+        ("el_micro_f@step=0", 0.0), ("train_minutes@step=0", 0.1), ("el_micro_f@step=250", 0.4123),
+        ("train_minutes@step=250", 5.0), ("train_minutes", 5.0)]
+    assert curve_rows(tmp_path / "missing.json", "entqa_joint", "aida-dev[:30]", "el_micro_f") == []
+    evaluations.write_text('{"step": 0}', encoding="utf8")
+    with pytest.raises(ValueError, match="not a list of evaluations"):
+        curve_rows(evaluations, "entqa_joint", "aida-dev[:30]", "el_micro_f")
