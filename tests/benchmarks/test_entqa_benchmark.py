@@ -44,3 +44,12 @@ def test_a_learning_curve_becomes_rows(tmp_path: Path):
     evaluations.write_text('{"step": 0}', encoding="utf8")
     with pytest.raises(ValueError, match="not a list of evaluations"):
         curve_rows(evaluations, "entqa_joint", "aida-dev[:30]", "el_micro_f")
+
+
+def test_the_joint_speedup_is_a_ratio_of_the_same_run():
+    from benchmarks.entqa import speedup_rows
+
+    rows = [row("entqa_reader", "aida-test", "docs_per_s", 0.5), row("entqa_joint", "aida-test", "docs_per_s", 6.0),
+            row("entqa_joint", "msnbc", "docs_per_s", 2.0), row("entqa_reader", "aida-test", "el_micro_f", 0.6)]
+    (speedup,) = speedup_rows(rows)
+    assert (speedup["system"], speedup["dataset"], speedup["metric"], speedup["value"]) == ("entqa_joint", "aida-test", "speedup", 12.0)
