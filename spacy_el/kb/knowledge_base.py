@@ -9,7 +9,7 @@ from spacy.tokens import Span
 from spacy.util import SimpleFrozenList, ensure_path
 from spacy.vocab import Vocab
 
-from .additions import ADDED_SOURCE
+from .additions import ADDED_SOURCE, add_entities as append_entities
 from .alias_table import AliasTable, CandidateHit
 from .entity_store import EntityStore
 from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
@@ -178,9 +178,7 @@ class ElKnowledgeBase(KnowledgeBase):
         its dense index, so that trained linkers can link them at once. ``source`` names where they come
         from in the KB's recorded entity and alias sources (the packaging guard asks about an unknown one).
         RETURNS their rows. See :mod:`spacy_el.kb.additions`."""
-        from .additions import add_entities
-
-        return add_entities(self, entities, encoder=encoder, batch_size=batch_size, progress=progress, source=source)
+        return append_entities(self, entities, encoder=encoder, batch_size=batch_size, progress=progress, source=source)
 
     # -- attachments -------------------------------------------------------------------------------
     def set_attachment(self, name: str, data: Optional[bytes]) -> None:
