@@ -287,7 +287,8 @@ def suffix_table(results: Path, marker: str, name: str, metrics: Sequence[str]) 
 
 def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> str:
     """The three EntQA tables of docs/entqa.md from the results file (main, γ sweep, K trade-off)."""
-    main_table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"] in MAIN_METRICS)
+    main_table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"] in MAIN_METRICS,
+                                     column_order=MAIN_METRICS)
     sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
     tradeoff = suffix_table(results, "@K=", "K", ("el_micro_f", "docs_per_s"))
     curve = suffix_table(results, "@step=", "step", ("el_micro_f", "train_minutes"))

@@ -103,12 +103,14 @@ def results_to_markdown(
     pivot: bool = False,
     notes: bool = True,
     select: Optional[Callable[[Row], bool]] = None,
+    column_order: Sequence[str] = (),
 ) -> str:
     """A markdown table of a results file.
 
     pivot=False: one line per row: system | dataset | metric | value | notes.
     pivot=True: one line per (system, dataset) and one column per metric, in order of first
-        appearance; with ``notes`` the distinct notes of a line are joined in a last column.
+        appearance (the metrics of ``column_order`` first, in its order); with ``notes`` the distinct notes
+        of a line are joined in a last column.
     select: keep only the rows for which it returns True.
     """
     data = json.loads(Path(json_path).read_text(encoding="utf8"))
@@ -132,6 +134,7 @@ def results_to_markdown(
         note = row.get("notes", "")
         if note and note not in row_notes.setdefault(key, []):
             row_notes[key].append(note)
+    metrics = [m for m in column_order if m in metrics] + [m for m in metrics if m not in column_order]
     header = ["system", "dataset"] + metrics + (["notes"] if notes else [])
     lines = []
     for key, values in cells.items():

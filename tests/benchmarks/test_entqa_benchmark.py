@@ -53,3 +53,16 @@ def test_the_joint_speedup_is_a_ratio_of_the_same_run():
             row("entqa_joint", "msnbc", "docs_per_s", 2.0), row("entqa_reader", "aida-test", "el_micro_f", 0.6)]
     (speedup,) = speedup_rows(rows)
     assert (speedup["system"], speedup["dataset"], speedup["metric"], speedup["value"]) == ("entqa_joint", "aida-test", "speedup", 12.0)
+
+
+def test_the_main_table_keeps_the_metric_order_it_is_given(tmp_path: Path):
+    from benchmarks.tables import results_to_markdown
+
+    rows = [row("entqa_joint", "aida-train", "train_minutes", 40.1), row("entqa_joint", "aida-test", "docs_per_s", 7.0),
+            row("entqa_joint", "aida-test", "el_micro_f", 0.6)]
+    results = tmp_path / "entqa.json"
+    results.write_text(json.dumps({"rows": rows}), encoding="utf8")
+    header = results_to_markdown(results, pivot=True, notes=False, column_order=("el_micro_f", "docs_per_s")).splitlines()[0]
+    assert header == "| system | dataset | el_micro_f | docs_per_s | train_minutes |"
+    unordered = results_to_markdown(results, pivot=True, notes=False).splitlines()[0]
+    assert unordered == "| system | dataset | train_minutes | docs_per_s | el_micro_f |", "first appearance without an order"
