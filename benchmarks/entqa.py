@@ -48,6 +48,7 @@ from spacy_el.extensions import is_linked
 from spacy_el.scoring.candidates import alias_table_recall
 from spacy_el.pipeline.entity_retriever import gold_mentions, retrieval_recall
 from spacy_el.scoring import el_scores
+from spacy_el.training.resume import EVALUATIONS  # a reader's learning curve, beside its model-best
 
 from .baselines import gold_links, link_with_prior, predicted_links
 from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
@@ -59,7 +60,6 @@ COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
 KS = (10, 30, 100)
 GAMMAS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)  # the joint reader's best γ is lower
 READER_KS = (10, 20, 50, 100)
-CURVE = "evaluations.json"  # a reader's learning curve, beside its model-best (python -m spacy_el train)
 CURVE_DATASET = "aida-dev[:30]"  # the configs select model-best on the first 30 AIDA dev documents
 READER = "entqa_reader"  # the pipe name of the reader in both pipelines
 SYSTEMS = {"per_candidate": "entqa_reader", "joint": "entqa_joint"}  # row names by reader mode
@@ -171,10 +171,10 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     retriever = nlp.get_pipe("entity_retriever")
     kb: ElKnowledgeBase = retriever.kb
     pipelines = [nlp]
-    rows: List[Row] = curve_rows(args.pipeline.parent / CURVE, system_of(nlp), CURVE_DATASET, "el_micro_f", "configs/entqa_reader.cfg")
+    rows: List[Row] = curve_rows(args.pipeline.parent / EVALUATIONS, system_of(nlp), CURVE_DATASET, "el_micro_f", "configs/entqa_reader.cfg")
     if args.joint_pipeline.exists():
         pipelines.append(spacy.load(args.joint_pipeline))
-        rows += curve_rows(args.joint_pipeline.parent / CURVE, system_of(pipelines[-1]), CURVE_DATASET, "el_micro_f",
+        rows += curve_rows(args.joint_pipeline.parent / EVALUATIONS, system_of(pipelines[-1]), CURVE_DATASET, "el_micro_f",
                            "configs/entqa_reader_joint.cfg")
     else:
         print(f"{args.joint_pipeline} does not exist: no entqa_joint rows (train it first: configs/entqa_reader_joint.cfg)")
