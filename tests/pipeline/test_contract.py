@@ -255,13 +255,17 @@ def test_an_unknown_key_in_the_cfg_file_is_refused_naming_it(trained_pipelines, 
 # -- the rest of the contract: uninitialised, pipe = call, round trips ------------------------------
 
 
-@pytest.mark.parametrize("component", COMPONENTS)
-def test_an_uninitialised_component_says_so(component):
+def uninitialised_pipeline(component: str) -> Language:
+    """A blank pipeline with ``component`` added and not initialised."""
     nlp = spacy.blank("en")
     factory, config = FACTORIES.get(component, (component, {}))
     if factory == "entqa_reader":
         nlp.add_pipe("entity_retriever")  # the reader reads the retriever's passages
     nlp.add_pipe(factory, name=component, config=config)
+    return nlp
+
+
+def assert_says_uninitialised(nlp: Language) -> None:
     doc = nlp.make_doc("Ada Mercer painted Velda .")
     doc.ents = [Span(doc, 0, 2, "PER")]  # ner_constrained_linker links given entities
     with pytest.raises(ValueError, match=r"\[spacy_el\].*not initiali[sz]ed"):
@@ -269,22 +273,19 @@ def test_an_uninitialised_component_says_so(component):
 
 
 @pytest.mark.parametrize("component", COMPONENTS)
+def test_an_uninitialised_component_says_so(component):
+    assert_says_uninitialised(uninitialised_pipeline(component))
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
 @pytest.mark.parametrize("via", ["bytes", "disk"])
 def test_an_uninitialised_component_round_trips_and_still_says_so(component, via, tmp_path):
-    nlp = spacy.blank("en")
-    factory, config = FACTORIES.get(component, (component, {}))
-    if factory == "entqa_reader":
-        nlp.add_pipe("entity_retriever")
-    nlp.add_pipe(factory, name=component, config=config)
+    nlp = uninitialised_pipeline(component)
     if via == "disk":
         nlp.to_disk(tmp_path / "pipeline")
-        other = spacy.load(tmp_path / "pipeline")
+        assert_says_uninitialised(spacy.load(tmp_path / "pipeline"))
     else:
-        other = copy_of(nlp)
-    doc = other.make_doc("Ada Mercer painted Velda .")
-    doc.ents = [Span(doc, 0, 2, "PER")]
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*not initiali[sz]ed"):
-        other(doc)
+        assert_says_uninitialised(copy_of(nlp))
 
 
 def split_floats(value: Any) -> tuple:
