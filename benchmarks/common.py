@@ -9,7 +9,7 @@ import resource
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, MutableMapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterator, List, MutableMapping, Optional, Sequence, Tuple, TypeVar, Union
 
 import spacy
 from spacy.language import Language
@@ -97,26 +97,45 @@ def words_per_s(docs: Sequence[Doc], seconds: float) -> int:
     return round(sum(len(d) for d in docs) / seconds)
 
 
-def curve_rows(evaluations: Path, system: str, dataset: str, metric: str, notes: str = "") -> List[Dict[str, Any]]:
+def curve_rows(evaluations: Path, system: str, dataset: str, metrics: Union[str, Sequence[str]], notes: str = "",
+               train_dataset: str = "aida-train") -> List[Dict[str, Any]]:
     """A training run's learning curve (``OUTPUT/evaluations.json`` of ``python -m spacy_el train``, across
-    resumed runs) as results rows: for each evaluation, ``{metric}@step=N`` (its score on ``dataset``) and
-    ``train_minutes@step=N`` (wall clock since training started); and ``train_minutes``, the last
-    evaluation's. None of them when there is no file."""
+    resumed runs) as results rows: for each evaluation, ``{metric}@step=N`` for each of ``metrics`` (its score on
+    ``dataset``, the run's dev set) and ``train_minutes@step=N`` (wall clock since training started); and
+    ``train_minutes`` on ``train_dataset``, the last evaluation's. None of them when there is no file."""
     if not evaluations.exists():
         print(f"{evaluations} does not exist: no learning curve rows for {system}")
         return []
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    records = read_evaluations(evaluations)
+    rows = []
+    for record in records:
+        for metric in metrics:
+            rows.append(row(system, dataset, f"{metric}@step={record['step']}", round(record["scores"].get(metric, 0.0), 4), notes))
+        rows.append(row(system, dataset, f"train_minutes@step={record['step']}", round(record["seconds"] / 60, 1), notes))
+    if records:
+        last = records[-1]
+        rows.append(row(system, train_dataset, "train_minutes", round(last["seconds"] / 60, 1),
+                        f"{last['step']} steps, wall clock with the evaluations ({notes})" if notes else
+                        f"{last['step']} steps, wall clock with the evaluations"))
+    return rows
+
+
+def read_evaluations(evaluations: Path) -> List[Dict[str, Any]]:
+    """The evaluations of ``OUTPUT/evaluations.json`` (``spacy_el.training.resume``), by step."""
     records = json.loads(evaluations.read_text(encoding="utf8"))
     if not isinstance(records, list) or not all(isinstance(r, dict) and {"step", "seconds", "scores"} <= set(r) for r in records):
         raise ValueError(f"{evaluations} is not a list of evaluations (step, seconds, scores): written by another program?")
-    rows = []
-    for record in sorted(records, key=lambda r: r["step"]):
-        rows.append(row(system, dataset, f"{metric}@step={record['step']}", round(record["scores"].get(metric, 0.0), 4), notes))
-        rows.append(row(system, dataset, f"train_minutes@step={record['step']}", round(record["seconds"] / 60, 1), notes))
-    if records:
-        last = max(records, key=lambda r: r["step"])
-        rows.append(row(system, "aida-train", "train_minutes", round(last["seconds"] / 60, 1),
-                        f"{last['step']} steps, wall clock with the evaluations ({notes})"))
-    return rows
+    return sorted(records, key=lambda r: r["step"])
+
+
+def best_evaluation(evaluations: Path) -> Optional[Dict[str, Any]]:
+    """The evaluation whose model is ``model-best``: the highest weighted score, the latest of equals (spaCy's loop
+    saves ``model-best`` again at a score equal to the best); None without the file."""
+    if not evaluations.exists():
+        return None
+    records = read_evaluations(evaluations)
+    return max(records, key=lambda r: (r.get("score", 0.0), r["step"])) if records else None
 
 
 # -- settings and encoder dtype -------------------------------------------------------------------

@@ -28,7 +28,6 @@ Systems and metrics:
     python -m benchmarks.entqa [--joint-pipeline training/entqa/reader_joint/model-best]
 """
 import argparse
-import json
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
@@ -54,7 +53,7 @@ from .baselines import gold_links, link_with_prior, predicted_links
 from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
                      temporarily, timed_pipe, words_per_s)
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import PAGES, format_value, results_to_markdown, update_readme_section
+from .tables import PAGES, format_value, results_to_markdown, suffix_table, update_readme_section
 
 COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
 KS = (10, 30, 100)
@@ -271,18 +270,6 @@ def main() -> None:
     rows = evaluate(args)
     write_results(args.out, COMMAND, rows)
     print(write_tables(args.out))
-
-
-def suffix_table(results: Path, marker: str, name: str, metrics: Sequence[str]) -> str:
-    """One line per (system, dataset, value of the ``metric@{name}=value`` suffix), one column per metric."""
-    cells: Dict[Tuple[str, str, str], Dict[str, str]] = {}
-    for r in json.loads(results.read_text(encoding="utf8"))["rows"]:
-        if marker in r["metric"]:
-            metric, value = r["metric"].split(marker)
-            cells.setdefault((r["system"], r["dataset"], value), {})[metric] = format_value(r["value"])
-    lines = ["| system | dataset | " + name + " | " + " | ".join(metrics) + " |", "|" + "---|" * (len(metrics) + 3)]
-    lines += [f"| {s} | {d} | {v} | " + " | ".join(c.get(m, "") for m in metrics) + " |" for (s, d, v), c in cells.items()]
-    return "\n".join(lines) + "\n"
 
 
 def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> str:

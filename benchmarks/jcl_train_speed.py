@@ -5,7 +5,9 @@ The pipeline of ``configs/joint_coref_linker.cfg`` (the packaged MiniLM, ``kb/ev
 ``--docs`` GUM train documents, one document per step, each variant in turn on the same documents
 (interleaved, in an order that rotates, so that a machine shared with other work slows all variants alike). The learning rate is
 0, so the weights, and with them the work of a step, stay the same for every variant. A first round is not
-timed: it warms up, and fills the caches of the ``*_cache`` variants (what every epoch after the first finds).
+timed: it warms up. The ``*_cache`` variants then run one after the other, each in a block of its own, whose
+first round fills its cache (what every epoch after the first finds): a step of any other variant replaces the
+weights, and a cache is emptied when the frozen weights it was made with are replaced.
 Variants (the component's settings, ``configure``; ``encoder_float32`` sets the model's ``encoder_dtype``):
 
 * ``default``: the config as it is (``encoder_dtype = "auto"``: bfloat16 autocast where the CPU computes it
@@ -69,21 +71,37 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
 
 
 def measure(nlp: Any, examples: List[Any], variants: List[str], rounds: int) -> Dict[str, List[float]]:
+    """Seconds per step of each variant: the variants without a cache interleaved, round by round; then each
+    ``*_cache`` variant in a block of its own (a step of another variant replaces the weights, lr 0 or not, and
+    a cache holds only for the frozen weights it was filled with: interleaved, it would be emptied each time)."""
     pipe = nlp.get_pipe(COMPONENT)
     optimizer = Adam(0.0)  # the weights stay the same: every variant does the same work
     setters = {name: variant_setter(nlp, name) for name in variants}
     seconds: Dict[str, List[float]] = {name: [] for name in variants}
-    for r in range(rounds + 1):
+    interleaved = [name for name in variants if not name.endswith("_cache")]
+
+    def step(name: str, eg: Any, timed: bool) -> None:
+        setters[name]()
+        start = time.perf_counter()
+        pipe.update([eg], sgd=optimizer, losses={})
+        if timed:
+            seconds[name].append(time.perf_counter() - start)
+
+    for r in range(rounds + 1):  # round 0 warms up (and fills the caches)
         for i, eg in enumerate(examples):
-            shift = (r * len(examples) + i) % len(variants)  # each variant in turn first: no order bias
-            for name in variants[shift:] + variants[:shift]:
-                setters[name]()
-                start = time.perf_counter()
-                pipe.update([eg], sgd=optimizer, losses={})
-                if r:  # round 0 warms up (and fills the caches)
-                    seconds[name].append(time.perf_counter() - start)
+            shift = (r * len(examples) + i) % len(interleaved)  # each variant in turn first: no order bias
+            for name in interleaved[shift:] + interleaved[:shift]:
+                step(name, eg, timed=r > 0)
         if r:
-            print(f"round {r}: " + ", ".join(f"{n} {statistics.median(s) * 1000:.0f} ms" for n, s in seconds.items()), flush=True)
+            print(f"round {r}: " + ", ".join(f"{n} {statistics.median(seconds[n]) * 1000:.0f} ms" for n in interleaved), flush=True)
+    for name in variants:
+        if name.endswith("_cache"):
+            cache = torch_module(nlp, COMPONENT).lower_cache
+            cache.hits = cache.misses = 0
+            for r in range(rounds + 1):
+                for eg in examples:
+                    step(name, eg, timed=r > 0)
+            print(f"{name}: {statistics.median(seconds[name]) * 1000:.0f} ms; cache hits {cache.hits}, misses {cache.misses}", flush=True)
     setters["default"]()
     return seconds
 

@@ -62,12 +62,13 @@ from spacy_el.scoring.candidates import candidate_recall_at_k, has_own_candidate
 from spacy_el.scoring.cluster_el import cluster_el_scores
 from spacy_el.scoring.coref import coref_scores
 from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
+from spacy_el.training.resume import EVALUATIONS
 
-from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, first, fix_tie_breaks, proc_status_mb,
-                     process_peak_mb, read_corpus, reset_peak_rss, timed, timed_pipe, using_encoder_dtype,
-                     words_per_s)
+from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, curve_rows, first,
+                     fix_tie_breaks, proc_status_mb, process_peak_mb, read_corpus, read_evaluations, reset_peak_rss,
+                     timed, timed_pipe, using_encoder_dtype, words_per_s)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, results_to_markdown, suffix_table
 
 NAME = "joint_coref_linker"
 JOINT = ("local", "global", "global_ee", "global_ee_mean")
@@ -312,6 +313,24 @@ def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[D
     for variant, folder, setting in variant_folders(args.models, corpus, only):
         rows += model_set_rows(args, folder, f"_{variant}", f"trained on {corpus} with {setting}", dataset, gold,
                                peers=False)
+        rows += learning_curve_rows(args, folder, {system: f"{system}_{variant}" for system in JOINT}, corpus, CURVE_METRICS)
+    return rows
+
+
+#: The dev scores of a learning curve (``<metric>@step=N`` rows).
+CURVE_METRICS = ("coref_avg_f", "elh_f")
+
+
+def learning_curve_rows(args: argparse.Namespace, folder: str, systems: Dict[str, str], corpus: str,
+                        metrics: Sequence[str]) -> List[Row]:
+    """The learning curves of the models in ``<models>/<folder>/`` trained by ``python -m spacy_el train`` (their
+    ``evaluations.json``): for each model folder of ``systems`` (model folder -> system name), rows of its
+    ``<corpus>-dev`` scores and minutes at each evaluation and its ``train_minutes`` on ``<corpus>-train``."""
+    rows: List[Row] = []
+    for model, system in systems.items():
+        evaluations = Path(args.models) / folder / model / EVALUATIONS
+        if evaluations.exists():
+            rows += curve_rows(evaluations, system, f"{corpus}-dev", metrics, train_dataset=f"{corpus}-train")
     return rows
 
 
@@ -344,11 +363,11 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
     preds = {system: predict(nlp, gold, args.batch_size)[0] for system, nlp in loaded.items()}
     rows: List[Row] = []
     if "coref" in preds and "link" in preds:
-        note = f"{trained}, {training_steps(loaded['coref'])} steps; predicted mentions{recall_note}"
+        note = f"{trained}, {training_steps(loaded['coref'])}; predicted mentions{recall_note}"
         rows += score_rows(f"standalone{suffix}", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard)
     for system in JOINT:
         if system in preds:
-            note = f"{trained}, {training_steps(loaded[system])} steps; predicted mentions{recall_note}"
+            note = f"{trained}, {training_steps(loaded[system])}; predicted mentions{recall_note}"
             rows += score_rows(f"{system}{suffix}", dataset, gold, preds[system], note, hard)
             if own_hard is not None:
                 rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
@@ -370,9 +389,17 @@ def peer_rows(dataset: str, gold: List[Doc], global_pred: List[Doc], kb, note: s
     return rows
 
 
-def training_steps(nlp: Language) -> int:
-    """The ``[training] max_steps`` a model was trained with, from its own config."""
-    return nlp.config["training"]["max_steps"]
+def training_steps(nlp: Language) -> str:
+    """The ``[training] max_steps`` a model was trained with, from its own config, and, for a run of
+    ``python -m spacy_el train`` (its ``evaluations.json`` beside ``model-best``), the step of ``model-best``
+    and the run's minutes: ``"3,820 steps (best on dev at step 2,674; 81.5 min)"``."""
+    steps = f"{nlp.config['training']['max_steps']:,} steps"
+    evaluations = Path(nlp.path).parent / EVALUATIONS if nlp.path is not None else None
+    best = best_evaluation(evaluations) if evaluations is not None else None
+    if best is None:
+        return steps
+    minutes = read_evaluations(evaluations)[-1]["seconds"] / 60
+    return f"{steps} (best on dev at step {best['step']:,}; {minutes:.1f} min)"
 
 
 def score_model(args: argparse.Namespace, folder: str, system: str, name: str, dataset: str, gold: List[Doc],
@@ -384,7 +411,7 @@ def score_model(args: argparse.Namespace, folder: str, system: str, name: str, d
         return None
     nlp = spacy.load(path)
     pred, _ = predict(nlp, gold, args.batch_size)
-    return score_rows(name, dataset, gold, pred, f"{trained}, {training_steps(nlp)} steps; predicted mentions", hard)
+    return score_rows(name, dataset, gold, pred, f"{trained}, {training_steps(nlp)}; predicted mentions", hard)
 
 
 def joint_seed_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str, gold: List[Doc],
@@ -414,6 +441,7 @@ VARIANTS = (
     ("candidate_dropout", "candidate-dropout", "gold_candidate_dropout 0.2"),
     ("long", "long", "longer training"),
     ("hybrid", "hybrid", "hybrid candidates (alias + dense, reciprocal-rank fusion)"),
+    ("converged", "converged", "training to a dev plateau (resumable, one evaluation per epoch)"),
 )
 
 
@@ -428,8 +456,10 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
     """``coref_<refinement>`` rows for the seed-0 models in ``<models>/<corpus>/``, ``..._seed<N>`` rows for
     the models of any ``<models>/<corpus>-seed<N>/``, when every seed has the refinement a
     ``..._seed_mean`` row (its coreference average F1 averaged over the seeds), and
-    ``coref_<refinement>_<variant>`` rows for the models of the corpus's :data:`VARIANTS` folders."""
-    seeds = seed_folders(args.models, corpus)
+    ``coref_<refinement>_<variant>`` rows (and their learning curves) for the models of the corpus's
+    :data:`VARIANTS` folders; with ``--variants``, only those of the listed variants."""
+    only = getattr(args, "variants", None)
+    seeds = [] if only else seed_folders(args.models, corpus)
     rows: List[Row] = []
     for refinement in REFINEMENTS:
         system = f"coref_{refinement}"
@@ -441,10 +471,11 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
                 scored[seed] = scored_rows
                 rows += scored_rows
         rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], ("coref_avg_f",))
-    for variant, folder, setting in variant_folders(args.models, corpus):
+    for variant, folder, setting in variant_folders(args.models, corpus, only):
         for refinement in REFINEMENTS:
             rows += score_refinement(args, folder, refinement, f"coref_{refinement}_{variant}", dataset, gold,
                                      f"trained on {corpus} train with {setting}") or []
+        rows += learning_curve_rows(args, folder, {r: f"coref_{r}_{variant}" for r in REFINEMENTS}, corpus, ("coref_avg_f",))
     return rows
 
 
@@ -460,7 +491,7 @@ def score_refinement(args: argparse.Namespace, folder: str, refinement: str, nam
     nlp = spacy.load(path)
     bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
     pred, _ = predict(nlp, gold, args.batch_size)
-    note = f"mode coref, {trained}, {training_steps(nlp)} steps; score_bound {bound}; singletons left out on both sides"
+    note = f"mode coref, {trained}, {training_steps(nlp)}; score_bound {bound}; singletons left out on both sides"
     return score_rows(name, dataset, gold, pred, note, keep_singletons=False)
 
 
@@ -551,7 +582,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         if dataset in data:
             rows += joint_rows(args, corpus, dataset, data[dataset])
     for corpus, dataset in (("ontogum", "ontogum-test"), ("litbank", "litbank-test")):
-        if dataset in data and not getattr(args, "variants", None):
+        if dataset in data:
             rows += refinement_rows(args, corpus, dataset, data[dataset])
     if "gum-test" in data and not args.no_speed and not getattr(args, "variants", None):
         rows += speed_rows(args, data["gum-test"])
@@ -598,6 +629,8 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
     speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in speed_metrics)
     table = "\n\n".join([joint, hard, refinement, speed])
     publish_table(readme, NAME, table)
+    curve = suffix_table(results, "@step=", "step", (*CURVE_METRICS, "train_minutes"))
+    publish_table(readme, f"{NAME}_curve", curve)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ PAGES: Dict[str, Path] = {
     "ner_constrained_linker": DOCS / "ner_constrained_linker.md",
     "ner_stack_lstm": DOCS / "ner_stack_lstm.md",
     "joint_coref_linker": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_curve": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
     "entqa-k": DOCS / "entqa.md",
@@ -159,6 +160,20 @@ def results_to_matrix(json_path: PathLike, metric: str) -> str:
         cells[row["system"], row["dataset"]] = format_value(row["value"])
     lines = [[system] + [cells.get((system, d), "") for d in datasets] for system in systems]
     return markdown_table([f"system ({metric})"] + datasets, lines)
+
+
+def suffix_table(results: PathLike, marker: str, name: str, metrics: Sequence[str],
+                 select: Optional[Callable[[Row], bool]] = None) -> str:
+    """One line per (system, dataset, value of the ``metric{marker}value`` suffix), one column per metric, in the
+    results file's order: e.g. a learning curve's ``el_micro_f@step=250`` rows (marker ``"@step="``, name
+    ``"step"``). ``select``: only the rows it accepts."""
+    cells: Dict[Tuple[str, str, str], Dict[str, str]] = {}
+    for r in json.loads(Path(results).read_text(encoding="utf8"))["rows"]:
+        if marker in r["metric"] and (select is None or select(r)):
+            metric, value = r["metric"].split(marker)
+            cells.setdefault((r["system"], r["dataset"], value), {})[metric] = format_value(r["value"])
+    lines = [[s, d, v] + [c.get(m, "") for m in metrics] for (s, d, v), c in cells.items()]
+    return markdown_table(["system", "dataset", name, *metrics], lines)
 
 
 def markdown_table(header: List[str], lines: List[List[str]]) -> str:

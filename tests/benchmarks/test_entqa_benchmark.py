@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 import spacy
 
-from benchmarks.entqa import READER_KS, suffix_table, system_of
+from benchmarks.entqa import READER_KS, system_of
+from benchmarks.tables import suffix_table
 from benchmarks.results_io import row
 
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
+from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 from spacy.tokens import Doc
 from thinc.api import Model
 
@@ -126,8 +127,8 @@ def token_wordpiece_pairs(doc: Doc, offsets: np.ndarray) -> Tuple[np.ndarray, np
     if len(doc) == 0 or len(offsets) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    starts = np.fromiter((t.idx for t in doc), dtype=np.int64, count=len(doc))
-    ends = starts + np.fromiter((len(t) for t in doc), dtype=np.int64, count=len(doc))
+    starts, lengths = doc.to_array([IDX, LENGTH]).astype(np.int64).T
+    ends = starts + lengths
     # Wordpieces are in character order: the first ending after the token start, the last starting before its end.
     lo = np.searchsorted(offsets[:, 1], starts, side="right")
     hi = np.searchsorted(offsets[:, 0], ends, side="left")
@@ -144,11 +145,11 @@ def candidate_spans(doc: Doc, max_width: int) -> np.ndarray:
     n = len(doc)
     sentence_ids = None
     if n and doc.has_annotation("SENT_START"):
-        sentence_ids = torch.as_tensor(np.cumsum([1 if t.is_sent_start else 0 for t in doc]) - 1, dtype=torch.long)
+        sentence_ids = torch.as_tensor(np.cumsum(doc.to_array(SENT_START) == 1) - 1, dtype=torch.long)
         sentence_ids[sentence_ids < 0] = 0
     spans = enumerate_spans(n, max_width, sentence_ids).numpy()
     if len(spans):
-        space = np.fromiter((t.is_space for t in doc), dtype=bool, count=n)
+        space = doc.to_array(IS_SPACE).astype(bool)
         spans = spans[~space[spans[:, 0]] & ~space[spans[:, 1] - 1]]
     return spans.astype(np.int64).reshape(-1, 2)
 

@@ -1,0 +1,87 @@
+"""Learning curves from a results file, drawn as a PNG (issue 30).
+
+A training run's curve is in its benchmark's results file as ``<metric>@step=N`` rows (dev scores) and
+``train_minutes@step=N`` rows (:func:`benchmarks.common.curve_rows`). This module draws one panel per
+(system, dev set): each metric against the training step, the minutes on a second axis at the top. The
+picture is made from the results file only, so it can be redrawn at any time without the models:
+
+    python -m benchmarks.plot_curves benchmarks/results/joint_coref_linker.json docs/jcl_learning_curve.png \\
+        --systems global_converged
+
+Needs matplotlib (``pip install -e ".[plots]"``). The PNG is written to a temporary name and renamed into place.
+"""
+import argparse
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+STEP_MARKER = "@step="
+MINUTES = "train_minutes"
+#: ``(system, dataset)`` -> metric -> ``[(step, value)]`` by step.
+Curves = Dict[Tuple[str, str], Dict[str, List[Tuple[int, float]]]]
+
+
+def learning_curves(rows: Sequence[Dict[str, Any]], systems: Optional[Sequence[str]] = None) -> Curves:
+    """The ``<metric>@step=N`` rows of ``rows`` (the systems of ``systems`` when given), by system and dataset."""
+    curves: Curves = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if STEP_MARKER not in r["metric"] or (systems and r["system"] not in systems):
+            continue
+        metric, step = r["metric"].split(STEP_MARKER)
+        curves[(r["system"], r["dataset"])][metric].append((int(step), float(r["value"])))
+    return {key: {metric: sorted(points) for metric, points in by_metric.items()} for key, by_metric in curves.items()}
+
+
+def plot(curves: Curves, out: Path, title: str = "") -> Path:
+    """One panel per curve: its scores (every metric but the minutes) against the step; the minutes of the
+    first and last evaluation label a top axis. Returns ``out``."""
+    if not curves:
+        raise ValueError("no learning-curve rows (<metric>@step=N) to plot: give a results file with a training curve")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(5.5 * len(curves), 3.8), squeeze=False)
+    for ax, ((system, dataset), by_metric) in zip(axes[0], sorted(curves.items())):
+        for metric, points in sorted(by_metric.items()):
+            if metric != MINUTES:
+                ax.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3, label=metric)
+        ax.set_xlabel("training step")
+        ax.set_ylabel(f"score on {dataset}")
+        ax.set_title(f"{system} ({dataset})", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+        minutes = by_metric.get(MINUTES)
+        if minutes:
+            top = ax.twiny()
+            top.set_xlim(ax.get_xlim())
+            top.set_xticks([s for s, _ in minutes[:: max(1, len(minutes) // 5)]])
+            top.set_xticklabels([f"{m:.0f}" for _, m in minutes[:: max(1, len(minutes) // 5)]], fontsize=8)
+            top.set_xlabel("minutes of training (2 CPU cores)", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = out.with_name(f".{out.name}.tmp")
+    fig.savefig(temp, format="png", dpi=110)
+    plt.close(fig)
+    os.replace(temp, out)
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path, help="a benchmarks/results/*.json file")
+    parser.add_argument("out", type=Path, help="the PNG to write")
+    parser.add_argument("--systems", nargs="+", default=None, help="only these systems' curves")
+    parser.add_argument("--title", default="")
+    args = parser.parse_args(argv)
+    rows = json.loads(args.results.read_text(encoding="utf8"))["rows"]
+    print(f"wrote {plot(learning_curves(rows, args.systems), args.out, args.title)}")
+
+
+if __name__ == "__main__":
+    main()
