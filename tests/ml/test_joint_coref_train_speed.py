@@ -157,3 +157,25 @@ def test_early_updates_score_a_smaller_antecedent_window(two_layer_encoder, tmp_
     pipe.configure(early_steps=0)
     with pytest.raises(ValueError, match="early_max_antecedents"):
         pipe.configure(early_steps=3, early_max_antecedents=0)
+
+
+def test_pruning_in_training_scores_spans_without_dropout(two_layer_encoder, tmp_path, one_torch_thread):
+    """The pruning pass takes no gradient: in training it keeps the spans prediction keeps, whatever the
+    dropout draws, and the modules stay in training mode after it."""
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path)
+    module = torch_module(pipe)
+    doc = pipe._batch([examples[0].predicted]).docs[0]
+    module.eval()
+    vectors = module.token_vectors([doc])[0].detach()
+    spans = torch.as_tensor(doc.spans)
+    expected = module._kept(vectors, spans, doc)
+    module.train()
+    for seed in range(3):
+        torch.manual_seed(seed)
+        assert torch.equal(module._kept(vectors, spans, doc), expected)
+    assert all(m.training for m in module.modules())
+    # the span embedder itself still drops out in training (the kept spans are embedded again with gradient)
+    torch.manual_seed(0)
+    first = module.span_embedder(vectors, spans[:4])
+    torch.manual_seed(1)
+    assert not torch.equal(first, module.span_embedder(vectors, spans[:4]))

@@ -157,9 +157,8 @@ class JointCorefModule(nn.Module):
     def _kept(self, vectors: Any, spans: Any, doc: DocInputs) -> Any:
         """Indices into ``doc.spans`` of the pruned spans plus the forced ones, in document order.
 
-        The pruning scores take no gradient, so they are computed without dropout, in training too: as in
-        prediction, and without drawing a dropout mask over every enumerated span (a third of a GUM
-        training step's time when it did, ``benchmarks/jcl_train_speed.py``)."""
+        The pruning scores take no gradient, so they are computed without dropout, in training too: the spans
+        are pruned as in prediction, and no dropout mask is drawn over every enumerated span."""
         with torch.no_grad(), _without_dropout(self.span_embedder, self.scorer.mention_ffnn):
             scores = torch.cat([
                 self.scorer.mention_ffnn(self.span_embedder(vectors, chunk)).squeeze(-1)
