@@ -1,5 +1,8 @@
-"""Reciprocal-rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009) of several ranked candidate lists."""
-from typing import Dict, List, Sequence, Tuple
+"""Fusing several ranked candidate lists: reciprocal-rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009), and
+round-robin interleaving."""
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
+
+Item = TypeVar("Item", bound=Hashable)
 
 
 def reciprocal_rank_fusion(
@@ -22,4 +25,22 @@ def reciprocal_rank_fusion(
     return order, [scores[item] for item in order]
 
 
-__all__ = ["reciprocal_rank_fusion"]
+def round_robin(rankings: Sequence[Sequence[Item]], limit: Optional[int] = None) -> List[Item]:
+    """Interleave ranked lists: every list's first item, then every list's second, and so on, in list order;
+    an item already taken is skipped. So each item sits at its best rank in any list (ties: the earlier
+    list first), and a short list is read as deep as a long one's top. RETURNS at most ``limit`` items (all for
+    None)."""
+    merged: List[Item] = []
+    seen = set()
+    depth = max((len(r) for r in rankings), default=0)
+    for rank in range(depth):
+        for ranking in rankings:
+            if rank < len(ranking) and ranking[rank] not in seen:
+                seen.add(ranking[rank])
+                merged.append(ranking[rank])
+                if limit is not None and len(merged) >= limit:
+                    return merged
+    return merged
+
+
+__all__ = ["reciprocal_rank_fusion", "round_robin"]

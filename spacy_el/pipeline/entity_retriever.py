@@ -19,6 +19,15 @@ same forward pass; the entity vectors are fixed, so the index is never stale). A
 ``max_train_passages`` passages per document are used per step (sampled; 0 = all): a CPU budget knob.
 Differences from the paper: the entity encoder is not fine-tuned (its vectors are the KB's), and the
 score is ``s * cos`` with a learned scale ``s``.
+
+Candidates of upstream entities (``ents_candidates``, off by default): with a candidate generator there
+(``spacy-el.HybridCandidates.v1``, ``spacy-el.AliasCandidates.v1``, ...) and entities in ``doc.ents`` from an
+upstream component (spaCy's ``ner``, say), each passage's list also holds the generator's candidates of the
+entities that lie inside it, interleaved round-robin with the dense list (dense first:
+:func:`~spacy_el.algorithms.rank_fusion.round_robin`) and cut at ``top_k``. A merged entity's score is the
+passage's inner product with its vector, as the index gives it. The reader reads the lists as they are, so an
+entity the dense retriever misses can still be read where a mention of it was found. Without entities, or
+with the default ``null``, the lists are the retriever's alone.
 """
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -31,6 +40,8 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.passages import Passage, make_passages, passages_covering, topic_text
+from ..algorithms.rank_fusion import round_robin
+from ..candidates import CandidateGenerator
 from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import RetrieverBatch, encode_topic, question_sides, retriever_arrays, tokenizer_of
@@ -76,16 +87,18 @@ class EntityRetrieverSettings(ComponentSettings):
 @Language.factory(
     "entity_retriever",
     assigns=["doc._.entqa_passages"],
-    default_config={"model": DEFAULT_MODEL, **EntityRetrieverSettings.defaults()},
+    default_config={"model": DEFAULT_MODEL, **EntityRetrieverSettings.defaults(), "ents_candidates": None},
     default_score_weights={"retriever_recall_at_100": 1.0, "retriever_recall_at_10": None, "retriever_recall_at_30": None},
 )
 def make_entity_retriever(
     nlp: Language, name: str, model: Model, top_k: int, negatives: int, hard_negative_ratio: float,
-    max_train_passages: int, seed: int,
+    max_train_passages: int, seed: int, ents_candidates: Optional[CandidateGenerator] = None,
 ) -> "EntityRetriever":
-    """The settings are documented on :class:`EntityRetrieverSettings`."""
+    """The settings are documented on :class:`EntityRetrieverSettings`. ents_candidates: a candidate generator
+    whose candidates of the upstream ``doc.ents`` join the passages' lists (module docstring), or None."""
     return EntityRetriever(nlp.vocab, model, name, top_k=top_k, negatives=negatives,
-                           hard_negative_ratio=hard_negative_ratio, max_train_passages=max_train_passages, seed=seed)
+                           hard_negative_ratio=hard_negative_ratio, max_train_passages=max_train_passages, seed=seed,
+                           ents_candidates=ents_candidates)
 
 
 class EntityRetriever(KBTorchPipe):
@@ -93,11 +106,13 @@ class EntityRetriever(KBTorchPipe):
 
     settings_class = EntityRetrieverSettings
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "entity_retriever", **cfg: Any) -> None:
+    def __init__(self, vocab: Vocab, model: Model, name: str = "entity_retriever", *,
+                 ents_candidates: Optional[CandidateGenerator] = None, **cfg: Any) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
+        self.ents_candidates = ents_candidates
         self.cfg: Dict[str, Any] = EntityRetrieverSettings.from_cfg(cfg).to_cfg()
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.settings.seed)
@@ -158,15 +173,43 @@ class EntityRetriever(KBTorchPipe):
         ids = self.kb.entities.ids
         result: List[List[List[Any]]] = []
         i = 0
-        for passages, _ in per_doc:
+        for doc, (passages, _) in zip(docs, per_doc):
+            ents = self._ents_candidate_rows(doc)
             doc_result = []
             for p in passages:
                 keep = rows[i] >= 0
-                doc_result.append([p.start_char, p.end_char, [ids[int(r)] for r in rows[i][keep]],
-                                   [round(float(s), 5) for s in scores[i][keep]]])
+                found, found_scores = rows[i][keep].tolist(), scores[i][keep].tolist()
+                if ents:
+                    found, found_scores = self._merge(vectors[i], found, found_scores, ents, p)
+                doc_result.append([p.start_char, p.end_char, [ids[int(r)] for r in found],
+                                   [round(float(s), 5) for s in found_scores]])
                 i += 1
             result.append(doc_result)
         return result
+
+    def _ents_candidate_rows(self, doc: Doc) -> List[Tuple[int, int, List[int]]]:
+        """``(start_char, end_char, kb_rows)`` of each upstream entity of ``doc`` (``ents_candidates``' lists;
+        none without the generator or entities)."""
+        if self.ents_candidates is None or not doc.ents:
+            return []
+        ents = list(doc.ents)
+        found = self.ents_candidates(self.kb, ents)
+        return [(ent.start_char, ent.end_char, cands.rows.tolist()) for ent, cands in zip(ents, found) if len(cands)]
+
+    def _merge(self, vector: np.ndarray, rows: List[int], scores: List[float], ents: Sequence[Tuple[int, int, List[int]]],
+               passage: Passage) -> Tuple[List[int], List[float]]:
+        """The passage's dense ``rows`` interleaved with the candidates of the entities inside it, cut at
+        ``top_k``; a merged row's score is the passage vector's inner product with the entity's (``vector``: (d,))."""
+        inside = [cands for start, end, cands in ents if passage.start_char <= start and end <= passage.end_char]
+        if not inside:
+            return rows, scores
+        merged = round_robin([rows, *inside], self.settings.top_k)
+        known = dict(zip(rows, scores))
+        missing = [r for r in merged if r not in known]
+        if missing:
+            entity_vectors = np.asarray(self.kb.entities.vectors[np.asarray(missing)], dtype=np.float32)  # (m, d)
+            known.update(zip(missing, (entity_vectors @ np.asarray(vector, dtype=np.float32)).tolist()))
+        return merged, [known[r] for r in merged]
 
     def _encode(self, questions: Sequence[Any]) -> np.ndarray:
         ids, mask = retriever_arrays(tokenizer_of(self.model), questions)
