@@ -78,8 +78,8 @@ def timed(run: Callable[[], T]) -> Tuple[T, float]:
     return result, time.perf_counter() - start
 
 
-def timed_pipe(nlp: Language, texts: Sequence[str], batch_size: int, progress: bool = False) -> Tuple[List[Doc], float]:
-    """``nlp.pipe`` over ``texts``: the docs and the seconds it took (with ``progress``, a tqdm bar)."""
+def timed_pipe(nlp: Language, texts: Sequence[Union[str, Doc]], batch_size: int, progress: bool = False) -> Tuple[List[Doc], float]:
+    """``nlp.pipe`` over ``texts`` (texts or docs): the docs and the seconds it took (with ``progress``, a tqdm bar)."""
     def run() -> List[Doc]:
         docs = nlp.pipe(texts, batch_size=batch_size)
         return list(tqdm(docs, total=len(texts), desc="pipe", leave=False) if progress else docs)

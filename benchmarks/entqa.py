@@ -24,6 +24,11 @@ Systems and metrics:
   ``docs_per_s@K=…``, paper section 3.2).
 - peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and
   ``spacy_entity_linker`` (spaCy ``ner`` + ``entity_linker``), configs/baselines.
+- ``--ents-candidates alias hybrid``: each EntQA pipeline again after spaCy ``ner``, its retriever's
+  ``ents_candidates`` set to that generator (10 candidates per mention; hybrid needs the mention encoder of
+  ``--encoder``), so that the candidates of ``ner``'s mentions join the passages' lists:
+  ``<system>_ents_<generator>`` rows (EL scores at the γ chosen without them; ``docs_per_s`` without ``ner``'s
+  time) and ``entity_retriever_ents_<generator>`` recall rows.
 
     python -m benchmarks.entqa [--joint-pipeline training/entqa/reader_joint/model-best]
 """
@@ -39,6 +44,7 @@ from spacy.training import Example
 from tqdm import tqdm
 
 from spacy_el.algorithms.bm25 import BM25
+from spacy_el.candidates import AliasCandidates, CandidateGenerator, DenseCandidates, HybridCandidates
 from spacy_el.algorithms.entqa_decode import best_non_overlapping, merge_predictions
 from spacy_el.algorithms.passages import char_span_to_token_span, topic_text
 from spacy_el.kb import ElKnowledgeBase
@@ -180,6 +186,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     ner_nlp = spacy.load(args.ner_model)
     el_nlp = spacy.load(args.el_model)
     datasets = aida_and_elevant(args.corpus, args.data, nlp, kb, args.limit)
+    generators = ents_generators(args.ents_candidates, args.encoder)
     speed = f"nlp.pipe, {args.threads} thread(s), CPU, bfloat16 encoders"
     bm25 = None
     for dataset, gold in datasets.items():
@@ -205,6 +212,9 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             rows += reader_rows(pipeline, dataset, gold, retrieved, speed)
         rows.append(row("entity_retriever", dataset, "docs_per_s", round(len(texts) / retriever_seconds, 2), f"{speed}; retriever only"))
         ner_docs, _ = timed_pipe(ner_nlp, texts, PEER_BATCH_SIZE, progress=True)
+        if generators:
+            ner_mentions = [[(e.start_char, e.end_char, e.label_) for e in d.ents] for d in ner_docs]
+            rows += ents_candidates_rows(pipelines, generators, dataset, gold, ner_mentions, speed)
         link_with_prior(kb, ner_docs)
         rows += el_rows("prior_only", dataset, gold, ner_docs, "spacy_ner mentions + top prior")
         el_docs, _ = timed_pipe(el_nlp, texts, PEER_BATCH_SIZE, progress=True)
@@ -213,6 +223,59 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     for pipeline in pipelines:
         rows += k_tradeoff(pipeline, datasets["aida-test"][: args.speed_docs], speed)
     return rows
+
+
+#: Candidates per mention that ``--ents-candidates`` merges into the passages' lists.
+ENTS_TOP_K = 10
+
+
+def ents_generators(names: Sequence[str], encoder: Path) -> Dict[str, CandidateGenerator]:
+    """The generators of ``--ents-candidates`` by name (hybrid only when the mention encoder exists)."""
+    generators: Dict[str, CandidateGenerator] = {}
+    for name in names:
+        if name == "alias":
+            generators[name] = AliasCandidates(top_k=ENTS_TOP_K)
+        elif not encoder.exists():
+            print(f"{encoder} does not exist: no _ents_hybrid rows (train it: spacy project run train-mention-encoder)")
+        else:
+            generators[name] = HybridCandidates(AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=encoder),
+                                                top_k=ENTS_TOP_K)
+    return generators
+
+
+def ents_candidates_rows(pipelines: Sequence[Language], generators: Dict[str, CandidateGenerator], dataset: str,
+                         gold: Sequence[Doc], ner_mentions: Sequence[Sequence[Tuple[int, int, str]]], speed: str) -> List[Row]:
+    """Each EntQA pipeline on docs that hold spaCy ner's mentions (``ner_mentions``: per doc ``(start_char,
+    end_char, label)``, no links), its retriever merging each generator's candidates of them in turn."""
+    rows: List[Row] = []
+    for label, generator in generators.items():
+        for pipeline in pipelines:
+            retriever = pipeline.get_pipe("entity_retriever")
+            system = f"{system_of(pipeline)}_ents_{label}"
+            note = f"spacy_ner mentions' {label} candidates (top {ENTS_TOP_K}) merged into the passages"
+            with temporarily(vars(retriever), "ents_candidates", generator):
+                docs, seconds = timed_pipe(pipeline, with_mentions(pipeline, gold, ner_mentions), BATCH_SIZE, progress=True)
+                if pipeline is pipelines[0]:  # the retriever is the same (sourced) model in every pipeline
+                    with pipeline.select_pipes(enable=["entity_retriever"]):
+                        retrieved = list(pipeline.pipe(with_mentions(pipeline, gold, ner_mentions), batch_size=BATCH_SIZE))
+                    recall = retrieval_recall([Example(p, g) for p, g in zip(retrieved, gold)], KS, in_kb=retriever.kb.__contains__)
+                    rows += [row(f"entity_retriever_ents_{label}", dataset, f"recall_at_{k}", round(recall[f"retriever_recall_at_{k}"], 4),
+                                 f"passage level; {note}") for k in KS]
+            rows += el_rows(system, dataset, gold, docs, f"{note}; {reader_note(pipeline.get_pipe(READER))}")
+            rows.append(row(system, dataset, "docs_per_s", round(len(gold) / seconds, 2),
+                            f"{speed}; retriever + reader after spacy_ner (its time not counted)"))
+    return rows
+
+
+def with_mentions(nlp: Language, gold: Sequence[Doc], mentions: Sequence[Sequence[Tuple[int, int, str]]]) -> List[Doc]:
+    """Fresh docs of the texts of ``gold`` with ``mentions`` (unlinked) as their entities."""
+    docs = []
+    for g, doc_mentions in zip(gold, mentions):
+        doc = nlp.make_doc(g.text)
+        spans = [doc.char_span(s, e, label=label, alignment_mode="expand") for s, e, label in doc_mentions]
+        doc.ents = [span for span in spans if span is not None]
+        docs.append(doc)
+    return docs
 
 
 def speedup_rows(rows: Sequence[Row]) -> List[Row]:
@@ -260,6 +323,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="documents per dataset (0 = all; for a quick check)")
     parser.add_argument("--speed-docs", type=int, default=30, help="AIDA test documents for the K trade-off")
+    parser.add_argument("--ents-candidates", nargs="*", choices=("alias", "hybrid"), default=[],
+                        help="also run each EntQA pipeline after spaCy ner with these generators' candidates of its mentions "
+                             "merged into the passages (entity_retriever's ents_candidates)")
+    parser.add_argument("--encoder", type=Path, default=ROOT / "training" / "mention_encoder" / "best",
+                        help="the mention encoder of the hybrid generator")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
     parser.add_argument("--tables-only", action="store_true", help="only regenerate the docs tables from --out")
     args = parser.parse_args()

@@ -67,3 +67,34 @@ def test_the_main_table_keeps_the_metric_order_it_is_given(tmp_path: Path):
     assert header == "| system | dataset | el_micro_f | docs_per_s | train_minutes |"
     unordered = results_to_markdown(results, pivot=True, notes=False).splitlines()[0]
     assert unordered == "| system | dataset | train_minutes | docs_per_s | el_micro_f |", "first appearance without an order"
+
+
+def test_ents_candidates_rows_run_each_pipeline_on_the_ner_mentions(tiny_encoder, tmp_path):
+    """--ents-candidates: the pipeline reads docs with the given mentions (unlinked) and its retriever merges the
+    generator's candidates of them; the generator is taken back off after."""
+    pytest.importorskip("faiss")
+    from benchmarks.entqa import ents_candidates_rows, ents_generators, with_mentions
+    from spacy_el.candidates import AliasCandidates, CandidateGenerator, MentionCandidates
+    from tests.pipeline.test_entqa import TRAIN, make_nlp, reference
+
+    nlp = make_nlp(tiny_encoder, tmp_path)
+    gold = [reference(nlp, text, links) for text, links in TRAIN[:2]]
+    mentions = [[(e.start_char, e.end_char, "ENT") for e in g.ents] for g in gold]
+    docs = with_mentions(nlp, gold, mentions)
+    assert [[(e.text, e.kb_id_) for e in d.ents] for d in docs] == [[(e.text, "") for e in g.ents] for g in gold]
+    assert set(ents_generators(["alias", "hybrid"], tmp_path / "no-encoder")) == {"alias"}
+    rows = ents_candidates_rows([nlp], {"alias": AliasCandidates(top_k=3)}, "aida-test", gold, mentions, "speed")
+    assert {(r["system"], r["metric"]) for r in rows} >= {
+        ("entqa_reader_ents_alias", "el_micro_f"), ("entqa_reader_ents_alias", "docs_per_s"),
+        ("entity_retriever_ents_alias", "recall_at_10")}
+    # every passage's list holds its mentions' alias candidates: each gold entity is retrieved, which the
+    # untrained retriever alone does not do
+    assert next(r["value"] for r in rows if r["metric"] == "recall_at_10") == 1.0
+
+    class NoCandidates(CandidateGenerator):
+        def __call__(self, kb, spans):
+            return [MentionCandidates.empty() for _ in spans]
+
+    alone = ents_candidates_rows([nlp], {"none": NoCandidates()}, "aida-test", gold, mentions, "speed")
+    assert next(r["value"] for r in alone if r["metric"] == "recall_at_10") < 1.0
+    assert nlp.get_pipe("entity_retriever").ents_candidates is None
