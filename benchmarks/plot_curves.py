@@ -5,8 +5,8 @@ A training run's curve is in its benchmark's results file as ``<metric>@step=N``
 (system, dev set): each metric against the training step, the minutes on a second axis at the top. The
 picture is made from the results file only, so it can be redrawn at any time without the models:
 
-    python -m benchmarks.plot_curves benchmarks/results/joint_coref_linker.json docs/jcl_learning_curve.png \\
-        --systems global_converged
+    python -m benchmarks.plot_curves docs/jcl_learning_curves.png benchmarks/results/joint_coref_linker.json \\
+        benchmarks/results/pretrained.json --systems global_converged en_spacy_el_coref
 
 Needs matplotlib (``pip install -e ".[plots]"``). The PNG is written to a temporary name and renamed into place.
 """
@@ -74,12 +74,12 @@ def plot(curves: Curves, out: Path, title: str = "") -> Path:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path, help="a benchmarks/results/*.json file")
     parser.add_argument("out", type=Path, help="the PNG to write")
+    parser.add_argument("results", type=Path, nargs="+", help="benchmarks/results/*.json files")
     parser.add_argument("--systems", nargs="+", default=None, help="only these systems' curves")
     parser.add_argument("--title", default="")
     args = parser.parse_args(argv)
-    rows = json.loads(args.results.read_text(encoding="utf8"))["rows"]
+    rows = [r for path in args.results for r in json.loads(path.read_text(encoding="utf8"))["rows"]]
     print(f"wrote {plot(learning_curves(rows, args.systems), args.out, args.title)}")
 
 
