@@ -43,6 +43,7 @@ PAGES: Dict[str, Path] = {
     "ner_stack_lstm": DOCS / "ner_stack_lstm.md",
     "joint_coref_linker": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_curve": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_converged": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
     "entqa-k": DOCS / "entqa.md",
@@ -52,6 +53,7 @@ PAGES: Dict[str, Path] = {
     "prediction_parity": DOCS / "prediction_parity.md",
     "jcl_train_speed": DOCS / "training.md",
     "candidates": DOCS / "candidates.md",
+    "pretrained": DOCS / "pretrained.md",
     # Sentences whose figures are generated (``PROSE``, and project_timings' ``train_time`` and ``timings_summary``).
     "candidates_speed": README,
     "train_time": README,
@@ -65,12 +67,13 @@ PAGES: Dict[str, Path] = {
     "entqa_modes": README,
     "pipelines_speed": DOCS / "pipelines.md",
     "annotate_scaling": README,
+    "pretrained_scores": README,
 }
 # The benchmark modules whose ``write_tables()`` renders their tables from their results file, in
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "candidates", "encoder_dtype", "kb_scale", "kb_from_dumps", "ner_constrained_linker",
              "ner_stack_lstm", "joint_coref_linker", "entqa", "pipelines", "annotate", "project_timings",
-             "jcl_train_speed")
+             "jcl_train_speed", "pretrained")
 
 
 def format_value(value: Any) -> str:
@@ -288,6 +291,16 @@ PROSE: Dict[str, Prose] = {
         {"f32": ("global", "gum-test", "words_per_s", "float32"), "bf16": ("global", "gum-test", "words_per_s", "bfloat16"),
          "long_s": ("global", "gum-test", "long_doc_seconds"), "peak": ("global", "gum-test", "long_doc_peak_rss_mb")},
     ),
+    "joint_coref_linker_converged": Prose(
+        "joint_coref_linker.json",
+        "coreference average F1 {coref} against {coref_long}, ELm {elm} against {elm_long}, ELh {elh} against "
+        "{elh_long}, hard cases {hard} against {hard_long}.",
+        {"coref": ("global_converged", "gum-test", "coref_avg_f"), "coref_long": ("global_long", "gum-test", "coref_avg_f"),
+         "elm": ("global_converged", "gum-test", "elm_f"), "elm_long": ("global_long", "gum-test", "elm_f"),
+         "elh": ("global_converged", "gum-test", "elh_f"), "elh_long": ("global_long", "gum-test", "elh_f"),
+         "hard": ("global_converged", "gum-test", "hard_case_accuracy"),
+         "hard_long": ("global_long", "gum-test", "hard_case_accuracy")},
+    ),
     "entqa_speed": Prose(
         "entqa.json",
         "- **Speed**: the retriever alone reads {retriever} AIDA test documents/s; retriever + per-candidate reader "
@@ -316,6 +329,13 @@ PROSE: Dict[str, Prose] = {
         {"joint": ("entqa_joint", "aida-test", "docs_per_s"), "reader": ("entqa_reader", "aida-test", "docs_per_s"),
          "j_test": ("entqa_joint", "aida-test", "el_micro_f"), "p_test": ("entqa_reader", "aida-test", "el_micro_f"),
          "j_msnbc": ("entqa_joint", "msnbc", "el_micro_f"), "p_msnbc": ("entqa_reader", "msnbc", "el_micro_f")},
+    ),
+    "pretrained_scores": Prose(
+        "pretrained.json",
+        "Measured on GUM test ([docs/pretrained.md](docs/pretrained.md#scores)): coreference average F1 {coref}, "
+        "ELm {elm}, ELh {elh}; its training took {minutes} minutes of wall clock on {cores} CPU cores.",
+        {"coref": ("en_spacy_el_coref", "gum-test", "coref_avg_f"), "elm": ("en_spacy_el_coref", "gum-test", "elm_f"),
+         "elh": ("en_spacy_el_coref", "gum-test", "elh_f"), "minutes": ("en_spacy_el_coref", "gum-train", "train_minutes")},
     ),
     "pipelines_speed": Prose(
         "pipelines.json",

@@ -1,0 +1,72 @@
+"""``en_spacy_el_coref`` (the root project's ``pretrained`` workflow, issue 30): its scores on GUM test, its
+learning curve and its training minutes.
+
+The trained pipeline (``training/pretrained/coref/model-best``, as ``pretrained-package`` packages it) is run on
+the texts of GUM test and scored as ``benchmarks/joint_coref_linker.py`` scores its GUM rows: coreference MUC,
+B³, CEAF-e and their average with singletons, ELm and ELh, the accuracy on single- and multi-mention clusters
+and the paper's hard cases (Table 4) for the model's own top-k alias candidates. GUM's gold links are Wikipedia
+titles, and so are the IDs of ``kb/pretrained``: the EL scores compare titles. The run's ``evaluations.json``
+gives the learning curve on GUM dev and the training minutes. Writes ``benchmarks/results/pretrained.json``, the
+table of docs/pretrained.md and the README's sentence about the package.
+
+    python -m benchmarks.pretrained [--model training/pretrained/coref/model-best]
+"""
+import argparse
+from pathlib import Path
+from typing import List
+
+import spacy
+import torch
+
+import spacy_el  # noqa: F401  (registers the readers and factories)
+from spacy_el.training.resume import EVALUATIONS
+
+from .common import SHARED_DATA, curve_rows, fix_tie_breaks, read_corpus, words_per_s
+from .joint_coref_linker import CURVE_METRICS, NAME as JCL, find_hard_cases, predict, score_rows, training_steps
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .tables import PAGES, publish_table, results_to_markdown, suffix_table
+
+NAME = "pretrained"
+SYSTEM = "en_spacy_el_coref"
+COMMAND = "python -m benchmarks.pretrained"
+
+
+def evaluate(model: Path, data: Path, batch_size: int, threads: int) -> List[Row]:
+    torch.set_num_threads(threads)
+    nlp = spacy.load(model)
+    gold = read_corpus("spacy-el.GumReader.v1", spacy.blank("en"), path=data / "gum", split="test")
+    pipe = nlp.get_pipe(JCL)
+    hard = find_hard_cases(pipe.kb, gold, pipe.candidates.top_k)
+    pred, seconds = predict(nlp, gold, batch_size)
+    note = (f"trained on GUM train with kb/pretrained ({pipe.kb.n_entities:,} entities from open data), "
+            f"{training_steps(nlp)}; predicted mentions")
+    rows = score_rows(SYSTEM, "gum-test", gold, pred, note, hard)
+    rows.append(row(SYSTEM, "gum-test", "words_per_s", round(words_per_s(gold, seconds)),
+                    f"nlp.pipe, batch_size {batch_size}, {threads} torch threads"))
+    return rows + curve_rows(model.parent / EVALUATIONS, SYSTEM, "gum-dev", CURVE_METRICS, train_dataset="gum-train")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=ROOT / "training" / "pretrained" / "coref" / "model-best")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / f"{NAME}.json")
+    args = parser.parse_args()
+    if not args.model.exists():
+        raise SystemExit(f"{args.model} does not exist: build it first (python -m spacy project run pretrained)")
+    fix_tie_breaks()
+    out = write_results(args.out, COMMAND, evaluate(args.model, args.data, args.batch_size, args.threads))
+    print(f"wrote {out}")
+    write_tables(out)
+
+
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
+    scores = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] == "gum-test")
+    curve = suffix_table(results, "@step=", "step", (*CURVE_METRICS, "train_minutes"))
+    publish_table(page, NAME, scores + "\n" + curve)
+
+
+if __name__ == "__main__":
+    main()
