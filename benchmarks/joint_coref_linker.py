@@ -27,6 +27,10 @@ Systems and what is measured
   runs on hybrid candidates: its notes give their recall, and ``<system>_hybrid_own_cases`` rows count the
   hard cases that its own lists define (the ``<system>_hybrid`` rows count the alias table's, as every
   other row does).
+* Learning curves: a variant folder's model trained by ``python -m spacy_el train`` (its ``evaluations.json``, e.g.
+  ``training/jcl/gum-converged/global`` from ``train-jcl-gum-converged``) also gives ``coref_avg_f@step=N``,
+  ``elh_f@step=N`` and ``train_minutes@step=N`` rows on ``<corpus>-dev`` and ``train_minutes`` on
+  ``<corpus>-train``; its score rows' notes give the step of its ``model-best`` and its minutes.
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 * Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, for the joint
   systems and the refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
