@@ -55,10 +55,11 @@ def plot(curves: Curves, out: Path, title: str = "") -> Path:
         ax.legend(fontsize=8, loc="lower right")
         minutes = by_metric.get(MINUTES)
         if minutes:
+            ticks = minutes[:: max(1, len(minutes) // 5)]  # about five labelled evaluations
             top = ax.twiny()
             top.set_xlim(ax.get_xlim())
-            top.set_xticks([s for s, _ in minutes[:: max(1, len(minutes) // 5)]])
-            top.set_xticklabels([f"{m:.0f}" for _, m in minutes[:: max(1, len(minutes) // 5)]], fontsize=8)
+            top.set_xticks([s for s, _ in ticks])
+            top.set_xticklabels([f"{m:.0f}" for _, m in ticks], fontsize=8)
             top.set_xlabel("minutes of training (2 CPU cores)", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
