@@ -1,45 +1,62 @@
 """Context windows for encoding many mentions of a document with few encoder passes.
 
 A dense mention encoder reads each mention in its context. Encoding one window per mention costs one
-transformer pass per mention; here the document is cut into overlapping windows of ``window`` tokens
-(stride ``window // 2``) and each mention is read in the window where it sits most centrally, so one
-pass serves every mention of its window. A mention longer than half a window may fit no grid window;
-it gets a window of its own, centred on it.
+transformer pass per mention; here the document is cut into windows of ``window`` tokens, every
+``stride`` tokens, and each mention is read in the window where it sits most centrally, so one pass
+serves every mention of its window. A mention that fits no grid window (it crosses a boundary, or is
+longer than the overlap) gets a window of its own, centred on it.
+
+The stride trades context for work: ``window // 2`` (the default) reads every token twice and gives
+each mention at least a quarter window of context on both sides; ``stride = window`` reads every token
+once, and a mention near a boundary sees context on one side only.
 """
-from typing import Dict, List, Sequence, Tuple
+from bisect import bisect_left, bisect_right
+from typing import Dict, List, Optional, Sequence, Tuple
 
 Span = Tuple[int, int]
 
 
-def grid_windows(n_tokens: int, window: int) -> List[Span]:
-    """Overlapping ``(start, end)`` token windows covering ``n_tokens`` tokens, stride ``window // 2``.
+def grid_windows(n_tokens: int, window: int, stride: Optional[int] = None) -> List[Span]:
+    """``(start, end)`` token windows covering ``n_tokens`` tokens, one every ``stride`` tokens
+    (None: ``window // 2``).
 
     The last window ends at ``n_tokens``; a document shorter than ``window`` is one window.
     """
-    if window < 2:
-        raise ValueError(f"[spacy_el] A mention window must hold at least 2 tokens, got {window}.")
+    stride = check_window(window, stride)
     if n_tokens <= window:
         return [(0, n_tokens)]
-    stride = window // 2
     starts = list(range(0, n_tokens - window, stride)) + [n_tokens - window]
     return [(start, start + window) for start in starts]
 
 
-def assign_windows(n_tokens: int, mentions: Sequence[Span], window: int) -> Tuple[List[Span], List[int]]:
+def check_window(window: int, stride: Optional[int] = None) -> int:
+    """The stride of ``window``-token windows (None: half a window), after checking both."""
+    if window < 2:
+        raise ValueError(f"[spacy_el] A mention window must hold at least 2 tokens, got {window}.")
+    stride = window // 2 if stride is None else int(stride)
+    if not 1 <= stride <= window:
+        raise ValueError(f"[spacy_el] A mention window's stride must be in [1, {window}] (the window), got {stride}.")
+    return stride
+
+
+def assign_windows(
+    n_tokens: int, mentions: Sequence[Span], window: int, stride: Optional[int] = None,
+) -> Tuple[List[Span], List[int]]:
     """The windows to encode and, per mention, the index of the window it is read in.
 
     mentions: ``(start, end)`` token spans, ``0 <= start < end <= n_tokens``. RETURNS ``(windows,
     assignment)``: only windows that hold at least one mention, in document order (own windows of
     long mentions after the grid ones), and ``assignment[i]`` indexes ``windows``.
     """
-    grid = grid_windows(n_tokens, window)
+    grid = grid_windows(n_tokens, window, stride)
+    grid_starts = [w_start for w_start, _ in grid]
     chosen: Dict[Span, int] = {}
     windows: List[Span] = []
     assignment: List[int] = []
     for start, end in mentions:
         if not 0 <= start < end <= n_tokens:
             raise ValueError(f"[spacy_el] Mention span ({start}, {end}) is not inside a document of {n_tokens} tokens.")
-        best = _most_central(grid, start, end)
+        best = _most_central(grid, grid_starts, start, end)
         if best is None:
             pad = max(0, (window - (end - start)) // 2)
             best = (max(0, start - pad), min(n_tokens, end + pad))
@@ -52,10 +69,14 @@ def assign_windows(n_tokens: int, mentions: Sequence[Span], window: int) -> Tupl
     return [windows[i] for i in order], [new_index[a] for a in assignment]
 
 
-def _most_central(grid: Sequence[Span], start: int, end: int) -> "Span | None":
-    """The grid window that contains ``[start, end)`` with the most context on its shorter side."""
+def _most_central(grid: Sequence[Span], grid_starts: Sequence[int], start: int, end: int) -> "Span | None":
+    """The grid window that contains ``[start, end)`` with the most context on its shorter side (the
+    first of equals). grid_starts: the windows' starts, ascending; only the windows starting in
+    ``[end - window, start]`` can contain the mention, so only those are looked at."""
+    window = grid[0][1] - grid[0][0]
+    first, last = bisect_left(grid_starts, end - window), bisect_right(grid_starts, start)
     best, best_margin = None, -1
-    for w_start, w_end in grid:
+    for w_start, w_end in grid[first:last]:
         if w_start <= start and end <= w_end:
             margin = min(start - w_start, w_end - end)
             if margin > best_margin:
@@ -63,4 +84,4 @@ def _most_central(grid: Sequence[Span], start: int, end: int) -> "Span | None":
     return best
 
 
-__all__ = ["grid_windows", "assign_windows"]
+__all__ = ["grid_windows", "assign_windows", "check_window"]

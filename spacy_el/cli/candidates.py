@@ -20,6 +20,9 @@ def train_encoder_cli(
     lr: float = typer.Option(2e-5, "--lr", help="Transformer learning rate"),
     dev_limit: int = typer.Option(2000, "--dev-limit", help="Dev mentions scored after each epoch (0: all)"),
     max_steps: int = typer.Option(0, "--max-steps", help="Stop after this many steps (0: no limit; smoke runs)"),
+    layers: Optional[int] = typer.Option(None, "--layers", help="Keep the base model's first N layers (default: all); cost is about proportional"),
+    window_tokens: int = typer.Option(32, "--window-tokens", help="spaCy tokens per context window"),
+    window_stride: Optional[int] = typer.Option(None, "--window-stride", help="Tokens between window starts (default: half a window; the window: no overlap, each token read once)"),
     resume: bool = typer.Option(False, "--resume", help="Continue from output/state"),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
@@ -40,7 +43,10 @@ def train_encoder_cli(
     if dev_limit and len(dev) > dev_limit:
         dev = random.Random(seed).sample(dev, dev_limit)
     msg.info(f"{len(train):,} training mentions, {len(dev):,} dev mentions")
-    encoder = MentionEncoder.from_base(base_model or "", entity_encoder=kb.vectors_encoder)
+    encoder = MentionEncoder.from_base(
+        base_model or "", entity_encoder=kb.vectors_encoder, layers=layers, window_tokens=window_tokens,
+        window_stride=window_stride,
+    )
     settings = TrainingSettings(epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives, lr=lr,
                                 seed=seed, max_steps=max_steps)
     curve = train_mention_encoder(encoder, kb.entities.vectors, kb.dense_index, train, dev, output, settings,

@@ -5,7 +5,7 @@ A mention is given as ``(doc, start, end)`` token offsets. The windows come from
 character offsets, and a mention's wordpieces are those whose characters overlap its own.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -29,8 +29,11 @@ class MentionBatch:
         return MentionBatch(*(t.to(device) for t in (self.input_ids, self.attention_mask, self.mention_window, self.mention_mask)))
 
 
-def mention_batch(tokenizer: Any, mentions: Sequence[Mention], window_tokens: int, max_length: int) -> MentionBatch:
-    """Windows and masks of ``mentions`` (in input order; several documents may be mixed)."""
+def mention_batch(
+    tokenizer: Any, mentions: Sequence[Mention], window_tokens: int, max_length: int, stride: Optional[int] = None,
+) -> MentionBatch:
+    """Windows and masks of ``mentions`` (in input order; several documents may be mixed). Each window
+    is tokenized once, however many mentions are read in it. stride: see ``assign_windows``."""
     by_doc: Dict[int, List[int]] = {}
     docs: Dict[int, Any] = {}
     for i, (doc, _, _) in enumerate(mentions):
@@ -43,7 +46,7 @@ def mention_batch(tokenizer: Any, mentions: Sequence[Mention], window_tokens: in
     for key, indices in by_doc.items():
         doc = docs[key]
         spans = [(mentions[i][1], mentions[i][2]) for i in indices]
-        windows, assignment = assign_windows(len(doc), spans, window_tokens)
+        windows, assignment = assign_windows(len(doc), spans, window_tokens, stride)
         first = len(texts)
         for start, end in windows:
             span = doc[start:end]
@@ -72,10 +75,34 @@ def mention_batch(tokenizer: Any, mentions: Sequence[Mention], window_tokens: in
     )
 
 
+def window_batches(batch: MentionBatch, windows_per_batch: int) -> Iterator[Tuple[np.ndarray, MentionBatch]]:
+    """``batch`` cut into forward passes of at most ``windows_per_batch`` windows, grouped by length so
+    that little padding is computed: windows sorted by their number of wordpieces, each pass cut to its
+    longest window. Yields ``(mention_indices, sub_batch)``: the positions in ``batch`` of the mentions
+    read in that pass (every mention is in exactly one) and the pass's tensors."""
+    lengths = batch.attention_mask.sum(dim=1)  # (W,)
+    order = torch.argsort(lengths, stable=True)
+    window_of_mention = batch.mention_window
+    for first in range(0, len(order), windows_per_batch):
+        windows = order[first : first + windows_per_batch]  # (w,)
+        width = max(int(lengths[windows].max()), 1)
+        new_index = torch.full((len(order),), -1, dtype=torch.int64)
+        new_index[windows] = torch.arange(len(windows))
+        mentions = torch.nonzero(new_index[window_of_mention] >= 0).squeeze(1)  # (m,)
+        if not len(mentions):
+            continue
+        yield mentions.numpy(), MentionBatch(
+            input_ids=batch.input_ids[windows, :width],
+            attention_mask=batch.attention_mask[windows, :width],
+            mention_window=new_index[window_of_mention[mentions]],
+            mention_mask=batch.mention_mask[mentions, :width],
+        )
+
+
 def truncated_mentions(batch: MentionBatch) -> np.ndarray:
     """bool (M,): mentions none of whose wordpieces survived the window's truncation (or with no
     wordpieces at all, e.g. whitespace): their vector would be the window's alone."""
     return batch.mention_mask.sum(dim=1).numpy() == 0
 
 
-__all__ = ["Mention", "MentionBatch", "mention_batch", "truncated_mentions"]
+__all__ = ["Mention", "MentionBatch", "mention_batch", "window_batches", "truncated_mentions"]

@@ -30,7 +30,8 @@ from ...kb.encoder import default_model_path, encoder_fingerprint
 from ...kb.serialization import create_temp_file
 from ..autocast import ENCODER_DTYPES, encoder_autocast
 from ..torch_io import serialize_state, state_deserializer
-from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions
+from ...algorithms.mention_windows import check_window
+from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions, window_batches
 from .model import MentionEncoderModule
 
 FORMAT_NAME = "spacy_el.mention_encoder"
@@ -43,9 +44,12 @@ SPECIAL_TOKENS = ("pad_token", "cls_token", "sep_token", "unk_token", "mask_toke
 
 @dataclass(frozen=True)
 class MentionEncoderSettings:
-    """window_tokens: spaCy tokens per context window (windows overlap by half; see ``mention_windows``).
-    max_length: wordpieces per window; longer windows are cut (a mention cut off is re-read alone).
-    mentions_per_batch: mentions per forward pass. dim: width of the vectors (the KB's vector width).
+    """window_tokens: spaCy tokens per context window. window_stride: tokens between window starts (None:
+    half a window, so windows overlap by half; ``window_tokens``: no overlap, each token read once; see
+    ``mention_windows``). max_length: wordpieces per window; longer windows are cut (a mention cut off is
+    re-read alone). mentions_per_batch: mentions whose windows are made and tokenized together (windows
+    are then shared and sorted by length). windows_per_batch: windows per forward pass. dim: width of
+    the vectors (the KB's vector width).
     base_model: where the transformer came from (provenance only).
     encoder_dtype: "float32", "bfloat16" or "auto" (bfloat16 where the device computes it natively).
     entity_encoder: fingerprint of the encoder that made the entity vectors, or None if unknown."""
@@ -53,19 +57,24 @@ class MentionEncoderSettings:
     dim: int
     window_tokens: int = 32
     max_length: int = 128
-    mentions_per_batch: int = 64
+    mentions_per_batch: int = 1024
+    windows_per_batch: int = 32
+    window_stride: Optional[int] = None
     base_model: str = ""
     encoder_dtype: str = "auto"
     entity_encoder: Optional[Dict[str, str]] = field(default=None)
 
     def __post_init__(self) -> None:
-        for name in ("dim", "max_length", "mentions_per_batch"):
+        for name in ("dim", "max_length", "mentions_per_batch", "windows_per_batch"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"[spacy_el] Mention encoder setting {name} must be >= 1, got {getattr(self, name)}.")
         if self.encoder_dtype not in ENCODER_DTYPES:
             raise ValueError(f"[spacy_el] Mention encoder encoder_dtype must be one of {ENCODER_DTYPES}, got {self.encoder_dtype!r}.")
-        if int(self.window_tokens) < 2:
-            raise ValueError(f"[spacy_el] Mention encoder window_tokens must be >= 2, got {self.window_tokens}.")
+        try:
+            check_window(int(self.window_tokens), self.window_stride)
+        except ValueError as err:
+            raise ValueError(f"[spacy_el] Mention encoder settings window_tokens={self.window_tokens}, "
+                             f"window_stride={self.window_stride}: {err}") from err
 
 
 class MentionEncoder:
@@ -86,20 +95,28 @@ class MentionEncoder:
     @classmethod
     def from_base(
         cls, base_model: str = "", *, dim: Optional[int] = None, entity_encoder: Optional[Dict[str, str]] = None,
-        **settings: Any,
+        layers: Optional[int] = None, **settings: Any,
     ) -> "MentionEncoder":
         """An untrained encoder over a local Hugging Face model ("" = the packaged MiniLM).
 
         dim defaults to the transformer's width; entity_encoder defaults to the base model's own
         fingerprint (right for a KB whose vectors the same base model made, as ``kb build --vectors compute``
-        does by default)."""
-        from transformers import AutoModel, AutoTokenizer, logging as hf_logging
+        does by default). layers: keep only the transformer's first ``layers`` layers (None: all). The
+        encoder's cost is about proportional to its layers, and the saved transformer config records
+        how many it has."""
+        from transformers import AutoConfig, AutoModel, AutoTokenizer, logging as hf_logging
 
         hf_logging.set_verbosity_error()
         path = str(base_model or default_model_path())
         if not Path(path).is_dir():
             raise ValueError(f"[spacy_el] Encoder directory not found: {path}. Give a local Hugging Face model path.")
-        transformer = AutoModel.from_pretrained(path, add_pooling_layer=False)
+        overrides = {}
+        if layers is not None:
+            available = int(AutoConfig.from_pretrained(path).num_hidden_layers)
+            if not 1 <= int(layers) <= available:
+                raise ValueError(f"[spacy_el] The mention encoder's layers must be in [1, {available}] for {path}, got {layers}.")
+            overrides["num_hidden_layers"] = int(layers)  # the first `layers` layers' weights are loaded
+        transformer = AutoModel.from_pretrained(path, add_pooling_layer=False, **overrides)
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
         width = int(transformer.config.hidden_size)
         settings = MentionEncoderSettings(
@@ -127,17 +144,21 @@ class MentionEncoder:
         return self
 
     def batches(self, mentions: Sequence[Mention]) -> Iterator[Tuple[List[int], MentionBatch]]:
-        """``(indices, batch)`` pairs covering ``mentions``, ``mentions_per_batch`` at a time in document
-        order, so that the mentions of one window mostly share a batch (and its window's pass)."""
+        """``(indices, batch)`` pairs covering ``mentions``: the forward passes that encode them.
+
+        Mentions are taken in document order, ``mentions_per_batch`` at a time; their windows are made and
+        tokenized once (a window serves every mention read in it) and sorted by length into passes of
+        ``windows_per_batch`` windows, so that little padding is computed."""
         first_seen: Dict[int, int] = {}
         for i, (doc, _, _) in enumerate(mentions):
             first_seen.setdefault(id(doc), i)
         order = sorted(range(len(mentions)), key=lambda i: (first_seen[id(mentions[i][0])], mentions[i][1], mentions[i][2]))
-        step = self.settings.mentions_per_batch
-        for first in range(0, len(order), step):
-            group = order[first : first + step]
-            s = self.settings
-            yield group, mention_batch(self.tokenizer, [mentions[i] for i in group], s.window_tokens, s.max_length)
+        s = self.settings
+        for first in range(0, len(order), s.mentions_per_batch):
+            group = order[first : first + s.mentions_per_batch]
+            batch = mention_batch(self.tokenizer, [mentions[i] for i in group], s.window_tokens, s.max_length, s.window_stride)
+            for positions, sub_batch in window_batches(batch, s.windows_per_batch):
+                yield [group[p] for p in positions], sub_batch
 
     def encode(self, mentions: Sequence[Mention]) -> np.ndarray:
         """Mention vectors. mentions: ``(doc, start, end)`` token spans. RETURNS: float32 (M, dim), L2-normalised."""

@@ -169,7 +169,7 @@ def _step(
 ) -> torch.Tensor:
     """The loss of one batch: each mention against the batch's gold entities and hard negatives."""
     s = encoder.settings
-    inputs = mention_batch(encoder.tokenizer, [train[i][0] for i in batch], s.window_tokens, s.max_length)
+    inputs = mention_batch(encoder.tokenizer, [train[i][0] for i in batch], s.window_tokens, s.max_length, s.window_stride)
     golds = [train[i][1] for i in batch]
     pool = list(dict.fromkeys(golds + [int(r) for r in negatives[batch].ravel() if r >= 0]))
     column = {row: j for j, row in enumerate(pool)}
