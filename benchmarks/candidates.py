@@ -4,17 +4,25 @@ Recall@k on gold mentions (their gold id among the first k candidates; gold enti
 KB count as misses), for AIDA dev and test, GUM dev and test (all linked mentions, and names only:
 the ``_names`` systems), MSNBC and ACE2004 (gold QIDs mapped to KB titles). ``dense_zeroshot`` is the
 untrained mention encoder (the packaged MiniLM as it is): the trained encoder's gain over it is what
-training bought. Speed: mentions/s of each generator called on the same batch of AIDA test mentions
-(whole documents, one call), in this run, with 2 torch threads.
+training bought. ``--variant NAME=FOLDER`` adds another encoder's ``dense_NAME``, ``hybrid_NAME`` and
+``hybrid_NAME_skip_confident_hnsw`` systems. ``_hnsw`` systems search an HNSW32 index of the KB's vectors
+(built in memory here) instead of the exact one.
 
-    python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best
+Speed: mentions/s of each generator called on the same batch of AIDA test mentions (whole documents,
+one call, no cache), in this run, with 2 torch threads, every encoder batched alike; ``dense_batch64`` and
+``hybrid_batch64`` are the default encoder batched as before (64 mentions per pass, windows unsorted).
+``seconds@stage=...`` rows split a hybrid call into alias table, encoder, index search and fusion.
 
-Writes benchmarks/results/candidates.json and regenerates the table in docs/candidates.md.
+    python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best \
+        --variant fast=training/mention_encoder_fast/best
+
+Writes benchmarks/results/candidates.json and regenerates the tables in docs/candidates.md.
 """
 import argparse
+import dataclasses
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import spacy
@@ -26,6 +34,7 @@ from spacy_el.corpora import read_aida, read_gum
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
 from spacy_el.extensions import is_linked
 from spacy_el.kb import ElKnowledgeBase
+from spacy_el.kb.dense_index import DenseIndex
 from spacy_el.ml.mention_encoder import MentionEncoder
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
@@ -36,6 +45,8 @@ from .tables import PAGES, publish_table, results_to_markdown
 COMMAND = "python -m spacy project run bench-candidates projects/candidates"
 KS = (1, 10, 30, 100)
 DEPTH = 100  # each list is read this deep, so that recall@100 is defined for every generator
+TMP = ROOT / "benchmarks" / "tmp"  # git-ignored
+SKIP_PRIOR = 0.9  # skip_dense_above of the _skip_confident systems
 
 
 def gold_spans(docs: Sequence[Doc], spans_key: str = "", names_only: bool = False) -> Tuple[List[Span], List[str]]:
@@ -79,32 +90,91 @@ def recall_rows(system: str, dataset: str, ranked: List[List[str]], golds: List[
     ]
 
 
+class EncoderSetup(NamedTuple):
+    """One mention encoder under test: its KB objects (which carry it) and its generators by system name."""
+    kb: ElKnowledgeBase
+    dense: DenseCandidates
+    hybrids: Dict[str, HybridCandidates]  # system name -> hybrid over this encoder
+    hnsw_kb: Optional[ElKnowledgeBase]  # the KB with the approximate index, for the ``_hnsw`` systems
+
+    def kb_of(self, system: str) -> ElKnowledgeBase:
+        return self.hnsw_kb if system.endswith("_hnsw") else self.kb
+
+
+def encoder_with_batching(folder: Path, label: str, mentions_per_batch: int, windows_per_batch: int) -> Path:
+    """A copy of the encoder at ``folder`` with the given batching, saved under benchmarks/tmp/ (git-ignored):
+    batching is a runtime choice, and every encoder of one run is timed with the same one."""
+    encoder = MentionEncoder.load(folder)
+    encoder.settings = dataclasses.replace(
+        encoder.settings, mentions_per_batch=mentions_per_batch, windows_per_batch=windows_per_batch,
+    )
+    out = TMP / f"mention_encoder_{label}"
+    encoder.save(out)
+    return out
+
+
+def encoder_setup(
+    kb_dir: Path, encoder: Path, suffix: str, hnsw: Optional[DenseIndex], variant: bool = False,
+) -> EncoderSetup:
+    """The dense generator over ``encoder`` and its hybrids, each on a KB object of its own.
+
+    The default encoder (suffix ""): ``hybrid``, ``hybrid_skip_confident`` and, with ``hnsw``, ``hybrid_hnsw``.
+    A variant (``variant``): ``hybrid{suffix}`` and, with ``hnsw``, ``hybrid{suffix}_skip_confident_hnsw``, its
+    fastest setting. ``_hnsw`` systems search a KB object of their own that holds the ``hnsw`` index."""
+    kb = ElKnowledgeBase.load(kb_dir)  # its own objects: each KB object carries one mention encoder
+    hnsw_kb = None
+    if hnsw is not None:
+        hnsw_kb = ElKnowledgeBase.load(kb_dir)
+        hnsw_kb.set_dense_index(hnsw)  # one index, built once, shared by every encoder's HNSW KB
+    dense = DenseCandidates(top_k=DEPTH, encoder=encoder)
+    dense.prepare(kb)
+
+    def hybrid(skip: Optional[float] = None) -> HybridCandidates:
+        return HybridCandidates(AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=encoder), top_k=DEPTH,
+                                skip_dense_above=skip)
+
+    hybrids = {f"hybrid{suffix}": hybrid()}
+    if not variant:
+        hybrids[f"hybrid{suffix}_skip_confident"] = hybrid(SKIP_PRIOR)
+    if hnsw is not None:
+        hybrids[f"hybrid{suffix}_skip_confident_hnsw" if variant else f"hybrid{suffix}_hnsw"] = (
+            hybrid(SKIP_PRIOR) if variant else hybrid()
+        )
+    return EncoderSetup(kb, dense, hybrids, hnsw_kb)
+
+
+def named_folder(text: str) -> Tuple[str, Path]:
+    """``NAME=FOLDER`` of ``--variant``."""
+    name, sep, folder = text.partition("=")
+    if not sep or not name.isidentifier() or not folder:
+        raise argparse.ArgumentTypeError(f"expected NAME=FOLDER (NAME a word, e.g. fast=training/mention_encoder_fast/best), got {text!r}")
+    return name, Path(folder)
+
+
 def generator_lists(
-    kb: ElKnowledgeBase, spans: List[Span], alias: AliasCandidates, hybrids: Dict[str, HybridCandidates],
-    encoders: Dict[str, DenseCandidates],
+    spans: List[Span], alias: AliasCandidates, encoders: Dict[str, EncoderSetup],
 ) -> Dict[str, List[MentionCandidates]]:
-    """Each system's lists for ``spans``; every encoder reads each mention once (the dense and hybrid
-    systems share its vectors)."""
-    alias_lists = alias(kb, spans)
-    lists = {"alias": alias_lists}
-    for label, dense in encoders.items():
-        vectors = dense.encode(kb, spans)
-        scores, rows = dense.search(kb, vectors, DEPTH)
+    """Each system's lists for ``spans``; every encoder reads each mention once (its dense and hybrid
+    systems share its vectors; ``_hnsw`` systems search the HNSW index with the same vectors)."""
+    lists = {"alias": alias(next(iter(encoders.values())).kb, spans)}
+    for label, setup in encoders.items():
+        vectors = setup.dense.encode(setup.kb, spans)
+        scores, rows = setup.dense.search(setup.kb, vectors, DEPTH)
         lists[label] = [
             MentionCandidates.from_lists(r[r >= 0], np.zeros((r >= 0).sum()), -np.ones((r >= 0).sum()), s[r >= 0], s[r >= 0])
             for s, r in zip(scores, rows)
         ]
-        if label == "dense":
-            for name, hybrid in hybrids.items():
-                fused_alias = hybrid.alias(kb, spans)
-                lists[name] = hybrid.fuse(kb, fused_alias, vectors, hybrid.needs_dense(spans, fused_alias))
+        for name, hybrid in setup.hybrids.items():
+            kb = setup.kb_of(name)
+            fused_alias = hybrid.alias(kb, spans)
+            lists[name] = hybrid.fuse(kb, fused_alias, vectors, hybrid.needs_dense(spans, fused_alias))
     return lists
 
 
-def speed_rows(kb: ElKnowledgeBase, spans: List[Span], generators: Dict[str, object]) -> List[Dict]:
+def speed_rows(spans: List[Span], generators: Dict[str, Tuple[ElKnowledgeBase, object]]) -> List[Dict]:
     """mentions/s of each generator on the same mentions, one call each, after a warm-up call."""
     rows = []
-    for name, generator in generators.items():
+    for name, (kb, generator) in generators.items():
         generator(kb, spans[:32])
         start = time.perf_counter()
         generator(kb, spans)
@@ -114,55 +184,108 @@ def speed_rows(kb: ElKnowledgeBase, spans: List[Span], generators: Dict[str, obj
     return rows
 
 
+def stage_rows(system: str, kb: ElKnowledgeBase, hybrid: HybridCandidates, spans: List[Span]) -> List[Dict]:
+    """Where a hybrid call's time goes, in seconds for ``spans``: the alias table, the encoder, the index
+    search, and the fusion (the ``fuse`` call minus a separate search of the same vectors)."""
+    hybrid(kb, spans[:32])
+    clock = time.perf_counter
+    t0 = clock()
+    alias_lists = hybrid.alias(kb, spans)
+    t1 = clock()
+    need = hybrid.needs_dense(spans, alias_lists)
+    vectors = np.zeros((len(spans), kb.entities.vector_dim), dtype=np.float32)
+    vectors[need] = hybrid.dense.encode(kb, [spans[i] for i in need])
+    t2 = clock()
+    hybrid.dense.search(kb, vectors[need], hybrid.dense.top_k)
+    t3 = clock()
+    hybrid.fuse(kb, alias_lists, vectors, need)
+    t4 = clock()
+    seconds = {"alias": t1 - t0, "encode": t2 - t1, "search": t3 - t2, "fuse": max(0.0, (t4 - t3) - (t3 - t2))}
+    notes = f"{len(spans)} AIDA test gold mentions, {torch.get_num_threads()} torch threads"
+    return [row(system, "aida-test", f"seconds@stage={stage}", round(value, 3), notes) for stage, value in seconds.items()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", type=Path, default=ROOT / "kb" / "eval")
     parser.add_argument("--encoder", type=Path, default=ROOT / "training" / "mention_encoder" / "best")
+    parser.add_argument("--variant", type=named_folder, action="append", default=[], metavar="NAME=FOLDER",
+                        help="another mention encoder (fewer layers, windows without overlap, ...): the _NAME systems")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "candidates.json")
     parser.add_argument("--limit", type=int, default=0, help="first N documents per dataset (0: all; smoke runs)")
     parser.add_argument("--speed-mentions", type=int, default=2000)
+    parser.add_argument("--hnsw", default="HNSW32", help="FAISS factory of the approximate index (the _hnsw systems); '' for none")
     parser.add_argument("--no-zeroshot", action="store_true", help="skip the untrained encoder's rows")
     args = parser.parse_args()
     torch.set_num_threads(2)
     kb = ElKnowledgeBase.load(args.kb)
-    alias = AliasCandidates(top_k=DEPTH)
-    dense = DenseCandidates(top_k=DEPTH, encoder=args.encoder)
-    hybrids = {
-        "hybrid": HybridCandidates(AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=args.encoder), top_k=DEPTH),
-        "hybrid_skip_confident": HybridCandidates(
-            AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=args.encoder), top_k=DEPTH, skip_dense_above=0.9,
-        ),
-    }
-    encoders = {"dense": dense}
-    if not args.no_zeroshot:
-        zeroshot_kb = ElKnowledgeBase.load(args.kb)  # its own KB object: the zero-shot encoder is attached to it
-        zeroshot_dir = ROOT / "benchmarks" / "tmp" / "mention_encoder_zeroshot"  # git-ignored
-        MentionEncoder.from_base(entity_encoder=kb.vectors_encoder).save(zeroshot_dir)
-        encoders["dense_zeroshot"] = DenseCandidates(top_k=DEPTH, encoder=zeroshot_dir)
+    hnsw: Optional[DenseIndex] = None
     rows: List[Dict] = []
+    if args.hnsw:
+        start = time.perf_counter()
+        hnsw = DenseIndex(kb.entities.vector_dim, factory=args.hnsw)
+        hnsw.add(np.ascontiguousarray(kb.entities.vectors, dtype=np.float32))
+        rows.append(row(args.hnsw.lower(), "eval-kb", "index_build_s", round(time.perf_counter() - start, 1),
+                        f"{kb.n_entities} entity vectors, {torch.get_num_threads()} threads"))
+    batching = {"mentions_per_batch": 1024, "windows_per_batch": 32}
+    encoders = {"dense": encoder_setup(args.kb, encoder_with_batching(args.encoder, "default", **batching), "", hnsw)}
+    for name, folder in args.variant:
+        copy = encoder_with_batching(folder, name, **batching)
+        encoders[f"dense_{name}"] = encoder_setup(args.kb, copy, f"_{name}", hnsw, variant=True)
+    if not args.no_zeroshot:
+        zeroshot_dir = TMP / "mention_encoder_zeroshot"
+        MentionEncoder.from_base(entity_encoder=kb.vectors_encoder, **batching).save(zeroshot_dir)
+        encoders["dense_zeroshot"] = EncoderSetup(ElKnowledgeBase.load(args.kb), DenseCandidates(top_k=DEPTH, encoder=zeroshot_dir), {}, None)
+    alias = AliasCandidates(top_k=DEPTH)
     data = datasets(args.data, kb, args.limit)
     for dataset, (spans, golds) in data.items():
         print(f"{dataset}: {len(spans)} mentions")
-        for label, lists in generator_lists(kb, spans, alias, hybrids, {"dense": dense}).items():
-            rows += recall_rows(label, dataset, ranked_ids(kb, lists), golds, "gold mentions")
-        if "dense_zeroshot" in encoders:
-            zs = generator_lists(zeroshot_kb, spans, alias, {}, {"dense_zeroshot": encoders["dense_zeroshot"]})
-            rows += recall_rows("dense_zeroshot", dataset, ranked_ids(kb, zs["dense_zeroshot"]), golds, "untrained MiniLM")
+        for label, lists in generator_lists(spans, alias, encoders).items():
+            notes = "untrained MiniLM" if label == "dense_zeroshot" else "gold mentions"
+            rows += recall_rows(label, dataset, ranked_ids(kb, lists), golds, notes)
     spans = data["aida-test"][0][: args.speed_mentions]
-    rows += speed_rows(kb, spans, {
-        "alias": AliasCandidates(top_k=30), "dense": DenseCandidates(top_k=30, encoder=args.encoder),
-        "hybrid": HybridCandidates(AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=args.encoder), top_k=30),
-        "hybrid_skip_confident": HybridCandidates(
-            AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=args.encoder), top_k=30, skip_dense_above=0.9,
-        ),
-    })
+    # The peer of the batching: the default encoder as it batched before, 64 mentions per pass, windows unsorted.
+    old_batching = encoder_setup(args.kb, encoder_with_batching(args.encoder, "batch64", 64, 64), "", hnsw=None)
+    timed = {"alias": (kb, AliasCandidates(top_k=30)), "dense_batch64": (old_batching.kb, speed_dense(old_batching)),
+             "hybrid_batch64": (old_batching.kb, speed_hybrid(old_batching.hybrids["hybrid"]))}
+    for label, setup in encoders.items():
+        if label == "dense_zeroshot":
+            continue
+        timed[label] = (setup.kb, speed_dense(setup))
+        for name, hybrid in setup.hybrids.items():
+            timed[name] = (setup.kb_of(name), speed_hybrid(hybrid))
+    rows += speed_rows(spans, timed)
+    for name, (timed_kb, generator) in timed.items():
+        if name == "hybrid" or name.endswith("_skip_confident_hnsw"):
+            rows += stage_rows(name, timed_kb, generator, spans)
     write_results(args.out, COMMAND, rows)
     write_tables(args.out)
 
 
+def speed_dense(setup: EncoderSetup) -> DenseCandidates:
+    """The setup's dense generator as a linker uses it: top 30, no cache (each call reads its mentions)."""
+    return DenseCandidates(top_k=30, encoder=setup.dense.encoder_path, cache_size=0)
+
+
+def speed_hybrid(hybrid: HybridCandidates) -> HybridCandidates:
+    """``hybrid`` as a linker uses it: top 30, and an encoder without cache."""
+    dense = DenseCandidates(top_k=30, encoder=hybrid.dense.encoder_path, cache_size=0)
+    return HybridCandidates(AliasCandidates(top_k=30), dense, top_k=30, skip_dense_above=hybrid.skip_dense_above)
+
+
+def is_recall(result: Dict) -> bool:
+    return result["metric"].startswith("cand_recall_at_") or result["metric"] == "mentions"
+
+
 def write_tables(results: Path = RESULTS_DIR / "candidates.json", page: Path = PAGES["candidates"]) -> None:
-    publish_table(page, "candidates", results_to_markdown(results, pivot=True, notes=False))
+    publish_table(page, "candidates", results_to_markdown(results, pivot=True, notes=False, select=is_recall))
+    publish_table(page, "candidates_speed_table", results_to_markdown(
+        results, pivot=True, notes=False, select=lambda r: r["metric"] in ("mentions_per_s", "index_build_s"),
+    ))
+    publish_table(page, "candidates_stages", results_to_markdown(
+        results, pivot=True, notes=False, select=lambda r: r["metric"].startswith("seconds@stage="),
+    ))
 
 
 if __name__ == "__main__":

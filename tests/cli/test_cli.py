@@ -143,3 +143,24 @@ def test_summary_prints_one_row_per_metrics_file(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     bad = runner.invoke(app, ["summary", str(tmp_path / "list.json")])
     assert bad.exit_code == 1 and "a metrics file" in " ".join(bad.output.split())
+
+
+def test_kb_index_replaces_the_dense_index_and_keeps_the_rest(tmp_path, jsonl_files):
+    import numpy as np
+
+    vectors = tmp_path / "vectors.npy"
+    np.save(vectors, np.eye(2, 8, dtype=np.float32))
+    out = tmp_path / "kb"
+    assert runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(out), "--vectors", str(vectors), "--index", "Flat"]).exit_code == 0
+    result = runner.invoke(app, ["kb", "index", str(out), "--index", "HNSW32"])
+    assert result.exit_code == 0, result.output
+    kb = ElKnowledgeBase.load(out)
+    assert kb.dense_index.factory == "HNSW32" and kb.n_aliases == 1
+    assert kb.search_dense(np.eye(1, 8, dtype=np.float32), k=1) == [[("Ada_Lovelace", 1.0)]]
+
+
+def test_kb_index_needs_vectors(tmp_path, jsonl_files):
+    out = tmp_path / "kb"
+    assert runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(out)]).exit_code == 0
+    result = runner.invoke(app, ["kb", "index", str(out), "--index", "HNSW32"])
+    assert result.exit_code == 1 and "hasnoentityvectors" in "".join(result.output.split())  # wasabi wraps lines

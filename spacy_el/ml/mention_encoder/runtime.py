@@ -26,11 +26,11 @@ import numpy as np
 import srsly
 import torch
 
+from ...algorithms.mention_windows import check_window
 from ...kb.encoder import default_model_path, encoder_fingerprint
 from ...kb.serialization import create_temp_file
 from ..autocast import ENCODER_DTYPES, encoder_autocast
 from ..torch_io import serialize_state, state_deserializer
-from ...algorithms.mention_windows import check_window
 from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions, window_batches
 from .model import MentionEncoderModule
 
