@@ -53,6 +53,8 @@ PAGES: Dict[str, Path] = {
     "prediction_parity": DOCS / "prediction_parity.md",
     "jcl_train_speed": DOCS / "training.md",
     "candidates": DOCS / "candidates.md",
+    "candidates_speed_table": DOCS / "candidates.md",
+    "candidates_stages": DOCS / "candidates.md",
     "pretrained": DOCS / "pretrained.md",
     # Sentences whose figures are generated (``PROSE``, and project_timings' ``train_time`` and ``timings_summary``).
     "candidates_speed": README,
@@ -64,6 +66,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_speed": DOCS / "joint_coref_linker.md",
     "entqa_speed": DOCS / "entqa.md",
     "entqa_end_to_end": DOCS / "entqa.md",
+    "entqa_ents": DOCS / "entqa.md",
     "entqa_modes": README,
     "pipelines_speed": DOCS / "pipelines.md",
     "annotate_scaling": README,
@@ -319,6 +322,22 @@ PROSE: Dict[str, Prose] = {
         {f"{short}_{dset}": (system, dataset, "el_micro_f")
          for short, system in (("j", "entqa_joint"), ("p", "entqa_reader"), ("el", "spacy_entity_linker"), ("pr", "prior_only"))
          for dset, dataset in (("test", "aida-test"), ("dev", "aida-dev"), ("msnbc", "msnbc"), ("ace", "ace2004"))},
+    ),
+    "entqa_ents": Prose(
+        "entqa.json",
+        "Measured by `entqa-benchmark`, after spaCy's `ner` (10 candidates per entity), in the same run as the other "
+        "rows: the joint reader scores AIDA test micro F1 {j_hybrid_test} with the hybrid candidates merged, {j_alias_test} "
+        "with the alias table's and {j_test} without; AIDA dev {j_hybrid_dev}, {j_alias_dev} and {j_dev}; MSNBC "
+        "{j_hybrid_msnbc}, {j_alias_msnbc} and {j_msnbc}. It reads {j_hybrid_speed}, {j_alias_speed} and {j_speed} AIDA "
+        "test documents/s (the generator's time included in the first two, spaCy's `ner`'s not). The per-candidate reader scores "
+        "{p_hybrid_test}, {p_alias_test} and {p_test} on AIDA test: its γ, chosen on lists without the merged "
+        "candidates, may not suit them.",
+        {**{f"{short}{gen}_{dset}": (f"{system}{suffix}", dataset, "el_micro_f")
+            for short, system in (("j", "entqa_joint"), ("p", "entqa_reader"))
+            for gen, suffix in (("_hybrid", "_ents_hybrid"), ("_alias", "_ents_alias"), ("", ""))
+            for dset, dataset in (("test", "aida-test"), ("dev", "aida-dev"), ("msnbc", "msnbc"))},
+         **{f"j{gen}_speed": (f"entqa_joint{suffix}", "aida-test", "docs_per_s")
+            for gen, suffix in (("_hybrid", "_ents_hybrid"), ("_alias", "_ents_alias"), ("", ""))}},
     ),
     "entqa_modes": Prose(
         "entqa.json",
