@@ -14,7 +14,7 @@ one call, no cache), in this run, with 2 torch threads, every encoder batched al
 ``seconds@stage=...`` rows split a hybrid call into alias table, encoder, index search and fusion.
 
     python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best \
-        --variant fast=training/mention_encoder_fast/best
+        --variant fast=training/mention_encoder_fast/best --variant nooverlap=training/mention_encoder_nooverlap/best
 
 Writes benchmarks/results/candidates.json and regenerates the tables in docs/candidates.md.
 """
@@ -233,11 +233,8 @@ def main() -> None:
     hnsw: Optional[DenseIndex] = None
     rows: List[Dict] = []
     if args.hnsw:
-        start = time.perf_counter()
-        hnsw = DenseIndex(kb.entities.vector_dim, factory=args.hnsw)
-        hnsw.add(np.ascontiguousarray(kb.entities.vectors, dtype=np.float32))
-        rows.append(row(args.hnsw.lower(), "eval-kb", "index_build_s", round(time.perf_counter() - start, 1),
-                        f"{kb.n_entities} entity vectors, {torch.get_num_threads()} threads"))
+        hnsw, build_row = approximate_index(kb, args.hnsw)
+        rows.append(build_row)
     batching = {"mentions_per_batch": 1024, "windows_per_batch": 32}
     encoders = {"dense": encoder_setup(args.kb, encoder_with_batching(args.encoder, "default", **batching), "", hnsw)}
     for name, folder in args.variant:
@@ -257,20 +254,36 @@ def main() -> None:
     spans = data["aida-test"][0][: args.speed_mentions]
     # The peer of the batching: the default encoder as it batched before, 64 mentions per pass, windows unsorted.
     old_batching = encoder_setup(args.kb, encoder_with_batching(args.encoder, "batch64", 64, 64), "", hnsw=None)
-    timed = {"alias": (kb, AliasCandidates(top_k=30)), "dense_batch64": (old_batching.kb, speed_dense(old_batching)),
-             "hybrid_batch64": (old_batching.kb, speed_hybrid(old_batching.hybrids["hybrid"]))}
-    for label, setup in encoders.items():
-        if label == "dense_zeroshot":
-            continue
-        timed[label] = (setup.kb, speed_dense(setup))
-        for name, hybrid in setup.hybrids.items():
-            timed[name] = (setup.kb_of(name), speed_hybrid(hybrid))
+    timed = timed_generators(kb, old_batching, {label: s for label, s in encoders.items() if label != "dense_zeroshot"})
     rows += speed_rows(spans, timed)
     for name, (timed_kb, generator) in timed.items():
         if name == "hybrid" or name.endswith("_skip_confident_hnsw"):
             rows += stage_rows(name, timed_kb, generator, spans)
     write_results(args.out, COMMAND, rows)
     write_tables(args.out)
+
+
+def approximate_index(kb: ElKnowledgeBase, factory: str) -> Tuple[DenseIndex, Dict]:
+    """An index of ``factory`` over the KB's vectors, built in memory, and the row of its build time."""
+    start = time.perf_counter()
+    index = DenseIndex(kb.entities.vector_dim, factory=factory)
+    index.add(np.ascontiguousarray(kb.entities.vectors, dtype=np.float32))
+    return index, row(factory.lower(), "eval-kb", "index_build_s", round(time.perf_counter() - start, 1),
+                      f"{kb.n_entities} entity vectors, {torch.get_num_threads()} threads")
+
+
+def timed_generators(
+    kb: ElKnowledgeBase, old_batching: EncoderSetup, encoders: Dict[str, EncoderSetup],
+) -> Dict[str, Tuple[ElKnowledgeBase, object]]:
+    """system -> (KB, generator as a linker calls it) for the speed rows: the alias table, the old batching's
+    dense and hybrid, then every encoder's dense and hybrid systems."""
+    timed = {"alias": (kb, AliasCandidates(top_k=30)), "dense_batch64": (old_batching.kb, speed_dense(old_batching)),
+             "hybrid_batch64": (old_batching.kb, speed_hybrid(old_batching.hybrids["hybrid"]))}
+    for label, setup in encoders.items():
+        timed[label] = (setup.kb, speed_dense(setup))
+        for name, hybrid in setup.hybrids.items():
+            timed[name] = (setup.kb_of(name), speed_hybrid(hybrid))
+    return timed
 
 
 def speed_dense(setup: EncoderSetup) -> DenseCandidates:
