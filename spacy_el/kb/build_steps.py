@@ -1,6 +1,6 @@
 """Optional KB build steps: entity vectors (computed or loaded) and the dense FAISS index."""
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -82,12 +82,13 @@ def attach_vectors(
         kb.set_vectors(load_vectors_npy(Path(source), kb.n_entities))
 
 
-def attach_dense_index(kb: ElKnowledgeBase, factory: str) -> None:
-    """Build a FAISS index of the KB's vectors with the given factory string and attach it."""
+def attach_dense_index(kb: ElKnowledgeBase, factory: str, **settings: Any) -> None:
+    """Build a FAISS index of the KB's vectors with the given factory string and attach it. settings:
+    ``DenseIndex``'s keyword arguments (``ef_construction``, ``ef_search``, ``nprobe``, ...)."""
     from .dense_index import DenseIndex
 
     if kb.entities.vectors is None:
         raise ValueError("[spacy_el] A dense index needs entity vectors: pass --vectors compute (or a .npy file).")
-    index = DenseIndex(kb.entities.vector_dim, factory=factory)
+    index = DenseIndex(kb.entities.vector_dim, factory=factory, **settings)
     index.add(np.ascontiguousarray(kb.entities.vectors, dtype=np.float32))
     kb.set_dense_index(index)

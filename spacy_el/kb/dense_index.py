@@ -82,6 +82,8 @@ class DenseIndex:
             raise ValueError(
                 f"[spacy_el] Invalid FAISS factory string {factory!r} for dim {dim}: {_first_line(err)}"
             ) from err
+        if int(ef_construction) < 1:
+            raise ValueError(f"[spacy_el] DenseIndex ef_construction must be >= 1, got {ef_construction}.")
         self._init(index, factory, ef_search, nprobe, ef_construction, max_train, seed, num_threads)
         hnsw = _hnsw_of(index)
         if hnsw is not None:
