@@ -162,8 +162,8 @@ def index_cli(
     ef_construction: int = typer.Option(40, "--ef-construction", help="HNSW: candidate-list size while building (graph quality against build time)"),
 ) -> None:
     """Replace the KB's dense index by one of another kind, built from the vectors the KB already has (its
-    entities, aliases, vectors and attachments are kept). HNSW32 searches much faster than Flat, at a
-    small cost in recall (docs/candidates.md)."""
+    entities, aliases, vectors and attachments are kept). HNSW32 searches faster than Flat, at a small
+    cost in recall (docs/candidates.md)."""
     from ..kb import ElKnowledgeBase
     from ..kb.build_steps import attach_dense_index
 
