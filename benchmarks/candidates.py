@@ -20,9 +20,8 @@ Writes benchmarks/results/candidates.json and regenerates the tables in docs/can
 """
 import argparse
 import dataclasses
-import time
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import spacy
@@ -38,7 +37,7 @@ from spacy_el.kb.dense_index import DenseIndex
 from spacy_el.ml.mention_encoder import MentionEncoder
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
-from .common import ELEVANT_SETS, SHARED_DATA
+from .common import ELEVANT_SETS, SHARED_DATA, timed
 from .results_io import RESULTS_DIR, ROOT, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -187,7 +186,7 @@ def speed_rows(spans: List[Span], generators: Dict[str, Tuple[ElKnowledgeBase, o
     seconds = {name: float("inf") for name in generators}
     for _ in range(ROUNDS):
         for name, (kb, generator) in generators.items():
-            seconds[name] = min(seconds[name], _timed(lambda: generator(kb, spans)))
+            seconds[name] = min(seconds[name], timed(lambda: generator(kb, spans))[1])
     notes = f"{len(spans)} AIDA test gold mentions in one call, best of {ROUNDS} rounds, {torch.get_num_threads()} torch threads"
     return [row(name, "aida-test", "mentions_per_s", round(len(spans) / value, 1), notes) for name, value in seconds.items()]
 
@@ -205,20 +204,19 @@ def stage_rows(system: str, kb: ElKnowledgeBase, hybrid: HybridCandidates, spans
         vectors[need] = hybrid.dense.encode(kb, [spans[i] for i in need])
 
     seconds = {
-        "alias": min(_timed(lambda: hybrid.alias(kb, spans)) for _ in range(ROUNDS)),
-        "encode": min(_timed(encode) for _ in range(ROUNDS)),
-        "search": min(_timed(lambda: hybrid.dense.search(kb, vectors[need], hybrid.dense.top_k)) for _ in range(ROUNDS)),
+        "alias": fastest(lambda: hybrid.alias(kb, spans)),
+        "encode": fastest(encode),
+        "search": fastest(lambda: hybrid.dense.search(kb, vectors[need], hybrid.dense.top_k)),
     }
-    fuse = min(_timed(lambda: hybrid.fuse(kb, alias_lists, vectors, need)) for _ in range(ROUNDS))
+    fuse = fastest(lambda: hybrid.fuse(kb, alias_lists, vectors, need))
     seconds["fuse"] = max(0.0, fuse - seconds["search"])
     notes = f"{len(spans)} AIDA test gold mentions, best of {ROUNDS}, {torch.get_num_threads()} torch threads"
     return [row(system, "aida-test", f"seconds@stage={stage}", round(value, 3), notes) for stage, value in seconds.items()]
 
 
-def _timed(call) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
+def fastest(call: Callable[[], object]) -> float:
+    """Seconds of the fastest of ``ROUNDS`` calls of ``call``."""
+    return min(timed(call)[1] for _ in range(ROUNDS))
 
 
 def main() -> None:
@@ -273,10 +271,9 @@ def main() -> None:
 
 def approximate_index(kb: ElKnowledgeBase, factory: str, ef_construction: int) -> Tuple[DenseIndex, Dict]:
     """An index of ``factory`` over the KB's vectors, built in memory, and the row of its build time."""
-    start = time.perf_counter()
     index = DenseIndex(kb.entities.vector_dim, factory=factory, ef_construction=ef_construction)
-    index.add(np.ascontiguousarray(kb.entities.vectors, dtype=np.float32))
-    return index, row(factory.lower(), "eval-kb", "index_build_s", round(time.perf_counter() - start, 1),
+    _, seconds = timed(lambda: index.add(np.ascontiguousarray(kb.entities.vectors, dtype=np.float32)))
+    return index, row(factory.lower(), "eval-kb", "index_build_s", round(seconds, 1),
                       f"{kb.n_entities} entity vectors, ef_construction {ef_construction}, {torch.get_num_threads()} threads")
 
 

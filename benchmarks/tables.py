@@ -265,6 +265,10 @@ class Prose(NamedTuple):
 CANDIDATE_SETTINGS = (("hybrid", "hybrid"), ("nooverlap", "hybrid_nooverlap"), ("fast", "hybrid_fast"),
                       ("fastest", "hybrid_fast_skip_confident_hnsw"))
 
+#: The EntQA systems that ``entqa_ents`` compares: (figure-name suffix, system suffix), with the hybrid
+#: candidates merged, with the alias table's, and without.
+ENTS_SWITCH = (("_hybrid", "_ents_hybrid"), ("_alias", "_ents_alias"), ("", ""))
+
 #: Marker name (its page in ``PAGES``) -> the generated sentence between its markers.
 PROSE: Dict[str, Prose] = {
     "candidates_speed": Prose(
@@ -355,10 +359,10 @@ PROSE: Dict[str, Prose] = {
         "candidates, may not suit them.",
         {**{f"{short}{gen}_{dset}": (f"{system}{suffix}", dataset, "el_micro_f")
             for short, system in (("j", "entqa_joint"), ("p", "entqa_reader"))
-            for gen, suffix in (("_hybrid", "_ents_hybrid"), ("_alias", "_ents_alias"), ("", ""))
+            for gen, suffix in ENTS_SWITCH
             for dset, dataset in (("test", "aida-test"), ("dev", "aida-dev"), ("msnbc", "msnbc"))},
          **{f"j{gen}_speed": (f"entqa_joint{suffix}", "aida-test", "docs_per_s")
-            for gen, suffix in (("_hybrid", "_ents_hybrid"), ("_alias", "_ents_alias"), ("", ""))}},
+            for gen, suffix in ENTS_SWITCH}},
     ),
     "entqa_modes": Prose(
         "entqa.json",

@@ -56,7 +56,7 @@ def assign_windows(
     for start, end in mentions:
         if not 0 <= start < end <= n_tokens:
             raise ValueError(f"[spacy_el] Mention span ({start}, {end}) is not inside a document of {n_tokens} tokens.")
-        best = _most_central(grid, grid_starts, start, end)
+        best = _most_central(grid, grid_starts, window, start, end)
         if best is None:
             pad = max(0, (window - (end - start)) // 2)
             best = (max(0, start - pad), min(n_tokens, end + pad))
@@ -69,11 +69,12 @@ def assign_windows(
     return [windows[i] for i in order], [new_index[a] for a in assignment]
 
 
-def _most_central(grid: Sequence[Span], grid_starts: Sequence[int], start: int, end: int) -> "Span | None":
+def _most_central(
+    grid: Sequence[Span], grid_starts: Sequence[int], window: int, start: int, end: int,
+) -> "Span | None":
     """The grid window that contains ``[start, end)`` with the most context on its shorter side (the
-    first of equals). grid_starts: the windows' starts, ascending; only the windows starting in
-    ``[end - window, start]`` can contain the mention, so only those are looked at."""
-    window = grid[0][1] - grid[0][0]
+    first of equals). grid_starts: the windows' starts, ascending; no window is longer than ``window``
+    tokens, so only those starting in ``[end - window, start]`` can contain the mention and are looked at."""
     first, last = bisect_left(grid_starts, end - window), bisect_right(grid_starts, start)
     best, best_margin = None, -1
     for w_start, w_end in grid[first:last]:
