@@ -110,6 +110,8 @@ def test_wrong_shape_or_dtype_is_a_clear_error() -> None:
         index.search(np.zeros(DIM, np.float32), 3)
     with pytest.raises(ValueError, match="Invalid FAISS factory"):
         DenseIndex(DIM, "NoSuchIndex")
+    with pytest.raises(ValueError, match="ef_construction must be >= 1, got 0"):
+        DenseIndex(DIM, "HNSW32", ef_construction=0)
 
 
 def test_too_few_vectors_to_train() -> None:
