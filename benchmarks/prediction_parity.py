@@ -60,6 +60,24 @@ def predict(pipeline: str, inputs: List[str]) -> List[Dict[str, Any]]:
     return [json.loads(json.dumps(annotations(doc), default=list)) for doc in nlp.pipe(inputs, batch_size=4)]
 
 
+def torch_parameters_on_gpu(pipeline: str) -> float:
+    """The share of the torch parameters of a loaded pipeline's components that sit on a GPU, after it has
+    annotated one text (torch layers are built lazily); 1.0 when it has none."""
+    import spacy
+
+    nlp = spacy.load(pipeline)
+    nlp("A first text builds the lazy layers.")
+    on_gpu = total = 0
+    for _, component in nlp.pipeline:
+        for node in component.model.walk() if hasattr(component, "model") else ():
+            for shim in node.shims:
+                module = getattr(shim, "_model", None)
+                for parameter in module.parameters() if hasattr(module, "parameters") else ():
+                    total += parameter.numel()
+                    on_gpu += parameter.numel() if parameter.is_cuda else 0
+    return on_gpu / total if total else 1.0
+
+
 def numbers(value: Any) -> Iterator[Tuple[str, float]]:
     """(path, number) of every number in nested JSON data, so two records can be compared score by score."""
     if isinstance(value, dict):
@@ -83,8 +101,13 @@ def largest_difference(old: Any, new: Any) -> float:
 
 
 def write(args: argparse.Namespace) -> None:
+    if args.gpu_id >= 0:
+        import spacy
+
+        spacy.require_gpu(args.gpu_id)
     inputs = texts()
-    reference = {"texts": len(inputs), "pipelines": {p: predict(p, inputs) for p in args.pipelines}}
+    reference = {"texts": len(inputs), "pipelines": {p: predict(p, inputs) for p in args.pipelines},
+                 "on_gpu": {p: torch_parameters_on_gpu(p) for p in args.pipelines} if args.gpu_id >= 0 else {}}
     Path(args.out).write_text(json.dumps(reference), encoding="utf8")
     print(f"Wrote the predictions of {len(args.pipelines)} pipelines on {len(inputs)} texts to {args.out}")
 
@@ -118,6 +141,7 @@ def main(argv: List[str]) -> None:
     w = steps.add_parser("write", help="record the predictions of saved pipelines (run with the other version)")
     w.add_argument("pipelines", nargs="+", help="saved pipeline directories")
     w.add_argument("--out", required=True, help="the reference predictions file to write")
+    w.add_argument("--gpu-id", type=int, default=-1, help="predict on this GPU (-1: CPU)")
     c = steps.add_parser("compare", help="predict again with this version and compare")
     c.add_argument("reference", help="a file written by `write`")
     c.add_argument("--note", default="", help="what the reference is (e.g. the commit that wrote it)")

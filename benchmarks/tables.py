@@ -56,6 +56,7 @@ PAGES: Dict[str, Path] = {
     "candidates_speed_table": DOCS / "candidates.md",
     "candidates_stages": DOCS / "candidates.md",
     "pretrained": DOCS / "pretrained.md",
+    "gpu": DOCS / "gpu.md",
     # Sentences whose figures are generated (``PROSE``, and project_timings' ``train_time`` and ``timings_summary``).
     "candidates_speed": README,
     "candidates_settings": DOCS / "candidates.md",
@@ -77,7 +78,7 @@ PAGES: Dict[str, Path] = {
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "candidates", "encoder_dtype", "kb_scale", "kb_from_dumps", "ner_constrained_linker",
              "ner_stack_lstm", "joint_coref_linker", "entqa", "pipelines", "annotate", "project_timings",
-             "jcl_train_speed", "pretrained")
+             "jcl_train_speed", "pretrained", "gpu")
 
 
 def format_value(value: Any) -> str:

@@ -18,6 +18,7 @@ def train_cli(
     resume: bool = typer.Option(False, "--resume", help="Continue from the newest intact checkpoint in OUTPUT (start afresh when there is none)"),
     checkpoint_every: Optional[int] = typer.Option(None, "--checkpoint-every", min=0, help="Steps between checkpoints: a multiple of training.eval_frequency (default: eval_frequency; 0: none)"),
     keep: int = typer.Option(2, "--keep-checkpoints", min=1, help="Checkpoints kept"),
+    max_minutes: Optional[float] = typer.Option(None, "--max-minutes", min=0, help="Stop at the first checkpoint after this many minutes (resumable: rerun with --resume to go on)"),
     code_path: Optional[Path] = typer.Option(None, "--code", "-c", help="Python file with registered functions to import"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for CPU"),
 ) -> None:
@@ -32,5 +33,5 @@ def train_cli(
     overrides = parse_config_overrides(ctx.args)
     import_code(code_path)
     _, path = train(config_path, output, resume=resume, checkpoint_every=checkpoint_every, keep=keep, overrides=overrides,
-                    use_gpu=gpu_id)
+                    use_gpu=gpu_id, max_minutes=max_minutes)
     msg.good(f"Done: {path}")

@@ -37,6 +37,7 @@ import json
 import os
 import shutil
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, List, Optional, Tuple, Union
@@ -81,6 +82,7 @@ def train(
     keep: int = 2,
     overrides: Dict[str, Any] = util.SimpleFrozenDict(),
     use_gpu: int = -1,
+    max_minutes: Optional[float] = None,
     stdout: Optional[IO] = None,
     stderr: Optional[IO] = None,
     after_step: Optional[Callable[[Dict[str, Any]], None]] = None,
@@ -88,7 +90,9 @@ def train(
     """``spacy train`` with checkpoints. ``resume``: continue from the newest intact checkpoint of
     ``output_path`` (start afresh when there is none). ``checkpoint_every``: steps between checkpoints (a
     multiple of ``eval_frequency``; None = ``eval_frequency``, 0 = none). ``keep``: checkpoints kept.
-    ``after_step(info)``: called after each step is logged and checkpointed.
+    ``max_minutes``: stop at the first checkpoint written after that many minutes of this run (the run
+    stays resumable: rerun with ``resume`` to go on). ``after_step(info)``: called after each step is
+    logged and checkpointed.
     RETURNS: the trained pipeline (None when the output's run had already finished) and model-last's path."""
     msg = Printer(no_print=True)
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
@@ -118,7 +122,7 @@ def train(
         nlp = load_for_resume(config, checkpoint)
     nlp, path = train_nlp(
         nlp, output_path, checkpoint=checkpoint, checkpoint_every=checkpoint_every, keep=keep, use_gpu=use_gpu,
-        stdout=stdout, stderr=stderr, after_step=after_step,
+        max_minutes=max_minutes, stdout=stdout, stderr=stderr, after_step=after_step,
     )
     return nlp, path
 
@@ -196,13 +200,15 @@ def train_nlp(
     checkpoint_every: Optional[int] = None,
     keep: int = 2,
     use_gpu: int = -1,
+    max_minutes: Optional[float] = None,
     stdout: Optional[IO] = None,
     stderr: Optional[IO] = None,
     after_step: Optional[Callable[[Dict[str, Any]], None]] = None,
 ) -> Tuple[Language, Optional[Path]]:
     """``spacy.training.loop.train`` with checkpoints (module docstring); ``nlp`` is initialised, or loaded
-    from ``checkpoint`` (:func:`load_for_resume`)."""
+    from ``checkpoint`` (:func:`load_for_resume`). ``max_minutes``: as for :func:`train`."""
     msg = Printer(no_print=True)
+    deadline = None if max_minutes is None else time.monotonic() + 60 * max_minutes
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     config = nlp.config.interpolate()
     if checkpoint is None and config["training"]["seed"] is not None:
@@ -229,6 +235,11 @@ def train_nlp(
     batches = ResumableBatches(nlp, train_corpus, T["batcher"], T["max_epochs"], saved_loop["batches"] if saved_loop else None)
     if not batches.resumable:
         every = 0
+    if max_minutes is not None and not every:
+        raise ValueError(
+            "[spacy_el] max_minutes stops a run at a checkpoint, so that it can be resumed: it needs an output "
+            "directory, checkpoint_every > 0 and a resumable corpus."
+        )
     progress = _Progress(saved_loop)
     paths = param_paths(nlp) if (every or checkpoint is not None) else {}
     if checkpoint is not None:
@@ -298,12 +309,18 @@ def train_nlp(
                     write_atomic(output_path / EVALUATIONS, json.dumps(progress.evaluations, indent=1).encode("utf8"))
             log_step(info if is_best is not None else None)
             step = info["step"]
-            if every and (step + 1) % every == 0:
+            checkpointed = bool(every) and (step + 1) % every == 0
+            if checkpointed:
                 write_checkpoint(output_path, step, nlp, optimizer, paths, progress.state(info, is_best is not None, batches), keep)
             if after_step is not None:
                 after_step(info)
             if progress.should_stop(step, T["patience"], T["max_steps"]):
                 finished = True
+                break
+            if checkpointed and deadline is not None and time.monotonic() >= deadline:
+                stdout.write(msg.info(
+                    f"Stopping after step {step}: {max_minutes:g} minutes have passed. Rerun with --resume to go on."
+                ) + "\n")
                 break
         else:
             finished = True

@@ -111,6 +111,22 @@ def test_finished_run_is_not_trained_again_unless_extended(ner_config, tmp_path,
     assert log_longer[0]["step"] == 12 and log_longer[-1]["step"] == 13  # from the last checkpoint (step 11)
 
 
+def test_max_minutes_stops_at_a_checkpoint_and_resumes_to_the_same_end(ner_config, tmp_path, one_torch_thread):
+    """A run given a time budget stops at the first checkpoint after it (here: the first), unfinished, and
+    resuming it ends where the uninterrupted run ends."""
+    full, _ = run(ner_config, tmp_path / "full")
+    budgeted, log = run(ner_config, tmp_path / "split", max_minutes=0)
+    assert log[-1]["step"] == read_checkpoint(tmp_path / "split").step == 1  # checkpoint_every = eval_frequency = 2
+    assert not (tmp_path / "split" / CHECKPOINTS / FINISHED).exists()
+    resumed, _ = run(ner_config, tmp_path / "split", resume=True)
+    assert weights(resumed) == weights(full)
+
+
+def test_max_minutes_needs_checkpoints(ner_config, tmp_path, one_torch_thread):
+    with pytest.raises(ValueError, match="max_minutes"):
+        run(ner_config, tmp_path, checkpoint_every=0, max_minutes=1)
+
+
 def test_fresh_run_refuses_to_overwrite_checkpoints(ner_config, tmp_path, one_torch_thread):
     run(ner_config, tmp_path, stop_at=1)
     with pytest.raises(ValueError, match="--resume"):
