@@ -5,7 +5,9 @@ Run on a machine with a GPU, from the repository root::
 
     python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes 4.5
 
-Writes ``benchmarks/results/gpu.json`` (the file's ``machine`` names the GPU) and the table of docs/gpu.md.
+Writes ``benchmarks/results/gpu.json`` (the file's ``machine`` names the GPU) and the tables of docs/gpu.md.
+With ``--skip-workflow`` (part 2 only: the trainings resumed) its rows replace those of the same system,
+dataset and metric in the ``--out`` file, and the others are kept.
 
 1. **Every component on the GPU.** The ``test`` workflow of project.yml (tiny configs, invented
    fixtures: a KB built with GPU encoding, then ner_stack_lstm, joint_coref_linker, spaCy ``ner`` +
@@ -33,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .tables import PAGES, publish_table, results_to_markdown, suffix_table
 
 NAME = "gpu"
 #: The ``test`` workflow's pipelines, one per component (and the composed ones).
@@ -174,14 +176,20 @@ def main(argv: Sequence[str] = ()) -> None:
         wait(process, workdir / f"train_{corpus}.log", f"the {corpus} training")
         print(f"{corpus} training stopped after {time.monotonic() - started:.0f} s", flush=True)
     rows += coref_rows(data, args.gpu_id)
-    out = write_results(Path(args.out), "python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes "
-                        f"{args.minutes:g}", rows)
+    command = f"python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes {args.minutes:g}"
+    if args.skip_workflow and Path(args.out).exists():  # a resumed run: its rows replace the earlier run's
+        rows = merge_rerun(Path(args.out), rows, command + " --skip-workflow")
+    out = write_results(Path(args.out), command, rows)
     print(f"wrote {out} after {time.monotonic() - started:.0f} s")
     write_tables(out, Path(args.readme))
 
 
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
-    publish_table(readme, NAME, results_to_markdown(results, pivot=True))
+    """Three tables: the component checks, the coreference test scores, the learning curves."""
+    publish_table(readme, NAME, results_to_markdown(results, pivot=True, select=lambda r: r["metric"].startswith("gpu_")))
+    publish_table(readme, f"{NAME}_coref", results_to_markdown(
+        results, pivot=True, select=lambda r: r["dataset"].endswith("-test") and r["metric"].startswith("coref_")))
+    publish_table(readme, f"{NAME}_curve", suffix_table(results, "@step=", "step", ("coref_avg_f", "train_minutes")))
 
 
 if __name__ == "__main__":

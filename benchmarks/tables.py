@@ -57,6 +57,8 @@ PAGES: Dict[str, Path] = {
     "candidates_stages": DOCS / "candidates.md",
     "pretrained": DOCS / "pretrained.md",
     "gpu": DOCS / "gpu.md",
+    "gpu_coref": DOCS / "gpu.md",
+    "gpu_curve": DOCS / "gpu.md",
     # Sentences whose figures are generated (``PROSE``, and project_timings' ``train_time`` and ``timings_summary``).
     "candidates_speed": README,
     "candidates_settings": DOCS / "candidates.md",
