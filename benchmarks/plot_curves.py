@@ -6,7 +6,8 @@ A training run's curve is in its benchmark's results file as ``<metric>@step=N``
 picture is made from the results file only, so it can be redrawn at any time without the models:
 
     python -m benchmarks.plot_curves docs/jcl_learning_curves.png benchmarks/results/joint_coref_linker.json \\
-        benchmarks/results/pretrained.json --systems global_converged en_spacy_el_coref
+        benchmarks/results/pretrained.json benchmarks/results/gpu.json \\
+        --systems global_converged en_spacy_el_coref coref_none_converged coref_none_gpu
 
 Needs matplotlib (``pip install -e ".[plots]"``). The PNG is written to a temporary name and renamed into place.
 """
@@ -34,9 +35,21 @@ def learning_curves(rows: Sequence[Dict[str, Any]], systems: Optional[Sequence[s
     return {key: {metric: sorted(points) for metric, points in by_metric.items()} for key, by_metric in curves.items()}
 
 
-def plot(curves: Curves, out: Path, title: str = "") -> Path:
+def hardware(rows: Sequence[Dict[str, Any]]) -> Dict[Tuple[str, str], str]:
+    """``(system, dataset)`` -> what its curve's minutes were measured on ("1 NVIDIA H200", "2 CPU cores"),
+    from each row's ``machine`` (set by :func:`main` from the row's own or its file's)."""
+    found = {}
+    for r in rows:
+        machine = r.get("machine") or {}
+        if STEP_MARKER in r["metric"] and machine:
+            found[(r["system"], r["dataset"])] = f"1 {machine['gpu']}" if machine.get("gpu") else f"{machine.get('cores')} CPU cores"
+    return found
+
+
+def plot(curves: Curves, out: Path, title: str = "", machines: Optional[Dict[Tuple[str, str], str]] = None) -> Path:
     """One panel per curve: its scores (every metric but the minutes) against the step; the minutes of the
-    first and last evaluation label a top axis. Returns ``out``."""
+    first and last evaluation label a top axis, named after ``machines[(system, dataset)]`` when given.
+    Returns ``out``."""
     if not curves:
         raise ValueError("no learning-curve rows (<metric>@step=N) to plot: give a results file with a training curve")
     import matplotlib
@@ -44,6 +57,7 @@ def plot(curves: Curves, out: Path, title: str = "") -> Path:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(curves), figsize=(5.5 * len(curves), 3.8), squeeze=False)
+    machines = machines or {}
     for ax, ((system, dataset), by_metric) in zip(axes[0], sorted(curves.items())):
         for metric, points in sorted(by_metric.items()):
             if metric != MINUTES:
@@ -60,7 +74,8 @@ def plot(curves: Curves, out: Path, title: str = "") -> Path:
             top.set_xlim(ax.get_xlim())
             top.set_xticks([s for s, _ in ticks])
             top.set_xticklabels([f"{m:.0f}" for _, m in ticks], fontsize=8)
-            top.set_xlabel("minutes of training (2 CPU cores)", fontsize=8)
+            on = machines.get((system, dataset))
+            top.set_xlabel(f"minutes of training ({on})" if on else "minutes of training", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -80,8 +95,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--systems", nargs="+", default=None, help="only these systems' curves")
     parser.add_argument("--title", default="")
     args = parser.parse_args(argv)
-    rows = [r for path in args.results for r in json.loads(path.read_text(encoding="utf8"))["rows"]]
-    print(f"wrote {plot(learning_curves(rows, args.systems), args.out, args.title)}")
+    rows = []
+    for path in args.results:
+        data = json.loads(path.read_text(encoding="utf8"))
+        rows += [{**r, "machine": r.get("machine") or data.get("machine")} for r in data["rows"]]
+    print(f"wrote {plot(learning_curves(rows, args.systems), args.out, args.title, hardware(rows))}")
 
 
 if __name__ == "__main__":

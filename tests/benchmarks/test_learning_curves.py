@@ -102,3 +102,16 @@ def test_learning_curves_are_read_by_step_and_drawn(tmp_path: Path):
     assert [p.name for p in out.parent.iterdir()] == ["curve.png"]  # no temporary file left
     with pytest.raises(ValueError, match="no learning-curve rows"):
         plot({}, tmp_path / "empty.png")
+
+
+def test_minutes_axis_names_the_machine_of_each_curve():
+    from benchmarks.plot_curves import hardware
+
+    rows = [
+        {"system": "a", "dataset": "gum-dev", "metric": "coref_avg_f@step=1", "value": 0.5,
+         "machine": {"cpu": "x", "cores": 2, "gpu": None}},
+        {"system": "b", "dataset": "litbank-dev", "metric": "coref_avg_f@step=1", "value": 0.5,
+         "machine": {"cpu": "x", "cores": 16, "gpu": "NVIDIA H200"}},
+        {"system": "c", "dataset": "gum-test", "metric": "coref_avg_f", "value": 0.5, "machine": {"cores": 2}},
+    ]
+    assert hardware(rows) == {("a", "gum-dev"): "2 CPU cores", ("b", "litbank-dev"): "1 NVIDIA H200"}
