@@ -1,13 +1,19 @@
-"""The GPU check: every component trains and predicts with ``--gpu-id``, and joint_coref_linker's
-coreference resolver trains on a GPU with the converged workflow's settings.
+"""Studies on a GPU: every component trains and predicts with ``--gpu-id``; the trainings a CPU cannot
+finish in a session (joint_coref_linker towards a plateau, its comparisons over two seeds).
 
 Run on a machine with a GPU, from the repository root::
 
-    python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes 4.5
+    python -m benchmarks.gpu --study check --gpu-id 0 --data ../shared/data --minutes 4.5
+    python -m benchmarks.gpu --study ee --gpu-id 0 --data ../shared/data --minutes 5
+    python -m benchmarks.gpu --study systems --gpu-id 0 --data ../shared/data --minutes 5
 
-Writes ``benchmarks/results/gpu.json`` (the file's ``machine`` names the GPU) and the tables of docs/gpu.md.
-With ``--skip-workflow`` (part 2 only: the trainings resumed) its rows replace those of the same system,
-dataset and metric in the ``--out`` file, and the others are kept.
+Each writes its rows into ``benchmarks/results/gpu.json`` (the rows of the other studies, and of an earlier
+run that these do not replace, are kept; every row names its machine) and the tables of docs/gpu.md. Every
+training is a ``python -m spacy_el train --resume --max-minutes`` run: it stops at its first checkpoint
+after ``--minutes``, and the same command on the same machine resumes it. The trainings of a study run side
+by side on the one GPU, the CPU cores shared out between them.
+
+``check``
 
 1. **Every component on the GPU.** The ``test`` workflow of project.yml (tiny configs, invented
    fixtures: a KB built with GPU encoding, then ner_stack_lstm, joint_coref_linker, spaCy ``ner`` +
@@ -16,14 +22,19 @@ dataset and metric in the ``--out`` file, and the others are kept.
    bundled GUM texts on the GPU and, in another process, on the CPU (:mod:`benchmarks.prediction_parity`):
    rows ``gpu_params_on_gpu`` (share of its torch parameters on the GPU), ``gpu_cpu_identical_docs``
    (share of documents annotated identically) and ``gpu_cpu_max_score_diff``. The tiny models are
-   checks, not models: their scores mean nothing.
+   checks, not models: their scores mean nothing. ``--skip-workflow`` leaves this part out.
 2. **Coreference on the GPU.** joint_coref_linker in mode ``coref`` (refinement ``none``,
    configs/joint_coref_linker_coref.cfg) on OntoGUM and LitBank, with the settings of the ``converged``
    workflow (projects/joint_coref_linker: 15 epochs, one evaluation and checkpoint per epoch, the learning
-   rate decaying to 0 at the last step), the two trainings side by side on the one GPU. Each stops at its
-   first checkpoint after ``--minutes`` (``python -m spacy_el train --max-minutes``); rerunning the command
-   on the same machine resumes them. Rows ``coref_none_gpu`` on ``ontogum-test`` and ``litbank-test``
+   rate decaying to 0 at the last step). Rows ``coref_none_gpu`` on ``ontogum-test`` and ``litbank-test``
    (CoNLL-2012 scores, singletons left out) and the learning curve on ``<corpus>-dev``.
+
+``ee``: the Entity-Equalization comparison at convergence (:data:`EE_STEPS`), the four refinements with seeds
+0 and 1 on OntoGUM: rows ``coref_<refinement>_converged_gpu`` (``_seed1``, ``_seed_mean``) on ontogum-test.
+
+``systems``: Global against Local against Standalone on GUM (:data:`SYSTEMS_RUNS`): rows
+``<system>_converged_gpu`` (``_seed1``, ``_seed_mean``) on gum-test, scored as benchmarks.joint_coref_linker
+scores its models (coreference, ELm, ELh, cluster accuracies, hard cases).
 """
 import argparse
 import json
@@ -33,7 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, suffix_table
@@ -57,20 +68,61 @@ COREF_RUNS = (
     ("litbank", "litbank-test", "litbank/coref/conll", "litbank/splits.json", 1200, 80),
 )
 MODELS = ROOT / "training" / "jcl"
+#: The Entity-Equalization study (``--study ee``): the four refinements of the OntoGUM comparison, seeds 0
+#: and 1, 6 epochs of OntoGUM train with the learning rate decaying to 0 (the GPU OntoGUM run's dev score
+#: had reached its plateau after 5 to 6 epochs), one evaluation per epoch, no early stop.
+EE_SEEDS = (0, 1)
+EE_STEPS, EE_EVAL = 1146, 191
+EE_MODELS = ROOT / "training" / "jcl-gpu-ee"
+#: Global against Local against Standalone (``--study systems``): configs/joint_coref_linker.cfg's model on GUM
+#: in each mode (``coref`` and ``link`` make Standalone), Global and Local with seeds 0 and 1, 6 epochs with the
+#: learning rate decaying to 0 (the CPU Global run's dev score levels off after 5 to 6 epochs). The KB is the
+#: open-data kb/pretrained, built on the machine by the root project's ``pretrained-data`` step: kb/eval
+#: (256 MB) cannot travel to a lent machine. (mode, seed) pairs:
+SYSTEMS_RUNS = (("global", 0), ("local", 0), ("coref", 0), ("link", 0), ("global", 1), ("local", 1))
+SYSTEMS_STEPS, SYSTEMS_EVAL = 1146, 191
+SYSTEMS_MODELS = ROOT / "training" / "jcl-gpu-gum"
 
 
 def coref_train_command(data: Path, corpus: str, folder: str, splits: str, max_steps: int, eval_frequency: int,
                         gpu_id: int, minutes: float) -> List[str]:
     """``python -m spacy_el train`` of a coreference model on ``data/folder`` into
     ``training/jcl/<corpus>-gpu/none`` (resumed when it holds a checkpoint)."""
+    return _coref_training(data, MODELS / f"{corpus}-gpu" / "none", folder, splits, "none", max_steps, eval_frequency,
+                           max_steps * 2 // 3, None, gpu_id, minutes)
+
+
+def ee_train_command(data: Path, refinement: str, seed: int, gpu_id: int, minutes: float) -> List[str]:
+    """The OntoGUM training of one refinement and seed of the EE study, into
+    ``training/jcl-gpu-ee/ontogum[-seed<N>]/<refinement>`` (the folders benchmarks.joint_coref_linker reads as seeds)."""
+    folder = "ontogum" if seed == 0 else f"ontogum-seed{seed}"
+    return _coref_training(data, EE_MODELS / folder / refinement, "gum/coref/ontogum/conll", "gum/splits.md",
+                           refinement, EE_STEPS, EE_EVAL, EE_STEPS, seed, gpu_id, minutes)
+
+
+def systems_train_command(data: Path, mode: str, seed: int, gpu_id: int, minutes: float) -> List[str]:
+    """The GUM training of one mode and seed of the systems study, into
+    ``training/jcl-gpu-gum/gum[-seed<N>]/<mode>`` (the folders benchmarks.joint_coref_linker reads as seeds)."""
+    folder = "gum" if seed == 0 else f"gum-seed{seed}"
+    return [
+        sys.executable, "-m", "spacy_el", "train", "configs/joint_coref_linker.cfg",
+        "--output", str(SYSTEMS_MODELS / folder / mode), "--resume", "--gpu-id", str(gpu_id), "--max-minutes", str(minutes),
+        "--components.joint_coref_linker.mode", mode, "--paths.gum", str(data / "gum"), "--paths.kb", "kb/pretrained",
+        "--system.seed", str(seed), "--training.max_steps", str(SYSTEMS_STEPS),
+        "--training.eval_frequency", str(SYSTEMS_EVAL), "--training.patience", str(SYSTEMS_STEPS),
+    ]
+
+
+def _coref_training(data: Path, output: Path, folder: str, splits: str, refinement: str, max_steps: int,
+                    eval_frequency: int, patience: int, seed: Optional[int], gpu_id: int, minutes: float) -> List[str]:
     return [
         sys.executable, "-m", "spacy_el", "train", "configs/joint_coref_linker_coref.cfg",
-        "--output", str(MODELS / f"{corpus}-gpu" / "none"), "--resume", "--gpu-id", str(gpu_id),
-        "--max-minutes", str(minutes),
+        "--output", str(output), "--resume", "--gpu-id", str(gpu_id), "--max-minutes", str(minutes),
         "--paths.corpus", str(data / folder), "--paths.splits", str(data / splits),
-        "--components.joint_coref_linker.refinement", "none", "--paths.kb", "kb/demo",
+        "--components.joint_coref_linker.refinement", refinement, "--paths.kb", "kb/demo",
+        *(["--system.seed", str(seed)] if seed is not None else []),
         "--training.max_steps", str(max_steps), "--training.eval_frequency", str(eval_frequency),
-        "--training.patience", str(max_steps * 2 // 3),
+        "--training.patience", str(patience),
     ]
 
 
@@ -134,6 +186,71 @@ def coref_rows(data: Path, gpu_id: int) -> List[Row]:
     return rows
 
 
+def ee_name(system: str) -> str:
+    """``coref_<refinement>[_seed<N>|_seed_mean]`` as the EE study's row name, ``coref_<refinement>_converged_gpu...``."""
+    from .joint_coref_linker import REFINEMENTS
+
+    for refinement in sorted(REFINEMENTS, key=len, reverse=True):
+        stem = f"coref_{refinement}"
+        if system.startswith(stem):
+            return f"{stem}_converged_gpu{system[len(stem):]}"
+    return system
+
+
+def ee_rows(data: Path, gpu_id: int) -> List[Row]:
+    """The EE study's OntoGUM test rows (each refinement and seed, and the seed means) and learning curves."""
+    import spacy
+
+    from .common import read_corpus
+    from .joint_coref_linker import REFINEMENTS, learning_curve_rows, refinement_rows, seeded
+
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    args = argparse.Namespace(models=str(EE_MODELS), batch_size=8, variants=None)
+    gold = read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / "gum/coref/ontogum/conll",
+                       split="test", splits_path=data / "gum/splits.md")
+    rows = refinement_rows(args, "ontogum", "ontogum-test", gold)
+    for seed in EE_SEEDS:
+        folder = "ontogum" if seed == 0 else f"ontogum-seed{seed}"
+        rows += learning_curve_rows(args, folder, {r: seeded(f"coref_{r}", seed) for r in REFINEMENTS}, "ontogum",
+                                    ("coref_avg_f",))
+    for r in rows:
+        r["system"] = ee_name(r["system"])
+        r["notes"] = r["notes"].replace("trained on ontogum train", f"trained on ontogum train on the GPU ({gpu_name()})")
+    return rows
+
+
+def systems_name(system: str) -> str:
+    """``global[_seed<N>|_seed_mean]`` (and ``local``, ``standalone``) as the systems study's row name,
+    ``global_converged_gpu...``."""
+    for base in ("standalone", "global", "local"):
+        if system == base or system.startswith(base + "_seed"):
+            return f"{base}_converged_gpu{system[len(base):]}"
+    return system
+
+
+def systems_rows(data: Path, gpu_id: int) -> List[Row]:
+    """The systems study's GUM test rows (Standalone, Global, Local; seeds and their means) and learning curves."""
+    import spacy
+
+    from .common import read_corpus
+    from .joint_coref_linker import CURVE_METRICS, learning_curve_rows, model_set_rows, seeded
+
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    args = argparse.Namespace(models=str(SYSTEMS_MODELS), batch_size=8, variants=None)
+    gold = read_corpus("spacy-el.GumReader.v1", spacy.blank("en"), path=data / "gum", split="test")
+    trained = f"trained on gum on the GPU ({gpu_name()}) with kb/pretrained"
+    rows = model_set_rows(args, "gum", "", trained, "gum-test", gold, peers=False)
+    for mode, seed in SYSTEMS_RUNS:
+        if mode in ("global", "local"):
+            rows += learning_curve_rows(args, "gum" if seed == 0 else f"gum-seed{seed}", {mode: seeded(mode, seed)},
+                                        "gum", CURVE_METRICS)
+    for r in rows:
+        r["system"] = systems_name(r["system"])
+    return rows
+
+
 def gpu_name() -> str:
     from .results_io import gpu_name as name
 
@@ -142,54 +259,74 @@ def gpu_name() -> str:
 
 def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", choices=("check", "ee", "systems"), default="check",
+                        help="check: the components on the GPU and the OntoGUM and LitBank trainings; ee: the "
+                             "Entity-Equalization comparison (4 refinements x 2 seeds on OntoGUM); systems: Global, "
+                             "Local and Standalone on GUM (Global and Local with 2 seeds)")
     parser.add_argument("--gpu-id", type=int, default=0)
     parser.add_argument("--data", default="../shared/data", help="the shared data folder (OntoGUM and LitBank)")
     parser.add_argument("--minutes", type=float, default=4.5, help="time budget of each coreference training")
-    parser.add_argument("--threads", type=int, default=4, help="torch CPU threads of each process")
-    parser.add_argument("--skip-workflow", action="store_true", help="reuse the test workflow's models")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads of each process (0: the cores shared out)")
+    parser.add_argument("--skip-workflow", action="store_true", help="check: only the coreference trainings (resumed)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args(list(argv) or None)
     data = Path(args.data).resolve()
-    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads),
+    if args.study == "ee":
+        from .joint_coref_linker import REFINEMENTS
+
+        runs = {f"{r}_seed{seed}": ee_train_command(data, r, seed, args.gpu_id, args.minutes)
+                for seed in EE_SEEDS for r in REFINEMENTS}
+    elif args.study == "systems":
+        runs = {f"{mode}_seed{seed}": systems_train_command(data, mode, seed, args.gpu_id, args.minutes)
+                for mode, seed in SYSTEMS_RUNS}
+    else:
+        runs = {corpus: coref_train_command(data, corpus, folder, splits, steps, every, args.gpu_id, args.minutes)
+                for corpus, _, folder, splits, steps, every in COREF_RUNS}
+    threads = args.threads or max(1, (os.cpu_count() or 2) // (len(runs) + (args.study == "check")))
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     workdir = Path(tempfile.mkdtemp(prefix="spacy_el_gpu_"))
     started = time.monotonic()
-    print(f"GPU: {gpu_name()}; logs in {workdir}", flush=True)
-    kb = [sys.executable, "-m", "spacy", "project", "run", "kb-demo", ".", "--vars.gpu_id", str(args.gpu_id)]
-    if not wait(run_logged(kb, workdir / "kb_demo.log", env), workdir / "kb_demo.log", "kb-demo"):
-        raise SystemExit("[spacy_el] The coreference trainings need kb/demo.")
-    trainings = [
-        (corpus, run_logged(coref_train_command(data, corpus, folder, splits, steps, every, args.gpu_id, args.minutes),
-                            workdir / f"train_{corpus}.log", env))
-        for corpus, _, folder, splits, steps, every in COREF_RUNS
-    ]
+    print(f"GPU: {gpu_name()}; {threads} torch threads a process; logs in {workdir}", flush=True)
+    kb_step = "pretrained-data" if args.study == "systems" else "kb-demo"
+    kb = [sys.executable, "-m", "spacy", "project", "run", kb_step, ".", "--vars.gpu_id", str(args.gpu_id),
+          "--vars.data", str(data)]
+    if not wait(run_logged(kb, workdir / "kb.log", env), workdir / "kb.log", kb_step):
+        raise SystemExit(f"[spacy_el] The trainings need the KB of the {kb_step} step.")
+    trainings = {name: run_logged(command, workdir / f"train_{name}.log", env) for name, command in runs.items()}
     rows: List[Row] = []
-    if not args.skip_workflow:
+    if args.study == "check" and not args.skip_workflow:
         workflow = [sys.executable, "-m", "spacy", "project", "run", "test", ".", "--vars.gpu_id", str(args.gpu_id)]
         wait(run_logged(workflow, workdir / "test_workflow.log", env), workdir / "test_workflow.log", "the test workflow")
         print(f"test workflow on the GPU: ended after {time.monotonic() - started:.0f} s", flush=True)
         rows += [row(name, "test-fixtures", "gpu_trained", float((ROOT / path).exists()),
                      f"{path} made by the test workflow with --gpu-id {args.gpu_id}") for name, path in TEST_PIPELINES]
         rows += parity_rows(args.gpu_id, env, workdir)
-    for corpus, process in trainings:
-        wait(process, workdir / f"train_{corpus}.log", f"the {corpus} training")
-        print(f"{corpus} training stopped after {time.monotonic() - started:.0f} s", flush=True)
-    rows += coref_rows(data, args.gpu_id)
-    command = f"python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes {args.minutes:g}"
-    if args.skip_workflow and Path(args.out).exists():  # a resumed run: its rows replace the earlier run's
-        rows = merge_rerun(Path(args.out), rows, command + " --skip-workflow")
+    for name, process in trainings.items():
+        wait(process, workdir / f"train_{name}.log", f"the {name} training")
+        print(f"{name} training stopped after {time.monotonic() - started:.0f} s", flush=True)
+    score = {"ee": ee_rows, "systems": systems_rows, "check": coref_rows}[args.study]
+    rows += score(data, args.gpu_id)
+    command = (f"python -m benchmarks.gpu --study {args.study} --gpu-id 0 --data ../shared/data --minutes {args.minutes:g}"
+               + (" --skip-workflow" if args.skip_workflow else ""))
+    if Path(args.out).exists():  # the rows of another study or an earlier run stay, unless these replace them
+        rows = merge_rerun(Path(args.out), rows, command)
     out = write_results(Path(args.out), command, rows)
     print(f"wrote {out} after {time.monotonic() - started:.0f} s")
     write_tables(out, Path(args.readme))
 
 
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
-    """Three tables: the component checks, the coreference test scores, the learning curves."""
+    """Four tables: the component checks, the coreference test scores (OntoGUM, LitBank), the systems study
+    (GUM), the learning curves."""
     publish_table(readme, NAME, results_to_markdown(results, pivot=True, select=lambda r: r["metric"].startswith("gpu_")))
     publish_table(readme, f"{NAME}_coref", results_to_markdown(
-        results, pivot=True, select=lambda r: r["dataset"].endswith("-test") and r["metric"].startswith("coref_")))
-    publish_table(readme, f"{NAME}_curve", suffix_table(results, "@step=", "step", ("coref_avg_f", "train_minutes")))
+        results, pivot=True, select=lambda r: r["dataset"] in ("ontogum-test", "litbank-test") and r["metric"].startswith("coref_")))
+    publish_table(readme, f"{NAME}_systems", results_to_markdown(
+        results, pivot=True, select=lambda r: r["dataset"] == "gum-test",
+        column_order=("coref_avg_f", "elm_f", "elh_f", "cluster_accuracy_multi", "hard_case_accuracy")))
+    publish_table(readme, f"{NAME}_curve", suffix_table(results, "@step=", "step", ("coref_avg_f", "elh_f", "train_minutes")))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ PAGES: Dict[str, Path] = {
     "pretrained": DOCS / "pretrained.md",
     "gpu": DOCS / "gpu.md",
     "gpu_coref": DOCS / "gpu.md",
+    "gpu_systems": DOCS / "gpu.md",
     "gpu_curve": DOCS / "gpu.md",
     # Sentences whose figures are generated (``PROSE``, and project_timings' ``train_time`` and ``timings_summary``).
     "candidates_speed": README,

@@ -31,3 +31,33 @@ def test_coref_runs_use_the_converged_workflows_settings():
         assert Path(option(converged, "--output")).parts[-2:] == (f"{corpus}-converged", "none")
         assert Path(option(ours, "--output")).parts[-2:] == (f"{corpus}-gpu", "none")
         assert option(ours, "--gpu-id") == "0" and option(ours, "--max-minutes") == "4.5" and "--resume" in ours
+
+
+def test_ee_study_writes_the_seed_folders_that_the_benchmark_reads(tmp_path):
+    from benchmarks.gpu import EE_MODELS, EE_STEPS, ee_name, ee_train_command
+    from benchmarks.joint_coref_linker import seed_folders
+
+    seed0 = ee_train_command(Path("/data"), "entity_equalization", 0, gpu_id=0, minutes=5)
+    seed1 = ee_train_command(Path("/data"), "entity_equalization", 1, gpu_id=0, minutes=5)
+    assert Path(option(seed0, "--output")) == EE_MODELS / "ontogum" / "entity_equalization"
+    assert Path(option(seed1, "--output")) == EE_MODELS / "ontogum-seed1" / "entity_equalization"
+    assert option(seed1, "--system.seed") == "1" and option(seed1, "--training.max_steps") == str(EE_STEPS)
+    for folder in ("ontogum", "ontogum-seed1"):
+        (tmp_path / folder).mkdir()
+    assert seed_folders(str(tmp_path), "ontogum") == [("ontogum", 0), ("ontogum-seed1", 1)]
+    assert ee_name("coref_entity_equalization_mean_seed1") == "coref_entity_equalization_mean_converged_gpu_seed1"
+    assert ee_name("coref_entity_equalization_seed_mean") == "coref_entity_equalization_converged_gpu_seed_mean"
+    assert ee_name("coref_none") == "coref_none_converged_gpu"
+
+
+def test_systems_study_trains_each_mode_into_its_seed_folder():
+    from benchmarks.gpu import SYSTEMS_MODELS, SYSTEMS_RUNS, systems_name, systems_train_command
+
+    assert {mode for mode, _ in SYSTEMS_RUNS} == {"global", "local", "coref", "link"}  # coref + link: Standalone
+    local1 = systems_train_command(Path("/data"), "local", 1, gpu_id=0, minutes=5)
+    assert Path(option(local1, "--output")) == SYSTEMS_MODELS / "gum-seed1" / "local"
+    assert option(local1, "--components.joint_coref_linker.mode") == "local" and option(local1, "--system.seed") == "1"
+    assert option(local1, "--paths.kb") == "kb/pretrained"
+    assert [systems_name(s) for s in ("global", "local_seed1", "standalone", "global_seed_mean", "prior_only")] == [
+        "global_converged_gpu", "local_converged_gpu_seed1", "standalone_converged_gpu", "global_converged_gpu_seed_mean",
+        "prior_only"]
