@@ -396,13 +396,17 @@ def peer_rows(dataset: str, gold: List[Doc], global_pred: List[Doc], kb, note: s
 def training_steps(nlp: Language) -> str:
     """The ``[training] max_steps`` a model was trained with, from its own config, and, for a run of
     ``python -m spacy_el train`` (its ``evaluations.json`` beside ``model-best``), the step of ``model-best``
-    and the run's minutes: ``"3,820 steps (best on dev at step 2,674; 81.5 min)"``."""
-    steps = f"{nlp.config['training']['max_steps']:,} steps"
+    and the run's minutes: ``"3,820 steps (best on dev at step 2,674; 81.5 min)"``; a run that stopped
+    before ``max_steps`` (patience, ``--max-minutes``, an interruption) says where, by its last evaluation:
+    ``"1,337 of 2,865 steps (...)"``."""
+    max_steps = nlp.config["training"]["max_steps"]
     evaluations = Path(nlp.path).parent / EVALUATIONS if nlp.path is not None else None
     best = best_evaluation(evaluations) if evaluations is not None else None
     if best is None:
-        return steps
-    minutes = read_evaluations(evaluations)[-1]["seconds"] / 60
+        return f"{max_steps:,} steps"
+    curve = read_evaluations(evaluations)
+    last, minutes = curve[-1]["step"], curve[-1]["seconds"] / 60
+    steps = f"{max_steps:,} steps" if not max_steps or last >= max_steps else f"{last:,} of {max_steps:,} steps"
     return f"{steps} (best on dev at step {best['step']:,}; {minutes:.1f} min)"
 
 

@@ -42,7 +42,9 @@ def test_a_trained_runs_note_gives_the_best_step_and_its_minutes(tmp_path: Path)
     write_evaluations(tmp_path / EVALUATIONS, [(190, 600, 0.5), (381, 1200, 0.6), (572, 1800, 0.58)])
     (tmp_path / "model-best").mkdir()
     nlp = SimpleNamespace(config={"training": {"max_steps": 3820}}, path=tmp_path / "model-best")
-    assert joint_coref_linker.training_steps(nlp) == "3,820 steps (best on dev at step 381; 30.0 min)"
+    assert joint_coref_linker.training_steps(nlp) == "572 of 3,820 steps (best on dev at step 381; 30.0 min)"
+    finished = SimpleNamespace(config={"training": {"max_steps": 572}}, path=tmp_path / "model-best")
+    assert joint_coref_linker.training_steps(finished) == "572 steps (best on dev at step 381; 30.0 min)"
     plain = SimpleNamespace(config={"training": {"max_steps": 750}}, path=tmp_path / "elsewhere" / "model-best")
     assert joint_coref_linker.training_steps(plain) == "750 steps"
 
