@@ -166,6 +166,16 @@ def parity_rows(gpu_id: int, env: Dict[str, str], workdir: Path) -> List[Row]:
     return rows
 
 
+def scoring_args(models: Path, gpu_id: int) -> argparse.Namespace:
+    """What benchmarks.joint_coref_linker's scoring functions take, for the models under ``models``; the
+    pipelines they load then run on the GPU ``gpu_id`` (-1: the CPU)."""
+    import spacy
+
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    return argparse.Namespace(models=str(models), batch_size=8, variants=None)
+
+
 def coref_rows(data: Path, gpu_id: int) -> List[Row]:
     """Test scores and learning curves of the GPU-trained coreference models (module docstring, part 2)."""
     import spacy
@@ -173,9 +183,7 @@ def coref_rows(data: Path, gpu_id: int) -> List[Row]:
     from .common import read_corpus
     from .joint_coref_linker import learning_curve_rows, score_refinement
 
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
-    args = argparse.Namespace(models=str(MODELS), batch_size=8)
+    args = scoring_args(MODELS, gpu_id)
     rows: List[Row] = []
     for corpus, dataset, folder, splits, _, _ in COREF_RUNS:
         gold = read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / folder, split="test",
@@ -204,9 +212,7 @@ def ee_rows(data: Path, gpu_id: int) -> List[Row]:
     from .common import read_corpus
     from .joint_coref_linker import REFINEMENTS, learning_curve_rows, refinement_rows, seeded
 
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
-    args = argparse.Namespace(models=str(EE_MODELS), batch_size=8, variants=None)
+    args = scoring_args(EE_MODELS, gpu_id)
     gold = read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / "gum/coref/ontogum/conll",
                        split="test", splits_path=data / "gum/splits.md")
     rows = refinement_rows(args, "ontogum", "ontogum-test", gold)
@@ -236,9 +242,7 @@ def systems_rows(data: Path, gpu_id: int) -> List[Row]:
     from .common import read_corpus
     from .joint_coref_linker import CURVE_METRICS, learning_curve_rows, model_set_rows, seeded
 
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
-    args = argparse.Namespace(models=str(SYSTEMS_MODELS), batch_size=8, variants=None)
+    args = scoring_args(SYSTEMS_MODELS, gpu_id)
     gold = read_corpus("spacy-el.GumReader.v1", spacy.blank("en"), path=data / "gum", split="test")
     trained = f"trained on gum on the GPU ({gpu_name()}) with kb/pretrained"
     rows = model_set_rows(args, "gum", "", trained, "gum-test", gold, peers=False)
