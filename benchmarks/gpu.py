@@ -159,7 +159,7 @@ def parity_rows(gpu_id: int, env: Dict[str, str], workdir: Path) -> List[Row]:
     for name, path in pipelines:
         gpu, cpu = outputs[gpu_id]["pipelines"][path], outputs[-1]["pipelines"][path]
         note = f"{path} (test workflow, --gpu-id {gpu_id}); {len(gpu)} GUM texts"
-        if path in outputs[gpu_id]["on_gpu"]:  # measured when predicting on a GPU
+        if outputs[gpu_id]["on_gpu"].get(path) is not None:  # measured on a GPU, for a pipeline with torch layers
             rows.append(row(name, "gum-assets", "gpu_params_on_gpu", round(outputs[gpu_id]["on_gpu"][path], 4), note))
         rows.append(row(name, "gum-assets", "gpu_cpu_identical_docs", round(sum(a == b for a, b in zip(gpu, cpu)) / len(gpu), 4), note))
         rows.append(row(name, "gum-assets", "gpu_cpu_max_score_diff", max(largest_difference(a, b) for a, b in zip(gpu, cpu)), note))

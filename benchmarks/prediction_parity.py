@@ -20,7 +20,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 GUM_ASSETS = ROOT / "assets" / "corpus" / "gum"
@@ -60,9 +60,9 @@ def predict(pipeline: str, inputs: List[str]) -> List[Dict[str, Any]]:
     return [json.loads(json.dumps(annotations(doc), default=list)) for doc in nlp.pipe(inputs, batch_size=4)]
 
 
-def torch_parameters_on_gpu(pipeline: str) -> float:
+def torch_parameters_on_gpu(pipeline: str) -> Optional[float]:
     """The share of the torch parameters of a loaded pipeline's components that sit on a GPU, after it has
-    annotated one text (torch layers are built lazily); 1.0 when it has none."""
+    annotated one text (torch layers are built lazily); None when it has none."""
     import spacy
 
     nlp = spacy.load(pipeline)
@@ -75,7 +75,7 @@ def torch_parameters_on_gpu(pipeline: str) -> float:
                 for parameter in module.parameters() if hasattr(module, "parameters") else ():
                     total += parameter.numel()
                     on_gpu += parameter.numel() if parameter.is_cuda else 0
-    return on_gpu / total if total else 1.0
+    return on_gpu / total if total else None
 
 
 def numbers(value: Any) -> Iterator[Tuple[str, float]]:
