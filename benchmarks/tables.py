@@ -53,6 +53,7 @@ PAGES: Dict[str, Path] = {
     "annotate": DOCS / "annotate.md",
     "prediction_parity": DOCS / "prediction_parity.md",
     "jcl_train_speed": DOCS / "training.md",
+    "jcl_train_memory": DOCS / "training.md",
     "candidates": DOCS / "candidates.md",
     "candidates_speed_table": DOCS / "candidates.md",
     "candidates_stages": DOCS / "candidates.md",
@@ -82,7 +83,7 @@ PAGES: Dict[str, Path] = {
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "candidates", "encoder_dtype", "kb_scale", "kb_from_dumps", "ner_constrained_linker",
              "ner_stack_lstm", "joint_coref_linker", "entqa", "pipelines", "annotate", "project_timings",
-             "jcl_train_speed", "pretrained", "gpu")
+             "jcl_train_speed", "jcl_train_memory", "pretrained", "gpu")
 
 
 def format_value(value: Any) -> str:

@@ -168,6 +168,9 @@ class JointCorefLinkerSettings(ComponentSettings):
     and run without dropout in training (0 = the whole encoder is trained). encoder_cache_mb: their outputs
     are kept per document across epochs, at most this many MB (0 = not kept; needs frozen_encoder_layers):
     :mod:`spacy_el.ml.joint_coref.frozen_encoder`. Prediction is unaffected by both.
+    encoder_checkpointing (training memory): the encoder keeps no activations in the forward pass and
+    recomputes them in the backward pass: the same gradients, less memory on long documents, one more
+    encoder pass a step (needs frozen_encoder_layers 0). Prediction is unaffected.
     early_steps / early_max_antecedents (training speed): the first ``early_steps`` updates score only the
     antecedents at most ``early_max_antecedents`` mentions away (the model's ``max_antecedents`` after them
     and at prediction); the updates done are counted in cfg (``early_updates``), so the count survives
@@ -189,6 +192,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     encoder_cache_mb: int = setting(0, low=0)
     early_steps: int = setting(0, low=0)
     early_max_antecedents: int = setting(0, low=0)
+    encoder_checkpointing: bool = False
     save_encoder: bool = True
 
     def check(self) -> None:
@@ -196,6 +200,8 @@ class JointCorefLinkerSettings(ComponentSettings):
             raise self.invalid("spans_prefix", "a non-empty string not ending in '_'")
         if self.encoder_cache_mb and not self.frozen_encoder_layers:
             raise self.invalid("encoder_cache_mb", "0 when frozen_encoder_layers is 0 (only frozen layers are cached)")
+        if self.encoder_checkpointing and self.frozen_encoder_layers:
+            raise self.invalid("encoder_checkpointing", "false when frozen_encoder_layers is > 0 (the frozen layers keep no activations)")
         if self.early_steps and not self.early_max_antecedents:
             raise self.invalid("early_max_antecedents", "> 0 when early_steps is > 0")
 
@@ -235,6 +241,7 @@ def make_joint_coref_linker(
     encoder_cache_mb: int = 0,
     early_steps: int = 0,
     early_max_antecedents: int = 0,
+    encoder_checkpointing: bool = False,
     save_encoder: bool = True,
 ) -> "JointCorefLinker":
     """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
@@ -244,7 +251,8 @@ def make_joint_coref_linker(
         mentions_from=mentions_from, cluster_link=cluster_link, candidates=candidates,
         gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
         el_scorer=el_scorer, frozen_encoder_layers=frozen_encoder_layers, encoder_cache_mb=encoder_cache_mb,
-        early_steps=early_steps, early_max_antecedents=early_max_antecedents, save_encoder=save_encoder,
+        early_steps=early_steps, early_max_antecedents=early_max_antecedents,
+        encoder_checkpointing=encoder_checkpointing, save_encoder=save_encoder,
     )
 
 
@@ -558,6 +566,7 @@ class JointCorefLinker(KBTorchPipe):
         self._check_encoder_untrained()
         batch.frozen_layers = self.settings.frozen_encoder_layers
         batch.cache_mb = float(self.settings.encoder_cache_mb)
+        batch.checkpointing = self.settings.encoder_checkpointing
         if self.settings.early_steps:
             done = int(self.cfg.get(EARLY_UPDATES, 0))
             if done < self.settings.early_steps:

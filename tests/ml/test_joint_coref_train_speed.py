@@ -179,3 +179,36 @@ def test_pruning_in_training_scores_spans_without_dropout(two_layer_encoder, tmp
     first = module.span_embedder(vectors, spans[:4])
     torch.manual_seed(1)
     assert not torch.equal(first, module.span_embedder(vectors, spans[:4]))
+
+
+def test_encoder_checkpointing_gives_the_same_training_as_without(two_layer_encoder, tmp_path, one_torch_thread):
+    """Recomputed activations (with the same dropout masks) give the same updates, bit for bit on CPU."""
+    trained, calls, initial, before = {}, {}, None, None
+    for checkpointing in (False, True):
+        nlp, pipe, examples = build(two_layer_encoder, tmp_path / str(checkpointing), encoder_checkpointing=checkpointing)
+        calls[checkpointing] = 0
+
+        def count(*_: Any, on: bool = checkpointing) -> None:
+            calls[on] += 1
+
+        torch_module(pipe).encoder.register_forward_pre_hook(count)  # a post-forward hook misses the recomputation, which stops early
+        if initial is None:
+            initial = pipe.model.to_bytes()
+            before = {n: p.detach().clone() for n, p in torch_module(pipe).encoder.named_parameters()}
+        else:
+            pipe.model.from_bytes(initial)
+        optimizer = nlp.create_optimizer()
+        torch.manual_seed(1)
+        for _ in range(2):
+            for eg in examples:
+                pipe.update([eg], sgd=optimizer, drop=0.1)
+        trained[checkpointing] = {n: p.detach().clone() for n, p in torch_module(pipe).named_parameters()}
+    assert trained[False].keys() == trained[True].keys()
+    assert all(torch.equal(trained[False][n], trained[True][n]) for n in trained[False])
+    assert any(not torch.equal(before[n], trained[True]["encoder." + n]) for n in before)  # the encoder did train
+    assert calls[True] == 2 * calls[False] > 0  # each chunk encoded again in the backward pass
+
+
+def test_encoder_checkpointing_refuses_frozen_layers(two_layer_encoder, tmp_path):
+    with pytest.raises(ValueError, match="encoder_checkpointing"):
+        build(two_layer_encoder, tmp_path, encoder_checkpointing=True, frozen_encoder_layers=1)

@@ -70,9 +70,9 @@ class DocInputs:
 class JointCorefBatch:
     """The documents of a batch; ``mode`` and ``mention_loss_weight`` are filled in from the model's
     attrs by :func:`spacy_el.ml.joint_coref.model.forward` (loss settings, not part of the weights);
-    ``frozen_layers``, ``cache_mb`` and ``max_antecedents`` by the component in training (its
-    ``frozen_encoder_layers`` and ``encoder_cache_mb``: :mod:`~spacy_el.ml.joint_coref.frozen_encoder`; its
-    early antecedent window, None = the model's)."""
+    ``frozen_layers``, ``cache_mb``, ``max_antecedents`` and ``checkpointing`` by the component in training
+    (its ``frozen_encoder_layers`` and ``encoder_cache_mb``: :mod:`~spacy_el.ml.joint_coref.frozen_encoder`; its
+    early antecedent window, None = the model's; its ``encoder_checkpointing``)."""
 
     docs: List[DocInputs]
     mode: str = "global"
@@ -80,6 +80,7 @@ class JointCorefBatch:
     frozen_layers: int = 0
     cache_mb: float = 0.0
     max_antecedents: Optional[int] = None
+    checkpointing: bool = False
 
     @property
     def has_gold(self) -> bool:

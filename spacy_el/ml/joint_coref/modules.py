@@ -40,6 +40,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import numpy as np
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from ..autocast import encoder_autocast, resolve_encoder_dtype
 from ..encoder_reference import check_encoder_reference, encoder_reference
@@ -111,10 +112,14 @@ class JointCorefModule(nn.Module):
     def _device(self) -> Any:
         return next(self.parameters()).device
 
-    def token_vectors(self, docs: Sequence[DocInputs], frozen_layers: int = 0, cache_mb: float = 0.0) -> List[Any]:
+    def token_vectors(self, docs: Sequence[DocInputs], frozen_layers: int = 0, cache_mb: float = 0.0,
+                      checkpointing: bool = False) -> List[Any]:
         """``(T, d)`` token vectors per document (zeros for documents with nothing to encode). In training,
         ``frozen_layers > 0`` freezes the encoder's embeddings and lowest layers, whose outputs are cached
-        per document up to ``cache_mb`` MB (:mod:`~spacy_el.ml.joint_coref.frozen_encoder`)."""
+        per document up to ``cache_mb`` MB (:mod:`~spacy_el.ml.joint_coref.frozen_encoder`). ``checkpointing``
+        (training, gradients on): each chunk of ``encoder_batch`` windows keeps only its input and output, and
+        its activations are recomputed in the backward pass (``torch.utils.checkpoint``, same dropout masks
+        and autocast): the same gradients for less memory and one more encoder forward pass."""
         device = self._device()
         hidden = int(self.encoder.config.hidden_size)
         todo = [d for d in docs if d.input_ids.shape[0]]
@@ -131,9 +136,15 @@ class JointCorefModule(nn.Module):
             mask = np.concatenate([np.pad(d.attention_mask, ((0, 0), (0, length - d.attention_mask.shape[1]))) for d in todo])
             ids_t = torch.as_tensor(ids, device=device)
             mask_t = torch.as_tensor(mask, device=device)
+            recompute = checkpointing and self.training and torch.is_grad_enabled()
+
+            def encode(ids: Any, mask: Any) -> Any:  # (B, L) wordpiece ids and mask -> (B, L, d) states
+                return self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+
             with encoder_autocast(device, self.encoder_dtype):
                 chunks = [
-                    self.encoder(input_ids=ids_t[i:i + self.encoder_batch], attention_mask=mask_t[i:i + self.encoder_batch]).last_hidden_state
+                    checkpoint(encode, ids_t[i:i + self.encoder_batch], mask_t[i:i + self.encoder_batch], use_reentrant=False)
+                    if recompute else encode(ids_t[i:i + self.encoder_batch], mask_t[i:i + self.encoder_batch])
                     for i in range(0, ids.shape[0], self.encoder_batch)
                 ]
             states = torch.cat(chunks, dim=0).float()  # (P_total, L, d)
@@ -170,23 +181,25 @@ class JointCorefModule(nn.Module):
         return torch.sort(kept).values  # spans are sorted by (start, end): index order is document order
 
     def forward(self, docs: List[DocInputs], with_loss: bool = False, mode: str = "global", mention_loss_weight: float = 0.0,
-                frozen_layers: int = 0, cache_mb: float = 0.0, max_antecedents: Optional[int] = None):
-        """``max_antecedents``: the scorer's antecedent window for this call only (training's early budget)."""
+                frozen_layers: int = 0, cache_mb: float = 0.0, max_antecedents: Optional[int] = None,
+                checkpointing: bool = False):
+        """``max_antecedents``: the scorer's antecedent window for this call only (training's early budget).
+        ``checkpointing``: recompute the encoder's activations in the backward pass (:meth:`token_vectors`)."""
         if max_antecedents is None:
-            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb)
+            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb, checkpointing)
         model_window = self.scorer.max_antecedents
         self.scorer.max_antecedents = max_antecedents
         try:
-            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb)
+            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb, checkpointing)
         finally:
             self.scorer.max_antecedents = model_window
 
     def _forward(self, docs: List[DocInputs], with_loss: bool, mode: str, mention_loss_weight: float, frozen_layers: int,
-                 cache_mb: float):
+                 cache_mb: float, checkpointing: bool = False):
         device = self._device()
         losses = []
         outputs: List[DocOutput] = []
-        for d, vectors in zip(docs, self.token_vectors(docs, frozen_layers, cache_mb)):
+        for d, vectors in zip(docs, self.token_vectors(docs, frozen_layers, cache_mb, checkpointing)):
             if not len(d.spans):
                 outputs.append(DocOutput(np.zeros((0, 2), np.int64), np.zeros((0, 1), np.int64), None))
                 continue
