@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, suffix_table
@@ -143,25 +143,36 @@ def wait(process: subprocess.Popen, log: Path, what: str) -> bool:
 
 def parity_rows(gpu_id: int, env: Dict[str, str], workdir: Path) -> List[Row]:
     """Each test pipeline's GUM predictions on the GPU against the CPU's (module docstring, part 1)."""
-    from .prediction_parity import largest_difference
-
-    pipelines = [(name, path) for name, path in TEST_PIPELINES if (ROOT / path).exists()]
+    pipelines = [path for _, path in TEST_PIPELINES if (ROOT / path).exists()]
     outputs = {}
     for device in (gpu_id, -1):
         out = workdir / f"predictions_{device}.json"
-        command = [sys.executable, "benchmarks/prediction_parity.py", "write", *[p for _, p in pipelines],
-                   "--out", str(out), "--gpu-id", str(device)]
+        command = [sys.executable, "benchmarks/prediction_parity.py", "write", *pipelines, "--out", str(out),
+                   "--gpu-id", str(device)]
         log = workdir / f"parity_{device}.log"
         if not wait(run_logged(command, log, env), log, "prediction_parity write"):
             return []
         outputs[device] = json.loads(out.read_text(encoding="utf8"))
+    return compare_rows(outputs[gpu_id], outputs[-1], gpu_id)
+
+
+def compare_rows(on_gpu: Dict[str, Any], on_cpu: Dict[str, Any], gpu_id: int) -> List[Row]:
+    """The parity rows of two ``prediction_parity write`` files, one written on the GPU, one on the CPU:
+    ``gpu_params_on_gpu``, ``gpu_cpu_identical_docs`` (every float equal too), ``gpu_cpu_same_decisions``
+    (entities, labels, KB ids, clusters, passages' candidates equal) and ``gpu_cpu_max_score_diff``."""
+    from .prediction_parity import decisions, largest_difference
+
     rows = []
-    for name, path in pipelines:
-        gpu, cpu = outputs[gpu_id]["pipelines"][path], outputs[-1]["pipelines"][path]
+    for name, path in TEST_PIPELINES:
+        if path not in on_gpu["pipelines"]:
+            continue
+        gpu, cpu = on_gpu["pipelines"][path], on_cpu["pipelines"][path]
         note = f"{path} (test workflow, --gpu-id {gpu_id}); {len(gpu)} GUM texts"
-        if outputs[gpu_id]["on_gpu"].get(path) is not None:  # measured on a GPU, for a pipeline with torch layers
-            rows.append(row(name, "gum-assets", "gpu_params_on_gpu", round(outputs[gpu_id]["on_gpu"][path], 4), note))
+        if on_gpu["on_gpu"].get(path) is not None:  # measured on a GPU, for a pipeline with torch layers
+            rows.append(row(name, "gum-assets", "gpu_params_on_gpu", round(on_gpu["on_gpu"][path], 4), note))
         rows.append(row(name, "gum-assets", "gpu_cpu_identical_docs", round(sum(a == b for a, b in zip(gpu, cpu)) / len(gpu), 4), note))
+        rows.append(row(name, "gum-assets", "gpu_cpu_same_decisions",
+                        round(sum(decisions(a) == decisions(b) for a, b in zip(gpu, cpu)) / len(gpu), 4), note))
         rows.append(row(name, "gum-assets", "gpu_cpu_max_score_diff", max(largest_difference(a, b) for a, b in zip(gpu, cpu)), note))
     return rows
 
@@ -274,7 +285,13 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--skip-workflow", action="store_true", help="check: only the coreference trainings (resumed)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("GPU_PREDICTIONS", "CPU_PREDICTIONS"),
+                        help="run nothing: recompute the parity rows from the prediction files that a check run left in "
+                             "its log folder (predictions_0.json, predictions_-1.json) and merge them into --out, "
+                             "stamped with --out's machine, where they were written")
     args = parser.parse_args(list(argv) or None)
+    if args.compare:
+        return compare_files(*args.compare, args.gpu_id, Path(args.out), Path(args.readme))
     data = Path(args.data).resolve()
     if args.study == "ee":
         from .joint_coref_linker import REFINEMENTS
@@ -321,10 +338,27 @@ def main(argv: Sequence[str] = ()) -> None:
     write_tables(out, Path(args.readme))
 
 
+def compare_files(gpu_predictions: Path, cpu_predictions: Path, gpu_id: int, out: Path, readme: Path) -> None:
+    """``--compare``: the parity rows of saved prediction files merged into ``out`` with its machine (the GPU
+    machine that wrote the predictions; the comparison itself is arithmetic)."""
+    machine = json.loads(out.read_text(encoding="utf8"))["machine"]
+    rows = compare_rows(*(json.loads(p.read_text(encoding="utf8")) for p in (gpu_predictions, cpu_predictions)), gpu_id)
+    fresh = {(r["system"], r["dataset"], r["metric"]) for r in rows}
+    merged = merge_rerun(out, rows, f"python -m benchmarks.gpu --compare {gpu_predictions.name} {cpu_predictions.name}")
+    for r in merged:
+        if (r["system"], r["dataset"], r["metric"]) in fresh:
+            r["machine"] = machine
+    write_results(out, f"python -m benchmarks.gpu --compare {gpu_predictions.name} {cpu_predictions.name}", merged, machine)
+    print(f"wrote {out}")
+    write_tables(out, readme)
+
+
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     """Four tables: the component checks, the coreference test scores (OntoGUM, LitBank), the systems study
     (GUM), the learning curves."""
-    publish_table(readme, NAME, results_to_markdown(results, pivot=True, select=lambda r: r["metric"].startswith("gpu_")))
+    publish_table(readme, NAME, results_to_markdown(
+        results, pivot=True, select=lambda r: r["metric"].startswith("gpu_"),
+        column_order=("gpu_trained", "gpu_params_on_gpu", "gpu_cpu_same_decisions", "gpu_cpu_identical_docs")))
     publish_table(readme, f"{NAME}_coref", results_to_markdown(
         results, pivot=True, select=lambda r: r["dataset"] in ("ontogum-test", "litbank-test") and r["metric"].startswith("coref_")))
     publish_table(readme, f"{NAME}_systems", results_to_markdown(

@@ -78,6 +78,22 @@ def torch_parameters_on_gpu(pipeline: str) -> Optional[float]:
     return on_gpu / total if total else None
 
 
+#: What :func:`annotations` records that is a score, not a decision.
+SCORE_FIELDS = ("nil_prob", "candidate_scores", "link_score")
+
+
+def decisions(annotated: Dict[str, Any]) -> Dict[str, Any]:
+    """An :func:`annotations` record without its scores: the entities and span groups (offsets, labels, KB ids,
+    clusters, NIL reasons) and the EntQA passages' candidate lists, without the passages' scores."""
+
+    def span(s: Dict[str, Any]) -> Dict[str, Any]:
+        return {k: v for k, v in s.items() if k not in SCORE_FIELDS}
+
+    return {"ents": [span(s) for s in annotated["ents"]],
+            "spans": {key: [span(s) for s in group] for key, group in annotated["spans"].items()},
+            "passages": [passage[:3] for passage in annotated["passages"]]}  # (start, end, ids[, scores])
+
+
 def numbers(value: Any) -> Iterator[Tuple[str, float]]:
     """(path, number) of every number in nested JSON data, so two records can be compared score by score."""
     if isinstance(value, dict):

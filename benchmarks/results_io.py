@@ -85,8 +85,9 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     return merged
 
 
-def write_results(out: Path, command: str, rows: List[Row]) -> Path:
-    result = {"command": command, "created": utc_now(), "machine": this_machine(), "rows": rows}
+def write_results(out: Path, command: str, rows: List[Row], machine: Optional[Dict[str, Any]] = None) -> Path:
+    """The results file ``out``; ``machine``: where the rows were measured, when not on this machine."""
+    result = {"command": command, "created": utc_now(), "machine": machine or this_machine(), "rows": rows}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
     return out
