@@ -25,3 +25,10 @@ def test_the_bundled_data_exists_and_holds_no_reuters_text():
     for part in build.DATA:
         assert (data / part).exists(), part
     assert not any(part.startswith(("aida", "elevant", "kb/pprforned")) for part in build.DATA)
+
+
+def test_the_device_scripts_parse():
+    import subprocess
+
+    for script in ("setup.sh", "run.sh"):
+        subprocess.run(["bash", "-n", str(REPO_ROOT / "scripts" / "gpu_bundle" / script)], check=True)
