@@ -260,9 +260,9 @@ def main() -> None:
     spans = data["aida-test"][0][: args.speed_mentions]
     # The peer of the batching: the default encoder as it batched before, 64 mentions per pass, windows unsorted.
     old_batching = encoder_setup(args.kb, encoder_with_batching(args.encoder, "batch64", 64, 64), "", hnsw=None)
-    timed = timed_generators(kb, old_batching, {label: s for label, s in encoders.items() if label != "dense_zeroshot"})
-    rows += speed_rows(spans, timed)
-    for name, (timed_kb, generator) in timed.items():
+    generators = timed_generators(kb, old_batching, {label: s for label, s in encoders.items() if label != "dense_zeroshot"})
+    rows += speed_rows(spans, generators)
+    for name, (timed_kb, generator) in generators.items():
         if name == "hybrid" or name.endswith("_skip_confident_hnsw"):
             rows += stage_rows(name, timed_kb, generator, spans)
     write_results(args.out, COMMAND, rows)
@@ -282,24 +282,25 @@ def timed_generators(
 ) -> Dict[str, Tuple[ElKnowledgeBase, object]]:
     """system -> (KB, generator as a linker calls it) for the speed rows: the alias table, the old batching's
     dense and hybrid, then every encoder's dense and hybrid systems."""
-    timed = {"alias": (kb, AliasCandidates(top_k=30)), "dense_batch64": (old_batching.kb, speed_dense(old_batching)),
-             "hybrid_batch64": (old_batching.kb, speed_hybrid(old_batching.hybrids["hybrid"]))}
+    generators = {"alias": (kb, AliasCandidates(top_k=30)),
+                  "dense_batch64": (old_batching.kb, speed_dense(old_batching.dense)),
+                  "hybrid_batch64": (old_batching.kb, speed_hybrid(old_batching.hybrids["hybrid"]))}
     for label, setup in encoders.items():
-        timed[label] = (setup.kb, speed_dense(setup))
+        generators[label] = (setup.kb, speed_dense(setup.dense))
         for name, hybrid in setup.hybrids.items():
-            timed[name] = (setup.kb_of(name), speed_hybrid(hybrid))
-    return timed
+            generators[name] = (setup.kb_of(name), speed_hybrid(hybrid))
+    return generators
 
 
-def speed_dense(setup: EncoderSetup) -> DenseCandidates:
-    """The setup's dense generator as a linker uses it: top 30, no cache (each call reads its mentions)."""
-    return DenseCandidates(top_k=30, encoder=setup.dense.encoder_path, cache_size=0)
+def speed_dense(dense: DenseCandidates) -> DenseCandidates:
+    """``dense``'s encoder as a linker uses it: top 30, no cache (each call reads its mentions)."""
+    return DenseCandidates(top_k=30, encoder=dense.encoder_path, cache_size=0)
 
 
 def speed_hybrid(hybrid: HybridCandidates) -> HybridCandidates:
-    """``hybrid`` as a linker uses it: top 30, and an encoder without cache."""
-    dense = DenseCandidates(top_k=30, encoder=hybrid.dense.encoder_path, cache_size=0)
-    return HybridCandidates(AliasCandidates(top_k=30), dense, top_k=30, skip_dense_above=hybrid.skip_dense_above)
+    """``hybrid`` as a linker uses it: top 30, and its encoder as :func:`speed_dense` gives it."""
+    return HybridCandidates(AliasCandidates(top_k=30), speed_dense(hybrid.dense), top_k=30,
+                            skip_dense_above=hybrid.skip_dense_above)
 
 
 def is_recall(result: Dict) -> bool:

@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence
 
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, suffix_table
@@ -88,39 +88,43 @@ def coref_train_command(data: Path, corpus: str, folder: str, splits: str, max_s
                         gpu_id: int, minutes: float) -> List[str]:
     """``python -m spacy_el train`` of a coreference model on ``data/folder`` into
     ``training/jcl/<corpus>-gpu/none`` (resumed when it holds a checkpoint)."""
-    return _coref_training(data, MODELS / f"{corpus}-gpu" / "none", folder, splits, "none", max_steps, eval_frequency,
-                           max_steps * 2 // 3, None, gpu_id, minutes)
+    return train_command("configs/joint_coref_linker_coref.cfg", MODELS / f"{corpus}-gpu" / "none", gpu_id, minutes,
+                         max_steps, eval_frequency, max_steps * 2 // 3, coref_overrides(data, folder, splits, "none"))
 
 
 def ee_train_command(data: Path, refinement: str, seed: int, gpu_id: int, minutes: float) -> List[str]:
     """The OntoGUM training of one refinement and seed of the EE study, into
     ``training/jcl-gpu-ee/ontogum[-seed<N>]/<refinement>`` (the folders benchmarks.joint_coref_linker reads as seeds)."""
     folder = "ontogum" if seed == 0 else f"ontogum-seed{seed}"
-    return _coref_training(data, EE_MODELS / folder / refinement, "gum/coref/ontogum/conll", "gum/splits.md",
-                           refinement, EE_STEPS, EE_EVAL, EE_STEPS, seed, gpu_id, minutes)
+    overrides = {**coref_overrides(data, "gum/coref/ontogum/conll", "gum/splits.md", refinement), "system.seed": seed}
+    return train_command("configs/joint_coref_linker_coref.cfg", EE_MODELS / folder / refinement, gpu_id, minutes,
+                         EE_STEPS, EE_EVAL, EE_STEPS, overrides)
 
 
 def systems_train_command(data: Path, mode: str, seed: int, gpu_id: int, minutes: float) -> List[str]:
     """The GUM training of one mode and seed of the systems study, into
     ``training/jcl-gpu-gum/gum[-seed<N>]/<mode>`` (the folders benchmarks.joint_coref_linker reads as seeds)."""
     folder = "gum" if seed == 0 else f"gum-seed{seed}"
-    return [
-        sys.executable, "-m", "spacy_el", "train", "configs/joint_coref_linker.cfg",
-        "--output", str(SYSTEMS_MODELS / folder / mode), "--resume", "--gpu-id", str(gpu_id), "--max-minutes", str(minutes),
-        "--components.joint_coref_linker.mode", mode, "--paths.gum", str(data / "gum"), "--paths.kb", "kb/pretrained",
-        "--system.seed", str(seed), "--training.max_steps", str(SYSTEMS_STEPS),
-        "--training.eval_frequency", str(SYSTEMS_EVAL), "--training.patience", str(SYSTEMS_STEPS),
-    ]
+    overrides = {"components.joint_coref_linker.mode": mode, "paths.gum": data / "gum", "paths.kb": "kb/pretrained",
+                 "system.seed": seed}
+    return train_command("configs/joint_coref_linker.cfg", SYSTEMS_MODELS / folder / mode, gpu_id, minutes,
+                         SYSTEMS_STEPS, SYSTEMS_EVAL, SYSTEMS_STEPS, overrides)
 
 
-def _coref_training(data: Path, output: Path, folder: str, splits: str, refinement: str, max_steps: int,
-                    eval_frequency: int, patience: int, seed: Optional[int], gpu_id: int, minutes: float) -> List[str]:
+def coref_overrides(data: Path, folder: str, splits: str, refinement: str) -> Dict[str, object]:
+    """configs/joint_coref_linker_coref.cfg on the CoNLL corpus ``data/folder`` with the refinement."""
+    return {"paths.corpus": data / folder, "paths.splits": data / splits,
+            "components.joint_coref_linker.refinement": refinement, "paths.kb": "kb/demo"}
+
+
+def train_command(config: str, output: Path, gpu_id: int, minutes: float, max_steps: int, eval_frequency: int,
+                  patience: int, overrides: Dict[str, object]) -> List[str]:
+    """``python -m spacy_el train CONFIG --output OUTPUT --resume`` on the GPU, stopped at its first checkpoint
+    after ``minutes``, with the schedule and the config ``overrides`` (dotted name -> value)."""
     return [
-        sys.executable, "-m", "spacy_el", "train", "configs/joint_coref_linker_coref.cfg",
-        "--output", str(output), "--resume", "--gpu-id", str(gpu_id), "--max-minutes", str(minutes),
-        "--paths.corpus", str(data / folder), "--paths.splits", str(data / splits),
-        "--components.joint_coref_linker.refinement", refinement, "--paths.kb", "kb/demo",
-        *(["--system.seed", str(seed)] if seed is not None else []),
+        sys.executable, "-m", "spacy_el", "train", config, "--output", str(output), "--resume",
+        "--gpu-id", str(gpu_id), "--max-minutes", str(minutes),
+        *[arg for name, value in overrides.items() for arg in (f"--{name}", str(value))],
         "--training.max_steps", str(max_steps), "--training.eval_frequency", str(eval_frequency),
         "--training.patience", str(patience),
     ]

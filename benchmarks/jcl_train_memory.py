@@ -1,7 +1,8 @@
 """joint_coref_linker training memory: the peak resident memory and the time of training steps on long
 documents, with and without ``encoder_checkpointing``, in the same run.
 
-Each variant runs in a process of its own (a process's peak memory cannot be reset): the coreference
+Each variant runs in a process of its own (the allocator keeps what an earlier variant freed, so a peak
+measured after it would not be the variant's own): the coreference
 resolver of configs/joint_coref_linker_coref.cfg (the packaged MiniLM, ``kb/demo``) is initialised on
 OntoGUM train, then updated once on each of its ``--docs`` longest documents, one document per step. Rows per
 variant: ``peak_rss_mb`` (the process's peak resident memory after the updates), ``init_rss_mb`` (after
@@ -16,11 +17,10 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from .common import SHARED_DATA
+from .common import SHARED_DATA, proc_status_mb, timed
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -30,14 +30,6 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "default": {},
     "encoder_checkpointing": {"components.joint_coref_linker.encoder_checkpointing": True},
 }
-
-
-def resident_mb(field: str) -> float:
-    """``VmRSS`` (now) or ``VmHWM`` (peak) of this process, in MB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def measure(variant: str, docs: int, data: Path) -> Dict[str, Any]:
@@ -57,13 +49,11 @@ def measure(variant: str, docs: int, data: Path) -> Dict[str, Any]:
     (corpus,) = util.resolve_dot_names(config, [training["train_corpus"]])
     longest = sorted(corpus(nlp), key=lambda eg: -len(eg.reference))[:docs]
     optimizer = training["optimizer"]
-    init_rss = resident_mb("VmHWM")
-    times = []
-    for example in longest:
-        start = time.perf_counter()
-        nlp.update([example], sgd=optimizer)
-        times.append(time.perf_counter() - start)
-    return {"init_rss_mb": init_rss, "peak_rss_mb": resident_mb("VmHWM"), "ms_per_step": 1000 * statistics.median(times),
+    init_rss = proc_status_mb("VmHWM")
+    if init_rss is None:
+        raise SystemExit("[spacy_el] This benchmark reads /proc/self/status (Linux) for the peak memory.")
+    times = [timed(lambda: nlp.update([example], sgd=optimizer))[1] for example in longest]
+    return {"init_rss_mb": init_rss, "peak_rss_mb": proc_status_mb("VmHWM"), "ms_per_step": 1000 * statistics.median(times),
             "tokens": [len(eg.reference) for eg in longest]}
 
 
