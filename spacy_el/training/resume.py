@@ -131,10 +131,12 @@ def load_for_resume(config: Config, checkpoint: Checkpoint) -> Language:
     """The pipeline of ``config`` with the checkpoint's weights, refused when the configs differ in more
     than :data:`RESUMABLE_CHANGES`."""
     nlp = util.load_model_from_config(config, auto_fill=True)
-    saved = Config().from_disk(checkpoint.model_path / "config.cfg", interpolate=False)
+    saved = _flatten(Config().from_disk(checkpoint.model_path / "config.cfg", interpolate=False).interpolate())
+    current = _flatten(nlp.config.interpolate())
     changed = [
-        key for key in _changed_keys(_flatten(saved.interpolate()), _flatten(nlp.config.interpolate()))
+        key for key in _changed_keys(saved, current)
         if not any(key == allowed or key.startswith(allowed + ".") for allowed in RESUMABLE_CHANGES)
+        and not (key not in saved and _is_factory_default(nlp, key, current[key]))
     ]
     if changed:
         raise ValueError(
@@ -405,6 +407,16 @@ def _flatten(data: Any, prefix: str = "") -> Dict[str, Any]:
             out.update(_flatten(value, f"{prefix}{key}."))
         return out or {prefix.rstrip("."): {}}
     return {prefix.rstrip("."): data}
+
+
+def _is_factory_default(nlp: Language, key: str, value: Any) -> bool:
+    """Whether ``key`` (``components.NAME.SETTING``) holds its factory's default: a setting added to a
+    component after a checkpoint was written changes nothing when it keeps the behaviour the run had."""
+    parts = key.split(".")
+    if len(parts) != 3 or parts[0] != "components" or parts[1] not in nlp.component_names:
+        return False
+    defaults = nlp.get_pipe_meta(parts[1]).default_config
+    return parts[2] in defaults and defaults[parts[2]] == value
 
 
 def _changed_keys(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:

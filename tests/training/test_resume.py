@@ -143,6 +143,21 @@ def test_resume_refuses_another_config(ner_config, tmp_path, one_torch_thread):
     load_for_resume(allowed, checkpoint)
 
 
+def test_a_setting_newer_than_the_checkpoint_may_keep_its_default(ner_config, tmp_path, one_torch_thread):
+    """A checkpoint written before a component had a setting resumes when the setting keeps its factory
+    default (the behaviour the run had), and is refused when it does not."""
+    run(ner_config, tmp_path, stop_at=1)
+    checkpoint = read_checkpoint(tmp_path)
+    saved_config = checkpoint.model_path / "config.cfg"
+    saved = util.load_config(saved_config, interpolate=False)
+    del saved["components"]["ner"]["update_with_oracle_cut_size"]
+    saved.to_disk(saved_config)
+    load_for_resume(util.load_config(ner_config, interpolate=False), checkpoint)  # 100, the ner factory's default
+    changed = util.load_config(ner_config, overrides={"components.ner.update_with_oracle_cut_size": 50}, interpolate=False)
+    with pytest.raises(ValueError, match="update_with_oracle_cut_size"):
+        load_for_resume(changed, checkpoint)
+
+
 def test_checkpoint_every_must_follow_the_evaluations(ner_config, tmp_path, one_torch_thread):
     with pytest.raises(ValueError, match="multiple of training.eval_frequency"):
         run(ner_config, tmp_path, checkpoint_every=3)
