@@ -35,6 +35,10 @@ by side on the one GPU, the CPU cores shared out between them.
 ``systems``: Global against Local against Standalone on GUM (:data:`SYSTEMS_RUNS`): rows
 ``<system>_converged_gpu`` (``_seed1``, ``_seed_mean``) on gum-test, scored as benchmarks.joint_coref_linker
 scores its models (coreference, ELm, ELh, cluster accuracies, hard cases).
+
+``--seeds 0`` (or ``1``) runs one seed's trainings of ``ee`` or ``systems``: a lent machine's session holds
+one seed's, not both (eight OntoGUM trainings side by side on an H200 made 382 to 573 steps each in 5
+minutes). The ``_seed_mean`` rows are then made from the merged results file once it holds every seed.
 """
 import argparse
 import json
@@ -68,11 +72,13 @@ COREF_RUNS = (
     ("litbank", "litbank-test", "litbank/coref/conll", "litbank/splits.json", 1200, 80),
 )
 MODELS = ROOT / "training" / "jcl"
+#: The seeds of the ``ee`` and ``systems`` studies.
+SEEDS = (0, 1)
 #: The Entity-Equalization study (``--study ee``): the four refinements of the OntoGUM comparison, seeds 0
-#: and 1, 6 epochs of OntoGUM train with the learning rate decaying to 0 (the GPU OntoGUM run's dev score
-#: had reached its plateau after 5 to 6 epochs), one evaluation per epoch, no early stop.
-EE_SEEDS = (0, 1)
-EE_STEPS, EE_EVAL = 1146, 191
+#: and 1, 4 epochs of OntoGUM train with the learning rate decaying to 0 (the GPU OntoGUM run's dev score,
+#: with the rate still high, was within 0.01 of its plateau after 3 epochs), one evaluation per epoch, no
+#: early stop. Sized for one seed's four trainings side by side within a lent machine's 10-minute call.
+EE_STEPS, EE_EVAL = 764, 191
 EE_MODELS = ROOT / "training" / "jcl-gpu-ee"
 #: Global against Local against Standalone (``--study systems``): configs/joint_coref_linker.cfg's model on GUM
 #: in each mode (``coref`` and ``link`` make Standalone), Global and Local with seeds 0 and 1, 6 epochs with the
@@ -231,7 +237,7 @@ def ee_rows(data: Path, gpu_id: int) -> List[Row]:
     gold = read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / "gum/coref/ontogum/conll",
                        split="test", splits_path=data / "gum/splits.md")
     rows = refinement_rows(args, "ontogum", "ontogum-test", gold)
-    for seed in EE_SEEDS:
+    for seed in SEEDS:
         folder = "ontogum" if seed == 0 else f"ontogum-seed{seed}"
         rows += learning_curve_rows(args, folder, {r: seeded(f"coref_{r}", seed) for r in REFINEMENTS}, "ontogum",
                                     ("coref_avg_f",))
@@ -270,6 +276,29 @@ def systems_rows(data: Path, gpu_id: int) -> List[Row]:
     return rows
 
 
+def seed_means_across_runs(out: Path, new_rows: List[Row], study: str) -> List[Row]:
+    """The study's ``<system>_seed_mean`` rows over the seed rows of ``new_rows`` and, for the seeds this run
+    did not train, those of the results file ``out``: empty unless every seed of the study has its rows.
+    ``<system>`` is a ``..._converged_gpu`` name; seed 0's rows carry it bare, seed N's with ``_seedN``."""
+    from .joint_coref_linker import SEED_MEAN_METRICS, seed_mean_rows
+
+    metrics, dataset = (("coref_avg_f",), "ontogum-test") if study == "ee" else (SEED_MEAN_METRICS, "gum-test")
+    fresh = {(r["system"], r["metric"]) for r in new_rows}
+    earlier = json.loads(out.read_text(encoding="utf8"))["rows"] if out.exists() else []
+    rows = [r for r in earlier if (r["system"], r["metric"]) not in fresh] + list(new_rows)
+    rows = [r for r in rows if r["dataset"] == dataset]
+    bases = {r["system"] for r in rows if r["system"].endswith("_converged_gpu")}
+    means: List[Row] = []
+    for base in sorted(bases):
+        scored: Dict[int, List[Row]] = {}
+        for seed in SEEDS:
+            name = base if seed == 0 else f"{base}_seed{seed}"
+            if any(r["system"] == name for r in rows):
+                scored[seed] = [r for r in rows if r["system"] == name]
+        means += seed_mean_rows(base, dataset, scored, SEEDS, metrics)
+    return means
+
+
 def gpu_name() -> str:
     from .results_io import gpu_name as name
 
@@ -286,6 +315,7 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--data", default="../shared/data", help="the shared data folder (OntoGUM and LitBank)")
     parser.add_argument("--minutes", type=float, default=4.5, help="time budget of each coreference training")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads of each process (0: the cores shared out)")
+    parser.add_argument("--seeds", default="0,1", help="ee, systems: the seeds whose trainings to run (comma-separated)")
     parser.add_argument("--skip-workflow", action="store_true", help="check: only the coreference trainings (resumed)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
@@ -297,14 +327,15 @@ def main(argv: Sequence[str] = ()) -> None:
     if args.compare:
         return compare_files(*args.compare, args.gpu_id, Path(args.out), Path(args.readme))
     data = Path(args.data).resolve()
+    seeds = {int(seed) for seed in args.seeds.split(",")}
     if args.study == "ee":
         from .joint_coref_linker import REFINEMENTS
 
         runs = {f"{r}_seed{seed}": ee_train_command(data, r, seed, args.gpu_id, args.minutes)
-                for seed in EE_SEEDS for r in REFINEMENTS}
+                for seed in SEEDS if seed in seeds for r in REFINEMENTS}
     elif args.study == "systems":
         runs = {f"{mode}_seed{seed}": systems_train_command(data, mode, seed, args.gpu_id, args.minutes)
-                for mode, seed in SYSTEMS_RUNS}
+                for mode, seed in SYSTEMS_RUNS if seed in seeds}
     else:
         runs = {corpus: coref_train_command(data, corpus, folder, splits, steps, every, args.gpu_id, args.minutes)
                 for corpus, _, folder, splits, steps, every in COREF_RUNS}
@@ -334,7 +365,11 @@ def main(argv: Sequence[str] = ()) -> None:
     score = {"ee": ee_rows, "systems": systems_rows, "check": coref_rows}[args.study]
     rows += score(data, args.gpu_id)
     command = (f"python -m benchmarks.gpu --study {args.study} --gpu-id 0 --data ../shared/data --minutes {args.minutes:g}"
-               + (" --skip-workflow" if args.skip_workflow else ""))
+               + (" --skip-workflow" if args.skip_workflow else "")
+               + (f" --seeds {args.seeds}" if args.study != "check" and seeds != set(SEEDS) else ""))
+    if args.study != "check":  # the means over this run's seeds and the file's others, made once
+        rows = [r for r in rows if not r["system"].endswith("_seed_mean")]
+        rows += seed_means_across_runs(Path(args.out), rows, args.study)
     if Path(args.out).exists():  # the rows of another study or an earlier run stay, unless these replace them
         rows = merge_rerun(Path(args.out), rows, command)
     out = write_results(Path(args.out), command, rows)

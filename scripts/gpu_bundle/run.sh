@@ -1,6 +1,7 @@
 #!/bin/bash
 # The second call on the lent GPU machine (carry .gpu/b), right after setup.sh: MiniLM restored to float32 in
-# its package, then one study of benchmarks/gpu.py (STUDY=check|ee|systems, MINUTES per training). The
+# its package, then one study of benchmarks/gpu.py (STUDY=check|ee|systems, MINUTES per training, SEEDS of
+# ee and systems, comma-separated). The
 # results file, merged into the repository's benchmarks/results/gpu.json, and the logs come back under $OUT:
 # copy gpu.json to benchmarks/results/ and run `python -m benchmarks.tables gpu` here.
 test -d /tmp/site/spacy -a -d /tmp/data || { echo "/tmp/site is missing: a fresh machine; run setup.sh first"; exit 3; }
@@ -25,6 +26,7 @@ cp benchmarks/results/gpu.json "$OUT/gpu.json"  # merged into: the other studies
 cp docs/gpu.md "$OUT/gpu.md"
 set +e
 python3 -m benchmarks.gpu --study "${STUDY:-check}" --gpu-id 0 --data /tmp/data --minutes "${MINUTES:-4.5}" \
+    --seeds "${SEEDS:-0,1}" \
     --out "$OUT/gpu.json" --readme "$OUT/gpu.md" > "$OUT/gpu_log.txt" 2>&1
 rc=$?
 tar -czf "$OUT/logs.tar.gz" -C /tmp $(cd /tmp && ls -d spacy_el_gpu_*) 2>/dev/null

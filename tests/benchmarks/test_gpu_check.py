@@ -78,3 +78,23 @@ def test_parity_rows_tell_decisions_from_scores():
     assert values["gpu_cpu_same_decisions"] == round(2 / 3, 4)
     assert values["gpu_cpu_identical_docs"] == round(1 / 3, 4)
     assert 0 < values["gpu_cpu_max_score_diff"] < 1e-5
+
+
+def test_seed_means_join_a_seed_run_to_the_other_seeds_rows_in_the_results_file(tmp_path):
+    """One seed a session: the means are made once the merged file holds every seed, never from some."""
+    import json
+
+    from benchmarks.gpu import seed_means_across_runs
+    from benchmarks.results_io import row
+
+    def f1(system: str, value: float) -> dict:
+        return row(system, "ontogum-test", "coref_avg_f", value, "")
+
+    out = tmp_path / "gpu.json"
+    seed0 = [f1("coref_none_converged_gpu", 0.5), f1("coref_entity_equalization_converged_gpu", 0.4)]
+    assert seed_means_across_runs(out, seed0, "ee") == []
+    out.write_text(json.dumps({"rows": seed0 + [f1("coref_none_converged_gpu_seed1", 0.9)]}))
+    seed1 = [f1("coref_none_converged_gpu_seed1", 0.6)]  # replaces the file's seed-1 row
+    means = seed_means_across_runs(out, seed1, "ee")
+    assert [(r["system"], r["value"]) for r in means] == [("coref_none_converged_gpu_seed_mean", 0.55)]
+    assert means[0]["notes"] == "mean over seeds 0, 1"
