@@ -633,7 +633,9 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
     joint = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] in ("gum-test", "aida-test")
                                 and r["metric"] not in speed_metrics and not r["metric"].startswith("hard_case_"))
     hard = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"].startswith("hard_case_"))
-    refinement = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["system"].startswith("coref_"))
+    refinement = results_to_markdown(  # test scores only: the learning curves have their own table
+        results, pivot=True, notes=False,
+        select=lambda r: r["system"].startswith("coref_") and r["dataset"].endswith("-test") and "@" not in r["metric"])
     speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in speed_metrics)
     table = "\n\n".join([joint, hard, refinement, speed])
     publish_table(readme, NAME, table)
