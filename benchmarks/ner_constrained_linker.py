@@ -17,7 +17,9 @@ Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed en
 ``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four; ``ner4el_all_bf16`` the same model
 predicting under bfloat16 autocast), ``ner4el_all_hybrid`` (all four, trained and run on hybrid
 candidates: every alias match and the mention encoder's nearest 30, fused; issue 26; skipped when
-``training/ner4el/all_hybrid`` is missing), ``prior_only``, ``spacy_entity_linker``. The hybrid
+``training/ner4el/all_hybrid`` is missing), ``ner4el_all_hybrid_dense`` (the same, with the scorer also
+reading the hybrid generator's similarity, ``model.dense_feature``; skipped when its model is missing),
+``prior_only``, ``spacy_entity_linker``. The hybrid
 candidates' recall, as the linker sees them, is in the ``hybrid_top_k`` and ``hybrid_type_aware_selection``
 rows and in the notes of the ``ner4el_all_hybrid`` rows.
 
@@ -92,11 +94,12 @@ VARIANTS: List[Variant] = [
     ("ner4el_decoding_hard", "baseline", {"decoding": "hard"}),
     ("ner4el_all", "all", {"type_aware_selection": True, "decoding": "soft"}),
     ("ner4el_all_hybrid", "all_hybrid", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_dense", "all_hybrid_dense", {"type_aware_selection": True, "decoding": "soft"}),
 ]
 #: Variants measured only when their model exists (the others are required).
-OPTIONAL = {"ner4el_all_hybrid"}
+OPTIONAL = {"ner4el_all_hybrid", "ner4el_all_hybrid_dense"}
 #: Systems whose end-to-end EL F1 and speed are measured too.
-END_TO_END = ("ner4el_all", "ner4el_all_hybrid")
+END_TO_END = ("ner4el_all", "ner4el_all_hybrid", "ner4el_all_hybrid_dense")
 
 
 def variant_rows(
@@ -261,7 +264,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             cfg = {**cfg, "soft_weight": soft_weight}
         note = f"training/ner4el/{name}" + (f" + {cfg}" if cfg else "")
         recall = None
-        if system == "ner4el_all_hybrid":
+        if "hybrid" in system:
             configure(model(name), **cfg)
             recall = {dataset: selected_recall(model(name), gold, (30,), True)[30] for dataset, gold in data.items()}
             note += "; hybrid candidates, recall after type-aware selection"

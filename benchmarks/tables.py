@@ -70,6 +70,7 @@ PAGES: Dict[str, Path] = {
     "encoder_dtype_reading": DOCS / "reproducing.md",
     "ner_stack_lstm_speed": DOCS / "ner_stack_lstm.md",
     "ner_constrained_linker_bf16": DOCS / "ner_constrained_linker.md",
+    "ner_constrained_linker_dense": DOCS / "ner_constrained_linker.md",
     "joint_coref_linker_speed": DOCS / "joint_coref_linker.md",
     "entqa_speed": DOCS / "entqa.md",
     "entqa_end_to_end": DOCS / "entqa.md",
@@ -308,6 +309,21 @@ PROSE: Dict[str, Prose] = {
         "{ner} for spaCy's `ner` alone and {el} for spaCy's `ner` + `entity_linker`.",
         {"nsl": ("ner_stack_lstm", "aida-test", "words_per_s"), "ner": ("spacy_ner", "aida-test", "words_per_s"),
          "el": ("spacy_entity_linker", "aida-test", "words_per_s")},
+    ),
+    "ner_constrained_linker_dense": Prose(
+        "ner_constrained_linker.json",
+        "- The generator's similarity as a feature (`ner4el_all_hybrid_dense`, `model.dense_feature`) changes about "
+        "nothing: in-KB accuracy {dense_test} on AIDA test against {hybrid_test} without it on the same hybrid "
+        "candidates ({alias_test} on the alias table's), {dense_dev} against {hybrid_dev} on AIDA dev, {dense_msnbc} "
+        "against {hybrid_msnbc} on MSNBC: reading the mention encoder's similarity does not bring the scorer near "
+        "0.80 on AIDA test, and the switch stays off by default.",
+        {"dense_test": ("ner4el_all_hybrid_dense", "aida-test", "ed_accuracy"),
+         "hybrid_test": ("ner4el_all_hybrid", "aida-test", "ed_accuracy"),
+         "alias_test": ("ner4el_all", "aida-test", "ed_accuracy"),
+         "dense_dev": ("ner4el_all_hybrid_dense", "aida-dev", "ed_accuracy"),
+         "hybrid_dev": ("ner4el_all_hybrid", "aida-dev", "ed_accuracy"),
+         "dense_msnbc": ("ner4el_all_hybrid_dense", "msnbc", "ed_accuracy"),
+         "hybrid_msnbc": ("ner4el_all_hybrid", "msnbc", "ed_accuracy")},
     ),
     "ner_constrained_linker_bf16": Prose(
         "ner_constrained_linker.json",

@@ -180,12 +180,15 @@ class DenseCandidates(CandidateGenerator):
         vectors = self.encode(kb, mentions)
         scores, rows = self.search(kb, vectors, self.top_k)
         out = []
-        for span, sims, found in zip(mentions, scores, rows):
+        for span, sims, found, query in zip(mentions, scores, rows, vectors):
             keep = found >= 0
-            if not span.text.strip():
+            blank = not span.text.strip()
+            if blank:
                 keep[:] = False
             n = int(keep.sum())
-            out.append(MentionCandidates.from_lists(found[keep], [0.0] * n, [TIER_NONE] * n, sims[keep], sims[keep]))
+            found_list = MentionCandidates.from_lists(found[keep], [0.0] * n, [TIER_NONE] * n, sims[keep], sims[keep])
+            found_list.query = None if blank else query
+            out.append(found_list)
         return out
 
 

@@ -61,8 +61,9 @@ def _ref(obj: Any) -> Any:
 
 
 def _read_only(found: MentionCandidates) -> MentionCandidates:
-    for array in (found.rows, found.prior, found.tier, found.dense, found.score):
-        array.flags.writeable = False
+    for array in (found.rows, found.prior, found.tier, found.dense, found.score, found.query):
+        if array is not None:
+            array.flags.writeable = False
     return found
 
 

@@ -29,6 +29,10 @@ class MentionCandidates:
     score: float32 the generator's ranking score (alias: the prior, ranked within tiers; dense: the
         similarity; hybrid: the fused score), non-increasing along the list except for the alias
         generator, whose earlier tiers outrank later ones whatever their priors.
+    query: float32 (dim,), the mention's vector in the KB's vector space where the generator encoded the
+        mention (dense; hybrid, unless it skipped the encoder), else None. A linker that scores entities
+        outside the list (training negatives, an injected gold) computes their ``dense`` with
+        :meth:`similarity`.
     """
 
     rows: np.ndarray
@@ -36,6 +40,7 @@ class MentionCandidates:
     tier: np.ndarray
     dense: np.ndarray
     score: np.ndarray
+    query: Optional[np.ndarray] = None
 
     @classmethod
     def empty(cls) -> "MentionCandidates":
@@ -61,12 +66,21 @@ class MentionCandidates:
         """The first ``k`` candidates (all of them for None)."""
         if k is None:
             return self
-        return MentionCandidates(self.rows[:k], self.prior[:k], self.tier[:k], self.dense[:k], self.score[:k])
+        return MentionCandidates(self.rows[:k], self.prior[:k], self.tier[:k], self.dense[:k], self.score[:k], self.query)
 
     def select(self, positions: Sequence[int]) -> "MentionCandidates":
         """The candidates at ``positions``, in that order."""
         idx = np.asarray(positions, dtype=np.int64)
-        return MentionCandidates(self.rows[idx], self.prior[idx], self.tier[idx], self.dense[idx], self.score[idx])
+        return MentionCandidates(self.rows[idx], self.prior[idx], self.tier[idx], self.dense[idx], self.score[idx],
+                                 self.query)
+
+    def similarity(self, kb: "ElKnowledgeBase", rows: Sequence[int]) -> np.ndarray:
+        """float32 (len(rows),): the cosine similarity of the mention's vector and each entity's, as
+        ``dense``; NaN throughout where the list has no ``query`` or the KB no vectors."""
+        vectors = kb.entities.vectors
+        if self.query is None or vectors is None or not len(rows):
+            return np.full(len(rows), np.nan, dtype=np.float32)
+        return (vectors[np.asarray(rows, dtype=np.int64)] @ self.query).astype(np.float32)
 
     def ids(self, kb: "ElKnowledgeBase") -> List[str]:
         """The candidates' KB ids."""

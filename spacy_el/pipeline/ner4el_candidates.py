@@ -15,12 +15,14 @@ NEIGHBOURS = 32  # same-type negatives are drawn among the gold's NEIGHBOURS nea
 
 @dataclass
 class CandidateSet:
-    """KB rows with their features. rows: int64 (C,); log_prior, from_alias: float32 (C,);
-    gold: index of the gold entity in ``rows`` (training only, else None)."""
+    """KB rows with their features. rows: int64 (C,); log_prior, from_alias: float32 (C,); dense: float32
+    (C,), the generator's mention-entity cosine similarity (NaN where it computed none: the alias
+    generator); gold: index of the gold entity in ``rows`` (training only, else None)."""
 
     rows: np.ndarray
     log_prior: np.ndarray
     from_alias: np.ndarray
+    dense: np.ndarray
     gold: Optional[int] = None
 
     def __len__(self) -> int:
@@ -68,6 +70,7 @@ class CandidateSelector:
             rows=found.rows.astype(np.int64),
             log_prior=np.asarray([_log_prior(p) for p in found.prior.tolist()], dtype=np.float32),
             from_alias=found.from_alias(),
+            dense=found.dense.astype(np.float32),
         )
 
     def training_set(
@@ -83,7 +86,9 @@ class CandidateSelector:
 
         Negatives come from outside the alias candidates, so they carry the floor log-prior and
         ``from_alias = 0``; same-type negatives share the gold entity's most probable type and are
-        among its nearest such entities (``same_type_neighbours``).
+        among its nearest such entities (``same_type_neighbours``). The added rows' ``dense`` is their
+        similarity to the generator's mention vector (NaN without one), as the generated rows', so that
+        the feature does not tell the added rows from the others.
         """
         selected = self.select(found, mention_type)
         rows = selected.rows.tolist()
@@ -102,10 +107,13 @@ class CandidateSelector:
         rows += extra
         log_prior += [LOG_PRIOR_FLOOR] * len(extra)
         from_alias += [0.0] * len(extra)
+        added = rows[len(selected):]
+        dense = np.concatenate([selected.dense, found.similarity(self.kb, added)]).astype(np.float32)
         return CandidateSet(
             rows=np.asarray(rows, dtype=np.int64),
             log_prior=np.asarray(log_prior, dtype=np.float32),
             from_alias=np.asarray(from_alias, dtype=np.float32),
+            dense=dense,
             gold=rows.index(gold_row),
         )
 

@@ -249,7 +249,8 @@ class NerConstrainedLinker(KBTorchPipe):
         vectors = self.kb.entities.vectors
         width = self.model.get_dim("nE")
         candidates = [
-            MentionCandidates(vectors[c.rows] if len(c) else np.zeros((0, width), np.float32), probs[c.rows], c.log_prior, c.from_alias)
+            MentionCandidates(vectors[c.rows] if len(c) else np.zeros((0, width), np.float32), probs[c.rows], c.log_prior,
+                              c.from_alias, c.dense)
             for c in cand_sets
         ]
         return make_batch(input_ids, attention_mask, slots, candidates, width, len(self.inventory.labels))

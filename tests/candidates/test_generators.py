@@ -97,6 +97,25 @@ def test_hybrid_skips_the_encoder_for_confident_aliases(nlp, minilm_toy_kb, mini
     assert len(p) == 4 and not np.isnan(p.dense).any()
 
 
+def test_dense_and_hybrid_lists_carry_the_mention_vector_for_entities_off_the_list(nlp, minilm_toy_kb, minilm_encoder):
+    """``similarity`` scores any entity as ``dense`` scores the listed ones (a linker's training negatives);
+    alias lists, and hybrid lists that skipped the encoder, have no query and give NaN."""
+    kb = minilm_toy_kb
+    attach_mention_encoder(kb, minilm_encoder)
+    span = span_of(nlp, "Paris toured with the English rock band from Liverpool.", "Paris")
+    [alias] = AliasCandidates(top_k=1)(kb, [span])
+    assert alias.query is None and np.isnan(alias.similarity(kb, [0, 1])).all()
+    for generator in (DenseCandidates(top_k=2), HybridCandidates(AliasCandidates(top_k=1), DenseCandidates(top_k=2), top_k=4)):
+        [found] = generator(kb, [span])
+        assert found.query is not None and found.top(1).query is found.query and found.select([0]).query is found.query
+        np.testing.assert_allclose(found.similarity(kb, found.rows), found.dense, atol=1e-6)
+        off_list = [r for r in range(kb.n_entities) if r not in found.rows][:2]
+        assert not np.isnan(found.similarity(kb, off_list)).any()
+    skip = HybridCandidates(AliasCandidates(top_k=5), DenseCandidates(top_k=4), top_k=5, skip_dense_above=0.9)
+    [beatles] = skip(kb, [span_of(nlp, "The Beatles played.", "The Beatles")])
+    assert beatles.query is None
+
+
 def test_mention_candidates_helpers():
     found = MentionCandidates.from_lists([3, 1, 2], [0.5, 0.0, 0.1], [0, -1, 1], [0.1, 0.2, 0.3], [3.0, 2.0, 1.0])
     assert found.top(2).rows.tolist() == [3, 1] and found.top(None) is found

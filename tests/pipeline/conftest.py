@@ -198,13 +198,15 @@ def _entity_ruler(nlp: Language) -> None:
     ruler.add_patterns([{"label": LABELS[name], "pattern": [{"ORTH": w} for w in name.split()]} for name in NAMES])
 
 
-def build_ner_constrained_linker(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None) -> Language:
-    """``candidates`` as for :func:`build_ner_stack_lstm`."""
+def build_ner_constrained_linker(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None,
+                                 dense_feature: bool = False) -> Language:
+    """``candidates`` as for :func:`build_ner_stack_lstm`; ``dense_feature``: the scorer's setting."""
     kb_dir = _invented_kb_dir(tmp, tiny_encoder, mention_encoder=candidates is not None)
     nlp = spacy.blank("en")
     _entity_ruler(nlp)
     nlp.add_pipe("ner_constrained_linker", config={
-        "model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24, "encoder_dtype": "float32"},
+        "model": {"encoder": tiny_encoder, "hidden_width": 16, "max_length": 24, "encoder_dtype": "float32",
+                  "dense_feature": dense_feature},
         **({"candidates": candidates} if candidates else {}),
     })
     train = [

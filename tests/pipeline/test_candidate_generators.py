@@ -61,3 +61,24 @@ def test_dense_candidates_reach_entities_the_alias_table_misses(tiny_encoder, tm
     assert len(AliasCandidates()(pipe.kb, [span])[0]) == 0
     found = pipe.candidates(pipe.kb, [span])[0]
     assert len(found) == 3 and np.all(found.prior == 0)
+
+
+def test_ner4el_scores_with_the_generators_similarity_when_asked(tiny_encoder, tmp_path):
+    """``model.dense_feature``: the hybrid generator's similarity reaches the scorer, for generated and
+    added (training) candidates alike; the scores differ from the scorer without it once the feature's
+    weight moved, and the pipeline reloads with identical predictions."""
+    nlp = build_ner_constrained_linker(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"], dense_feature=True)
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    module = pipe.model.layers[0].shims[0]._model
+    assert module.dense_feature and module.combine[0].in_features == 5
+    assert float(module.dense_weight.abs().item()) > 0  # trained: the feature's gradient reached it
+    doc = nlp.make_doc("Ada painted Mercer .")
+    found = pipe.candidates(pipe.kb, [doc[2:3]])[0]
+    rng = np.random.default_rng(0)
+    gold = next(r for r in range(pipe.kb.n_entities) if r not in found.rows.tolist())
+    cands = pipe.selector.training_set(found, None, gold, rng, n_random=2, n_same_type=0)
+    assert not np.isnan(cands.dense).any()  # the injected gold and the negatives get the similarity too
+    np.testing.assert_allclose(cands.dense[: len(found)], found.dense[: len(found)], atol=1e-6)
+    before = predictions(nlp)
+    nlp.to_disk(tmp_path / "pipeline")
+    assert predictions(spacy.load(tmp_path / "pipeline")) == before

@@ -2,7 +2,7 @@
 mentions (:func:`encode_mentions`, with the encoder's tokenizer :func:`tokenizer_of`) and padded candidate
 arrays (:func:`make_batch`), in a :class:`Ner4elBatch`."""
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, List, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from thinc.api import Model
@@ -20,12 +20,14 @@ MARKERS = ("[unused0]", "[unused1]")
 
 @dataclass
 class MentionCandidates:
-    """One mention's candidates. vectors: (C, E); type_probs: (C, T); log_prior, from_alias: (C,)."""
+    """One mention's candidates. vectors: (C, E); type_probs: (C, T); log_prior, from_alias: (C,); dense:
+    (C,), the candidate generator's mention-entity similarity, NaN where it gave none (None: NaN for all)."""
 
     vectors: np.ndarray
     type_probs: np.ndarray
     log_prior: np.ndarray
     from_alias: np.ndarray
+    dense: Optional[np.ndarray] = None
 
 
 @dataclass
@@ -34,7 +36,9 @@ class Ner4elBatch:
 
     input_ids, attention_mask: int64 (P, L). window, marker: int64 (M,). span_weights: float32 (M, L).
     cand_vectors: float32 (M, C, E); cand_type_probs: float32 (M, C, T);
-    cand_log_prior, cand_from_alias: float32 (M, C); cand_mask: bool (M, C), False on padding.
+    cand_log_prior, cand_from_alias: float32 (M, C); cand_mask: bool (M, C), False on padding;
+    cand_dense: float32 (M, C), the generator's similarity (0 where it gave none); cand_has_dense: float32
+    (M, C), 1 where it gave one.
     """
 
     input_ids: np.ndarray
@@ -47,6 +51,8 @@ class Ner4elBatch:
     cand_log_prior: np.ndarray
     cand_from_alias: np.ndarray
     cand_mask: np.ndarray
+    cand_dense: np.ndarray
+    cand_has_dense: np.ndarray
 
     @property
     def n_mentions(self) -> int:
@@ -149,6 +155,8 @@ def make_batch(
         cand_log_prior=np.zeros((m, c), dtype=np.float32),
         cand_from_alias=np.zeros((m, c), dtype=np.float32),
         cand_mask=np.zeros((m, c), dtype=bool),
+        cand_dense=np.zeros((m, c), dtype=np.float32),
+        cand_has_dense=np.zeros((m, c), dtype=np.float32),
     )
     for i, (slot, cands) in enumerate(zip(slots, candidates)):
         batch.span_weights[i, slot.start : slot.end] = 1.0 / (slot.end - slot.start)
@@ -158,4 +166,8 @@ def make_batch(
         batch.cand_log_prior[i, :k] = cands.log_prior
         batch.cand_from_alias[i, :k] = cands.from_alias
         batch.cand_mask[i, :k] = True
+        if cands.dense is not None:
+            known = ~np.isnan(cands.dense)
+            batch.cand_dense[i, :k] = np.where(known, cands.dense, 0.0)
+            batch.cand_has_dense[i, :k] = known
     return batch

@@ -35,9 +35,12 @@ def build_ner4el_scorer(
     typed_entities: bool = False,
     encoder_dtype: str = "auto",
     inference_dtype: Optional[str] = None,
+    dense_feature: bool = False,
 ) -> Model[Ner4elBatch, Output]:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM); hidden_width: comparison space
     width; max_length: wordpieces per marked window; typed_entities: NER4EL contribution 1;
+    dense_feature: also score with the candidate generator's mention-entity similarity (for the dense and
+    hybrid generators; with the alias generator the feature is absent for every candidate);
     encoder_dtype: "float32" | "bfloat16" | "auto", the torch autocast dtype of the encoder *at prediction*
     (training always runs in float32); "auto" is bfloat16 only where the device computes it natively
     (:mod:`spacy_el.ml.autocast`). bfloat16 is faster on CPUs with bf16 instructions and on GPUs, with
@@ -62,7 +65,7 @@ def build_ner4el_scorer(
         init=init,
         dims={"nE": None, "nT": None},
         attrs={"encoder": encoder, "hidden_width": hidden_width, "max_length": max_length,
-               "typed_entities": typed_entities, "encoder_dtype": encoder_dtype},
+               "typed_entities": typed_entities, "encoder_dtype": encoder_dtype, "dense_feature": dense_feature},
     )
 
 
@@ -72,7 +75,8 @@ def build_torch_layer(model: Model) -> None:
         return
     encoder = load_encoder(model.attrs["encoder"])
     module = Ner4elScorer(
-        encoder, model.get_dim("nE"), model.get_dim("nT"), model.attrs["hidden_width"], model.attrs["typed_entities"]
+        encoder, model.get_dim("nE"), model.get_dim("nT"), model.attrs["hidden_width"], model.attrs["typed_entities"],
+        model.attrs.get("dense_feature", False),
     )
     # Thread-safe prediction (EvalModeShim: never back to train mode mid-prediction of another thread).
     model.layers.append(torch_layer(module, _convert_inputs, _convert_outputs, "ner_constrained_linker"))
@@ -100,7 +104,7 @@ def _convert_inputs(model: Model, X: Ner4elBatch, is_train: bool) -> Tuple[ArgsK
     kwargs = {
         name: tensor(getattr(X, name))
         for name in ("input_ids", "attention_mask", "window", "marker", "span_weights", "cand_vectors",
-                     "cand_type_probs", "cand_log_prior", "cand_from_alias")
+                     "cand_type_probs", "cand_log_prior", "cand_from_alias", "cand_dense", "cand_has_dense")
     }
 
     def convert_back(d_inputs: Any) -> Ner4elBatch:

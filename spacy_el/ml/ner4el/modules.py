@@ -6,11 +6,13 @@ is represented by the opening marker's state and the mean of its wordpieces' sta
 projection of its KB vector (an encoding of "title. description") plus, with typed entity
 representations, its type distribution times a learned type-embedding matrix (NER4EL contribution 1).
 The score is a learned combination of the scaled inner product and the candidate's log-prior,
-initialised to their plain sum so that training starts from the prior. A mention-typing head predicts
+initialised to their plain sum so that training starts from the prior. With ``dense_feature``, the
+candidate generator's own mention-entity similarity (the dense or hybrid generator's mention encoder,
+another model than this one) joins the combination, as a linear term and an input of its small MLP. A mention-typing head predicts
 the mention's type (used when the NER label gives none, for constrained decoding).
 """
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
@@ -26,9 +28,11 @@ class Ner4elScorer(nn.Module):
     n_types: T, the size of the type inventory.
     hidden: D, the width of the space mentions and entities are compared in.
     typed_entities: add the learned type embedding to each candidate's representation.
+    dense_feature: score with the candidate generator's similarity too (``cand_dense``, ``cand_has_dense``).
     """
 
-    def __init__(self, encoder: nn.Module, entity_dim: int, n_types: int, hidden: int = 256, typed_entities: bool = False):
+    def __init__(self, encoder: nn.Module, entity_dim: int, n_types: int, hidden: int = 256, typed_entities: bool = False,
+                 dense_feature: bool = False):
         super().__init__()
         width = int(encoder.config.hidden_size)
         self.encoder = encoder
@@ -39,11 +43,14 @@ class Ner4elScorer(nn.Module):
         self.type_embeddings = nn.Parameter(torch.zeros(n_types, hidden)) if typed_entities else None
         if typed_entities:
             nn.init.normal_(self.type_embeddings, std=0.02)
-        # score = w_sim * sim + w_prior * log_prior + mlp([sim, log_prior, from_alias])
-        # Shape (1,), not 0-d: Thinc's optimizer cannot update 0-d parameters.
+        # score = w_sim * sim + w_prior * log_prior [+ w_dense * dense] + mlp([sim, log_prior, from_alias
+        # [, dense, has_dense]]). Shape (1,), not 0-d: Thinc's optimizer cannot update 0-d parameters.
         self.sim_weight = nn.Parameter(torch.ones(1))
         self.prior_weight = nn.Parameter(torch.ones(1))
-        self.combine = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 1))
+        self.dense_feature = dense_feature
+        # Starts at 0: training begins from the scorer without the feature, as from the prior.
+        self.dense_weight = nn.Parameter(torch.zeros(1)) if dense_feature else None
+        self.combine = nn.Sequential(nn.Linear(5 if dense_feature else 3, 16), nn.Tanh(), nn.Linear(16, 1))
         nn.init.zeros_(self.combine[2].weight)
         nn.init.zeros_(self.combine[2].bias)
         self.scale = 1.0 / math.sqrt(hidden)
@@ -78,10 +85,13 @@ class Ner4elScorer(nn.Module):
         cand_type_probs: torch.Tensor,
         cand_log_prior: torch.Tensor,
         cand_from_alias: torch.Tensor,
+        cand_dense: Optional[torch.Tensor] = None,
+        cand_has_dense: Optional[torch.Tensor] = None,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         """Candidate scores and mention-type logits.
 
-        cand_vectors: (M, C, E); cand_type_probs: (M, C, T); cand_log_prior, cand_from_alias: (M, C).
+        cand_vectors: (M, C, E); cand_type_probs: (M, C, T); cand_log_prior, cand_from_alias: (M, C);
+        cand_dense, cand_has_dense: (M, C), read with ``dense_feature`` only.
         RETURNS: scores (M, C) (padding candidates get arbitrary scores: mask them outside),
             type_logits (M, T).
         """
@@ -91,7 +101,14 @@ class Ner4elScorer(nn.Module):
         if self.type_embeddings is not None:
             entities = entities + cand_type_probs @ self.type_embeddings
         sim = torch.einsum("md,mcd->mc", mentions, entities) * self.scale  # (M, C)
-        combined = self.combine(torch.stack([sim, cand_log_prior, cand_from_alias], dim=-1)).squeeze(-1)
+        combine_inputs = [sim, cand_log_prior, cand_from_alias]
+        if self.dense_feature:
+            if cand_dense is None or cand_has_dense is None:
+                raise ValueError("[spacy_el] This NER4EL scorer has dense_feature on: give cand_dense and cand_has_dense.")
+            combine_inputs += [cand_dense, cand_has_dense]
+        combined = self.combine(torch.stack(combine_inputs, dim=-1)).squeeze(-1)
         scores = self.sim_weight * sim + self.prior_weight * cand_log_prior + combined
+        if self.dense_weight is not None:
+            scores = scores + self.dense_weight * cand_dense
         # float32 outputs even under bfloat16 autocast (numpy has no bfloat16).
         return scores.float(), self.type_head(features).float()
