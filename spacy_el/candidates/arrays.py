@@ -26,4 +26,18 @@ def padded_candidates(kb: ElKnowledgeBase, lists: Sequence[MentionCandidates], w
     return rows, vectors, priors
 
 
-__all__ = ["PaddedCandidates", "padded_candidates"]
+def padded_similarities(lists: Sequence[MentionCandidates], columns: int) -> Tuple[np.ndarray, np.ndarray]:
+    """The generator's mention-entity similarities of ``lists`` in ``columns`` columns, as
+    :func:`padded_candidates` lays the rows out: ``(R, C)`` float32 similarities (0 where there is none)
+    and ``(R, C)`` float32 flags (1 where there is one; 0 on padding and where the generator computed none)."""
+    dense = np.zeros((len(lists), columns), dtype=np.float32)
+    known = np.zeros((len(lists), columns), dtype=np.float32)
+    for i, found in enumerate(lists):
+        n = len(found)
+        has = ~np.isnan(found.dense)
+        dense[i, :n] = np.where(has, found.dense, 0.0)
+        known[i, :n] = has
+    return dense, known
+
+
+__all__ = ["PaddedCandidates", "padded_candidates", "padded_similarities"]

@@ -37,7 +37,7 @@ from ..algorithms.transition_system import TransitionSystem
 from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
 from ..kb import ElKnowledgeBase
 from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo
-from ..candidates.arrays import padded_candidates
+from ..candidates.arrays import padded_candidates, padded_similarities
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm.model import build_torch_layer, set_learned_entities
 from ..ml.stack_lstm.modules import StackLstmOutput
@@ -254,7 +254,8 @@ class NerStackLstm(KBTorchPipe):
         training, through the memo: a gold mention's list is generated in its first epoch and reused in
         the later ones."""
         lists = self._training_memo(self.candidates, self.kb, mentions) if training else self.candidates(self.kb, mentions)
-        return CandidateArrays(*padded_candidates(self.kb, lists, self.model.get_dim("nE")))
+        rows, vectors, priors = padded_candidates(self.kb, lists, self.model.get_dim("nE"))
+        return CandidateArrays(rows, vectors, priors, *padded_similarities(lists, rows.shape[1]))
 
     # -- batches -----------------------------------------------------------------------------------
     def _segments(self, docs: Sequence[Doc], protected: Optional[Sequence[Sequence[Tuple[int, int]]]] = None) -> List[Segment]:

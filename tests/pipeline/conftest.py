@@ -126,15 +126,16 @@ def _invented_kb_dir(tmp: Path, tiny_encoder: str, mention_encoder: bool = False
 # -- one builder per component -------------------------------------------------------------------------
 
 
-def build_ner_stack_lstm(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None) -> Language:
+def build_ner_stack_lstm(tiny_encoder: str, tmp: Path, candidates: Optional[Dict[str, Any]] = None,
+                         candidate_evidence: bool = False) -> Language:
     """``candidates``: a generator config (default: the component's); a dense or hybrid one gets a KB
-    carrying a mention encoder."""
+    carrying a mention encoder. ``candidate_evidence``: the model's setting."""
     kb_dir = _invented_kb_dir(tmp, tiny_encoder, mention_encoder=candidates is not None)
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     model = {
         "hidden_width": 16, "attention_width": 8, "el_hidden_width": 16, "nil_hidden_width": 8, "action_width": 8,
-        "dropout": 0.3,
+        "dropout": 0.3, "candidate_evidence": candidate_evidence,
         # The default tok2vec architecture, small: CharacterEmbed + MaxoutWindowEncoder is the one that
         # failed on a batch without tokens.
         "tok2vec": {

@@ -82,3 +82,19 @@ def test_ner4el_scores_with_the_generators_similarity_when_asked(tiny_encoder, t
     before = predictions(nlp)
     nlp.to_disk(tmp_path / "pipeline")
     assert predictions(spacy.load(tmp_path / "pipeline")) == before
+
+
+def test_ner_stack_lstm_reads_the_candidate_evidence_when_asked(tiny_encoder, tmp_path):
+    """``model.candidate_evidence``: the candidate scorer and the NIL classifier get wider inputs, the
+    hybrid generator's similarities reach them, and the pipeline reloads with identical predictions."""
+    nlp = build_ner_stack_lstm(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"], candidate_evidence=True)
+    pipe = nlp.get_pipe("ner_stack_lstm")
+    net = pipe.model.layers[1].shims[0]._model.net
+    plain = build_ner_stack_lstm(tiny_encoder, tmp_path / "plain").get_pipe("ner_stack_lstm").model.layers[1].shims[0]._model.net
+    assert net.el_hidden.in_features == plain.el_hidden.in_features + 2
+    assert net.nil_hidden.in_features == plain.nil_hidden.in_features + 4
+    arrays = pipe._candidates([nlp.make_doc("Ada painted .")[0:1]])
+    assert arrays.has_dense is not None and arrays.has_dense[0].sum() == (arrays.rows[0] >= 0).sum() > 0
+    before = predictions(nlp)
+    nlp.to_disk(tmp_path / "pipeline")
+    assert predictions(spacy.load(tmp_path / "pipeline")) == before

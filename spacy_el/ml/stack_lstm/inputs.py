@@ -153,11 +153,14 @@ def gold_actions(system: TransitionSystem, chunks: Sequence[Sequence[Chunk]], le
 @dataclass
 class CandidateArrays:
     """Candidates of ``R`` mentions: rows ``(R, C)`` int64 KB rows (-1 padding), vectors
-    ``(R, C, nE)`` float32, priors ``(R, C)`` float32 (0 on padding)."""
+    ``(R, C, nE)`` float32, priors ``(R, C)`` float32 (0 on padding); dense, has_dense ``(R, C)`` float32:
+    the generator's mention-entity similarity and where it gave one (None: it gave none)."""
 
     rows: np.ndarray
     vectors: np.ndarray
     priors: np.ndarray
+    dense: Optional[np.ndarray] = None
+    has_dense: Optional[np.ndarray] = None
 
     def gold_positions(self, gold_rows: Sequence[Optional[int]]) -> np.ndarray:
         """``(R,)`` the position of each gold KB row among its mention's candidates, -1 if absent or None."""

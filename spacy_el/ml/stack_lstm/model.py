@@ -50,10 +50,14 @@ def build_stack_lstm_ner_el(
     dropout: float = 0.3,
     use_sentence_rep: bool = True,
     use_mention_rep: bool = True,
+    candidate_evidence: bool = False,
 ) -> Model[StackLstmBatch, Tuple[Any, StackLstmOutput]]:
     """tok2vec: the word features. hidden_width: every LSTM's width (the paper: 100). entity_vectors:
     "kb" (the KB's vectors), "learned" (an embedding per entity seen in training, others share one)
-    or "kb+learned" (both, concatenated). use_sentence_rep / use_mention_rep: the paper's ablations."""
+    or "kb+learned" (both, concatenated). use_sentence_rep / use_mention_rep: the paper's ablations.
+    candidate_evidence: the candidate generator's similarity joins each candidate's features and the
+    chunk's candidate evidence the NIL classifier's input (for the dense and hybrid generators; not in
+    the paper; :mod:`~spacy_el.ml.stack_lstm.modules`)."""
     for name, value in (("hidden_width", hidden_width), ("action_width", action_width), ("attention_width", attention_width),
                         ("el_hidden_width", el_hidden_width), ("nil_hidden_width", nil_hidden_width), ("learned_width", learned_width)):
         if not isinstance(value, int) or value < 1:
@@ -66,7 +70,7 @@ def build_stack_lstm_ner_el(
         "hidden_width": hidden_width, "action_width": action_width, "attention_width": attention_width,
         "el_hidden_width": el_hidden_width, "nil_hidden_width": nil_hidden_width, "entity_vectors": entity_vectors,
         "learned_width": learned_width, "dropout": dropout, "use_sentence_rep": use_sentence_rep,
-        "use_mention_rep": use_mention_rep,
+        "use_mention_rep": use_mention_rep, "candidate_evidence": candidate_evidence,
     }
     return Model(
         "stack_lstm_ner_el", forward, init=init, layers=[tok2vec], refs={"tok2vec": tok2vec},
@@ -85,6 +89,7 @@ def build_torch_layer(model: Model) -> None:
         attention_width=a["attention_width"], el_hidden_width=a["el_hidden_width"], nil_hidden_width=a["nil_hidden_width"],
         learned_width=a["learned_width"], dropout=a["dropout"], use_sentence_rep=a["use_sentence_rep"],
         use_mention_rep=a["use_mention_rep"], entity_vectors=a["entity_vectors"],
+        candidate_evidence=a.get("candidate_evidence", False),
     )
     model.layers.append(torch_layer(StackLstmForward(StackLstmNerEl(sizes)), _convert_inputs, _convert_outputs, "ner_stack_lstm"))
 

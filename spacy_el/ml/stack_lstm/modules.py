@@ -30,6 +30,11 @@ softmax over the candidates; a NIL classifier ``sigmoid(affine(tanh(affine(s_t))
 state says whether the chunk is linkable. The linking decision does not feed back into the parser
 state, so at inference all chunks of a batch are linked in one pass after parsing.
 
+``candidate_evidence`` (not in the paper; for the dense and hybrid generators, whose lists are never
+empty where the alias table's would be): each candidate also carries the generator's mention-entity
+similarity and a flag for "the generator gave one", and the NIL classifier also reads the chunk's
+candidate evidence, ``[best similarity; any similarity; best prior; any candidate]``.
+
 Training is teacher-forced (:meth:`StackLstmNerEl.teacher_forced`): with gold actions every state is
 known in advance, so each LSTM runs once over whole sequences instead of step by step. Inference
 (:meth:`StackLstmNerEl.decode`) steps all sentences of a batch together, greedily; given ``forced``
@@ -74,6 +79,7 @@ class StackLstmSizes:
     use_sentence_rep: bool = True
     use_mention_rep: bool = True
     entity_vectors: str = "kb"
+    candidate_evidence: bool = False
 
     def __post_init__(self) -> None:
         if self.entity_vectors not in ENTITY_VECTORS:
@@ -185,9 +191,11 @@ class StackLstmNerEl(nn.Module):
             self.learned_entities = nn.Embedding(sizes.n_learned + 1, sizes.learned_width)
             self.register_buffer("learned_rows", torch.zeros(sizes.n_learned, dtype=torch.long))
         self.feature_width = 2 * H + 2 * H + H
-        self.el_hidden = nn.Linear(entity_in + 1 + self.feature_width, sizes.el_hidden_width)
+        self.candidate_evidence = sizes.candidate_evidence
+        evidence = 2 if sizes.candidate_evidence else 0  # per candidate: similarity, has-similarity
+        self.el_hidden = nn.Linear(entity_in + 1 + evidence + self.feature_width, sizes.el_hidden_width)
         self.el_out = nn.Linear(sizes.el_hidden_width, 1)
-        self.nil_hidden = nn.Linear(H, sizes.nil_hidden_width)
+        self.nil_hidden = nn.Linear(H + (NIL_EVIDENCE if sizes.candidate_evidence else 0), sizes.nil_hidden_width)
         self.nil_out = nn.Linear(sizes.nil_hidden_width, 1)
 
     # -- shared pieces -------------------------------------------------------------------------
@@ -268,15 +276,19 @@ class StackLstmNerEl(nn.Module):
         return valid
 
     # -- linking -------------------------------------------------------------------------------
-    def candidate_scores(self, features: torch.Tensor, rows: torch.Tensor, vectors: torch.Tensor, priors: torch.Tensor) -> torch.Tensor:
+    def candidate_scores(self, features: torch.Tensor, rows: torch.Tensor, vectors: torch.Tensor, priors: torch.Tensor,
+                         dense: Optional[torch.Tensor] = None, has_dense: Optional[torch.Tensor] = None) -> torch.Tensor:
         """features ``(R, F)``, candidate KB rows ``(R, C)`` (-1 padding), vectors ``(R, C, nE)``,
-        priors ``(R, C)`` -> scores ``(R, C)``, ``-inf`` on padding."""
+        priors ``(R, C)``; with ``candidate_evidence`` dense, has_dense ``(R, C)`` -> scores ``(R, C)``,
+        ``-inf`` on padding."""
         parts = []
         if self.uses_kb:
             parts.append(vectors)
         if self.uses_learned:
             parts.append(self.learned_entities(self._learned_index(rows)))
         parts.append(priors[..., None])
+        if self.candidate_evidence:
+            parts += [_or_zeros(dense, priors)[..., None], _or_zeros(has_dense, priors)[..., None]]
         candidate_part = self.dropout(torch.cat(parts, -1))
         # The affine over [candidate; features] split in two, so the mention's share is computed once
         # per mention rather than once per candidate (same result as concatenating).
@@ -294,9 +306,15 @@ class StackLstmNerEl(nn.Module):
         position = torch.searchsorted(known, rows.clamp(min=0)).clamp(max=known.numel() - 1)
         return torch.where((known[position] == rows) & (rows >= 0), position + 1, torch.zeros_like(rows))
 
-    def nil_logits(self, stack_state: torch.Tensor) -> torch.Tensor:
-        """``(R,)``: the logit of "this chunk is linkable" (the paper's d before the sigmoid)."""
-        return self.nil_out(torch.tanh(self.nil_hidden(self.dropout(stack_state)))).squeeze(-1)
+    def nil_logits(self, stack_state: torch.Tensor, evidence: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """``(R,)``: the logit of "this chunk is linkable" (the paper's d before the sigmoid), from the stack
+        state ``(R, H)`` and, with ``candidate_evidence``, the chunk's ``(R, NIL_EVIDENCE)`` :func:`nil_evidence`."""
+        state = self.dropout(stack_state)
+        if self.candidate_evidence:
+            if evidence is None:
+                raise ValueError("[spacy_el] This Stack-LSTM has candidate_evidence on: give the NIL classifier its evidence.")
+            state = torch.cat([state, evidence.to(state.dtype)], -1)
+        return self.nil_out(torch.tanh(self.nil_hidden(state))).squeeze(-1)
 
     # -- training ------------------------------------------------------------------------------
     def teacher_forced(self, enc: Encoded, gold: GoldActions) -> Tuple[torch.Tensor, Reductions]:
@@ -520,11 +538,15 @@ class StackLstmForward(nn.Module):
                 spans = [_segment_span(batch, s, a, b) for s, a, b in zip(segments.tolist(), starts.tolist(), ends.tolist())]
                 candidates = batch.candidates(spans)
             rows = torch.as_tensor(candidates.rows, device=device)
+            priors = torch.as_tensor(candidates.priors, device=device)
+            dense, has_dense = (None if a is None else torch.as_tensor(a, device=device)
+                                for a in (candidates.dense, candidates.has_dense))
             scores = net.candidate_scores(
-                reductions.features, rows, torch.as_tensor(candidates.vectors, device=device), torch.as_tensor(candidates.priors, device=device)
+                reductions.features, rows, torch.as_tensor(candidates.vectors, device=device), priors, dense, has_dense,
             )
             if batch.use_nil:
-                nil = net.nil_logits(reductions.stack_state)
+                evidence = nil_evidence(rows, priors, dense, has_dense) if net.candidate_evidence else None
+                nil = net.nil_logits(reductions.stack_state, evidence)
         loss = tokvecs.new_zeros(1)
         if batch.with_loss and gold is not None:
             ner, el, nil_loss = compute_losses(
@@ -536,6 +558,29 @@ class StackLstmForward(nn.Module):
             loss = (sum(wanted) / len(batch.segments) + 0.0 * tokvecs.sum()).reshape(1)
         output = _outputs(segments, starts, ends, reductions.action.cpu().numpy(), scores, nil, candidates)
         return loss, output
+
+
+#: Width of :func:`nil_evidence`.
+NIL_EVIDENCE = 4
+
+
+def nil_evidence(rows: torch.Tensor, priors: torch.Tensor, dense: Optional[torch.Tensor],
+                 has_dense: Optional[torch.Tensor]) -> torch.Tensor:
+    """What a chunk's candidate list says about whether it is linkable: ``(R, 4)`` = best similarity (0
+    without any), any similarity, best prior, any candidate; from rows ``(R, C)`` (-1 padding), priors,
+    dense and has_dense ``(R, C)`` (None: the generator gave no similarity)."""
+    valid = rows >= 0
+    dense, has_dense = _or_zeros(dense, priors), _or_zeros(has_dense, priors)
+    known = valid & (has_dense > 0)
+    best_dense = torch.where(known, dense, torch.full_like(dense, -1.0)).max(-1).values
+    any_dense = known.any(-1)
+    best_dense = torch.where(any_dense, best_dense, torch.zeros_like(best_dense))
+    best_prior = torch.where(valid, priors, torch.zeros_like(priors)).max(-1).values
+    return torch.stack([best_dense, any_dense.to(priors.dtype), best_prior, valid.any(-1).to(priors.dtype)], -1)
+
+
+def _or_zeros(values: Optional[torch.Tensor], like: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(like) if values is None else values.to(like.dtype)
 
 
 def _segment_span(batch: StackLstmBatch, segment: int, start: int, end: int) -> Any:
