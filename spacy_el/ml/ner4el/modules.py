@@ -8,8 +8,9 @@ representations, its type distribution times a learned type-embedding matrix (NE
 The score is a learned combination of the scaled inner product and the candidate's log-prior,
 initialised to their plain sum so that training starts from the prior. With ``dense_feature``, the
 candidate generator's own mention-entity similarity (the dense or hybrid generator's mention encoder,
-another model than this one) joins the combination, as a linear term and an input of its small MLP. A mention-typing head predicts
-the mention's type (used when the NER label gives none, for constrained decoding).
+another model than this one) joins the combination, as a linear term and an input of its small MLP. A
+mention-typing head predicts the mention's type (used when the NER label gives none, for constrained
+decoding).
 """
 import math
 from typing import Optional, Tuple
