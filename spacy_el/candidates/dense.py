@@ -186,9 +186,8 @@ class DenseCandidates(CandidateGenerator):
             if blank:
                 keep[:] = False
             n = int(keep.sum())
-            found_list = MentionCandidates.from_lists(found[keep], [0.0] * n, [TIER_NONE] * n, sims[keep], sims[keep])
-            found_list.query = None if blank else query
-            out.append(found_list)
+            out.append(MentionCandidates.from_lists(found[keep], [0.0] * n, [TIER_NONE] * n, sims[keep], sims[keep],
+                                                    None if blank else query))
         return out
 
 

@@ -93,12 +93,10 @@ class HybridCandidates(CandidateGenerator):
                 sims = entity_vectors[fused_rows] @ vectors[i]
             else:
                 sims = np.full(len(fused_rows), np.nan, dtype=np.float32)
-            fused_list = MentionCandidates.from_lists(
+            out.append(MentionCandidates.from_lists(
                 fused_rows, [prior.get(r, (0.0, TIER_NONE))[0] for r in fused],
-                [prior.get(r, (0.0, TIER_NONE))[1] for r in fused], sims, scores,
-            )
-            fused_list.query = vectors[i] if i in needed else None
-            out.append(fused_list)
+                [prior.get(r, (0.0, TIER_NONE))[1] for r in fused], sims, scores, vectors[i] if i in needed else None,
+            ))
         return out
 
     def _confident(self, found: MentionCandidates) -> bool:

@@ -49,7 +49,7 @@ class MentionCandidates:
     @classmethod
     def from_lists(
         cls, rows: Sequence[int], prior: Sequence[float], tier: Sequence[int], dense: Sequence[float],
-        score: Sequence[float],
+        score: Sequence[float], query: Optional[np.ndarray] = None,
     ) -> "MentionCandidates":
         return cls(
             rows=np.asarray(rows, dtype=np.int64).reshape(-1),
@@ -57,6 +57,7 @@ class MentionCandidates:
             tier=np.asarray(tier, dtype=np.int8).reshape(-1),
             dense=np.asarray(dense, dtype=np.float32).reshape(-1),
             score=np.asarray(score, dtype=np.float32).reshape(-1),
+            query=query,
         )
 
     def __len__(self) -> int:
