@@ -250,10 +250,9 @@ class NerStackLstm(KBTorchPipe):
 
     # -- candidates --------------------------------------------------------------------------------
     def _candidates(self, mentions: List[Span], training: bool = False) -> CandidateArrays:
-        """The generator's candidates of the mentions, with KB vectors when the model uses them and its similarities
-        when the model reads them (``candidate_evidence``). In
-        training, through the memo: a gold mention's list is generated in its first epoch and reused in
-        the later ones."""
+        """The generator's candidates of the mentions, with KB vectors when the model uses them and the
+        generator's similarities when it reads them (``candidate_evidence``). In training, through the memo:
+        a gold mention's list is generated in its first epoch and reused in the later ones."""
         lists = self._training_memo(self.candidates, self.kb, mentions) if training else self.candidates(self.kb, mentions)
         rows, vectors, priors = padded_candidates(self.kb, lists, self.model.get_dim("nE"))
         if not self.model.attrs.get("candidate_evidence", False):  # the model reads no similarities
