@@ -301,6 +301,17 @@ def seed_means_across_runs(out: Path, new_rows: List[Row], study: str) -> List[R
     return means
 
 
+def study_seeds(text: str) -> List[int]:
+    """``--seeds``: comma-separated seeds, each one of :data:`SEEDS`."""
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        seeds = []
+    if not seeds or any(seed not in SEEDS for seed in seeds):
+        raise argparse.ArgumentTypeError(f"give comma-separated seeds of {', '.join(map(str, SEEDS))}, got {text!r}")
+    return seeds
+
+
 def gpu_name() -> str:
     from .results_io import gpu_name as name
 
@@ -317,7 +328,8 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--data", default="../shared/data", help="the shared data folder (OntoGUM and LitBank)")
     parser.add_argument("--minutes", type=float, default=4.5, help="time budget of each coreference training")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads of each process (0: the cores shared out)")
-    parser.add_argument("--seeds", default="0,1", help="ee, systems: the seeds whose trainings to run (comma-separated)")
+    parser.add_argument("--seeds", default="0,1", type=study_seeds,
+                        help="ee, systems: the seeds whose trainings to run (comma-separated, of 0 and 1)")
     parser.add_argument("--skip-workflow", action="store_true", help="check: only the coreference trainings (resumed)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
@@ -329,7 +341,7 @@ def main(argv: Sequence[str] = ()) -> None:
     if args.compare:
         return compare_files(*args.compare, args.gpu_id, Path(args.out), Path(args.readme))
     data = Path(args.data).resolve()
-    seeds = {int(seed) for seed in args.seeds.split(",")}
+    seeds = set(args.seeds)
     if args.study == "ee":
         from .joint_coref_linker import REFINEMENTS
 
@@ -368,7 +380,7 @@ def main(argv: Sequence[str] = ()) -> None:
     rows += score(data, args.gpu_id)
     command = (f"python -m benchmarks.gpu --study {args.study} --gpu-id 0 --data ../shared/data --minutes {args.minutes:g}"
                + (" --skip-workflow" if args.skip_workflow else "")
-               + (f" --seeds {args.seeds}" if args.study != "check" and seeds != set(SEEDS) else ""))
+               + (f" --seeds {','.join(map(str, sorted(seeds)))}" if args.study != "check" and seeds != set(SEEDS) else ""))
     if args.study != "check":  # the means over this run's seeds and the file's others, made once
         rows = [r for r in rows if not r["system"].endswith("_seed_mean")]
         rows += seed_means_across_runs(Path(args.out), rows, args.study)

@@ -98,3 +98,16 @@ def test_seed_means_join_a_seed_run_to_the_other_seeds_rows_in_the_results_file(
     means = seed_means_across_runs(out, seed1, "ee")
     assert [(r["system"], r["value"]) for r in means] == [("coref_none_converged_gpu_seed_mean", 0.55)]
     assert means[0]["notes"] == "mean over seeds 0, 1"
+
+
+def test_seeds_must_be_the_studys():
+    import argparse
+
+    import pytest
+
+    from benchmarks.gpu import study_seeds
+
+    assert study_seeds("1") == [1] and study_seeds("0,1") == [0, 1]
+    for bad in ("2", "a", "", "0,x"):
+        with pytest.raises(argparse.ArgumentTypeError, match="seeds of 0, 1"):
+            study_seeds(bad)
