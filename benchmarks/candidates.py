@@ -8,6 +8,11 @@ training bought. ``--variant NAME=FOLDER`` adds another encoder's ``dense_NAME``
 ``hybrid_NAME_skip_confident_hnsw`` systems. ``_hnsw`` systems search an HNSW32 index of the KB's vectors
 (built in memory here) instead of the exact one.
 
+Held-out priors: the alias table's recall on AIDA train as a linker in training sees it (``alias`` on
+``aida-train``: every training mention is counted in the priors) and with each document's own mentions
+taken out of the counts (``alias_held_out``; ``spacy_el.candidates.held_out``), beside ``alias`` on AIDA
+test. ``--held-out-only`` measures just these rows and merges them into the results file.
+
 Speed: mentions/s of each generator called on the same batch of AIDA test mentions (whole documents,
 one call, no cache), in this run, with 2 torch threads, every encoder batched alike; ``dense_batch64`` and
 ``hybrid_batch64`` are the default encoder batched as before (64 mentions per pass, windows unsorted).
@@ -29,6 +34,7 @@ import torch
 from spacy.tokens import Doc, Span
 
 from spacy_el.candidates import AliasCandidates, DenseCandidates, HybridCandidates, MentionCandidates
+from spacy_el.candidates.held_out import held_out_of
 from spacy_el.corpora import read_aida, read_gum
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
 from spacy_el.extensions import is_linked
@@ -38,10 +44,11 @@ from spacy_el.ml.mention_encoder import MentionEncoder
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .common import ELEVANT_SETS, SHARED_DATA, timed
-from .results_io import RESULTS_DIR, ROOT, row, write_results
+from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
 COMMAND = "python -m spacy project run bench-candidates projects/candidates"
+HELD_OUT_COMMAND = "python -m spacy project run bench-held-out-priors projects/candidates"
 KS = (1, 10, 30, 100)
 DEPTH = 100  # each list is read this deep, so that recall@100 is defined for every generator
 TMP = ROOT / "benchmarks" / "tmp"  # git-ignored
@@ -77,6 +84,18 @@ def datasets(data: Path, kb: ElKnowledgeBase, limit: int) -> Dict[str, Tuple[Lis
         docs, _ = elevant_title_docs(data / "elevant" / file, nlp, qids, kb=kb)
         out[name] = gold_spans(docs[:limit or None])
     return out
+
+
+def held_out_rows(data: Path, kb: ElKnowledgeBase, limit: int) -> List[Dict]:
+    """Alias recall on AIDA train's gold mentions with in-sample and with held-out priors (module docstring)."""
+    train = read_aida(data / "aida", splits=("train",))["train"][:limit or None]
+    spans, golds = gold_spans(train)
+    alias = AliasCandidates(top_k=DEPTH)
+    in_sample = alias(kb, spans)
+    held_out = alias(kb, spans, held_out=held_out_of(kb, spans, [span.doc for span in spans]))
+    return (recall_rows("alias", "aida-train", ranked_ids(kb, in_sample), golds, "priors counting every training mention")
+            + recall_rows("alias_held_out", "aida-train", ranked_ids(kb, held_out), golds,
+                          "each document's own mentions taken out of the priors"))
 
 
 def ranked_ids(kb: ElKnowledgeBase, lists: Sequence[MentionCandidates]) -> List[List[str]]:
@@ -233,9 +252,15 @@ def main() -> None:
     parser.add_argument("--hnsw-ef-construction", type=int, default=HNSW_EF_CONSTRUCTION,
                         help="its candidate-list size while building")
     parser.add_argument("--no-zeroshot", action="store_true", help="skip the untrained encoder's rows")
+    parser.add_argument("--held-out-only", action="store_true",
+                        help="measure only the held-out prior rows and merge them into --out")
     args = parser.parse_args()
     torch.set_num_threads(2)
     kb = ElKnowledgeBase.load(args.kb)
+    if args.held_out_only:
+        write_results(args.out, COMMAND, merge_rerun(args.out, held_out_rows(args.data, kb, args.limit), HELD_OUT_COMMAND))
+        write_tables(args.out)
+        return
     hnsw: Optional[DenseIndex] = None
     rows: List[Dict] = []
     if args.hnsw:
@@ -265,6 +290,7 @@ def main() -> None:
     for name, (timed_kb, generator) in generators.items():
         if name == "hybrid" or name.endswith("_skip_confident_hnsw"):
             rows += stage_rows(name, timed_kb, generator, spans)
+    rows += held_out_rows(args.data, kb, args.limit)
     write_results(args.out, COMMAND, rows)
     write_tables(args.out)
 

@@ -19,7 +19,8 @@ predicting under bfloat16 autocast), ``ner4el_all_hybrid`` (all four, trained an
 candidates: every alias match and the mention encoder's nearest 30, fused; issue 26; skipped when
 ``training/ner4el/all_hybrid`` is missing), ``ner4el_all_hybrid_dense`` (the same, with the scorer also
 reading the hybrid generator's similarity, ``model.dense_feature``; skipped when its model is missing),
-``prior_only``, ``spacy_entity_linker``. The hybrid
+``ner4el_all_hybrid_held_out`` (that model trained on held-out priors, ``held_out_priors``; skipped when
+its model is missing), ``prior_only``, ``spacy_entity_linker``. The hybrid
 candidates' recall, as the linker sees them, is in the ``hybrid_top_k`` and ``hybrid_type_aware_selection``
 rows and in the notes of the ``ner4el_all_hybrid`` rows.
 
@@ -95,11 +96,12 @@ VARIANTS: List[Variant] = [
     ("ner4el_all", "all", {"type_aware_selection": True, "decoding": "soft"}),
     ("ner4el_all_hybrid", "all_hybrid", {"type_aware_selection": True, "decoding": "soft"}),
     ("ner4el_all_hybrid_dense", "all_hybrid_dense", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_held_out", "all_hybrid_held_out", {"type_aware_selection": True, "decoding": "soft"}),
 ]
 #: Variants measured only when their model exists (the others are required).
-OPTIONAL = {"ner4el_all_hybrid", "ner4el_all_hybrid_dense"}
+OPTIONAL = {"ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out"}
 #: Systems whose end-to-end EL F1 and speed are measured too.
-END_TO_END = ("ner4el_all", "ner4el_all_hybrid", "ner4el_all_hybrid_dense")
+END_TO_END = ("ner4el_all", "ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out")
 
 
 def variant_rows(

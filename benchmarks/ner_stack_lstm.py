@@ -16,6 +16,8 @@ Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character em
 - ``ner_stack_lstm_hybrid_evidence``: the same, with ``model.candidate_evidence`` (the generator's
   similarity among the candidate features and in the NIL classifier; ``training/ner_stack_lstm/joint_hybrid_evidence``,
   skipped when not trained).
+- ``ner_stack_lstm_hybrid_held_out``: that model trained on held-out priors (``held_out_priors``;
+  ``training/ner_stack_lstm/joint_hybrid_held_out``, skipped when not trained).
 - ``prior_only``: the alias table's most probable candidate on the joint model's mentions.
 - ``spacy_ner`` and ``spacy_entity_linker``: spaCy's ``ner`` and ``entity_linker`` with the same tok2vec
   settings (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
@@ -53,7 +55,8 @@ COMMAND = "python -m spacy project run nsl-benchmark projects/ner_stack_lstm"
 TRAINING = ROOT / "training"
 ABLATIONS = {"ner_stack_lstm_no_sent_rep": "no_sent_rep", "ner_stack_lstm_no_ment_rep": "no_ment_rep", "ner_stack_lstm_no_nil": "no_nil"}
 #: The joint models with another candidate generator (skipped when not trained), by system.
-GENERATOR_VARIANTS = {"ner_stack_lstm_hybrid": "joint_hybrid", "ner_stack_lstm_hybrid_evidence": "joint_hybrid_evidence"}
+GENERATOR_VARIANTS = {"ner_stack_lstm_hybrid": "joint_hybrid", "ner_stack_lstm_hybrid_evidence": "joint_hybrid_evidence",
+                      "ner_stack_lstm_hybrid_held_out": "joint_hybrid_held_out"}
 #: The systems ``--only`` can pick (each with what it needs of the others).
 MODELS = ("ner_stack_lstm", *GENERATOR_VARIANTS)
 PIPE = "ner_stack_lstm"

@@ -28,6 +28,7 @@ import srsly
 from .kb import ElKnowledgeBase
 from .kb.additions import ADDED_SOURCE
 from .kb.alias_table import AliasTable
+from .kb.held_out import HELD_OUT_ATTACHMENT
 from .kb.serialization import MANIFEST, read_manifest
 from .recipes.data_sources import ALIAS_SOURCES, ENTITY_SOURCES, TRAINING_CORPORA, check_sources
 
@@ -129,6 +130,7 @@ def remap_aliases(aliases: AliasTable, source_ids: Sequence[str], target: ElKnow
     table = AliasTable.build(
         [aliases.aliases[int(i)] for i in kept_aliases], offsets, rows[keep].astype(np.int32),
         aliases.cand_priors[keep], fuzzy=aliases.fuzzy_index is not None,
+        counts=None if aliases.counts is None else aliases.counts[kept_aliases],
     )
     return table, int((~keep).sum())
 
@@ -146,6 +148,9 @@ def swap_aliases(pipeline_dir: PathLike, open_kb: ElKnowledgeBase) -> Dict[str, 
         kb = ElKnowledgeBase.load(kb_dir, mmap=False)
         aliases, dropped = remap_aliases(open_kb.aliases, open_ids, kb)
         kb.set_aliases(aliases, open_kb.alias_sources)
+        # The held-out counts describe the alias table they came with (the evaluation KB's names AIDA's
+        # mention strings): the open KB's go with its aliases.
+        kb.set_attachment(HELD_OUT_ATTACHMENT, open_kb.attachment(HELD_OUT_ATTACHMENT))
         kb.to_disk(kb_dir)
         missing = sum(1 for entity_id in open_ids if entity_id not in kb)
         report[str(kb_dir.relative_to(pipeline_dir))] = {

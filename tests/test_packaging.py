@@ -169,3 +169,19 @@ def test_the_guard_refuses_an_unknown_entity_source(pipeline_dir, tmp_path):
     kb.to_disk(kb_dir)
     (problem,) = alias_source_problems(staged)
     assert "entity source 'wikidata'" in problem
+
+
+def test_swapped_aliases_take_the_open_kbs_held_out_counts(pipeline_dir, tmp_path):
+    """The held-out table names the evaluation KB's alias strings (AIDA's mentions, data rule 1): it goes
+    with them, and the pipeline's KB carries the open KB's instead (none here)."""
+    from spacy_el.kb.held_out import HELD_OUT_ATTACHMENT, encode_held_out
+    from spacy_el.packaging import swap_aliases
+
+    staged = tmp_path / "pipeline"
+    shutil.copytree(pipeline_dir, staged)
+    (kb_dir,) = pipeline_kb_dirs(staged)
+    kb = ElKnowledgeBase.load(kb_dir, mmap=False)
+    kb.set_attachment(HELD_OUT_ATTACHMENT, encode_held_out({"0" * 32: {"Reuters-only string": {"Velda": 1.0}}}))
+    kb.to_disk(kb_dir)
+    swap_aliases(staged, open_kb(tmp_path / "open"))
+    assert ElKnowledgeBase.load(kb_dir).attachment(HELD_OUT_ATTACHMENT) is None

@@ -1,9 +1,10 @@
 """``spacy-el.AliasCandidates.v1``: the alias table's exact -> normalised -> fuzzy tiers (``kb.lookup``)."""
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Span
 
 from ..kb import ElKnowledgeBase
+from ..kb.alias_table import AliasCounts
 from .types import TIER_CODES, CandidateGenerator, MentionCandidates
 
 NAN = float("nan")
@@ -25,21 +26,29 @@ class AliasCandidates(CandidateGenerator):
         self.top_k = top_k
         self.fuzzy = fuzzy
 
-    def lookup_texts(self, kb: ElKnowledgeBase, texts: Sequence[str]) -> List[MentionCandidates]:
-        """Candidates of mention strings (each distinct string looked up once)."""
-        found: Dict[str, MentionCandidates] = {}
-        for text in texts:
-            if text not in found:
-                found[text] = self._lookup(kb, text)
-        return [found[text] for text in texts]
+    def lookup_texts(
+        self, kb: ElKnowledgeBase, texts: Sequence[str], held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
+    ) -> List[MentionCandidates]:
+        """Candidates of mention strings (each distinct string, with its held-out counts, looked up once)."""
+        held = held_out if held_out is not None else [None] * len(texts)
+        if len(held) != len(texts):
+            raise ValueError(f"[spacy_el] held_out has {len(held)} entries for {len(texts)} mentions; give one per mention.")
+        found: Dict[Tuple[str, int], MentionCandidates] = {}
+        keys = [(text, id(counts)) for text, counts in zip(texts, held)]
+        for key, text, counts in zip(keys, texts, held):
+            if key not in found:
+                found[key] = self._lookup(kb, text, counts)
+        return [found[key] for key in keys]
 
-    def __call__(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
-        return self.lookup_texts(kb, [span.text for span in mentions])
+    def __call__(
+        self, kb: ElKnowledgeBase, mentions: Sequence[Span], held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
+    ) -> List[MentionCandidates]:
+        return self.lookup_texts(kb, [span.text for span in mentions], held_out)
 
-    def _lookup(self, kb: ElKnowledgeBase, text: str) -> MentionCandidates:
+    def _lookup(self, kb: ElKnowledgeBase, text: str, held_out: Optional[AliasCounts] = None) -> MentionCandidates:
         if kb.is_empty() or not text.strip():
             return MentionCandidates.empty()
-        hits = kb.lookup(text, top_k=self.top_k, fuzzy=self.fuzzy)
+        hits = kb.lookup(text, top_k=self.top_k, fuzzy=self.fuzzy, held_out=held_out or None)
         priors = [h.prior * h.score for h in hits]
         return MentionCandidates.from_lists(
             [h.entity_row for h in hits], priors, [TIER_CODES[h.match] for h in hits], [NAN] * len(hits), priors

@@ -18,6 +18,7 @@ import numpy as np
 from spacy.tokens import Span
 
 from ..kb import ElKnowledgeBase
+from ..kb.alias_table import AliasCounts
 from .types import TIER_NONE, CandidateGenerator, MentionCandidates
 
 ATTACHMENT = "mention_encoder"
@@ -172,7 +173,10 @@ class DenseCandidates(CandidateGenerator):
         scores, rows = kb.dense_index.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
         return scores.astype(np.float32), rows.astype(np.int64)
 
-    def __call__(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
+    def __call__(
+        self, kb: ElKnowledgeBase, mentions: Sequence[Span], held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
+    ) -> List[MentionCandidates]:
+        # held_out is ignored: the dense list does not read the alias table's counts.
         if not mentions:
             return []
         if kb.is_empty():

@@ -12,6 +12,7 @@ from spacy.tokens import Span
 
 from ..algorithms.rank_fusion import reciprocal_rank_fusion
 from ..kb import ElKnowledgeBase
+from ..kb.alias_table import AliasCounts
 from .alias import AliasCandidates
 from .dense import DenseCandidates
 from .types import TIER_EXACT, TIER_NONE, CandidateGenerator, MentionCandidates
@@ -50,10 +51,12 @@ class HybridCandidates(CandidateGenerator):
         self.rrf_k, self.alias_weight, self.dense_weight = float(rrf_k), float(alias_weight), float(dense_weight)
         self.skip_dense_above = skip_dense_above
 
-    def __call__(self, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
+    def __call__(
+        self, kb: ElKnowledgeBase, mentions: Sequence[Span], held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
+    ) -> List[MentionCandidates]:
         if not mentions:
             return []
-        alias_lists = self.alias(kb, mentions)
+        alias_lists = self.alias(kb, mentions, held_out)
         if kb.is_empty():
             return alias_lists
         need = self.needs_dense(mentions, alias_lists)

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from spacy.tokens import Span
 
 from ..kb import ElKnowledgeBase
+from ..kb.alias_table import AliasCounts
 from .dense import ATTACHMENT, DenseCandidates
 from .types import CandidateGenerator, MentionCandidates
 
@@ -35,16 +36,18 @@ class _Same:
     """What the lists were made from, compared by identity (weak references to the KB's parts, so that an
     emptied memo holds none of a replaced KB) and by size."""
 
-    def __init__(self, generator: CandidateGenerator, kb: ElKnowledgeBase) -> None:
+    def __init__(self, generator: CandidateGenerator, kb: ElKnowledgeBase, held_out: bool = False) -> None:
         self.generator = generator
+        self.held_out = held_out
         self.parts = [_ref(p) for p in _kb_parts(kb)]
         self.sizes = (kb.n_entities, kb.n_aliases)
         # The encoder's bytes (not weakly referable): what the dense generator decodes its encoder from.
         self.encoder = kb.attachment(ATTACHMENT) if reads_encoder(generator) else None
 
-    def holds(self, generator: CandidateGenerator, kb: ElKnowledgeBase) -> bool:
+    def holds(self, generator: CandidateGenerator, kb: ElKnowledgeBase, held_out: bool = False) -> bool:
         return (
             generator is self.generator
+            and held_out == self.held_out
             and all(ref() is part for ref, part in zip(self.parts, _kb_parts(kb)))
             and (kb.n_entities, kb.n_aliases) == self.sizes
             and (not reads_encoder(generator) or kb.attachment(ATTACHMENT) is self.encoder)
@@ -90,12 +93,18 @@ class CandidateMemo:
         self._made_from = None
         self.hits = self.misses = 0
 
-    def __call__(self, generator: CandidateGenerator, kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[MentionCandidates]:
+    def __call__(
+        self, generator: CandidateGenerator, kb: ElKnowledgeBase, mentions: Sequence[Span],
+        held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
+    ) -> List[MentionCandidates]:
         """The lists of ``mentions``, in order: from the memo, else from one call of ``generator`` for the
-        mentions it lacks."""
+        mentions it lacks. ``held_out``: per mention, its document's alias counts for the generator (see
+        :class:`CandidateGenerator`); a mention's counts are those of its document, the same every epoch,
+        so they may key the memo by the mention alone. Lists made with and without them are not mixed."""
         if not mentions:
             return []
-        if self._made_from is None or not self._made_from.holds(generator, kb):
+        holding = held_out is not None
+        if self._made_from is None or not self._made_from.holds(generator, kb, holding):
             self.clear()
         keys = _keys(mentions)
         todo: Dict[Key, int] = {}  # each missing mention once, at its first position
@@ -104,8 +113,12 @@ class CandidateMemo:
                 todo[key] = i
         fresh: Dict[Key, MentionCandidates] = {}
         if todo:
-            generated = generator(kb, [mentions[i] for i in todo.values()])
-            if self._made_from is not None and not self._made_from.holds(generator, kb):
+            missing = [mentions[i] for i in todo.values()]
+            if holding:
+                generated = generator(kb, missing, held_out=[held_out[i] for i in todo.values()])
+            else:  # generators written before held_out take (kb, mentions) only
+                generated = generator(kb, missing)
+            if self._made_from is not None and not self._made_from.holds(generator, kb, holding):
                 # The call changed the KB (a generator given an encoder folder attaches it on first use):
                 # only the lists it made now are of the KB as it is.
                 self._found.clear()
@@ -114,7 +127,7 @@ class CandidateMemo:
                 if len(self._found) < self.limit:
                     self._found[key] = _read_only(found)
         if todo or self._made_from is None:
-            self._made_from = _Same(generator, kb)
+            self._made_from = _Same(generator, kb, holding)
         self.misses += len(todo)
         self.hits += len(keys) - len(todo)
         return [self._found[key] if key in self._found else fresh[key] for key in keys]

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Span
 
     from ..kb import ElKnowledgeBase
+    from ..kb.alias_table import AliasCounts
 
 #: ``tier`` codes: the alias table's match tiers, best first, and "not proposed by the alias table".
 TIER_EXACT, TIER_NORMALIZED, TIER_FUZZY, TIER_NONE = 0, 1, 2, -1
@@ -98,12 +99,18 @@ class CandidateGenerator:
     ``generator(kb, mentions)`` returns one :class:`MentionCandidates` per span, in order. An empty or
     whitespace-only mention, a mention without any match and an empty KB give an empty list, never an
     error. ``top_k`` is how many candidates a mention keeps at most.
+
+    ``held_out`` (training only; see :mod:`spacy_el.candidates.held_out`): per mention, the alias counts
+    its own document contributed to the KB (or None), which a generator that reads the alias table takes
+    out of its priors first (``ElKnowledgeBase.lookup(held_out=)``); one that does not ignores it.
     """
 
     name = "base"
     top_k: Optional[int] = None
 
-    def __call__(self, kb: "ElKnowledgeBase", mentions: Sequence["Span"]) -> List[MentionCandidates]:
+    def __call__(
+        self, kb: "ElKnowledgeBase", mentions: Sequence["Span"], held_out: Optional[Sequence[Optional["AliasCounts"]]] = None,
+    ) -> List[MentionCandidates]:
         raise NotImplementedError
 
 

@@ -133,6 +133,21 @@ def _merged_aliases(
     return aliases + new_aliases, offsets, cat, cat_priors
 
 
+def _merged_counts(
+    table: AliasTable, aliases: Sequence[str], additions: List[Tuple[str, int, Optional[float]]]
+) -> Optional[np.ndarray]:
+    """The alias counts after :func:`_merged_aliases` (None when the table has none): unknown (0) for a
+    new alias and for an existing one that gained an entity, whose added prior was not counted."""
+    if table.counts is None:
+        return None
+    counts = np.zeros(len(aliases), dtype=np.float32)
+    counts[: len(table)] = table.counts
+    for alias, _, _ in additions:
+        for row in table.exact_rows(alias):
+            counts[row] = 0.0
+    return counts
+
+
 def add_entities(
     kb: "ElKnowledgeBase", entities: Sequence[Mapping[str, Any]], encoder: Optional[str] = None,
     batch_size: int = 64, progress: bool = False, source: str = ADDED_SOURCE,
@@ -180,7 +195,8 @@ def add_entities(
         texts = [(a["name"], None)] + [al for al in a["aliases"] if al[0] != a["name"]]
         alias_additions += [(text, row, prior) for text, prior in texts]
     aliases, offsets, cand_entities, cand_priors = _merged_aliases(kb.aliases, alias_additions)
-    table = AliasTable.build(aliases, offsets, cand_entities, cand_priors, fuzzy=kb.aliases.fuzzy_index is not None)
+    table = AliasTable.build(aliases, offsets, cand_entities, cand_priors, fuzzy=kb.aliases.fuzzy_index is not None,
+                             counts=_merged_counts(kb.aliases, aliases, alias_additions))
     recorded = kb.vectors_encoder
     alias_sources, entity_sources = kb.alias_sources, kb.entity_sources
     kb.entities, kb.aliases = merged, table

@@ -34,6 +34,8 @@ class KBBuilder:
         self._vectors: List[Optional[np.ndarray]] = []
         self._qids: List[str] = []  # "" for an entity without a QID; stored only when some entity has one
         self._aliases: Dict[str, Dict[str, float]] = {}
+        self._alias_counts: Dict[str, float] = {}  # only aliases given a count
+        self._attachments: Dict[str, bytes] = {}
 
     @property
     def n_entities(self) -> int:
@@ -83,13 +85,18 @@ class KBBuilder:
         self._qids.append(qid or "")
 
     def add_alias(
-        self, alias: str, entity_ids: Sequence[str], priors: Sequence[float], on_duplicate: OnDuplicate = "error"
+        self, alias: str, entity_ids: Sequence[str], priors: Sequence[float], on_duplicate: OnDuplicate = "error",
+        count: Optional[float] = None,
     ) -> None:
         """Add an alias with its candidates and their priors p(entity | alias) in [0, 1].
 
         on_duplicate: what to do when the alias exists: "error", "max" (keep each entity's larger prior,
-        useful when merging alias sources) or "replace".
+        useful when merging alias sources; the merged priors then have no count) or "replace".
+        count: the (pseudo-)count of mentions the priors were estimated from (> 0), which lets a linker
+        train on held-out priors (``ElKnowledgeBase.lookup(held_out=)``); None: unknown.
         """
+        if count is not None and (not _is_number(count) or not float(count) > 0 or not np.isfinite(float(count))):
+            raise ValueError(f"[spacy_el] Alias {alias!r}: count {count!r} must be a finite number > 0 (or None).")
         if not isinstance(alias, str) or not alias:
             raise ValueError(f"[spacy_el] Aliases must be non-empty strings, got {alias!r}.")
         if len(entity_ids) != len(priors):
@@ -115,8 +122,18 @@ class KBBuilder:
         if existing is not None and on_duplicate == "max":
             for entity_id, prior in candidates.items():
                 existing[entity_id] = max(prior, existing.get(entity_id, 0.0))
+            self._alias_counts.pop(alias, None)
         else:
             self._aliases[alias] = candidates
+            if count is not None:
+                self._alias_counts[alias] = float(count)
+            else:
+                self._alias_counts.pop(alias, None)
+
+    def set_attachment(self, name: str, data: bytes) -> None:
+        """Data the built KB carries under ``name`` (``ElKnowledgeBase.set_attachment``), e.g. the held-out
+        counts table (:mod:`spacy_el.kb.held_out`)."""
+        self._attachments[name] = bytes(data)
 
     def add_title_aliases(self) -> int:
         """Add every entity's name as an alias (prior 1/k when k entities share the name).
@@ -154,6 +171,7 @@ class KBBuilder:
         offsets = [0]
         cand_rows: List[int] = []
         cand_priors: List[float] = []
+        alias_counts: List[float] = []
         unknown = 0
         items = tqdm(self._aliases.items(), total=len(self._aliases), desc="aliases", disable=not progress)
         for alias, candidates in items:
@@ -172,6 +190,7 @@ class KBBuilder:
             if not rows:
                 continue
             alias_strings.append(alias)
+            alias_counts.append(self._alias_counts.get(alias, 0.0))  # 0: unknown
             cand_rows.extend(r for r, _ in rows)
             cand_priors.extend(p for _, p in rows)
             offsets.append(len(cand_rows))
@@ -183,6 +202,7 @@ class KBBuilder:
             np.asarray(cand_rows, dtype=np.int32),
             np.asarray(cand_priors, dtype=np.float32),
             fuzzy=fuzzy,
+            counts=alias_counts if self._alias_counts else None,
         )
         vector_length = entities.vector_dim
         kb = ElKnowledgeBase(
@@ -193,6 +213,8 @@ class KBBuilder:
         )
         kb.set_aliases(aliases, alias_sources)
         kb.entity_sources = list(entity_sources) if entity_sources is not None else None
+        for name, data in self._attachments.items():
+            kb.set_attachment(name, data)
         return kb
 
     def _vector_matrix(self) -> Optional[np.ndarray]:
@@ -243,7 +265,8 @@ class KBBuilder:
     def read_aliases_jsonl(
         self, path: Union[str, Path], progress: bool = True, on_duplicate: OnDuplicate = "error"
     ) -> None:
-        """Read aliases; one JSON object per line: {"alias": str, "candidates": [[entity_id, prior], ...]}.
+        """Read aliases; one JSON object per line: {"alias": str, "candidates": [[entity_id, prior], ...]},
+        optionally with "count": the mentions its priors were estimated from (see :meth:`add_alias`).
 
         An empty file adds no aliases (``add_title_aliases`` may add them afterwards)."""
         for line_no, record in _iter_jsonl(path, "aliases", progress):
@@ -262,7 +285,8 @@ class KBBuilder:
                     f"got {bad[0]!r}."
                 )
             try:
-                self.add_alias(alias, [c[0] for c in candidates], [c[1] for c in candidates], on_duplicate=on_duplicate)
+                self.add_alias(alias, [c[0] for c in candidates], [c[1] for c in candidates], on_duplicate=on_duplicate,
+                               count=record.get("count"))
             except ValueError as err:
                 raise _at_line(path, line_no, err) from err
 

@@ -1,7 +1,7 @@
 """``ElKnowledgeBase``: the KB every spacy_el component shares, and a drop-in spaCy ``KnowledgeBase``."""
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Collection, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from spacy.kb import Candidate, KnowledgeBase
@@ -10,7 +10,8 @@ from spacy.util import SimpleFrozenList, ensure_path
 from spacy.vocab import Vocab
 
 from .additions import ADDED_SOURCE, add_entities as append_entities
-from .alias_table import AliasTable, CandidateHit
+from .alias_table import AliasCounts, AliasTable, CandidateHit, held_out_priors
+from .held_out import HELD_OUT_ATTACHMENT, counts_of, decode_held_out
 from .entity_store import EntityStore
 from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
 from .type_index import TypeIndex, select_typed_first
@@ -110,6 +111,7 @@ class ElKnowledgeBase(KnowledgeBase):
         # Named data files the KB carries for other parts of spacy_el (e.g. the dense candidate
         # generator's mention encoder): bytes, or the path of a loaded KB's file, read on first use.
         self._attachments: Dict[str, Union[bytes, Path]] = {}
+        self._held_out: Optional[Tuple[bytes, Dict[str, Dict[str, Dict[str, float]]]]] = None  # (bytes, decoded)
         self._check_consistency()
 
     # -- sizes -------------------------------------------------------------------------------------
@@ -201,6 +203,22 @@ class ElKnowledgeBase(KnowledgeBase):
     def attachment_names(self) -> List[str]:
         return sorted(self._attachments)
 
+    def held_out_counts(self, text: str) -> Optional[Dict[str, Dict[str, float]]]:
+        """What the training document with ``text`` contributed to the alias counts (alias -> {entity id:
+        count}; the ``held_out`` of :meth:`lookup`), from the table the KB carries (:mod:`spacy_el.kb.held_out`);
+        None for a document the KB did not count. A KB without the table raises a ValueError that says how
+        to build one."""
+        data = self.attachment(HELD_OUT_ATTACHMENT)
+        if data is None:
+            raise ValueError(
+                "[spacy_el] Held-out priors need the KB's table of what each training document contributed to its "
+                "alias counts, and this KB carries none. `python -m spacy_el kb build-eval` records it for the "
+                "documents it counts; or train without held-out priors."
+            )
+        if self._held_out is None or self._held_out[0] is not data:
+            self._held_out = (data, decode_held_out(data))
+        return counts_of(self._held_out[1], text)
+
     def set_type_probs(self, labels: Sequence[str], probs: np.ndarray) -> None:
         """Attach a type distribution per entity (NER4EL entity typing, see ``entity_typing``).
 
@@ -267,6 +285,7 @@ class ElKnowledgeBase(KnowledgeBase):
         top_k: Optional[int] = None,
         fuzzy: Optional[bool] = None,
         prefer_types: Optional[Collection[str]] = None,
+        held_out: Optional[AliasCounts] = None,
     ) -> List[CandidateHit]:
         """Candidates for a mention string: exact, then normalised, then fuzzy alias matches.
 
@@ -276,21 +295,29 @@ class ElKnowledgeBase(KnowledgeBase):
         predicted types), candidates having one of them are kept first when cutting (NER4EL's
         type-aware selection), in rank order. Unknown or empty text gives an empty list, never an
         exception.
+
+        held_out: mentions to take out of the alias table's counts first (alias -> {entity id: count}, e.g.
+        what the mention's own training document contributed): the priors of those aliases are recomputed
+        without them, an entity with nothing left is no candidate of the alias, and an alias with nothing
+        left matches as if it were absent. Needs the table's alias counts (``KBBuilder.add_alias(count=)``);
+        an alias whose count is unknown (0) keeps its priors.
         """
         if top_k is not None:
             _check_top_k(top_k)
         s = self.settings
+        left = self._held_out_view(held_out) if held_out else None
         tiers = self.aliases.match(
             text,
             fuzzy=s.fuzzy if fuzzy is None else fuzzy,
             fuzzy_min_score=s.fuzzy_min_score,
             fuzzy_max_aliases=s.fuzzy_max_aliases,
             expand_normalized=s.expand_normalized,
+            keep=None if left is None else (lambda row: len(left(row)[0]) > 0),
         )
         best: Dict[int, Tuple[Tuple[int, float], CandidateHit]] = {}
         for tier_rank, (tier, matched) in enumerate(tiers):
             for alias_row, match_score in matched:
-                entity_rows, priors = self.aliases.candidates_of(alias_row)
+                entity_rows, priors = self.aliases.candidates_of(alias_row) if left is None else left(alias_row)
                 alias = self.aliases.aliases[alias_row]
                 for entity_row, prior in zip(entity_rows.tolist(), priors.tolist()):
                     # Lower sorts first: an earlier tier beats any later one, then a higher value wins.
@@ -309,6 +336,31 @@ class ElKnowledgeBase(KnowledgeBase):
             )
             return [hits[i] for i in keep]
         return hits[:k]
+
+    def _held_out_view(self, held_out: AliasCounts) -> "Callable[[int], Tuple[np.ndarray, np.ndarray]]":
+        """alias row -> its (entity rows, priors) without the ``held_out`` mentions (see :meth:`lookup`),
+        computed once per row."""
+        if self.aliases.counts is None:
+            raise ValueError(
+                "[spacy_el] Held-out priors need the alias counts that the KB's priors were estimated from, and "
+                "this KB has none. Rebuild it with counts (`python -m spacy_el kb build-eval` records them; "
+                "`KBBuilder.add_alias(..., count=)` in Python), or train without held-out priors."
+            )
+        table, ids, memo = self.aliases, self.entities.ids, {}
+
+        def left(row: int) -> Tuple[np.ndarray, np.ndarray]:
+            if row not in memo:
+                entity_rows, priors = table.candidates_of(row)
+                own = held_out.get(table.aliases[row])
+                count = table.count_of(row)
+                if not own or count <= 0:
+                    memo[row] = (entity_rows, priors)
+                else:
+                    kept, kept_priors = held_out_priors(priors, [ids[int(r)] for r in entity_rows], count, own)
+                    memo[row] = (entity_rows[kept], kept_priors)
+            return memo[row]
+
+        return left
 
     @property
     def type_index(self) -> TypeIndex:

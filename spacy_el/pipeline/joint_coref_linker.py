@@ -175,6 +175,9 @@ class JointCorefLinkerSettings(ComponentSettings):
     antecedents at most ``early_max_antecedents`` mentions away (the model's ``max_antecedents`` after them
     and at prediction); the updates done are counted in cfg (``early_updates``), so the count survives
     saving and resuming. 0 = off.
+    held_out_priors: in training, the kept spans' candidates come from alias priors without the document's
+    own mentions (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted
+    contributed). Prediction is unaffected.
     save_encoder: false = save the trained heads and a checksummed reference to the (unchanged) encoder instead
     of its weights (module docstring, "Saving the heads only"); true = the whole model.
     """
@@ -193,6 +196,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     early_steps: int = setting(0, low=0)
     early_max_antecedents: int = setting(0, low=0)
     encoder_checkpointing: bool = False
+    held_out_priors: bool = False
     save_encoder: bool = True
 
     def check(self) -> None:
@@ -242,6 +246,7 @@ def make_joint_coref_linker(
     early_steps: int = 0,
     early_max_antecedents: int = 0,
     encoder_checkpointing: bool = False,
+    held_out_priors: bool = False,
     save_encoder: bool = True,
 ) -> "JointCorefLinker":
     """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
@@ -252,7 +257,7 @@ def make_joint_coref_linker(
         gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
         el_scorer=el_scorer, frozen_encoder_layers=frozen_encoder_layers, encoder_cache_mb=encoder_cache_mb,
         early_steps=early_steps, early_max_antecedents=early_max_antecedents,
-        encoder_checkpointing=encoder_checkpointing, save_encoder=save_encoder,
+        encoder_checkpointing=encoder_checkpointing, held_out_priors=held_out_priors, save_encoder=save_encoder,
     )
 
 
@@ -326,15 +331,20 @@ class JointCorefLinker(KBTorchPipe):
     def _candidate_fn(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Callable[[np.ndarray], PaddedCandidates]:
         """The generator's candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
         (K, C) alias priors (0 on padding, and for a candidate only the dense index found). Each span is
-        generated once per document. With ``gold`` (training) and ``gold_candidate_dropout > 0``, some
+        generated once per document; in training with ``held_out_priors``, from priors without the
+        document's own mentions. With ``gold`` (training) and ``gold_candidate_dropout > 0``, some
         gold mentions lose their gold entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`)."""
         width = self.model.get_dim("nE")
         generated: Dict[Tuple[int, int], MentionCandidates] = {}
+        held_out = self.kb.held_out_counts(doc.text) if gold is not None and self.settings.held_out_priors else None
 
         def generate(spans: Sequence[Tuple[int, int]]) -> List[MentionCandidates]:
             todo = [span for span in dict.fromkeys(spans) if span not in generated]
             if todo:
-                generated.update(zip(todo, self.candidates(self.kb, [doc[start:end] for start, end in todo])))
+                mentions = [doc[start:end] for start, end in todo]
+                found = (self.candidates(self.kb, mentions, held_out=[held_out] * len(mentions)) if held_out
+                         else self.candidates(self.kb, mentions))
+                generated.update(zip(todo, found))
             return [generated[span] for span in spans]
 
         hidden: Dict[Tuple[int, int], int] = {}

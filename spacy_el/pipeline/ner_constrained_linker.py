@@ -48,6 +48,7 @@ from ..extensions import (
     BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS, register_extensions,
 )
 from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo
+from ..candidates.held_out import held_out_of
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
@@ -80,7 +81,9 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     negatives), decoding with soft_weight and type_smoothing, compat_threshold (the type probability an
     entity needs to count as compatible), mention_type_source, type_loss_weight (the mention-typing
     head's loss). threshold: write NIL when the best candidate's probability is below it (null: never).
-    seed: of the negative sampling. encoder_batch: marked windows per scorer call at prediction
+    seed: of the negative sampling. held_out_priors: in training, take each document's own gold mentions out
+    of the alias priors first (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it
+    counted contributed, as the evaluation KB does for AIDA and GUM train). encoder_batch: marked windows per scorer call at prediction
     (memory, not results). unlinkable_labels: entity labels never linked (NIL, nil_reason
     "not_linkable_label"; module docstring).
     """
@@ -100,6 +103,7 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     threshold: Optional[float] = setting(None, low=0.0)
     type_loss_weight: float = setting(0.1, low=0.0)
     seed: int = 0
+    held_out_priors: bool = False
     encoder_batch: int = setting(32, low=1)
     unlinkable_labels: Tuple[str, ...] = setting(UNLINKABLE_LABELS, non_empty=True)
 
@@ -132,6 +136,7 @@ def make_ner_constrained_linker(
     threshold: Optional[float],
     type_loss_weight: float,
     seed: int,
+    held_out_priors: bool,
     encoder_batch: int,
     unlinkable_labels: List[str],
     scorer: Optional[Callable],
@@ -144,7 +149,7 @@ def make_ner_constrained_linker(
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
         n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
         compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
-        type_loss_weight=type_loss_weight, seed=seed, encoder_batch=encoder_batch,
+        type_loss_weight=type_loss_weight, seed=seed, held_out_priors=held_out_priors, encoder_batch=encoder_batch,
         unlinkable_labels=unlinkable_labels, scorer=scorer, candidates=candidates,
     )
 
@@ -401,7 +406,11 @@ class NerConstrainedLinker(KBTorchPipe):
                 if row is not None:  # else NIL or not in the KB: nothing to disambiguate towards
                     in_kb.append((gold, row))
             in_kb_per_eg.append((eg, in_kb))
-        generated = iter(self._training_memo(self.candidates, self.kb, [gold for _, in_kb in in_kb_per_eg for gold, _ in in_kb]))
+        golds_flat = [gold for _, in_kb in in_kb_per_eg for gold, _ in in_kb]
+        held_out = None
+        if self.settings.held_out_priors:
+            held_out = held_out_of(self.kb, golds_flat, [eg.reference for eg, in_kb in in_kb_per_eg for _ in in_kb])
+        generated = iter(self._training_memo(self.candidates, self.kb, golds_flat, held_out))
         texts_spans, sets, golds = [], [], []
         settings = self.settings
         for eg, in_kb in in_kb_per_eg:

@@ -37,6 +37,7 @@ from ..algorithms.transition_system import TransitionSystem
 from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
 from ..kb import ElKnowledgeBase
 from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo
+from ..candidates.held_out import held_out_of
 from ..candidates.arrays import padded_candidates, padded_similarities
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm.model import build_torch_layer, set_learned_entities
@@ -90,6 +91,8 @@ class NerStackLstmSettings(ComponentSettings):
     classifier's P(NIL) is at least this. use_nil_classifier: False = the paper's "- NIL" ablation
     (every mention with a candidate is linked). The candidates come from the factory's ``candidates``
     generator (``spacy-el.AliasCandidates.v1`` top 30 exact and normalised matches by default).
+    held_out_priors: in training, take each document's own mentions out of the alias priors first
+    (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted contributed).
     """
 
     component: ClassVar[str] = "ner_stack_lstm"
@@ -97,6 +100,7 @@ class NerStackLstmSettings(ComponentSettings):
     max_sentence_length: int = setting(150, low=1)
     nil_threshold: float = setting(0.5, low=0.0, low_open=True, high=1.0)
     use_nil_classifier: bool = True
+    held_out_priors: bool = False
 
 
 @Language.factory(
@@ -118,6 +122,7 @@ def make_ner_stack_lstm(
     max_sentence_length: int,
     nil_threshold: float,
     use_nil_classifier: bool,
+    held_out_priors: bool,
     scorer: Optional[Callable],
     candidates: CandidateGenerator,
 ) -> "NerStackLstm":
@@ -125,7 +130,7 @@ def make_ner_stack_lstm(
     candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
     return NerStackLstm(
         nlp.vocab, model, name, tasks=tasks, max_sentence_length=max_sentence_length, nil_threshold=nil_threshold,
-        use_nil_classifier=use_nil_classifier, scorer=scorer, candidates=candidates,
+        use_nil_classifier=use_nil_classifier, held_out_priors=held_out_priors, scorer=scorer, candidates=candidates,
     )
 
 
@@ -252,8 +257,13 @@ class NerStackLstm(KBTorchPipe):
     def _candidates(self, mentions: List[Span], training: bool = False) -> CandidateArrays:
         """The generator's candidates of the mentions, with KB vectors when the model uses them and the
         generator's similarities when it reads them (``candidate_evidence``). In training, through the memo:
-        a gold mention's list is generated in its first epoch and reused in the later ones."""
-        lists = self._training_memo(self.candidates, self.kb, mentions) if training else self.candidates(self.kb, mentions)
+        a gold mention's list is generated in its first epoch and reused in the later ones; with
+        ``held_out_priors``, from priors without the mention's own document."""
+        if training:
+            held_out = held_out_of(self.kb, mentions, [m.doc for m in mentions]) if self.settings.held_out_priors else None
+            lists = self._training_memo(self.candidates, self.kb, mentions, held_out)
+        else:
+            lists = self.candidates(self.kb, mentions)
         rows, vectors, priors = padded_candidates(self.kb, lists, self.model.get_dim("nE"))
         if not self.model.attrs.get("candidate_evidence", False):  # the model reads no similarities
             return CandidateArrays(rows, vectors, priors)

@@ -15,6 +15,10 @@ normalised into p(e|m) per alias:
 - each KB title (weight ``TITLE_WEIGHT``), the title without its "(disambiguator)" (``STRIPPED_WEIGHT``)
   and, for people, the surname (``SURNAME_WEIGHT``; "Bob Woolmer" -> "Woolmer"), see :func:`title_aliases`.
 
+Each alias records its total pseudo-count, and the KB carries what each counted training document added
+(:func:`held_out_table`), so that a linker trained on those documents can use held-out priors
+(:mod:`spacy_el.candidates.held_out`).
+
 Dev/test data never contributes an alias, a prior or a frequency. ``alias_sources`` selects the alias sources
 (``ALIAS_SOURCES`` names them, with their licences): ``OPEN_ALIAS_SOURCES`` leaves out the AIDA mentions and
 the PPRforNED lists, whose mention strings are Reuters text (data rule 1), for a KB that may be packaged;
@@ -40,6 +44,7 @@ from wasabi import msg
 
 from ..corpora.titles import load_wiki_map
 from ..kb import ElKnowledgeBase, KBBuilder
+from ..kb.held_out import HELD_OUT_ATTACHMENT, HeldOutTable, document_key, encode_held_out
 from ..scoring.candidates import linked_mentions
 from .data_sources import ALIAS_SOURCES, ENTITY_SOURCES, OPEN_ALIAS_SOURCES, check_alias_sources, check_entity_sources
 from .names import is_name, is_pronoun
@@ -48,7 +53,7 @@ from .sources import (
     name_of,
     read_dwie_aliases,
     read_pprforned_candidates,
-    read_pprforned_train_aliases,
+    read_pprforned_train_lists,
     read_wikipedia_summaries,
     strip_disambiguator,
 )
@@ -148,6 +153,27 @@ def combine_alias_sources(
 ) -> Dict[str, Dict[str, float]]:
     """alias -> {entity id: prior}, from pseudo-counts of all sources (see the module docstring);
     ``titles=False`` leaves out the title aliases."""
+    return priors_of(alias_pseudo_counts(entities, train_counts, dwie, titles))
+
+
+def priors_of(pseudo: Dict[str, Dict[str, float]]) -> Dict[str, Dict[str, float]]:
+    """alias -> {entity id: prior}: each alias's pseudo-counts normalised by their total."""
+    priors = {}
+    for alias, weights in pseudo.items():
+        total = sum(weights.values())
+        priors[alias] = {entity_id: weight / total for entity_id, weight in weights.items()}
+    return priors
+
+
+def alias_pseudo_counts(
+    entities: Dict[str, EntityRecord],
+    train_counts: Counter,
+    dwie: Iterable[Tuple[str, List[Tuple[str, float]]]],
+    titles: bool = True,
+) -> Dict[str, Dict[str, float]]:
+    """alias -> {entity id: pseudo-count} of all sources (see the module docstring), before normalisation:
+    an AIDA or GUM train mention counts 1, so a linker trained on those documents can take its own
+    document's mentions out again (held-out priors)."""
     pseudo: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for (alias, entity_id), count in train_counts.items():
         pseudo[alias][entity_id] += count
@@ -157,11 +183,7 @@ def combine_alias_sources(
     for record in entities.values() if titles else ():
         for alias, weight in title_aliases(record).items():
             pseudo[alias][record.id] += weight
-    priors = {}
-    for alias, weights in pseudo.items():
-        total = sum(weights.values())
-        priors[alias] = {entity_id: weight / total for entity_id, weight in weights.items()}
-    return priors
+    return pseudo
 
 
 def build_eval_kb_builder(
@@ -183,9 +205,12 @@ def build_eval_kb_builder(
         "gum": mention_counts(gum_train, spans_key="mentions", names_only=True, skip_pronouns=skip_pronoun_aliases),
         "pprforned": Counter(),
     }
+    ppr_lists: Dict[int, Counter] = {}
     if "pprforned" in alias_sources or "pprforned" in entity_sources:
-        for key, weight in read_pprforned_train_aliases(sources.pprforned, progress=progress).items():
-            by_source["pprforned"][key] += PPR_TRAIN_WEIGHT * weight
+        ppr_lists = read_pprforned_train_lists(sources.pprforned, progress=progress)
+        for document in ppr_lists.values():
+            for key, weight in document.items():
+                by_source["pprforned"][key] += PPR_TRAIN_WEIGHT * weight
     gold_ids = {entity_id for name, counts in by_source.items() if name in entity_sources for _, entity_id in counts}
     missing = gold_ids - set(entities)
     if missing:
@@ -202,26 +227,66 @@ def build_eval_kb_builder(
     builder = KBBuilder()
     for record in entities.values():
         builder.add_entity(record.id, record.name, record.description, record.types, record.frequency, qid=record.qid or None)
-    priors = combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources)
+    pseudo = alias_pseudo_counts(entities, counts, dwie, titles="titles" in alias_sources)
     # Candidates outside the KB (DWIE or AIDA titles when their entity source is not taken) are dropped.
-    add_aliases(builder, priors, known=entities, skip_pronouns=skip_pronoun_aliases)
+    add_aliases(builder, priors_of(pseudo), known=entities, skip_pronouns=skip_pronoun_aliases,
+                counts=alias_totals(pseudo))
+    builder.set_attachment(HELD_OUT_ATTACHMENT, encode_held_out(
+        held_out_table(aida_train, gum_train, ppr_lists, alias_sources, skip_pronoun_aliases)))
     return builder
+
+
+def held_out_table(
+    aida_train: Sequence[Doc], gum_train: Sequence[Doc], ppr_lists: Dict[int, Counter], alias_sources: Sequence[str],
+    skip_pronoun_aliases: bool = False,
+) -> HeldOutTable:
+    """Per counted training document, what it added to the alias pseudo-counts (:mod:`spacy_el.kb.held_out`):
+    its gold mentions (AIDA, GUM names) and, for AIDA train, its PPRforNED candidate lists (``ppr_lists``,
+    by document number in AIDA's order), each by the same rule and weight as :func:`build_eval_kb_builder`."""
+    table: Dict[str, Dict[str, Dict[str, float]]] = {}
+
+    def add(doc: Doc, counts: Counter) -> None:
+        aliases = table.setdefault(document_key(doc.text), {})
+        for (alias, entity_id), count in counts.items():
+            aliases.setdefault(alias, {})
+            aliases[alias][entity_id] = aliases[alias].get(entity_id, 0.0) + float(count)
+
+    use_ppr = "pprforned" in alias_sources and bool(ppr_lists)
+    if use_ppr and len(aida_train) != max(ppr_lists):
+        msg.warn(f"{len(aida_train)} AIDA train documents but PPRforNED lists for {max(ppr_lists)}: their lists "
+                 "cannot be paired with the documents, so held-out priors keep them.")
+        use_ppr = False
+    for number, doc in enumerate(aida_train if ("aida" in alias_sources or use_ppr) else (), start=1):
+        own: Counter = Counter(mention_counts([doc])) if "aida" in alias_sources else Counter()
+        for key, weight in (ppr_lists.get(number, Counter()) if use_ppr else Counter()).items():
+            own[key] += PPR_TRAIN_WEIGHT * weight
+        add(doc, own)
+    for doc in gum_train if "gum" in alias_sources else ():
+        add(doc, mention_counts([doc], spans_key="mentions", names_only=True, skip_pronouns=skip_pronoun_aliases))
+    return table
+
+
+def alias_totals(pseudo: Dict[str, Dict[str, float]]) -> Dict[str, float]:
+    """alias -> the total pseudo-count behind its priors (the alias table's counts)."""
+    return {alias: sum(weights.values()) for alias, weights in pseudo.items()}
 
 
 def add_aliases(
     builder: KBBuilder, priors: Dict[str, Dict[str, float]], known: Optional[Container[str]] = None,
-    skip_pronouns: bool = False,
+    skip_pronouns: bool = False, counts: Optional[Dict[str, float]] = None,
 ) -> None:
     """Add ``priors`` (alias -> {entity id: prior}) to ``builder``: only the candidates in ``known`` (None: all;
     the priors stay as counted, so a dropped candidate's mass is not moved to the others), and with
     ``skip_pronouns`` no pronoun alias (:func:`spacy_el.recipes.names.is_pronoun`: the title rule's surname of
-    "Zheng He", "Lao She", "Ahmose I" is one)."""
+    "Zheng He", "Lao She", "Ahmose I" is one). ``counts``: alias -> the count behind its priors, recorded with
+    it (:func:`alias_totals`)."""
     for alias, candidates in priors.items():
         if skip_pronouns and is_pronoun(alias):
             continue
         kept = {entity_id: prior for entity_id, prior in candidates.items() if known is None or entity_id in known}
         if kept:
-            builder.add_alias(alias, list(kept), [min(1.0, p) for p in kept.values()])
+            builder.add_alias(alias, list(kept), [min(1.0, p) for p in kept.values()],
+                              count=None if counts is None else counts.get(alias))
 
 
 def _needed_files(alias_sources: Sequence[str], entity_sources: Sequence[str]) -> Tuple[str, ...]:
@@ -256,9 +321,12 @@ def open_data_aliases(
     builder = KBBuilder()
     for record in entities.values():
         builder.add_entity(record.id, record.name, types=record.types)
-    add_aliases(builder, combine_alias_sources(entities, counts, dwie, titles="titles" in alias_sources),
-                skip_pronouns=skip_pronoun_aliases)
+    pseudo = alias_pseudo_counts(entities, counts, dwie, titles="titles" in alias_sources)
+    add_aliases(builder, priors_of(pseudo), skip_pronouns=skip_pronoun_aliases, counts=alias_totals(pseudo))
     # Gold titles of GUM train that the KB lacks (none for a KB built by build-eval) are dropped.
     built = builder.build(fuzzy=kb.aliases.fuzzy_index is not None, drop_unknown=True)
     kb.set_aliases(built.aliases, alias_sources)
+    # The held-out table goes with the aliases it describes: the evaluation KB's holds AIDA's mention strings.
+    kb.set_attachment(HELD_OUT_ATTACHMENT, encode_held_out(
+        held_out_table([], gum_train, {}, alias_sources, skip_pronoun_aliases)))
     return kb

@@ -134,6 +134,15 @@ def read_pprforned_train_aliases(path: PathLike, last_train_doc: int = 946, prog
     strings are Reuters text: they may live in a KB built under ``kb/`` but never in the repository.
     """
     weights: Counter = Counter()
+    for document in read_pprforned_train_lists(path, last_train_doc, progress).values():
+        weights.update(document)
+    return weights
+
+
+def read_pprforned_train_lists(path: PathLike, last_train_doc: int = 946, progress: bool = True) -> Dict[int, Counter]:
+    """Per TRAIN document number (1 to ``last_train_doc``, AIDA's document order), its candidate lists'
+    (mention text, candidate title) -> weight, as :func:`read_pprforned_train_aliases` sums them."""
+    by_document: Dict[int, Counter] = {}
     with tarfile.open(path, "r:gz") as tar:
         members = [m for m in tar.getmembers() if m.isfile() and m.name.rsplit("/", 1)[-1].isdigit()]
         members = [m for m in members if int(m.name.rsplit("/", 1)[-1]) <= last_train_doc]
@@ -141,6 +150,7 @@ def read_pprforned_train_aliases(path: PathLike, last_train_doc: int = 946, prog
             handle = tar.extractfile(member)
             if handle is None:
                 continue
+            weights = by_document.setdefault(int(member.name.rsplit("/", 1)[-1]), Counter())
             mention, candidates = None, []
             for raw in list(handle) + [b"ENTITY\ttext:"]:
                 line = raw.decode("utf8")
@@ -150,7 +160,7 @@ def read_pprforned_train_aliases(path: PathLike, last_train_doc: int = 946, prog
                 elif line.startswith("CANDIDATE"):
                     fields = _fields(line)
                     candidates.append((title_from_url(fields["url"]), int(fields.get("inCount") or 0) + 1))
-    return weights
+    return by_document
 
 
 def _add_share(weights: Counter, mention: Optional[str], candidates: List[Tuple[str, int]]) -> None:

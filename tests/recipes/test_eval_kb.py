@@ -168,3 +168,52 @@ def test_alias_sources_are_checked():
         check_alias_sources(["titles", "reuters"])
     with pytest.raises(ValueError, match="redistributable alias sources only"):
         open_data_aliases(None, ".", [], ["titles", "aida"])
+
+
+# -- held-out priors: what each counted training document added --------------------------------------------
+
+
+def test_the_eval_kb_records_alias_counts_and_each_documents_share(tmp_path):
+    from spacy_el.kb.held_out import HELD_OUT_ATTACHMENT
+    from spacy_el.recipes.eval_kb import build_eval_kb_builder
+
+    data = invented_data_dir(tmp_path)
+    aida, gum = gold_docs()
+    kb = build_eval_kb_builder(data, aida, gum, progress=False).build()
+    assert kb.aliases.counts is not None and bool((kb.aliases.counts > 0).all())
+    assert kb.attachment(HELD_OUT_ATTACHMENT) is not None
+    own = kb.held_out_counts(aida[0].text)
+    for span in aida[0].ents:  # each gold linked mention counts 1 for its text and entity
+        assert own[span.text][span.kb_id_] >= 1
+    assert kb.held_out_counts("a document the KB never counted") is None
+    # With its own document held out, an AIDA mention sees the priors an uncounted document would.
+    span = aida[0].ents[0]
+    held = {h.entity_id: h.prior for h in kb.lookup(span.text, held_out=own)}
+    plain = {h.entity_id: h.prior for h in kb.lookup(span.text)}
+    assert held != plain
+    assert kb.held_out_counts(gum[0].text) is not None
+
+
+def test_the_open_kb_carries_no_aida_mention_strings_in_its_held_out_table(tmp_path):
+    from spacy_el.kb.held_out import HELD_OUT_ATTACHMENT
+    from spacy_el.recipes.eval_kb import build_eval_kb_builder, open_data_aliases
+
+    data = invented_data_dir(tmp_path)
+    aida, gum = gold_docs()
+    full = build_eval_kb_builder(data, aida, gum, progress=False).build()
+    assert b"Merc" in full.attachment(HELD_OUT_ATTACHMENT)
+    open_data_aliases(full, data, gum)
+    assert b"Merc" not in full.attachment(HELD_OUT_ATTACHMENT)
+    assert full.held_out_counts(aida[0].text) is None and full.held_out_counts(gum[0].text) is not None
+
+
+def test_pprforned_lists_are_read_per_train_document(tmp_path):
+    from spacy_el.recipes.sources import read_pprforned_train_lists
+
+    first = "ENTITY\ttext:Alpha\turl:x\n" + ppr_candidate("Alpha_One", 3) + ppr_candidate("Alpha_Two", 0)
+    second = "ENTITY\ttext:Gamma\turl:x\n" + ppr_candidate("Gamma_One", 0)
+    path = ppr_tar(tmp_path / "ppr.tar.gz", {"1": first, "2": second, "1200": second})
+    lists = read_pprforned_train_lists(path, progress=False)
+    assert set(lists) == {1, 2}
+    assert lists[1] == pytest.approx(Counter({("Alpha", "Alpha_One"): 4 / 5, ("Alpha", "Alpha_Two"): 1 / 5}))
+    assert lists[2] == Counter({("Gamma", "Gamma_One"): 1.0})
