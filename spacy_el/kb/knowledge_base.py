@@ -11,8 +11,8 @@ from spacy.vocab import Vocab
 
 from .additions import ADDED_SOURCE, add_entities as append_entities
 from .alias_table import AliasCounts, AliasTable, CandidateHit, held_out_priors
-from .held_out import HELD_OUT_ATTACHMENT, counts_of, decode_held_out
 from .entity_store import EntityStore
+from .held_out import HELD_OUT_ATTACHMENT, counts_of, decode_held_out
 from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
 from .type_index import TypeIndex, select_typed_first
 
