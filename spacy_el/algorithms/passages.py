@@ -226,12 +226,17 @@ def char_span_to_token_span(doc: Any, start_char: int, end_char: int) -> Optiona
         ``(start_token, end_token)`` with ``end_token`` exclusive (like ``Span.start/end``), or
         ``None`` when the span is empty, out of range, or covers only whitespace.
     """
-    if start_char < 0 or end_char > len(doc.text) or start_char >= end_char:
+    if start_char < 0 or end_char > _text_length(doc) or start_char >= end_char:
         return None
     span = doc.char_span(start_char, end_char, alignment_mode="expand")
     if span is None or len(span) == 0:
         return None
     return span.start, span.end
+
+
+def _text_length(doc: Any) -> int:
+    """``len(doc.text)`` without building the text (``Doc.text`` joins every token on each access)."""
+    return doc[-1].idx + len(doc[-1].text_with_ws) if len(doc) else 0
 
 
 def passages_covering(passages: Sequence[Passage], start_char: int, end_char: int) -> List[int]:

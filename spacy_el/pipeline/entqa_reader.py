@@ -249,58 +249,65 @@ class EntQAReader(KBTorchPipe):
         return cached
 
     # -- passages ----------------------------------------------------------------------------------
-    def _passages(self, doc: Doc) -> List[Tuple[QuestionSide, List[int]]]:
-        """The retriever's passages of ``doc`` as reader question sides, each with its KB rows (all of
-        them, best first; entities missing from this KB are skipped)."""
+    def _retrieved(self, doc: Doc) -> Tuple[str, list]:
+        """``(doc.text, the retriever's passages of doc)``, checked: each passage lies inside the text.
+        ``doc.text`` is joined from the tokens on every access, so it is read once here."""
+        text = doc.text
         retrieved = doc._.entqa_passages or []
         # No passages: either entity_retriever did not run, or it found no wordpiece in the text (blank
         # text, or only characters the tokenizer drops: NUL, BOM, zero-width space, a lone combining
         # mark), and then there is nothing to read.
-        if not retrieved and self._has_wordpieces(doc.text):
+        if not retrieved and self._has_wordpieces(text):
             raise ValueError(
                 f"[spacy_el] {self.name} found no passages in doc._.entqa_passages: put entity_retriever before it "
                 "in the pipeline (and in training list it in [training] annotating_components)."
             )
+        for start, end, _, _ in retrieved:
+            if not (0 <= start <= end <= len(text)):
+                raise ValueError(f"[spacy_el] {self.name}: passage ({start}, {end}) lies outside the doc text ({len(text)} characters).")
+        return text, retrieved
+
+    def _passages(self, doc: Doc) -> List[Tuple[QuestionSide, List[int]]]:
+        """The retriever's passages of ``doc`` as reader question sides, each with its KB rows (all of
+        them, best first; entities missing from this KB are skipped)."""
+        text, retrieved = self._retrieved(doc)
         if not retrieved:
             return []
         a = self.model.attrs
         tokenizer = tokenizer_of(self.model)
-        topic = encode_topic(tokenizer, topic_text(doc.text, a["topic"]), a["max_topic"])
+        topic = encode_topic(tokenizer, topic_text(text, a["topic"]), a["max_topic"])
         result = []
         for index, (start, end, kb_ids, _) in enumerate(retrieved):
-            if not (0 <= start <= end <= len(doc.text)):
-                raise ValueError(f"[spacy_el] {self.name}: passage ({start}, {end}) lies outside the doc text ({len(doc.text)} characters).")
-            passage = passage_from_slice(doc.text, start, end, tokenizer, index, a["max_passage_length"])
+            passage = passage_from_slice(text, start, end, tokenizer, index, a["max_passage_length"])
             if not len(passage):
                 continue
             rows = [r for r in (self.kb.entities.row_of(k) for k in kb_ids) if r is not None]
             result.append((QuestionSide(passage, topic), [int(r) for r in rows]))
         return result
 
-    def _windows(self, doc: Doc) -> Tuple[List[Window], List[Tuple[int, int]]]:
+    def _windows(self, doc: Doc, limit: Optional[int] = None) -> Tuple[List[Window], List[Tuple[int, int]]]:
         """Joint mode: the reader's windows of ``doc`` (with the topic), each with its candidate KB rows
         (the entities of the retriever's passages inside it, merged round-robin: :func:`window_candidates`;
-        entities missing from this KB skipped), and the wordpiece range each window owns (:func:`window_cores`)."""
-        retrieved = doc._.entqa_passages or []
-        if not retrieved and self._has_wordpieces(doc.text):
-            raise ValueError(
-                f"[spacy_el] {self.name} found no passages in doc._.entqa_passages: put entity_retriever before it "
-                "in the pipeline (and in training list it in [training] annotating_components)."
-            )
+        entities missing from this KB skipped; the first ``limit`` of them, None: all), and the wordpiece
+        range each window owns (:func:`window_cores`)."""
+        text, retrieved = self._retrieved(doc)
         if not retrieved:
             return [], []
-        for start, end, _, _ in retrieved:
-            if not (0 <= start <= end <= len(doc.text)):
-                raise ValueError(f"[spacy_el] {self.name}: passage ({start}, {end}) lies outside the doc text ({len(doc.text)} characters).")
         s = self.settings
         a = self.model.attrs
         tokenizer = tokenizer_of(self.model)
-        windows = make_passages(doc.text, tokenizer, s.window_length, s.window_stride)
-        topic = encode_topic(tokenizer, topic_text(doc.text, a["topic"]), a["max_topic"]) if windows else ()
+        windows = make_passages(text, tokenizer, s.window_length, s.window_stride)
+        topic = encode_topic(tokenizer, topic_text(text, a["topic"]), a["max_topic"]) if windows else ()
         result = []
         for window in windows:
-            rows = [self.kb.entities.row_of(k) for k in window_candidates(window, retrieved)]
-            result.append((QuestionSide(window, topic), [int(r) for r in rows if r is not None]))
+            rows: List[int] = []
+            for kb_id in window_candidates(window, retrieved):  # hundreds of ids: look up only those kept
+                row = self.kb.entities.row_of(kb_id)
+                if row is not None:
+                    rows.append(int(row))
+                    if limit is not None and len(rows) >= limit:
+                        break
+            result.append((QuestionSide(window, topic), rows))
         return result, window_cores(windows)
 
     def _joint_layout(self, k: int) -> Tuple[int, int]:
@@ -356,8 +363,8 @@ class EntQAReader(KBTorchPipe):
         s = self.settings
         items = []  # (doc index, window, candidate rows, owned wordpiece range)
         for i, doc in enumerate(docs):
-            windows, cores = self._windows(doc)
-            items += [(i, question, rows[: s.top_k], core) for (question, rows), core in zip(windows, cores) if rows]
+            windows, cores = self._windows(doc, limit=s.top_k)
+            items += [(i, question, rows, core) for (question, rows), core in zip(windows, cores) if rows]
         found: List[List[Tuple[int, int, str, float]]] = [[] for _ in docs]
         if not items or self.kb.is_empty():
             return found
