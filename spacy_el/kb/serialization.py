@@ -298,7 +298,19 @@ def _load_npy(source: Any, *, mmap: bool, name: Optional[str] = None) -> np.ndar
         raise KBFormatError(f"[spacy_el] KB array {name or source} cannot be read as .npy data ({err}).") from err
     if array.dtype.hasobject:
         raise KBFormatError(f"[spacy_el] KB array {name or source} has an object dtype, which is not allowed.")
-    return array
+    # A plain ndarray view of the mapped file: np.memmap's Python-level indexing costs a multiple of an
+    # ndarray's for the single-element reads a look-up makes (offsets, one id), and the view keeps the map.
+    return np.asarray(array)
+
+
+def is_memory_mapped(array: Any) -> bool:
+    """Whether ``array`` reads a memory-mapped file (an ``np.memmap`` or a view of one, as loaded KB arrays
+    are), rather than holding a copy."""
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = getattr(array, "base", None)
+    return False
 
 
 def _check_finite(array: np.ndarray, name: str, where: str) -> None:

@@ -3,7 +3,6 @@ counted by hand) and from the shared real-format excerpts (fields compared with 
 import gzip
 import json
 
-import numpy as np
 import pytest
 
 pytest.importorskip("mwparserfromhell")
@@ -14,6 +13,7 @@ from spacy_el.cli import app
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.dumps import DumpsSettings, build_kb_from_dumps
 from spacy_el.kb.dumps.coarse_types import coarse_type
+from spacy_el.kb.serialization import is_memory_mapped
 
 from .conftest import ENWIKI, PAGE_PROPS, WIKIDATA_HEAD, shared
 from .fixtures import FREQUENCIES, PARIS_PRIORS, write_fixture_dumps
@@ -71,7 +71,7 @@ def test_qids_are_saved_memory_mapped_and_old_kbs_load(tmp_path):
     kb.to_disk(tmp_path / "kb")
     loaded = ElKnowledgeBase.load(tmp_path / "kb", mmap=True)
     assert loaded.qid_of("Paris_Hilton") == "Q830" and loaded.qid_of("Nowhere") is None
-    assert isinstance(loaded.entities.qids.data, np.memmap)
+    assert is_memory_mapped(loaded.entities.qids.data)
     # A KB saved before the QID column existed: no entities.qids arrays, loads without QIDs.
     manifest = json.loads((tmp_path / "kb" / "manifest.json").read_text())
     for name in ("entities.qids.data", "entities.qids.offsets"):
