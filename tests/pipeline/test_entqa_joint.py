@@ -122,6 +122,19 @@ def test_joint_reads_long_documents_across_windows(trained_joint):
     assert len({(s.start, s.end, s.kb_id_) for s in doc.spans["entqa"]}) == len(doc.spans["entqa"])
 
 
+def test_prediction_reads_each_windows_first_k_candidates(trained_joint):
+    """Prediction looks up only a window's first K candidates: the same rows, in the same order, as the
+    whole list cut to K (training reads the whole list)."""
+    nlp, _ = trained_joint
+    reader = nlp.get_pipe("entqa_reader")
+    doc = nlp(TRAIN[-1][0])
+    whole, cores = reader._windows(doc)
+    for k in (1, 2, reader.settings.top_k):
+        cut, cut_cores = reader._windows(doc, limit=k)
+        assert cut_cores == cores
+        assert [rows for _, rows in cut] == [rows[:k] for _, rows in whole]
+
+
 # -- window boundaries with a reader that reads names exactly -------------------------------------
 
 
