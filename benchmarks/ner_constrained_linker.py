@@ -20,7 +20,9 @@ candidates: every alias match and the mention encoder's nearest 30, fused; issue
 ``training/ner4el/all_hybrid`` is missing), ``ner4el_all_hybrid_dense`` (the same, with the scorer also
 reading the hybrid generator's similarity, ``model.dense_feature``; skipped when its model is missing),
 ``ner4el_all_hybrid_held_out`` (that model trained on held-out priors, ``held_out_priors``; skipped when
-its model is missing), ``prior_only``, ``spacy_entity_linker``. The hybrid
+its model is missing), ``ner4el_all_hybrid_similarity`` (the ``_dense`` model predicting with the generator's
+similarity added to its scores, ``similarity_weight``, the weight chosen on AIDA dev in the run: the
+``ed_accuracy_similarity_weight_<w>`` rows), ``prior_only``, ``spacy_entity_linker``. The hybrid
 candidates' recall, as the linker sees them, is in the ``hybrid_top_k`` and ``hybrid_type_aware_selection``
 rows and in the notes of the ``ner4el_all_hybrid`` rows.
 
@@ -85,6 +87,8 @@ def configure(nlp: Language, **cfg) -> None:
     pipe._selector = None
 
 
+#: A variant setting chosen on AIDA dev in the run (:func:`select_similarity_weight`).
+DEV_CHOSEN = "chosen on dev"
 Variant = Tuple[str, str, Dict]
 VARIANTS: List[Variant] = [
     ("ner4el_baseline", "baseline", {}),
@@ -97,14 +101,18 @@ VARIANTS: List[Variant] = [
     ("ner4el_all_hybrid", "all_hybrid", {"type_aware_selection": True, "decoding": "soft"}),
     ("ner4el_all_hybrid_dense", "all_hybrid_dense", {"type_aware_selection": True, "decoding": "soft"}),
     ("ner4el_all_hybrid_held_out", "all_hybrid_held_out", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_similarity", "all_hybrid_dense",
+     {"type_aware_selection": True, "decoding": "soft", "similarity_weight": DEV_CHOSEN}),
 ]
 #: Variants measured only when their model exists (the others are required).
-OPTIONAL = {"ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out"}
+OPTIONAL = {"ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out", "ner4el_all_hybrid_similarity"}
 #: Systems whose end-to-end EL F1 and speed are measured too.
-END_TO_END = ("ner4el_all", "ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out")
-#: Systems that differ from another only in training (held-out priors: ``ner4el_all_hybrid_dense``'s
-#: architecture and candidates): no speed row of their own.
-TRAINING_ONLY = ("ner4el_all_hybrid_held_out",)
+END_TO_END = ("ner4el_all", "ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out",
+              "ner4el_all_hybrid_similarity")
+#: Systems with no speed row of their own, as they run ``ner4el_all_hybrid_dense``'s model at its speed: held-out
+#: priors change training only, the similarity weight adds one multiply-add per candidate.
+TRAINING_ONLY = ("ner4el_all_hybrid_held_out", "ner4el_all_hybrid_similarity")
+SIMILARITY_WEIGHTS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
 
 def variant_rows(
@@ -131,6 +139,19 @@ def select_soft_weight(nlp: Language, dev: List[Doc]) -> Tuple[float, List[Row]]
         configure(nlp, decoding="soft", soft_weight=weight)
         accuracy = ed(dev, with_gold_mentions(nlp, dev, [PIPE]))
         rows.append(row("ner4el_decoding", "aida-dev", f"ed_accuracy_soft_weight_{weight}", accuracy, "dev sweep, baseline model"))
+        best = max(best, (accuracy, weight), key=lambda pair: pair[0])
+    configure(nlp)
+    return best[1], rows
+
+
+def select_similarity_weight(system: str, nlp: Language, cfg: Dict, dev: List[Doc]) -> Tuple[float, List[Row]]:
+    """The ``similarity_weight`` of :data:`SIMILARITY_WEIGHTS` with the best AIDA dev accuracy, the model's other
+    settings ``cfg``."""
+    rows, best = [], (-1.0, SIMILARITY_WEIGHTS[0])
+    for weight in SIMILARITY_WEIGHTS:
+        configure(nlp, **{**cfg, "similarity_weight": weight})
+        accuracy = ed(dev, with_gold_mentions(nlp, dev, [PIPE]))
+        rows.append(row(system, "aida-dev", f"ed_accuracy_similarity_weight_{weight}", accuracy, "dev sweep"))
         best = max(best, (accuracy, weight), key=lambda pair: pair[0])
     configure(nlp)
     return best[1], rows
@@ -264,9 +285,15 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     if soft_weight is None:
         soft_weight, sweep = select_soft_weight(model("baseline"), data["aida-dev"])
         rows += sweep
+    chosen: Dict[str, Dict] = {}
     for system, name, cfg in variants:
         if cfg.get("decoding") == "soft":
             cfg = {**cfg, "soft_weight": soft_weight}
+        if cfg.get("similarity_weight") == DEV_CHOSEN:
+            weight, sweep = select_similarity_weight(system, model(name), {**cfg, "similarity_weight": 0.0}, data["aida-dev"])
+            cfg = {**cfg, "similarity_weight": weight}
+            rows += sweep
+        chosen[system] = cfg
         note = f"training/ner4el/{name}" + (f" + {cfg}" if cfg else "")
         recall = None
         if "hybrid" in system:
@@ -274,7 +301,8 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             recall = {dataset: selected_recall(model(name), gold, (30,), True)[30] for dataset, gold in data.items()}
             note += "; hybrid candidates, recall after type-aware selection"
         rows += variant_rows(system, model(name), cfg, data, note, recall)
-    end_to_end = [(system, name, {**cfg, "soft_weight": soft_weight}) for system, name, cfg in variants if system in END_TO_END]
+    end_to_end = [(system, name, {**chosen[system], "soft_weight": soft_weight}) for system, name, _ in variants
+                  if system in END_TO_END]
     for system, name, cfg in end_to_end:
         configure(model(name), **cfg)
         rows.append(end_to_end_row(system, model(name), data["aida-test"], f"training/ner4el/{name}"))

@@ -83,7 +83,10 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     head's loss). threshold: write NIL when the best candidate's probability is below it (null: never).
     seed: of the negative sampling. held_out_priors: in training, take each document's own gold mentions out
     of the alias priors first (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it
-    counted contributed, as the evaluation KB does for AIDA and GUM train). encoder_batch: marked windows per scorer call at prediction
+    counted contributed, as the evaluation KB does for AIDA and GUM train). similarity_weight: at prediction,
+    add this times the candidate generator's mention-entity similarity (dense or hybrid generators; 0 where it
+    gave none) to each candidate's score, after the type decoding (0: off; a weight chosen on dev, see the
+    docs). encoder_batch: marked windows per scorer call at prediction
     (memory, not results). unlinkable_labels: entity labels never linked (NIL, nil_reason
     "not_linkable_label"; module docstring).
     """
@@ -104,6 +107,7 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     type_loss_weight: float = setting(0.1, low=0.0)
     seed: int = 0
     held_out_priors: bool = False
+    similarity_weight: float = setting(0.0, low=0.0)
     encoder_batch: int = setting(32, low=1)
     unlinkable_labels: Tuple[str, ...] = setting(UNLINKABLE_LABELS, non_empty=True)
 
@@ -137,6 +141,7 @@ def make_ner_constrained_linker(
     type_loss_weight: float,
     seed: int,
     held_out_priors: bool,
+    similarity_weight: float,
     encoder_batch: int,
     unlinkable_labels: List[str],
     scorer: Optional[Callable],
@@ -149,7 +154,8 @@ def make_ner_constrained_linker(
         type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
         n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
         compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
-        type_loss_weight=type_loss_weight, seed=seed, held_out_priors=held_out_priors, encoder_batch=encoder_batch,
+        type_loss_weight=type_loss_weight, seed=seed, held_out_priors=held_out_priors, similarity_weight=similarity_weight,
+        encoder_batch=encoder_batch,
         unlinkable_labels=unlinkable_labels, scorer=scorer, candidates=candidates,
     )
 
@@ -363,6 +369,10 @@ class NerConstrainedLinker(KBTorchPipe):
                 eps = settings.type_smoothing
                 smoothed = (1.0 - eps) * entity_types + eps / entity_types.shape[1]
                 row_scores = row_scores + settings.soft_weight * np.log(smoothed @ q)
+            if settings.similarity_weight:
+                # The generator's similarity, weighed at prediction: the scorer cannot learn its weight from
+                # training mentions, which the mention encoder was trained on.
+                row_scores = row_scores + settings.similarity_weight * np.nan_to_num(cands.dense[: len(row_scores)], nan=0.0)
             probs = _softmax(row_scores[None, :])[0]
             order = np.argsort(-probs, kind="stable")
             ids = self.kb.entities.ids

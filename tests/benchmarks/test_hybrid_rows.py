@@ -84,7 +84,8 @@ def test_only_picks_the_systems_and_skips_a_missing_hybrid_model(tmp_path: Path,
     (tmp_path / "all_hybrid" / "model-best").mkdir(parents=True)
     assert [s for s, _, _ in ner_constrained_linker.variants_to_run(args)] == ["ner4el_all", "ner4el_all_hybrid"]
     args.only = None
-    assert len(ner_constrained_linker.variants_to_run(args)) == len(ner_constrained_linker.VARIANTS) - 2  # no _dense, _held_out
+    # no _dense model (which _similarity reads) and no _held_out one
+    assert len(ner_constrained_linker.variants_to_run(args)) == len(ner_constrained_linker.VARIANTS) - 3
     (tmp_path / "all_hybrid_dense" / "model-best").mkdir(parents=True)
     (tmp_path / "all_hybrid_held_out" / "model-best").mkdir(parents=True)
     assert len(ner_constrained_linker.variants_to_run(args)) == len(ner_constrained_linker.VARIANTS)

@@ -98,3 +98,21 @@ def test_ner_stack_lstm_reads_the_candidate_evidence_when_asked(tiny_encoder, tm
     before = predictions(nlp)
     nlp.to_disk(tmp_path / "pipeline")
     assert predictions(spacy.load(tmp_path / "pipeline")) == before
+
+
+def test_ner4el_weighs_the_generators_similarity_at_prediction_when_asked(tiny_encoder, tmp_path):
+    """``similarity_weight``: the hybrid generator's similarity joins each candidate's score at prediction (0:
+    the scores as trained); a negative weight is refused, naming the setting."""
+    nlp = build_ner_constrained_linker(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"])
+    pipe = nlp.get_pipe("ner_constrained_linker")
+    before = predictions(nlp)
+    doc = nlp.make_doc("Ada painted Mercer .")
+    found = pipe.candidates(pipe.kb, [doc[2:3]])[0]
+    best_similar = pipe.kb.entities.ids[int(found.rows[int(np.nanargmax(found.dense))])]
+    pipe.configure(similarity_weight=1000.0)  # the similarity alone decides
+    doc.ents = [spacy.tokens.Span(doc, 2, 3, "PER")]
+    assert pipe(doc).ents[0].kb_id_ == best_similar
+    pipe.configure(similarity_weight=0.0)
+    assert predictions(nlp) == before
+    with pytest.raises(ValueError, match="similarity_weight"):
+        pipe.configure(similarity_weight=-1.0)
