@@ -92,7 +92,7 @@ def held_out_rows(data: Path, kb: ElKnowledgeBase, limit: int) -> List[Dict]:
     spans, golds = gold_spans(train)
     alias = AliasCandidates(top_k=DEPTH)
     in_sample = alias(kb, spans)
-    held_out = alias(kb, spans, held_out=held_out_of(kb, spans, [span.doc for span in spans]))
+    held_out = alias(kb, spans, held_out=held_out_of(kb, spans))
     return (recall_rows("alias", "aida-train", ranked_ids(kb, in_sample), golds, "priors counting every training mention")
             + recall_rows("alias_held_out", "aida-train", ranked_ids(kb, held_out), golds,
                           "each document's own mentions taken out of the priors"))

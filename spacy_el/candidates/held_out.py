@@ -11,22 +11,22 @@ counted (leave one document out): the KB carries what each counted document cont
 """
 from typing import Dict, List, Optional, Sequence
 
-from spacy.tokens import Doc, Span
+from spacy.tokens import Span
 
 from ..kb import ElKnowledgeBase
 from ..kb.alias_table import AliasCounts
 
 
-def held_out_of(kb: ElKnowledgeBase, mentions: Sequence[Span], gold_docs: Sequence[Doc]) -> List[Optional[AliasCounts]]:
-    """Per mention, what its document (``gold_docs[i]`` for ``mentions[i]``, e.g. each training example's
-    reference doc) contributed to ``kb``'s alias counts, looked up once per document (None: not counted):
-    the ``held_out`` argument of a candidate generator."""
+def held_out_of(kb: ElKnowledgeBase, mentions: Sequence[Span]) -> List[Optional[AliasCounts]]:
+    """Per mention, what its document (``span.doc``: a training example's reference or predicted doc, whose
+    texts are the same) contributed to ``kb``'s alias counts, looked up once per document (None: not
+    counted): the ``held_out`` argument of a candidate generator."""
     per_doc: Dict[int, Optional[AliasCounts]] = {}
     out = []
-    for _, doc in zip(mentions, gold_docs):
-        if id(doc) not in per_doc:
-            per_doc[id(doc)] = kb.held_out_counts(doc.text)
-        out.append(per_doc[id(doc)])
+    for span in mentions:
+        if id(span.doc) not in per_doc:
+            per_doc[id(span.doc)] = kb.held_out_counts(span.doc.text)
+        out.append(per_doc[id(span.doc)])
     return out
 
 

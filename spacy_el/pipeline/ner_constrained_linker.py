@@ -417,9 +417,7 @@ class NerConstrainedLinker(KBTorchPipe):
                     in_kb.append((gold, row))
             in_kb_per_eg.append((eg, in_kb))
         golds_flat = [gold for _, in_kb in in_kb_per_eg for gold, _ in in_kb]
-        held_out = None
-        if self.settings.held_out_priors:
-            held_out = held_out_of(self.kb, golds_flat, [eg.reference for eg, in_kb in in_kb_per_eg for _ in in_kb])
+        held_out = held_out_of(self.kb, golds_flat) if self.settings.held_out_priors else None
         generated = iter(self._training_memo(self.candidates, self.kb, golds_flat, held_out))
         texts_spans, sets, golds = [], [], []
         settings = self.settings

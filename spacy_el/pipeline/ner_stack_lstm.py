@@ -260,7 +260,7 @@ class NerStackLstm(KBTorchPipe):
         a gold mention's list is generated in its first epoch and reused in the later ones; with
         ``held_out_priors``, from priors without the mention's own document."""
         if training:
-            held_out = held_out_of(self.kb, mentions, [m.doc for m in mentions]) if self.settings.held_out_priors else None
+            held_out = held_out_of(self.kb, mentions) if self.settings.held_out_priors else None
             lists = self._training_memo(self.candidates, self.kb, mentions, held_out)
         else:
             lists = self.candidates(self.kb, mentions)
