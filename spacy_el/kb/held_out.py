@@ -13,6 +13,8 @@ import hashlib
 import json
 from typing import Dict, Mapping, Optional
 
+from .serialization import check_format_header
+
 HELD_OUT_ATTACHMENT = "held_out_counts"
 FORMAT = "spacy_el.held_out_counts"
 FORMAT_VERSION = 1
@@ -40,13 +42,8 @@ def decode_held_out(data: bytes, where: str = "the KB") -> HeldOutTable:
         parsed = json.loads(data.decode("utf8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise ValueError(f"[spacy_el] The held-out counts of {where} are not valid JSON: {err}") from err
-    if not isinstance(parsed, dict) or parsed.get("format") != FORMAT:
-        raise ValueError(f"[spacy_el] The {HELD_OUT_ATTACHMENT} attachment of {where} is not a {FORMAT} table.")
-    if parsed.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"[spacy_el] The held-out counts of {where} have format version {parsed.get('format_version')!r}; this "
-            f"spacy_el reads version {FORMAT_VERSION}. Rebuild the KB with this version."
-        )
+    check_format_header(parsed, FORMAT, FORMAT_VERSION, "a held-out counts table",
+                        f"The {HELD_OUT_ATTACHMENT} attachment of {where}")
     documents = parsed.get("documents")
     if not isinstance(documents, dict) or not all(
         isinstance(aliases, dict) and all(

@@ -238,14 +238,20 @@ def read_manifest(path: Path) -> Dict[str, Any]:
     return manifest
 
 
-def _check_manifest(manifest: Any, where: str) -> None:
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        raise KBFormatError(f"[spacy_el] {where} does not describe a spacy_el KB (format != {FORMAT_NAME!r}).")
-    if manifest.get("format_version") != FORMAT_VERSION:
+def check_format_header(document: Any, name: str, version: int, what: str, where: str) -> None:
+    """Refuse ``document`` (parsed JSON) unless it is a dict whose ``format`` is ``name`` and whose
+    ``format_version`` is ``version``: the KB manifest's header, and that of the data files a KB carries."""
+    if not isinstance(document, dict) or document.get("format") != name:
+        raise KBFormatError(f"[spacy_el] {where} does not describe {what} (format != {name!r}).")
+    if document.get("format_version") != version:
         raise KBFormatError(
-            f"[spacy_el] {where} has format_version {manifest.get('format_version')!r}; "
-            f"this version of spacy_el reads version {FORMAT_VERSION}. Rebuild the KB."
+            f"[spacy_el] {where} has format_version {document.get('format_version')!r}; "
+            f"this version of spacy_el reads version {version}. Rebuild the KB."
         )
+
+
+def _check_manifest(manifest: Any, where: str) -> None:
+    check_format_header(manifest, FORMAT_NAME, FORMAT_VERSION, "a spacy_el KB", where)
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise KBFormatError(f"[spacy_el] {where} has no 'files' table.")

@@ -109,3 +109,28 @@ def test_counts_are_read_from_jsonl(tmp_path):
     (tmp_path / "aliases.jsonl").write_text('{"alias": "Paris", "candidates": [["Paris", 1.0]], "count": -4}\n')
     with pytest.raises(ValueError, match="aliases.jsonl:1"):
         KBBuilder.from_jsonl(tmp_path / "entities.jsonl", tmp_path / "aliases.jsonl", progress=False)
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"\xff not utf-8", "not valid JSON"),
+    (b"{not json", "not valid JSON"),
+    (b'{"format": "other", "format_version": 1, "documents": {}}', "does not describe a held-out counts table"),
+    (b'{"format": "spacy_el.held_out_counts", "format_version": 99, "documents": {}}', "format_version 99"),
+    (b'{"format": "spacy_el.held_out_counts", "format_version": 1, "documents": {"k": {"Paris": {"Paris": -1}}}}',
+     "malformed"),
+    (b'{"format": "spacy_el.held_out_counts", "format_version": 1, "documents": []}', "malformed"),
+])
+def test_a_bad_held_out_table_is_a_clear_error(data, message):
+    from spacy_el.kb.held_out import HELD_OUT_ATTACHMENT
+
+    kb = counted_kb()
+    kb.set_attachment(HELD_OUT_ATTACHMENT, data)
+    with pytest.raises(ValueError, match=message):
+        kb.held_out_counts("any text")
+
+
+def test_the_held_out_table_round_trips():
+    from spacy_el.kb.held_out import decode_held_out, document_key, encode_held_out
+
+    table = {document_key("a text"): {"Paris": {"Paris": 1.0, "Paris_Hilton": 0.5}}}
+    assert decode_held_out(encode_held_out(table)) == table
