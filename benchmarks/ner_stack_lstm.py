@@ -18,6 +18,10 @@ Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character em
   skipped when not trained).
 - ``ner_stack_lstm_hybrid_held_out``: that model trained on held-out priors (``held_out_priors``;
   ``training/ner_stack_lstm/joint_hybrid_held_out``, skipped when not trained).
+- ``ner_stack_lstm_hybrid_similarity``: the ``_hybrid_evidence`` model predicting with the generator's
+  similarity added to its candidates' log-probabilities (``similarity_weight``), the weight of
+  :data:`SIMILARITY_WEIGHTS` with the best AIDA dev EL micro F1 in the run (``el_micro_f_similarity_weight_<w>``
+  rows on aida-dev).
 - ``prior_only``: the alias table's most probable candidate on the joint model's mentions.
 - ``spacy_ner`` and ``spacy_entity_linker``: spaCy's ``ner`` and ``entity_linker`` with the same tok2vec
   settings (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
@@ -56,7 +60,11 @@ TRAINING = ROOT / "training"
 ABLATIONS = {"ner_stack_lstm_no_sent_rep": "no_sent_rep", "ner_stack_lstm_no_ment_rep": "no_ment_rep", "ner_stack_lstm_no_nil": "no_nil"}
 #: The joint models with another candidate generator (skipped when not trained), by system.
 GENERATOR_VARIANTS = {"ner_stack_lstm_hybrid": "joint_hybrid", "ner_stack_lstm_hybrid_evidence": "joint_hybrid_evidence",
-                      "ner_stack_lstm_hybrid_held_out": "joint_hybrid_held_out"}
+                      "ner_stack_lstm_hybrid_held_out": "joint_hybrid_held_out",
+                      "ner_stack_lstm_hybrid_similarity": "joint_hybrid_evidence"}
+#: The variants that predict with ``similarity_weight``, and the weights their AIDA dev sweep tries.
+SIMILARITY_VARIANTS = ("ner_stack_lstm_hybrid_similarity",)
+SIMILARITY_WEIGHTS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: The systems ``--only`` can pick (each with what it needs of the others).
 MODELS = ("ner_stack_lstm", *GENERATOR_VARIANTS)
 #: Variants that differ from another only in training (held-out priors: ``ner_stack_lstm_hybrid_evidence``'s
@@ -103,6 +111,26 @@ def joint_model_rows(system: str, nlp: spacy.language.Language, kb: ElKnowledgeB
     return rows, docs, seconds
 
 
+def select_similarity_weights(variants: Dict[str, spacy.language.Language], dev: List[Doc]) -> List[Row]:
+    """Sets each :data:`SIMILARITY_VARIANTS` model's ``similarity_weight`` to the weight of
+    :data:`SIMILARITY_WEIGHTS` with the best EL micro F1 on ``dev`` (AIDA dev); RETURNS the sweep's rows."""
+    rows: List[Row] = []
+    texts = [doc.text for doc in dev]
+    for system in SIMILARITY_VARIANTS:
+        if system not in variants:
+            continue
+        pipe = variants[system].get_pipe(PIPE)
+        scores = {}
+        for weight in SIMILARITY_WEIGHTS:
+            pipe.configure(similarity_weight=weight)
+            docs, _ = timed_pipe(variants[system], texts, BATCH_SIZE)
+            el = {r["metric"]: r["value"] for r in el_rows(system, "aida-dev", dev, docs, 0.0, "")}
+            scores[weight] = el["el_micro_f"]
+            rows.append(row(system, "aida-dev", f"el_micro_f_similarity_weight_{weight}", el["el_micro_f"], "dev sweep"))
+        pipe.configure(similarity_weight=max(SIMILARITY_WEIGHTS, key=lambda w: (scores[w], -w)))
+    return rows
+
+
 def speed_row(system: str, dataset: str, docs: List[Doc], seconds: float, speed: str) -> Row:
     return row(system, dataset, "words_per_s", words_per_s(docs, seconds), speed + " (sentencizer + joint NER + EL)")
 
@@ -111,7 +139,10 @@ def generator_variant_rows(system: str, nlp: spacy.language.Language, kb: ElKnow
                            dataset: str, gold: List[Doc], speed: str) -> List[Row]:
     """The rows of a joint model with another generator: the joint model's metrics (with its speed on
     AIDA test) and its generator's recall@30 in the EL rows' notes."""
-    what = f", {nlp.get_pipe(PIPE).candidates.name} candidates"
+    pipe = nlp.get_pipe(PIPE)
+    what = f", {pipe.candidates.name} candidates"
+    if pipe.settings.similarity_weight:
+        what += f", similarity_weight {pipe.settings.similarity_weight:g} (chosen on AIDA dev)"
     rows, docs, seconds = joint_model_rows(system, nlp, kb, dataset, gold, generator_recall(nlp, gold), what)
     timed = dataset == "aida-test" and system not in UNTIMED
     return rows + ([speed_row(system, dataset, docs, seconds, speed)] if timed else [])
@@ -142,7 +173,7 @@ def evaluate_only(args: argparse.Namespace) -> List[Row]:
     any_nlp = joint or next(iter(variants.values()))
     kb: ElKnowledgeBase = any_nlp.get_pipe(PIPE).kb
     speed = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
-    rows: List[Row] = []
+    rows = select_similarity_weights(variants, read_docs(args.corpus / "dev.spacy", any_nlp)[: args.limit or None])
     for split in ("dev", "test"):
         dataset = f"aida-{split}"
         gold = read_docs(args.corpus / f"{split}.spacy", any_nlp)[: args.limit or None]
@@ -174,7 +205,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             print(f"  (skipped {system}: {path} not found)")
     kb: ElKnowledgeBase = joint.get_pipe("ner_stack_lstm").kb
     speed = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
-    rows: List[Row] = []
+    rows = select_similarity_weights(variants, read_docs(args.corpus / "dev.spacy", joint)[: args.limit or None])
     for split in ("dev", "test"):
         dataset = f"aida-{split}"
         gold = read_docs(args.corpus / f"{split}.spacy", joint)[: args.limit or None]
@@ -236,7 +267,12 @@ def main() -> None:
 
 
 def write_tables(results: Path = RESULTS_DIR / "ner_stack_lstm.json", page: Path = PAGES["ner_stack_lstm"]) -> None:
-    publish_table(page, "ner_stack_lstm", results_to_markdown(results, pivot=True, notes=False))
+    def swept(r: Row) -> bool:
+        return "_similarity_weight_" in r["metric"]
+
+    main = results_to_markdown(results, pivot=True, notes=False, select=lambda r: not swept(r))
+    sweep = results_to_markdown(results, pivot=False, notes=False, select=swept)
+    publish_table(page, "ner_stack_lstm", main + "\n\nThe AIDA dev sweep of `similarity_weight`:\n\n" + sweep)
 
 
 if __name__ == "__main__":

@@ -93,6 +93,9 @@ class NerStackLstmSettings(ComponentSettings):
     generator (``spacy-el.AliasCandidates.v1`` top 30 exact and normalised matches by default).
     held_out_priors: in training, take each document's own mentions out of the alias priors first
     (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted contributed).
+    similarity_weight: at prediction, add this times the candidate generator's mention-entity similarity
+    (dense or hybrid generators; 0 where it gave none) to each candidate's log-probability before the
+    ranking (0: off; a weight chosen on dev, see the docs). The NIL decision is unchanged.
     """
 
     component: ClassVar[str] = "ner_stack_lstm"
@@ -101,6 +104,7 @@ class NerStackLstmSettings(ComponentSettings):
     nil_threshold: float = setting(0.5, low=0.0, low_open=True, high=1.0)
     use_nil_classifier: bool = True
     held_out_priors: bool = False
+    similarity_weight: float = setting(0.0, low=0.0)
 
 
 @Language.factory(
@@ -123,6 +127,7 @@ def make_ner_stack_lstm(
     nil_threshold: float,
     use_nil_classifier: bool,
     held_out_priors: bool,
+    similarity_weight: float,
     scorer: Optional[Callable],
     candidates: CandidateGenerator,
 ) -> "NerStackLstm":
@@ -130,7 +135,8 @@ def make_ner_stack_lstm(
     candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
     return NerStackLstm(
         nlp.vocab, model, name, tasks=tasks, max_sentence_length=max_sentence_length, nil_threshold=nil_threshold,
-        use_nil_classifier=use_nil_classifier, held_out_priors=held_out_priors, scorer=scorer, candidates=candidates,
+        use_nil_classifier=use_nil_classifier, held_out_priors=held_out_priors, similarity_weight=similarity_weight,
+        scorer=scorer, candidates=candidates,
     )
 
 
@@ -256,7 +262,8 @@ class NerStackLstm(KBTorchPipe):
     # -- candidates --------------------------------------------------------------------------------
     def _candidates(self, mentions: List[Span], training: bool = False) -> CandidateArrays:
         """The generator's candidates of the mentions, with KB vectors when the model uses them and the
-        generator's similarities when it reads them (``candidate_evidence``). In training, through the memo:
+        generator's similarities when it reads them (``candidate_evidence``) or ranks by them
+        (``similarity_weight``). In training, through the memo:
         a gold mention's list is generated in its first epoch and reused in the later ones; with
         ``held_out_priors``, from priors without the mention's own document."""
         if training:
@@ -265,7 +272,8 @@ class NerStackLstm(KBTorchPipe):
         else:
             lists = self.candidates(self.kb, mentions)
         rows, vectors, priors = padded_candidates(self.kb, lists, self.model.get_dim("nE"))
-        if not self.model.attrs.get("candidate_evidence", False):  # the model reads no similarities
+        reads_similarity = self.model.attrs.get("candidate_evidence", False) or self.settings.similarity_weight
+        if not reads_similarity:
             return CandidateArrays(rows, vectors, priors)
         return CandidateArrays(rows, vectors, priors, *padded_similarities(lists, rows.shape[1]))
 
@@ -358,6 +366,16 @@ class NerStackLstm(KBTorchPipe):
 
     def _link(self, decision: Dict[str, Any], output: StackLstmOutput, r: int, threshold: float) -> None:
         rows, probs = output.candidate_rows[r], output.candidate_probs[r]
+        weight = self.settings.similarity_weight
+        if weight and output.candidate_similarities is not None and (rows >= 0).any():
+            # The generator's similarity, weighed at prediction: the scorer cannot learn its weight from the
+            # training mentions, which the mention encoder was trained on.
+            valid = rows >= 0
+            with np.errstate(divide="ignore"):
+                scores = np.log(probs) + weight * np.nan_to_num(output.candidate_similarities[r], nan=0.0)
+            scores = np.where(valid, scores, -np.inf)
+            exp = np.exp(scores - scores.max())
+            probs = (exp / exp.sum()).astype(np.float32)
         ranked = [int(i) for i in np.argsort(-probs, kind="stable") if rows[i] >= 0]
         ids = self.kb.entities.ids
         decision["candidates"] = [[ids[int(rows[i])], float(probs[i])] for i in ranked[:CANDIDATES_KEPT]]

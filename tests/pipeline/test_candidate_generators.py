@@ -116,3 +116,24 @@ def test_ner4el_weighs_the_generators_similarity_at_prediction_when_asked(tiny_e
     assert predictions(nlp) == before
     with pytest.raises(ValueError, match="similarity_weight"):
         pipe.configure(similarity_weight=-1.0)
+
+
+def test_ner_stack_lstm_weighs_the_generators_similarity_at_prediction_when_asked(tiny_encoder, tmp_path):
+    """``similarity_weight``: the hybrid generator's similarity joins each candidate's log-probability at
+    prediction; the mentions and the NIL decisions stay, 0 gives the predictions as trained, and a negative
+    weight is refused, naming the setting."""
+    nlp = build_ner_stack_lstm(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"])
+    pipe = nlp.get_pipe("ner_stack_lstm")
+    before = predictions(nlp)
+    pipe.configure(similarity_weight=1000.0)  # the similarity alone decides
+    doc = nlp(TEXT)
+    linked = [ent for ent in doc.ents if ent.kb_id_ not in ("", "NIL")]
+    assert linked
+    for ent in linked:
+        found = pipe.candidates(pipe.kb, [ent])[0]
+        assert ent.kb_id_ == pipe.kb.entities.ids[int(found.rows[int(np.nanargmax(found.dense))])]
+    assert [(e.start, e.end, e.label_, e.kb_id_ == "NIL") for e in doc.ents] == [(s, e, label, kb == "NIL") for s, e, label, kb, _ in before]
+    pipe.configure(similarity_weight=0.0)
+    assert predictions(nlp) == before
+    with pytest.raises(ValueError, match="similarity_weight"):
+        pipe.configure(similarity_weight=-1.0)

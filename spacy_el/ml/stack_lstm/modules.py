@@ -488,7 +488,8 @@ def _assign(state: State, rows: torch.Tensor, values: State) -> None:
 class StackLstmOutput:
     """Reduced chunks (``R``): segment ``(R,)``, start/end ``(R,)`` in segment offsets, action ``(R,)``;
     nil_prob ``(R,)`` (the NIL classifier's P(no KB entity); NaN when it is not used); candidate rows
-    ``(R, C)`` (-1 padding) and probabilities ``(R, C)`` (softmax over the candidates)."""
+    ``(R, C)`` (-1 padding) and probabilities ``(R, C)`` (softmax over the candidates); candidate_similarities
+    ``(R, C)``: the generator's mention-entity similarities (NaN where it gave none; None: not computed)."""
 
     segment: np.ndarray
     start: np.ndarray
@@ -497,6 +498,7 @@ class StackLstmOutput:
     nil_prob: np.ndarray
     candidate_rows: np.ndarray
     candidate_probs: np.ndarray
+    candidate_similarities: Optional[np.ndarray] = None
 
     @classmethod
     def empty(cls) -> "StackLstmOutput":
@@ -604,7 +606,10 @@ def _outputs(segments: np.ndarray, starts: np.ndarray, ends: np.ndarray, actions
         nil_prob = np.full(R, np.nan, dtype=np.float32)
     else:
         nil_prob = (1.0 - torch.sigmoid(nil.detach().float())).cpu().numpy()
-    return StackLstmOutput(segments, starts, ends, actions, nil_prob, rows, probs)
+    similarities = None
+    if candidates is not None and candidates.dense is not None and candidates.has_dense is not None:
+        similarities = np.where(candidates.has_dense > 0, candidates.dense, np.nan).astype(np.float32)
+    return StackLstmOutput(segments, starts, ends, actions, nil_prob, rows, probs, similarities)
 
 
 __all__ = [
