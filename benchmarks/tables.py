@@ -255,7 +255,7 @@ HEADLINES: Tuple[Headline, ...] = (
              "cand_recall_at_30", "hybrid", (("alias table", "alias"),), "docs/candidates.md"),
     Headline("`entity_retriever` (EntQA)", "entqa.json", "aida-test", "recall_at_100", "entity_retriever",
              (("BM25", "bm25"),), "docs/entqa.md"),
-    Headline("`entqa_reader` (EntQA, `reader_mode = \"joint\"`)", "entqa.json", "msnbc", "el_micro_f", "entqa_joint",
+    Headline("`entqa_reader` (EntQA, `reader_mode = \"joint\"`)", "entqa.json", "aida-test", "el_micro_f", "entqa_joint",
              (("spaCy `ner` + `entity_linker`", "spacy_entity_linker"),), "docs/entqa.md"),
 )
 
