@@ -50,6 +50,7 @@ PAGES: Dict[str, Path] = {
     "entqa-gamma": DOCS / "entqa.md",
     "entqa-k": DOCS / "entqa.md",
     "entqa-curve": DOCS / "entqa.md",
+    "entqa-stride": DOCS / "entqa.md",
     "pipelines": DOCS / "pipelines.md",
     "annotate": DOCS / "annotate.md",
     "prediction_parity": DOCS / "prediction_parity.md",
