@@ -114,8 +114,9 @@ from ..extensions import (
 )
 from ..kb import ElKnowledgeBase
 from ..candidates import AliasCandidates, CandidateGenerator, MentionCandidates
-from ..candidates.arrays import PaddedCandidates, padded_candidates
+from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_similarities
 from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
+from ..ml.joint_coref.inputs import CandidateFn, SimilarityFn
 from ..ml.joint_coref.model import encoder_depth, set_save_encoder
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
@@ -178,6 +179,9 @@ class JointCorefLinkerSettings(ComponentSettings):
     held_out_priors: in training, the kept spans' candidates come from alias priors without the document's
     own mentions (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted
     contributed). Prediction is unaffected.
+    similarity_weight: at prediction, add this times the candidate generator's mention-entity similarity
+    (dense or hybrid generators; 0 where it gave none) to each mention-entity edge before decoding (0: off; a
+    weight chosen on dev, see the docs).
     save_encoder: false = save the trained heads and a checksummed reference to the (unchanged) encoder instead
     of its weights (module docstring, "Saving the heads only"); true = the whole model.
     """
@@ -197,6 +201,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     early_max_antecedents: int = setting(0, low=0)
     encoder_checkpointing: bool = False
     held_out_priors: bool = False
+    similarity_weight: float = setting(0.0, low=0.0)
     save_encoder: bool = True
 
     def check(self) -> None:
@@ -247,6 +252,7 @@ def make_joint_coref_linker(
     early_max_antecedents: int = 0,
     encoder_checkpointing: bool = False,
     held_out_priors: bool = False,
+    similarity_weight: float = 0.0,
     save_encoder: bool = True,
 ) -> "JointCorefLinker":
     """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
@@ -257,7 +263,8 @@ def make_joint_coref_linker(
         gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
         el_scorer=el_scorer, frozen_encoder_layers=frozen_encoder_layers, encoder_cache_mb=encoder_cache_mb,
         early_steps=early_steps, early_max_antecedents=early_max_antecedents,
-        encoder_checkpointing=encoder_checkpointing, held_out_priors=held_out_priors, save_encoder=save_encoder,
+        encoder_checkpointing=encoder_checkpointing, held_out_priors=held_out_priors,
+        similarity_weight=similarity_weight, save_encoder=save_encoder,
     )
 
 
@@ -328,12 +335,18 @@ class JointCorefLinker(KBTorchPipe):
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
 
-    def _candidate_fn(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Callable[[np.ndarray], PaddedCandidates]:
+    def _candidate_fn(self, doc: Doc, gold: Optional[GoldClusters] = None) -> CandidateFn:
+        """The look-up of :meth:`_candidate_fns` alone."""
+        return self._candidate_fns(doc, gold)[0]
+
+    def _candidate_fns(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Tuple[CandidateFn, SimilarityFn]:
         """The generator's candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
         (K, C) alias priors (0 on padding, and for a candidate only the dense index found). Each span is
         generated once per document; in training with ``held_out_priors``, from priors without the
         document's own mentions. With ``gold`` (training) and ``gold_candidate_dropout > 0``, some
-        gold mentions lose their gold entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`)."""
+        gold mentions lose their gold entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`).
+        The second function gives the generator's similarities of the same lists, laid out as the look-up's
+        (``similarity_weight``)."""
         width = self.model.get_dim("nE")
         generated: Dict[Tuple[int, int], MentionCandidates] = {}
         held_out = self.kb.held_out_counts(doc.text) if gold is not None and self.settings.held_out_priors else None
@@ -367,7 +380,11 @@ class JointCorefLinker(KBTorchPipe):
             hide = {i: hidden[span] for i, span in enumerate(keys) if span in hidden}
             return hide_candidates(*arrays, hide)
 
-        return lookup
+        def similarities(spans: np.ndarray, columns: int) -> np.ndarray:
+            # The lists lookup made for the same spans (cached above): no second generator call.
+            return padded_similarities(generate([tuple(span) for span in spans.tolist()]), columns)[0]
+
+        return lookup, similarities
 
     def _given_mentions(self, doc: Doc) -> List[Tuple[int, int]]:
         """The upstream entities that ``mentions_from`` adds to the scored spans (none for "model"), less
@@ -383,15 +400,17 @@ class JointCorefLinker(KBTorchPipe):
         return [(e.start, e.end) for e in doc.ents if e.label_ in self.settings.unlinkable_labels]
 
     def _batch(self, docs: Sequence[Doc], golds: Optional[Sequence[Any]] = None) -> JointCorefBatch:
+        predicting = golds is None  # the generator's similarity may join the link scores
         golds = golds if golds is not None else [None] * len(docs)
         enumerate_all = self.settings.mentions_from != "ents"
-        return JointCorefBatch([
-            make_doc_inputs(
-                self.model, doc, self._candidate_fn(doc, gold), gold, given=self._given_mentions(doc),
+        inputs = []
+        for doc, gold in zip(docs, golds):
+            candidates, similarities = self._candidate_fns(doc, gold)
+            inputs.append(make_doc_inputs(
+                self.model, doc, candidates, gold, similarities=similarities, given=self._given_mentions(doc),
                 enumerate_all=enumerate_all, excluded=self._unlinkable_ents(doc),
-            )
-            for doc, gold in zip(docs, golds)
-        ])
+            ))
+        return JointCorefBatch(inputs, similarity_weight=self.settings.similarity_weight if predicting else 0.0)
 
     # -- prediction --------------------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:

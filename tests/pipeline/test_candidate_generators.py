@@ -137,3 +137,28 @@ def test_ner_stack_lstm_weighs_the_generators_similarity_at_prediction_when_aske
     assert predictions(nlp) == before
     with pytest.raises(ValueError, match="similarity_weight"):
         pipe.configure(similarity_weight=-1.0)
+
+
+def test_joint_coref_linker_weighs_the_generators_similarity_at_prediction_when_asked(tiny_encoder, tmp_path):
+    """``similarity_weight``: the hybrid generator's similarity joins each mention-entity edge before decoding,
+    so each mention's best candidate becomes its most similar one; 0 gives the predictions as trained, and a
+    negative weight is refused, naming the setting."""
+    nlp = build_joint_coref_linker(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"])
+    pipe = nlp.get_pipe("joint_coref_linker")
+    before = predictions(nlp)
+    pipe.configure(mentions_from="model+ents", similarity_weight=1000.0)  # the similarity alone decides
+    doc = nlp.make_doc(TEXT)
+    doc.ents = [spacy.tokens.Span(doc, s, s + 1, "PER") for s in (0, 3, 8, 10)]  # given: written even if NIL
+    checked = 0
+    for cluster in pipe.predict([doc])[0]:
+        for mention in cluster["mentions"]:
+            found = pipe.candidates(pipe.kb, [doc[slice(*mention["span"])]])[0]
+            if mention["candidates"] and not np.isnan(found.dense).all():
+                most_similar = pipe.kb.entities.ids[int(found.rows[int(np.nanargmax(found.dense))])]
+                assert mention["candidates"][0][0] == most_similar
+                checked += 1
+    assert checked >= 4
+    pipe.configure(mentions_from="model", similarity_weight=0.0)
+    assert predictions(nlp) == before
+    with pytest.raises(ValueError, match="similarity_weight"):
+        pipe.configure(similarity_weight=-1.0)

@@ -29,13 +29,16 @@ from ..torch_io import shared_tokenizer
 from .span_representations import enumerate_spans
 
 __all__ = [
-    "CandidateFn", "GoldClusterIdx", "DocInputs", "JointCorefBatch", "tokenizer_of", "make_doc_inputs",
+    "CandidateFn", "SimilarityFn", "GoldClusterIdx", "DocInputs", "JointCorefBatch", "tokenizer_of", "make_doc_inputs",
     "encoder_windows", "most_central_window", "token_wordpiece_pairs", "candidate_spans",
 ]
 
 #: ``(K, 2)`` kept spans -> ``(K, C)`` int64 KB rows (``-1`` padding), ``(K, C, nE)`` float32 vectors
 #: and ``(K, C)`` float32 alias-table priors (0 on padding).
 CandidateFn = Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
+#: ``(K, 2)`` kept spans and the candidate width ``C`` -> ``(K, C)`` float32 mention-entity similarities of the
+#: generator, laid out as :data:`CandidateFn`'s rows (0 where it gave none).
+SimilarityFn = Callable[[np.ndarray, int], np.ndarray]
 #: One gold cluster in span indexing: (indices into ``DocInputs.spans``, KB row or None for NIL).
 GoldClusterIdx = Tuple[Tuple[int, ...], Optional[int]]
 
@@ -49,7 +52,8 @@ class DocInputs:
     pair_token, pair_wordpiece: int64 ``(Q,)``, the (token, wordpiece) overlap pairs. n_tokens: ``T``.
     spans: int64 ``(S, 2)`` ``(start, end exclusive)`` sorted by ``(start, end)``. n_keep: spans kept
     by pruning. forced: int64 ``(F,)`` indices into ``spans`` always kept (gold mentions in
-    training, mentions given by an upstream component). candidates: the candidate look-up. gold: gold clusters or None (prediction).
+    training, mentions given by an upstream component). candidates: the candidate look-up; similarities: the
+    generator's similarities of its lists (None: not available). gold: gold clusters or None (prediction).
     """
 
     input_ids: np.ndarray
@@ -64,6 +68,7 @@ class DocInputs:
     candidates: CandidateFn
     forced: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     gold: Optional[List[GoldClusterIdx]] = None
+    similarities: Optional[SimilarityFn] = None
 
 
 @dataclass
@@ -72,7 +77,9 @@ class JointCorefBatch:
     attrs by :func:`spacy_el.ml.joint_coref.model.forward` (loss settings, not part of the weights);
     ``frozen_layers``, ``cache_mb``, ``max_antecedents`` and ``checkpointing`` by the component in training
     (its ``frozen_encoder_layers`` and ``encoder_cache_mb``: :mod:`~spacy_el.ml.joint_coref.frozen_encoder`; its
-    early antecedent window, None = the model's; its ``encoder_checkpointing``)."""
+    early antecedent window, None = the model's; its ``encoder_checkpointing``); ``similarity_weight`` by the
+    component at prediction (its setting: that times the generator's similarity joins each link score before
+    decoding)."""
 
     docs: List[DocInputs]
     mode: str = "global"
@@ -81,6 +88,7 @@ class JointCorefBatch:
     cache_mb: float = 0.0
     max_antecedents: Optional[int] = None
     checkpointing: bool = False
+    similarity_weight: float = 0.0
 
     @property
     def has_gold(self) -> bool:
@@ -161,12 +169,14 @@ def make_doc_inputs(
     candidates: CandidateFn,
     gold: Optional[Sequence[Tuple[Sequence[Tuple[int, int]], Optional[int]]]] = None,
     *,
+    similarities: Optional[SimilarityFn] = None,
     given: Sequence[Tuple[int, int]] = (),
     enumerate_all: bool = True,
     excluded: Sequence[Tuple[int, int]] = (),
 ) -> DocInputs:
     """Numpy inputs of ``doc`` (module docstring). gold: clusters of ``(start, end)`` token spans of
-    ``doc`` with a KB row or None. given: mentions found upstream (e.g. ``doc.ents``). Gold and given
+    ``doc`` with a KB row or None. similarities: the generator's similarities of ``candidates``' lists
+    (``similarity_weight``; None: not available). given: mentions found upstream (e.g. ``doc.ents``). Gold and given
     spans are added to the enumerated ones and always kept, if not wider than ``max_span_width``
     (wider ones cannot be embedded: they are dropped from the gold, and the caller reports the given
     ones). enumerate_all=False: only gold and given spans are scored (no pruning). excluded: spans
@@ -194,7 +204,7 @@ def make_doc_inputs(
     inputs = DocInputs(
         input_ids=np.zeros((0, 0), dtype=np.int64), attention_mask=np.zeros((0, 0), dtype=np.int64),
         wp_window=empty, wp_position=empty, pair_token=empty, pair_wordpiece=empty, n_tokens=len(doc),
-        spans=spans, n_keep=n_keep, candidates=candidates, forced=forced, gold=gold_idx,
+        spans=spans, n_keep=n_keep, candidates=candidates, forced=forced, gold=gold_idx, similarities=similarities,
     )
     if not len(spans):
         return inputs  # nothing to score: no need to encode

@@ -23,10 +23,11 @@ safetensors (never pickled). The encoder's architecture and tokenizer come from 
 :func:`set_save_encoder` off (the component's ``save_encoder = false``), the weights file holds the trained
 heads only and refers to the encoder by name and checksum (:mod:`spacy_el.ml.encoder_reference`).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, List, Optional, Tuple, Union
 
 import numpy as np
+import torch
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model
 
@@ -36,7 +37,7 @@ from ..torch_io import EncoderLRShim, load_encoder, torch_layer
 from .decoding import JointDecoding, decode
 from .entity_equalization import REFINEMENTS
 from .frozen_encoder import encoder_layers
-from .inputs import JointCorefBatch
+from .inputs import DocInputs, JointCorefBatch
 from .modules import DocOutput, JointCorefModule
 from .scorer import MODES
 
@@ -210,8 +211,20 @@ def forward(
     X.mention_loss_weight = model.attrs["mention_loss_weight"]
     (loss, outputs), backprop = torch_layer_forward(model, X, is_train)
     if not is_train:
-        outputs = [predicted(out, X.mode) for out in outputs]
+        outputs = [predicted(with_similarity(out, d, X.similarity_weight), X.mode) for out, d in zip(outputs, X.docs)]
     return (loss, outputs), backprop
+
+
+def with_similarity(out: DocOutput, inputs: DocInputs, weight: float) -> DocOutput:
+    """``out`` with ``weight`` times the generator's mention-entity similarity added to each valid link score
+    (``(K, C)``; the padding stays ``-inf``); ``out`` itself when the weight is 0 or there is nothing to add."""
+    if not weight or out.scores is None or inputs.similarities is None or not out.candidate_rows.size:
+        return out
+    scores = out.scores
+    similarity = torch.as_tensor(inputs.similarities(out.spans, out.candidate_rows.shape[1]),
+                                 device=scores.link_scores.device, dtype=scores.link_scores.dtype)
+    links = torch.where(scores.candidate_mask, scores.link_scores + weight * similarity, scores.link_scores)
+    return replace(out, scores=replace(scores, link_scores=links))
 
 
 def predicted(out: DocOutput, mode: str) -> DocPrediction:
