@@ -94,8 +94,8 @@ class NerStackLstmSettings(ComponentSettings):
     held_out_priors: in training, take each document's own mentions out of the alias priors first
     (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted contributed).
     similarity_weight: at prediction, add this times the candidate generator's mention-entity similarity
-    (dense or hybrid generators; 0 where it gave none) to each candidate's log-probability before the
-    ranking (0: off; a weight chosen on dev, see the docs). The NIL decision is unchanged.
+    (dense or hybrid generators; 0 where it gave none) to each candidate's score before the softmax over
+    the candidates (0: off; a weight chosen on dev, see the docs). The NIL decision is unchanged.
     """
 
     component: ClassVar[str] = "ner_stack_lstm"
@@ -272,8 +272,10 @@ class NerStackLstm(KBTorchPipe):
         else:
             lists = self.candidates(self.kb, mentions)
         rows, vectors, priors = padded_candidates(self.kb, lists, self.model.get_dim("nE"))
-        reads_similarity = self.model.attrs.get("candidate_evidence", False) or self.settings.similarity_weight
-        if not reads_similarity:
+        # similarity_weight weighs the similarities at prediction only: the scorer cannot learn that weight from
+        # the training mentions, which the mention encoder was trained on.
+        ranks_by_similarity = bool(self.settings.similarity_weight) and not training
+        if not (self.model.attrs.get("candidate_evidence", False) or ranks_by_similarity):
             return CandidateArrays(rows, vectors, priors)
         return CandidateArrays(rows, vectors, priors, *padded_similarities(lists, rows.shape[1]))
 
@@ -320,6 +322,8 @@ class NerStackLstm(KBTorchPipe):
             candidate_rows = batch.gold_candidates
             batch.gold_candidate = candidate_rows.gold_positions(golds) if candidate_rows is not None else np.full(len(golds), -1, np.int64)
             batch.linkable = np.asarray([g is not None for g in golds], dtype=np.float32)
+        else:  # linking given mentions at prediction
+            batch.similarity_weight = self.settings.similarity_weight
         return batch
 
     def _predict_batch(self, docs: Sequence[Doc]) -> StackLstmBatch:
@@ -328,7 +332,8 @@ class NerStackLstm(KBTorchPipe):
         is_space = np.concatenate([doc.to_array("IS_SPACE").astype(bool) for doc in docs]) if segments else np.zeros(0, bool)
         space = is_space[index] & (np.arange(index.shape[1])[None, :] < lengths[:, None])
         return StackLstmBatch(list(docs), segments, index, lengths, candidates=None if self.tasks == "ner" else self._candidates,
-                              tasks=self.tasks, use_nil=self.settings.use_nil_classifier, space=space)
+                              tasks=self.tasks, use_nil=self.settings.use_nil_classifier, space=space,
+                              similarity_weight=self.settings.similarity_weight)
 
     # -- prediction --------------------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:
@@ -366,16 +371,6 @@ class NerStackLstm(KBTorchPipe):
 
     def _link(self, decision: Dict[str, Any], output: StackLstmOutput, r: int, threshold: float) -> None:
         rows, probs = output.candidate_rows[r], output.candidate_probs[r]
-        weight = self.settings.similarity_weight
-        if weight and output.candidate_similarities is not None and (rows >= 0).any():
-            # The generator's similarity, weighed at prediction: the scorer cannot learn its weight from the
-            # training mentions, which the mention encoder was trained on.
-            valid = rows >= 0
-            with np.errstate(divide="ignore"):
-                scores = np.log(probs) + weight * np.nan_to_num(output.candidate_similarities[r], nan=0.0)
-            scores = np.where(valid, scores, -np.inf)
-            exp = np.exp(scores - scores.max())
-            probs = (exp / exp.sum()).astype(np.float32)
         ranked = [int(i) for i in np.argsort(-probs, kind="stable") if rows[i] >= 0]
         ids = self.kb.entities.ids
         decision["candidates"] = [[ids[int(rows[i])], float(probs[i])] for i in ranked[:CANDIDATES_KEPT]]

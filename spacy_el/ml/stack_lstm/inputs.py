@@ -185,7 +185,8 @@ class StackLstmBatch:
     linkable ``(K,)``: the gold chunks' candidates, the gold's position among them (-1: none) and
     whether the chunk has a KB entity (training only). candidates: the look-up for predicted chunks
     (None: do not link). tasks: which losses count. use_nil: run the NIL classifier. space: whitespace
-    tokens ``(B, L)``, which greedy parsing never starts an entity with."""
+    tokens ``(B, L)``, which greedy parsing never starts an entity with. similarity_weight: at prediction, this
+    times the generator's similarity joins each candidate's score before the softmax (the component's setting)."""
 
     docs: List[Doc]
     segments: List[Segment]
@@ -199,6 +200,7 @@ class StackLstmBatch:
     tasks: str = "joint"
     use_nil: bool = True
     space: Optional[np.ndarray] = None  # (B, L) bool, whitespace tokens (greedy parsing)
+    similarity_weight: float = 0.0
 
     @property
     def with_loss(self) -> bool:

@@ -488,8 +488,7 @@ def _assign(state: State, rows: torch.Tensor, values: State) -> None:
 class StackLstmOutput:
     """Reduced chunks (``R``): segment ``(R,)``, start/end ``(R,)`` in segment offsets, action ``(R,)``;
     nil_prob ``(R,)`` (the NIL classifier's P(no KB entity); NaN when it is not used); candidate rows
-    ``(R, C)`` (-1 padding) and probabilities ``(R, C)`` (softmax over the candidates); candidate_similarities
-    ``(R, C)``: the generator's mention-entity similarities (NaN where it gave none; None: not computed)."""
+    ``(R, C)`` (-1 padding) and probabilities ``(R, C)`` (softmax over the candidates)."""
 
     segment: np.ndarray
     start: np.ndarray
@@ -498,7 +497,6 @@ class StackLstmOutput:
     nil_prob: np.ndarray
     candidate_rows: np.ndarray
     candidate_probs: np.ndarray
-    candidate_similarities: Optional[np.ndarray] = None
 
     @classmethod
     def empty(cls) -> "StackLstmOutput":
@@ -558,7 +556,8 @@ class StackLstmForward(nn.Module):
             wanted = {"joint": (ner, el, nil_loss), "ner": (ner,), "el": (el, nil_loss)}[batch.tasks]
             # "+ 0 x tokvecs": a batch without any gold chunk still has a graph to backpropagate.
             loss = (sum(wanted) / len(batch.segments) + 0.0 * tokvecs.sum()).reshape(1)
-        output = _outputs(segments, starts, ends, reductions.action.cpu().numpy(), scores, nil, candidates)
+        output = _outputs(segments, starts, ends, reductions.action.cpu().numpy(), scores, nil, candidates,
+                          batch.similarity_weight)
         return loss, output
 
 
@@ -592,12 +591,16 @@ def _segment_span(batch: StackLstmBatch, segment: int, start: int, end: int) -> 
 
 
 def _outputs(segments: np.ndarray, starts: np.ndarray, ends: np.ndarray, actions: np.ndarray, scores: Optional[torch.Tensor],
-             nil: Optional[torch.Tensor], candidates: Optional[CandidateArrays]) -> StackLstmOutput:
+             nil: Optional[torch.Tensor], candidates: Optional[CandidateArrays], similarity_weight: float = 0.0) -> StackLstmOutput:
+    """The numpy outputs; with ``similarity_weight``, that times the generator's similarity (0 where it gave
+    none) is added to each candidate's score before the softmax (prediction only: the loss has its scores)."""
     R = len(segments)
     if scores is None or candidates is None:
         rows, probs = np.full((R, 1), -1, dtype=np.int64), np.zeros((R, 1), dtype=np.float32)
     else:
         rows = candidates.rows
+        if similarity_weight and candidates.dense is not None:
+            scores = scores + similarity_weight * torch.as_tensor(candidates.dense, device=scores.device, dtype=scores.dtype)
         with torch.no_grad():
             # A mention without candidates has only -inf scores: its probabilities are 0, not NaN.
             probs_t = torch.softmax(scores.float().masked_fill(torch.isinf(scores).all(-1, keepdim=True), 0.0), -1)
@@ -606,10 +609,7 @@ def _outputs(segments: np.ndarray, starts: np.ndarray, ends: np.ndarray, actions
         nil_prob = np.full(R, np.nan, dtype=np.float32)
     else:
         nil_prob = (1.0 - torch.sigmoid(nil.detach().float())).cpu().numpy()
-    similarities = None
-    if candidates is not None and candidates.dense is not None and candidates.has_dense is not None:
-        similarities = np.where(candidates.has_dense > 0, candidates.dense, np.nan).astype(np.float32)
-    return StackLstmOutput(segments, starts, ends, actions, nil_prob, rows, probs, similarities)
+    return StackLstmOutput(segments, starts, ends, actions, nil_prob, rows, probs)
 
 
 __all__ = [
