@@ -335,10 +335,6 @@ class JointCorefLinker(KBTorchPipe):
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
 
-    def _candidate_fn(self, doc: Doc, gold: Optional[GoldClusters] = None) -> CandidateFn:
-        """The look-up of :meth:`_candidate_fns` alone."""
-        return self._candidate_fns(doc, gold)[0]
-
     def _candidate_fns(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Tuple[CandidateFn, SimilarityFn]:
         """The generator's candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
         (K, C) alias priors (0 on padding, and for a candidate only the dense index found). Each span is

@@ -235,7 +235,7 @@ def test_doc_longer_than_one_window_is_fully_encoded(trained):
     pipe = nlp.get_pipe(NAME)
     text = " ".join(TRAIN[0][0] for _ in range(4))  # about 80 wordpieces, windows of 14
     doc = nlp.make_doc(text)
-    inputs = make_doc_inputs(pipe.model, doc, pipe._candidate_fn(doc))
+    inputs = make_doc_inputs(pipe.model, doc, pipe._candidate_fns(doc)[0])
     assert inputs.input_ids.shape[0] > 4 and inputs.input_ids.shape[1] <= 16
     module = pipe.model.layers[0].shims[0]._model
     with torch.no_grad():
@@ -406,7 +406,7 @@ def test_spans_without_candidates_are_nil(trained):
     nlp, _ = trained
     pipe = nlp.get_pipe(NAME)
     doc = nlp.make_doc("Zqxv met Wrenna .")
-    rows, vectors, priors = pipe._candidate_fn(doc)(np.array([[0, 1], [2, 3]]))
+    rows, vectors, priors = pipe._candidate_fns(doc)[0](np.array([[0, 1], [2, 3]]))
     assert rows.shape == (2, 1) and (rows == -1).all() and vectors.shape == (2, 1, DIM)
     assert priors.shape == (2, 1) and (priors == 0).all()
     # The model scores kept spans whose candidate lists are all padding; decoding makes them NIL.
@@ -455,19 +455,19 @@ def test_gold_candidate_dropout_hides_the_gold_entity_from_some_mentions_of_a_cl
     row = pipe.kb.entities.row_of("Ada_Mercer")
     gold = [([(0, 1), (9, 10)], row)]  # "Mercer" twice: both have Ada_Mercer among their candidates
     spans = np.array([(0, 1), (9, 10), (11, 12)], dtype=np.int64)
-    assert all((pipe._candidate_fn(doc, gold)(spans)[0][:2] == row).any(axis=1)), "off by default"
+    assert all((pipe._candidate_fns(doc, gold)[0](spans)[0][:2] == row).any(axis=1)), "off by default"
     pipe.cfg["gold_candidate_dropout"] = 0.5
     np.random.seed(0)
     hidden = []
     for _ in range(40):
-        rows = pipe._candidate_fn(doc, gold)(spans)[0]
+        rows = pipe._candidate_fns(doc, gold)[0](spans)[0]
         has = (rows == row).any(axis=1)
         assert has[:2].any(), "one mention of the cluster always keeps the entity"
         for i in np.flatnonzero(~has[:2]):
             assert (rows[i] >= 0).sum() == 2, "only the gold entity is hidden: the two other candidates of 'Mercer' stay"
         hidden.append(tuple(~has[:2]))
     assert {(True, False), (False, True), (False, False)} <= set(hidden)
-    assert (pipe._candidate_fn(doc)(spans)[0][:2] == row).any(axis=1).all(), "prediction (no gold) is unaffected"
+    assert (pipe._candidate_fns(doc)[0](spans)[0][:2] == row).any(axis=1).all(), "prediction (no gold) is unaffected"
 
 
 @pytest.mark.parametrize("mode", ["local", "coref", "link"])
