@@ -97,6 +97,20 @@ def words_per_s(docs: Sequence[Doc], seconds: float) -> int:
     return round(sum(len(d) for d in docs) / seconds)
 
 
+def dev_sweep(system: str, metric: str, setting: str, values: Sequence[float],
+              score: Callable[[float], float]) -> Tuple[float, List[Dict[str, Any]]]:
+    """A prediction setting chosen on AIDA dev: ``score(value)`` for each of ``values``, a
+    ``<metric>_<setting>_<value>`` row each ("dev sweep"), and the value with the best score (ties: the
+    earlier one). RETURNS ``(value, rows)``."""
+    rows, best = [], (float("-inf"), values[0])
+    for value in values:
+        scored = score(value)
+        rows.append(row(system, "aida-dev", f"{metric}_{setting}_{value}", scored, "dev sweep"))
+        if scored > best[0]:
+            best = (scored, value)
+    return best[1], rows
+
+
 def curve_rows(evaluations: Path, system: str, dataset: str, metrics: Union[str, Sequence[str]], notes: str = "",
                train_dataset: str = "aida-train") -> List[Dict[str, Any]]:
     """A training run's learning curve (``OUTPUT/evaluations.json`` of ``python -m spacy_el train``, across

@@ -47,7 +47,7 @@ from spacy_el.scoring import ed_accuracy, el_scores
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
-from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
+from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, dev_sweep, fix_tie_breaks, timed,
                      using_encoder_dtype)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, results_to_matrix
@@ -147,14 +147,13 @@ def select_soft_weight(nlp: Language, dev: List[Doc]) -> Tuple[float, List[Row]]
 def select_similarity_weight(system: str, nlp: Language, cfg: Dict, dev: List[Doc]) -> Tuple[float, List[Row]]:
     """The ``similarity_weight`` of :data:`SIMILARITY_WEIGHTS` with the best AIDA dev accuracy, the model's other
     settings ``cfg``."""
-    rows, best = [], (-1.0, SIMILARITY_WEIGHTS[0])
-    for weight in SIMILARITY_WEIGHTS:
+    def accuracy(weight: float) -> float:
         configure(nlp, **{**cfg, "similarity_weight": weight})
-        accuracy = ed(dev, with_gold_mentions(nlp, dev, [PIPE]))
-        rows.append(row(system, "aida-dev", f"ed_accuracy_similarity_weight_{weight}", accuracy, "dev sweep"))
-        best = max(best, (accuracy, weight), key=lambda pair: pair[0])
+        return ed(dev, with_gold_mentions(nlp, dev, [PIPE]))
+
+    weight, rows = dev_sweep(system, "ed_accuracy", "similarity_weight", SIMILARITY_WEIGHTS, accuracy)
     configure(nlp)
-    return best[1], rows
+    return weight, rows
 
 
 def end_to_end_row(system: str, nlp: Language, gold: List[Doc], note: str) -> Row:

@@ -51,7 +51,7 @@ from spacy_el.scoring import ner_scores
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior
-from .common import AIDA_CORPUS, fix_tie_breaks, read_docs, timed_pipe, words_per_s
+from .common import AIDA_CORPUS, dev_sweep, fix_tie_breaks, read_docs, timed_pipe, words_per_s
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -119,15 +119,16 @@ def select_similarity_weights(variants: Dict[str, spacy.language.Language], dev:
     for system in SIMILARITY_VARIANTS:
         if system not in variants:
             continue
-        pipe = variants[system].get_pipe(PIPE)
-        scores = {}
-        for weight in SIMILARITY_WEIGHTS:
+        nlp, pipe = variants[system], variants[system].get_pipe(PIPE)
+
+        def el_micro_f(weight: float) -> float:
             pipe.configure(similarity_weight=weight)
-            docs, _ = timed_pipe(variants[system], texts, BATCH_SIZE)
-            el = {r["metric"]: r["value"] for r in el_rows(system, "aida-dev", dev, docs, 0.0, "")}
-            scores[weight] = el["el_micro_f"]
-            rows.append(row(system, "aida-dev", f"el_micro_f_similarity_weight_{weight}", el["el_micro_f"], "dev sweep"))
-        pipe.configure(similarity_weight=max(SIMILARITY_WEIGHTS, key=lambda w: (scores[w], -w)))
+            docs, _ = timed_pipe(nlp, texts, BATCH_SIZE)
+            return next(r["value"] for r in el_rows(system, "aida-dev", dev, docs, 0.0, "") if r["metric"] == "el_micro_f")
+
+        weight, sweep = dev_sweep(system, "el_micro_f", "similarity_weight", SIMILARITY_WEIGHTS, el_micro_f)
+        pipe.configure(similarity_weight=weight)
+        rows += sweep
     return rows
 
 
