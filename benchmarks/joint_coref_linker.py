@@ -26,7 +26,8 @@ Systems and what is measured
   are merged into the results file). The ``hybrid`` variant (``training/jcl/aida-hybrid/global``, issue 26)
   runs on hybrid candidates: its notes give their recall, and ``<system>_hybrid_own_cases`` rows count the
   hard cases that its own lists define (the ``<system>_hybrid`` rows count the alias table's, as every
-  other row does).
+  other row does), and ``<system>_hybrid_similarity`` rows on AIDA test the model predicting with the
+  ``similarity_weight`` best on AIDA dev (the sweep's ``elh_f_similarity_weight_<w>`` rows on ``aida-dev``).
 * Learning curves: a variant folder's model trained by ``python -m spacy_el train`` (its ``evaluations.json``, e.g.
   ``training/jcl/gum-converged/global`` from ``train-jcl-gum-converged``) also gives ``coref_avg_f@step=N``,
   ``elh_f@step=N`` and ``train_minutes@step=N`` rows on ``<corpus>-dev`` and ``train_minutes`` on
@@ -68,7 +69,7 @@ from spacy_el.scoring.coref import coref_scores
 from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
 from spacy_el.training.resume import EVALUATIONS
 
-from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, curve_rows, first,
+from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, curve_rows, dev_sweep, first,
                      fix_tie_breaks, proc_status_mb, process_peak_mb, read_corpus, read_evaluations, reset_peak_rss,
                      timed, timed_pipe, using_encoder_dtype, words_per_s)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
@@ -376,9 +377,42 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
             if own_hard is not None:
                 rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
                                        f"{note}; the cases of its own {generator.name} top {generator.top_k}")
+            if own_hard is not None and dataset == "aida-test":
+                rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, f"{note}", hard)
     if peers and "global" in preds:
         rows += peer_rows(dataset, gold, preds["global"], kb, f"{trained}; predicted mentions", hard)
     return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard, rows)
+
+
+#: The ``similarity_weight`` values that the AIDA dev sweep of a model on another generator tries.
+SIMILARITY_WEIGHTS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: List[Doc], note: str,
+                    hard: Sequence[Sequence[HardCase]]) -> List[Row]:
+    """``<system>_similarity`` on AIDA test: the model predicting with the ``similarity_weight`` of
+    :data:`SIMILARITY_WEIGHTS` whose ELh is best on AIDA dev (``elh_f_similarity_weight_<w>`` rows on
+    ``aida-dev``); none without the AIDA dev corpus. The model's weight is set back to 0 afterwards."""
+    dev_path = AIDA_CORPUS / "dev.spacy"
+    if not dev_path.exists():
+        print(f"{dev_path} does not exist: no {system}_similarity rows")
+        return []
+    dev = read_corpus("spacy-el.AidaPlusReader.v1", nlp, path=dev_path)[: args.limit or None]
+    pipe = nlp.get_pipe(NAME)
+    name = f"{system}_similarity"
+
+    def elh_f(weight: float) -> float:
+        pipe.configure(similarity_weight=weight)
+        pred, _ = predict(nlp, dev, args.batch_size)
+        scores = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(dev, pred)])
+        return round(scores["elh_f"], 4)
+
+    print(f"aida-dev: {name} sweep")
+    weight, rows = dev_sweep(name, "elh_f", "similarity_weight", SIMILARITY_WEIGHTS, elh_f)
+    pipe.configure(similarity_weight=weight)
+    pred, _ = predict(nlp, gold, args.batch_size)
+    pipe.configure(similarity_weight=0.0)
+    return rows + score_rows(name, "aida-test", gold, pred, f"{note}; similarity_weight {weight:g} (best on AIDA dev)", hard)
 
 
 def peer_rows(dataset: str, gold: List[Doc], global_pred: List[Doc], kb, note: str,
@@ -637,7 +671,11 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
         results, pivot=True, notes=False,
         select=lambda r: r["system"].startswith("coref_") and r["dataset"].endswith("-test") and "@" not in r["metric"])
     speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in speed_metrics)
-    table = "\n\n".join([joint, hard, refinement, speed])
+    parts = [joint, hard, refinement, speed]
+    sweep = results_to_markdown(results, pivot=False, notes=False, select=lambda r: "_similarity_weight_" in r["metric"])
+    if len(sweep.strip().splitlines()) > 2:  # more than the header: the sweep has run
+        parts += ["The AIDA dev sweep of `similarity_weight`:", sweep]
+    table = "\n\n".join(parts)
     publish_table(readme, NAME, table)
     curve = suffix_table(results, "@step=", "step", (*CURVE_METRICS, "train_minutes"))
     publish_table(readme, f"{NAME}_curve", curve)

@@ -112,3 +112,42 @@ def test_ner4el_recall_rows_read_the_linker_lists(tiny_encoder, tmp_path):
     assert rows[("type_aware_selection", "cand_recall_at_1")] == 1.0
     assert rows[("alias_table_top_k", "cand_recall_at_30")] == 1.0
     assert nlp.get_pipe("ner_constrained_linker").settings.top_k == 30  # the benchmark's settings are put back
+
+
+class WeightedPipe:
+    """A joint_coref_linker stand-in that records the similarity_weight it is configured with."""
+
+    def __init__(self):
+        self.weights: List[float] = []
+
+    def configure(self, similarity_weight):
+        self.weights.append(similarity_weight)
+
+
+def test_similarity_rows_take_the_dev_best_weight_for_test_and_reset_it(tmp_path: Path, monkeypatch):
+    pipe = WeightedPipe()
+    nlp = SimpleNamespace(get_pipe=lambda name: pipe)
+    dev_elh = {0.5: 0.50, 1.0: 0.55, 2.0: 0.58, 4.0: 0.58, 8.0: 0.52, 16.0: 0.40}  # ties: the smaller weight
+    predicted_with = []
+
+    def fake_predict(nlp_, docs, batch_size):
+        predicted_with.append((docs[0], pipe.weights[-1]))
+        return docs, 1.0
+
+    (tmp_path / "dev.spacy").write_bytes(b"")
+    monkeypatch.setattr(joint_coref_linker, "AIDA_CORPUS", tmp_path)
+    monkeypatch.setattr(joint_coref_linker, "read_corpus", lambda reader, nlp_, path: ["dev-doc"])
+    monkeypatch.setattr(joint_coref_linker, "predict", fake_predict)
+    monkeypatch.setattr(joint_coref_linker, "cluster_el_scores", lambda pairs: {"elh_f": dev_elh[pipe.weights[-1]]})
+    monkeypatch.setattr(joint_coref_linker, "doc_linked_clusters", lambda doc: [])
+    monkeypatch.setattr(joint_coref_linker, "score_rows",
+                        lambda system, dataset, gold, pred, note, hard: [row(system, dataset, "elh_f", 0.6, note)])
+    rows = joint_coref_linker.similarity_rows(SimpleNamespace(limit=0, batch_size=8), nlp, "global_hybrid",
+                                              ["test-doc"], "trained on aida", [[]])
+    sweep = [r for r in rows if r["dataset"] == "aida-dev"]
+    assert [r["metric"] for r in sweep] == [f"elh_f_similarity_weight_{w}" for w in joint_coref_linker.SIMILARITY_WEIGHTS]
+    assert predicted_with[-1] == ("test-doc", 2.0) and pipe.weights[-1] == 0.0
+    (test_row,) = [r for r in rows if r["dataset"] == "aida-test"]
+    assert test_row["system"] == "global_hybrid_similarity" and "similarity_weight 2 (best on AIDA dev)" in test_row["notes"]
+    monkeypatch.setattr(joint_coref_linker, "AIDA_CORPUS", tmp_path / "missing")
+    assert joint_coref_linker.similarity_rows(SimpleNamespace(limit=0, batch_size=8), nlp, "global_hybrid", [], "", []) == []
