@@ -27,10 +27,15 @@ Systems and metrics:
 - ``--ents-candidates alias hybrid``: each EntQA pipeline again after spaCy ``ner``, its retriever's
   ``ents_candidates`` set to that generator (10 candidates per mention; hybrid needs the mention encoder of
   ``--encoder``), so that the candidates of ``ner``'s mentions join the passages' lists:
-  ``<system>_ents_<generator>`` rows (EL scores at the γ chosen without them; ``docs_per_s`` without ``ner``'s
-  time) and ``entity_retriever_ents_<generator>`` recall rows.
+  ``<system>_ents_<generator>`` rows (EL scores at the γ chosen without them; ``docs_per_s`` counts ``ner``'s
+  time: the pipeline as a user runs it) and ``entity_retriever_ents_<generator>`` recall rows.
+- ``speedup``: a joint system's ``docs_per_s`` (bare, and each ``_ents_<generator>`` one) over the bare
+  per-candidate pipeline's, same run.
 
     python -m benchmarks.entqa [--joint-pipeline training/entqa/reader_joint/model-best]
+
+``--datasets aida-test msnbc ...`` reruns only those test sets (AIDA dev always runs: γ and the stride are
+chosen there) without the K trade-off; their rows replace the same rows in ``--out``, the others stay.
 """
 import argparse
 from pathlib import Path
@@ -56,9 +61,9 @@ from spacy_el.scoring import el_scores
 from spacy_el.training.resume import EVALUATIONS  # a reader's learning curve, beside its model-best
 
 from .baselines import gold_links, link_with_prior, predicted_links
-from .common import (AIDA_CORPUS, EL_BASELINE, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
+from .common import (AIDA_CORPUS, EL_BASELINE, ELEVANT_SETS, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
                      temporarily, timed_pipe, words_per_s)
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, results_to_markdown, suffix_table, update_readme_section
 
 COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
@@ -209,6 +214,8 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     ner_nlp = spacy.load(args.ner_model)
     el_nlp = spacy.load(args.el_model)
     datasets = aida_and_elevant(args.corpus, args.data, nlp, kb, args.limit)
+    if args.datasets:  # a partial rerun; AIDA dev first, where γ and the stride are chosen
+        datasets = {name: docs for name, docs in datasets.items() if name == "aida-dev" or name in args.datasets}
     generators = ents_generators(args.ents_candidates, args.encoder)
     speed = f"nlp.pipe, {args.threads} thread(s), CPU, bfloat16 encoders"
     bm25 = None
@@ -234,17 +241,18 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         for pipeline in pipelines:  # the joint pipeline's retriever is the same (sourced) model: its passages are reused
             rows += reader_rows(pipeline, dataset, gold, retrieved, speed)
         rows.append(row("entity_retriever", dataset, "docs_per_s", round(len(texts) / retriever_seconds, 2), f"{speed}; retriever only"))
-        ner_docs, _ = timed_pipe(ner_nlp, texts, PEER_BATCH_SIZE, progress=True)
+        ner_docs, ner_seconds = timed_pipe(ner_nlp, texts, PEER_BATCH_SIZE, progress=True)
         if generators:
             ner_mentions = [[(e.start_char, e.end_char, e.label_) for e in d.ents] for d in ner_docs]
-            rows += ents_candidates_rows(pipelines, generators, dataset, gold, ner_mentions, speed)
+            rows += ents_candidates_rows(pipelines, generators, dataset, gold, ner_mentions, ner_seconds, speed)
         link_with_prior(kb, ner_docs)
         rows += el_rows("prior_only", dataset, gold, ner_docs, "spacy_ner mentions + top prior")
         el_docs, _ = timed_pipe(el_nlp, texts, PEER_BATCH_SIZE, progress=True)
         rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, "spacy_ner + entity_linker")
     rows += speedup_rows(rows)
-    for pipeline in pipelines:
-        rows += k_tradeoff(pipeline, datasets["aida-test"][: args.speed_docs], speed)
+    if not args.datasets:
+        for pipeline in pipelines:
+            rows += k_tradeoff(pipeline, datasets["aida-test"][: args.speed_docs], speed)
     return rows
 
 
@@ -267,9 +275,11 @@ def ents_generators(names: Sequence[str], encoder: Path) -> Dict[str, CandidateG
 
 
 def ents_candidates_rows(pipelines: Sequence[Language], generators: Dict[str, CandidateGenerator], dataset: str,
-                         gold: Sequence[Doc], ner_mentions: Sequence[Sequence[Tuple[int, int, str]]], speed: str) -> List[Row]:
+                         gold: Sequence[Doc], ner_mentions: Sequence[Sequence[Tuple[int, int, str]]], ner_seconds: float,
+                         speed: str) -> List[Row]:
     """Each EntQA pipeline on docs that hold spaCy ner's mentions (``ner_mentions``: per doc ``(start_char,
-    end_char, label)``, no links), its retriever merging each generator's candidates of them in turn."""
+    end_char, label)``, no links; ``ner_seconds``: what finding them took), its retriever merging each
+    generator's candidates of them in turn. ``docs_per_s`` counts ner's time with the pipeline's."""
     rows: List[Row] = []
     for label, generator in generators.items():
         for pipeline in pipelines:
@@ -284,8 +294,9 @@ def ents_candidates_rows(pipelines: Sequence[Language], generators: Dict[str, Ca
                 rows += [row(f"entity_retriever_ents_{label}", dataset, f"recall_at_{k}", round(recall[f"retriever_recall_at_{k}"], 4),
                              f"passage level; {note}") for k in KS]
             rows += el_rows(system, dataset, gold, docs, f"{note}; {reader_note(pipeline.get_pipe(READER))}")
-            rows.append(row(system, dataset, "docs_per_s", round(len(gold) / seconds, 2),
-                            f"{speed}; retriever + reader after spacy_ner (its time not counted)"))
+            rows.append(row(system, dataset, "docs_per_s", round(len(gold) / (ner_seconds + seconds), 2),
+                            f"{speed}; spacy_ner + retriever + reader ({ner_seconds:.1f} s of ner counted; "
+                            f"{len(gold) / seconds:.2f} docs/s without it)"))
     return rows
 
 
@@ -301,12 +312,14 @@ def with_mentions(nlp: Language, gold: Sequence[Doc], mentions: Sequence[Sequenc
 
 
 def speedup_rows(rows: Sequence[Row]) -> List[Row]:
-    """Per dataset, the joint pipeline's ``docs_per_s`` over the per-candidate one's, both from this run."""
+    """Per dataset, each joint pipeline's ``docs_per_s`` (the bare one's and each ``_ents_<generator>`` one's,
+    which counts spaCy ner's time) over the bare per-candidate one's, all from this run."""
     speeds = {(r["system"], r["dataset"]): r["value"] for r in rows if r["metric"] == "docs_per_s"}
     joint, paper = SYSTEMS["joint"], SYSTEMS["per_candidate"]
-    return [row(joint, dataset, "speedup", round(value / speeds[(paper, dataset)], 1),
-                f"{joint} docs_per_s / {paper} docs_per_s, same run ({value} / {speeds[(paper, dataset)]})")
-            for (system, dataset), value in speeds.items() if system == joint and speeds.get((paper, dataset))]
+    return [row(system, dataset, "speedup", round(value / speeds[(paper, dataset)], 1),
+                f"{system} docs_per_s / {paper} docs_per_s, same run ({value} / {speeds[(paper, dataset)]})")
+            for (system, dataset), value in speeds.items()
+            if (system == joint or system.startswith(f"{joint}_ents_")) and speeds.get((paper, dataset))]
 
 
 def reader_note(reader) -> str:
@@ -350,6 +363,9 @@ def main() -> None:
                              "merged into the passages (entity_retriever's ents_candidates)")
     parser.add_argument("--encoder", type=Path, default=ROOT / "training" / "mention_encoder" / "best",
                         help="the mention encoder of the hybrid generator")
+    parser.add_argument("--datasets", nargs="+", choices=("aida-test", *(name for name, _ in ELEVANT_SETS)), default=None,
+                        help="rerun only these test sets (AIDA dev always runs: γ is chosen there), without the K trade-off; "
+                             "their rows replace the same rows in --out, the others are kept")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
     parser.add_argument("--tables-only", action="store_true", help="only regenerate the docs tables from --out")
     args = parser.parse_args()
@@ -358,6 +374,11 @@ def main() -> None:
         print(write_tables(args.out))
         return
     rows = evaluate(args)
+    if args.datasets:
+        command = "python -m benchmarks.entqa --datasets " + " ".join(args.datasets)
+        if args.ents_candidates:
+            command += " --ents-candidates " + " ".join(args.ents_candidates)
+        rows = merge_rerun(args.out, rows, command)
     write_results(args.out, COMMAND, rows)
     print(write_tables(args.out))
 
