@@ -6,6 +6,7 @@ Run on a machine with a GPU, from the repository root::
     python -m benchmarks.gpu --study check --gpu-id 0 --data ../shared/data --minutes 4.5
     python -m benchmarks.gpu --study ee --gpu-id 0 --data ../shared/data --minutes 5
     python -m benchmarks.gpu --study systems --gpu-id 0 --data ../shared/data --minutes 5
+    python -m benchmarks.gpu --study model --gpu-id 0 --data ../shared/data --minutes 6
 
 Each writes its rows into ``benchmarks/results/gpu.json`` (the rows of the other studies, and of an earlier
 run that these do not replace, are kept; every row names its machine) and the tables of docs/gpu.md. Every
@@ -35,6 +36,13 @@ by side on the one GPU, the CPU cores shared out between them.
 ``systems``: Global against Local against Standalone on GUM (:data:`SYSTEMS_RUNS`): rows
 ``<system>_converged_gpu`` (``_seed1``, ``_seed_mean``) on gum-test, scored as benchmarks.joint_coref_linker
 scores its models (coreference, ELm, ELh, cluster accuracies, hard cases).
+
+``model``: the coreference model's settings, one change at a time (:data:`MODEL_VARIANTS`: a wider encoder
+window, more antecedents, wider scoring layers, a faster-learning encoder), each trained as the EE study's
+``none`` with seed 0 (764 OntoGUM steps): rows ``coref_none_<variant>_converged_gpu`` on ontogum-test, beside
+that study's ``coref_none_converged_gpu`` (seeds 0 and 1), which differ only in the setting. Coreference is
+below its targets at the CPU plateau (issue 30), so the next gain has to come from the model; this finds
+which setting is worth a CPU training.
 
 ``--seeds 0`` (or ``1``) runs one seed's trainings of ``ee`` or ``systems``: a lent machine's session holds
 one seed's, not both (eight OntoGUM trainings side by side on an H200 trained 573 to 764 steps each in 5
@@ -72,8 +80,9 @@ COREF_RUNS = (
     ("litbank", "litbank-test", "litbank/coref/conll", "litbank/splits.json", 1200, 80),
 )
 MODELS = ROOT / "training" / "jcl"
-#: The seeds of the ``ee`` and ``systems`` studies.
+#: The seeds of the ``ee`` and ``systems`` studies (the seeded ones).
 SEEDS = (0, 1)
+SEEDED = ("ee", "systems")
 #: The Entity-Equalization study (``--study ee``): the four refinements of the OntoGUM comparison, seeds 0
 #: and 1, 4 epochs of OntoGUM train with the learning rate decaying to 0 (the GPU OntoGUM run's dev score,
 #: with the rate still high, was within 0.01 of its plateau after 3 epochs), one evaluation per epoch, no
@@ -90,6 +99,15 @@ EE_MODELS = ROOT / "training" / "jcl-gpu-ee"
 SYSTEMS_RUNS = (("global", 0), ("local", 0), ("coref", 0), ("link", 0), ("global", 1), ("local", 1))
 SYSTEMS_STEPS, SYSTEMS_EVAL = 764, 191
 SYSTEMS_MODELS = ROOT / "training" / "jcl-gpu-gum"
+#: The coreference-model study (``--study model``): variant name -> the model settings it changes from
+#: configs/joint_coref_linker_coref.cfg, each trained as the EE study's ``none`` (OntoGUM, seed 0, EE_STEPS).
+MODEL_VARIANTS = {
+    "window256": {"window": 256, "stride": 128},  # twice the context per encoder pass (MiniLM reads 512)
+    "antecedents100": {"max_antecedents": 100},  # antecedents twice as far back
+    "ffnn300": {"ffnn": 300},  # wider mention and pair scorers
+    "encoder_lr2x": {"encoder_lr_scale": 0.1},  # the encoder learns at 1e-4 instead of 5e-5
+}
+MODEL_MODELS = ROOT / "training" / "jcl-gpu-model"
 
 
 def coref_train_command(data: Path, corpus: str, folder: str, splits: str, max_steps: int, eval_frequency: int,
@@ -117,6 +135,14 @@ def systems_train_command(data: Path, mode: str, seed: int, gpu_id: int, minutes
                  "system.seed": seed}
     return train_command("configs/joint_coref_linker.cfg", SYSTEMS_MODELS / folder / mode, gpu_id, minutes,
                          SYSTEMS_STEPS, SYSTEMS_EVAL, SYSTEMS_STEPS, overrides)
+
+
+def model_train_command(data: Path, variant: str, gpu_id: int, minutes: float) -> List[str]:
+    """The OntoGUM training of one :data:`MODEL_VARIANTS` variant, into ``training/jcl-gpu-model/ontogum-<variant>/none``."""
+    overrides = {**coref_overrides(data, "gum/coref/ontogum/conll", "gum/splits.md", "none"),
+                 **{f"components.joint_coref_linker.model.{name}": value for name, value in MODEL_VARIANTS[variant].items()}}
+    return train_command("configs/joint_coref_linker_coref.cfg", MODEL_MODELS / f"ontogum-{variant}" / "none", gpu_id,
+                         minutes, EE_STEPS, EE_EVAL, EE_STEPS, overrides)
 
 
 def coref_overrides(data: Path, folder: str, splits: str, refinement: str) -> Dict[str, object]:
@@ -249,6 +275,26 @@ def ee_rows(data: Path, gpu_id: int) -> List[Row]:
     return rows
 
 
+def model_rows(data: Path, gpu_id: int) -> List[Row]:
+    """The model study's OntoGUM test rows and learning curves, one system per variant."""
+    import spacy
+
+    from .common import read_corpus
+    from .joint_coref_linker import learning_curve_rows, score_refinement
+
+    args = scoring_args(MODEL_MODELS, gpu_id)
+    gold = read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / "gum/coref/ontogum/conll",
+                       split="test", splits_path=data / "gum/splits.md")
+    rows: List[Row] = []
+    for variant, changes in MODEL_VARIANTS.items():
+        name, folder = f"coref_none_{variant}_converged_gpu", f"ontogum-{variant}"
+        setting = ", ".join(f"{key} {value}" for key, value in changes.items())
+        trained = f"trained on ontogum train on the GPU ({gpu_name()}) with {setting}, seed 0"
+        rows += score_refinement(args, folder, "none", name, "ontogum-test", gold, trained) or []
+        rows += learning_curve_rows(args, folder, {"none": name}, "ontogum", ("coref_avg_f",))
+    return rows
+
+
 def systems_name(system: str) -> str:
     """``global[_seed<N>|_seed_mean]`` (and ``local``, ``standalone``) as the systems study's row name,
     ``global_converged_gpu...``."""
@@ -320,10 +366,11 @@ def gpu_name() -> str:
 
 def main(argv: Sequence[str] = ()) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", choices=("check", "ee", "systems"), default="check",
+    parser.add_argument("--study", choices=("check", "ee", "systems", "model"), default="check",
                         help="check: the components on the GPU and the OntoGUM and LitBank trainings; ee: the "
                              "Entity-Equalization comparison (4 refinements x 2 seeds on OntoGUM); systems: Global, "
-                             "Local and Standalone on GUM (Global and Local with 2 seeds)")
+                             "Local and Standalone on GUM (Global and Local with 2 seeds); model: the coreference "
+                             "model's settings, one change at a time, on OntoGUM")
     parser.add_argument("--gpu-id", type=int, default=0)
     parser.add_argument("--data", default="../shared/data", help="the shared data folder (OntoGUM and LitBank)")
     parser.add_argument("--minutes", type=float, default=4.5, help="time budget of each coreference training")
@@ -350,6 +397,8 @@ def main(argv: Sequence[str] = ()) -> None:
     elif args.study == "systems":
         runs = {f"{mode}_seed{seed}": systems_train_command(data, mode, seed, args.gpu_id, args.minutes)
                 for mode, seed in SYSTEMS_RUNS if seed in seeds}
+    elif args.study == "model":
+        runs = {variant: model_train_command(data, variant, args.gpu_id, args.minutes) for variant in MODEL_VARIANTS}
     else:
         runs = {corpus: coref_train_command(data, corpus, folder, splits, steps, every, args.gpu_id, args.minutes)
                 for corpus, _, folder, splits, steps, every in COREF_RUNS}
@@ -376,12 +425,12 @@ def main(argv: Sequence[str] = ()) -> None:
     for name, process in trainings.items():
         wait(process, workdir / f"train_{name}.log", f"the {name} training")
         print(f"{name} training stopped after {time.monotonic() - started:.0f} s", flush=True)
-    score = {"ee": ee_rows, "systems": systems_rows, "check": coref_rows}[args.study]
+    score = {"ee": ee_rows, "systems": systems_rows, "model": model_rows, "check": coref_rows}[args.study]
     rows += score(data, args.gpu_id)
     command = (f"python -m benchmarks.gpu --study {args.study} --gpu-id 0 --data ../shared/data --minutes {args.minutes:g}"
                + (" --skip-workflow" if args.skip_workflow else "")
-               + (f" --seeds {','.join(map(str, sorted(seeds)))}" if args.study != "check" and seeds != set(SEEDS) else ""))
-    if args.study != "check":  # the means over this run's seeds and the file's others, made once
+               + (f" --seeds {','.join(map(str, sorted(seeds)))}" if args.study in SEEDED and seeds != set(SEEDS) else ""))
+    if args.study in SEEDED:  # the means over this run's seeds and the file's others, made once
         rows = [r for r in rows if not r["system"].endswith("_seed_mean")]
         rows += seed_means_across_runs(Path(args.out), rows, args.study)
     if Path(args.out).exists():  # the rows of another study or an earlier run stay, unless these replace them

@@ -63,6 +63,34 @@ def test_systems_study_trains_each_mode_into_its_seed_folder():
         "prior_only"]
 
 
+def test_model_study_changes_one_model_setting_per_training_of_the_ee_studys_none():
+    from benchmarks.gpu import EE_STEPS, MODEL_MODELS, MODEL_VARIANTS, ee_train_command, model_train_command
+
+    baseline = ee_train_command(Path("/data"), "none", 0, gpu_id=0, minutes=6)
+    for variant, changes in MODEL_VARIANTS.items():
+        ours = model_train_command(Path("/data"), variant, gpu_id=0, minutes=6)
+        assert Path(option(ours, "--output")) == MODEL_MODELS / f"ontogum-{variant}" / "none"
+        assert option(ours, "--training.max_steps") == str(EE_STEPS)
+        changed = {name: option(ours, f"--components.joint_coref_linker.model.{name}") for name in changes}
+        assert changed == {name: str(value) for name, value in changes.items()}
+        # apart from the output folder, the seed (0 either way) and the changed settings, it is the EE study's run
+        ignored = {"--output", "--system.seed", *(f"--components.joint_coref_linker.model.{name}" for name in changes)}
+        assert without(ours, ignored) == without(baseline, ignored)
+
+
+def without(command: list, names: set) -> list:
+    """``command`` without the options ``names`` and their values."""
+    kept, skip = [], False
+    for word in command:
+        if skip:
+            skip = False
+        elif word in names:
+            skip = True
+        else:
+            kept.append(word)
+    return kept
+
+
 def test_parity_rows_tell_decisions_from_scores():
     from benchmarks.gpu import compare_rows
 
