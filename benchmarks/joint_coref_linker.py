@@ -384,8 +384,9 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
     return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard, rows)
 
 
-#: The ``similarity_weight`` values that the AIDA dev sweep of a model on another generator tries.
-SIMILARITY_WEIGHTS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+#: The ``similarity_weight`` values that the AIDA dev sweep of a model on another generator tries; 0 (off) too,
+#: so that a weight is chosen only where it beats the model without it on dev (ties: the smaller weight).
+SIMILARITY_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 
 def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: List[Doc], note: str,
