@@ -485,6 +485,8 @@ VARIANTS = (
     ("long", "long", "longer training"),
     ("hybrid", "hybrid", "hybrid candidates (alias + dense, reciprocal-rank fusion)"),
     ("converged", "converged", "training to a dev plateau (resumable, one evaluation per epoch)"),
+    ("converged_hybrid", "converged-hybrid", "training to a dev plateau on hybrid candidates (alias + dense, "
+     "reciprocal-rank fusion)"),
 )
 
 
