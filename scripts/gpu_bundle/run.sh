@@ -1,6 +1,6 @@
 #!/bin/bash
 # The second call on the lent GPU machine (carry .gpu/b), right after setup.sh: MiniLM restored to float32 in
-# its package, then one study of benchmarks/gpu.py (STUDY=check|ee|systems, MINUTES per training, SEEDS of
+# its package, then one study of benchmarks/gpu.py (STUDY=check|ee|systems|model, MINUTES per training, SEEDS of
 # ee and systems, comma-separated). The
 # results file, merged into the repository's benchmarks/results/gpu.json, and the logs come back under $OUT:
 # copy gpu.json to benchmarks/results/ and run `python -m benchmarks.tables gpu` here.
