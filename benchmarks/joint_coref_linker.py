@@ -378,7 +378,7 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
                 rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
                                        f"{note}; the cases of its own {generator.name} top {generator.top_k}")
             if own_hard is not None and dataset == "aida-test":
-                rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, f"{note}", hard)
+                rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, note, hard)
     if peers and "global" in preds:
         rows += peer_rows(dataset, gold, preds["global"], kb, f"{trained}; predicted mentions", hard)
     return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard, rows)
@@ -393,13 +393,14 @@ def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: 
                     hard: Sequence[Sequence[HardCase]]) -> List[Row]:
     """``<system>_similarity`` on AIDA test: the model predicting with the ``similarity_weight`` of
     :data:`SIMILARITY_WEIGHTS` whose ELh is best on AIDA dev (``elh_f_similarity_weight_<w>`` rows on
-    ``aida-dev``); none without the AIDA dev corpus. The model's weight is set back to 0 afterwards."""
+    ``aida-dev``); none without the AIDA dev corpus. The model's own weight is set back afterwards."""
     dev_path = AIDA_CORPUS / "dev.spacy"
     if not dev_path.exists():
         print(f"{dev_path} does not exist: no {system}_similarity rows")
         return []
     dev = read_corpus("spacy-el.AidaPlusReader.v1", nlp, path=dev_path)[: args.limit or None]
     pipe = nlp.get_pipe(NAME)
+    own_weight = pipe.settings.similarity_weight
     name = f"{system}_similarity"
 
     def elh_f(weight: float) -> float:
@@ -412,7 +413,7 @@ def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: 
     weight, rows = dev_sweep(name, "elh_f", "similarity_weight", SIMILARITY_WEIGHTS, elh_f)
     pipe.configure(similarity_weight=weight)
     pred, _ = predict(nlp, gold, args.batch_size)
-    pipe.configure(similarity_weight=0.0)
+    pipe.configure(similarity_weight=own_weight)
     return rows + score_rows(name, "aida-test", gold, pred, f"{note}; similarity_weight {weight:g} (best on AIDA dev)", hard)
 
 

@@ -117,15 +117,19 @@ def test_ner4el_recall_rows_read_the_linker_lists(tiny_encoder, tmp_path):
 class WeightedPipe:
     """A joint_coref_linker stand-in that records the similarity_weight it is configured with."""
 
-    def __init__(self):
-        self.weights: List[float] = []
+    def __init__(self, own_weight: float = 0.0):
+        self.weights: List[float] = [own_weight]
+
+    @property
+    def settings(self):
+        return SimpleNamespace(similarity_weight=self.weights[-1])
 
     def configure(self, similarity_weight):
         self.weights.append(similarity_weight)
 
 
 def test_similarity_rows_take_the_dev_best_weight_for_test_and_reset_it(tmp_path: Path, monkeypatch):
-    pipe = WeightedPipe()
+    pipe = WeightedPipe(own_weight=1.0)
     nlp = SimpleNamespace(get_pipe=lambda name: pipe)
     dev_elh = {0.0: 0.57, 0.5: 0.50, 1.0: 0.55, 2.0: 0.58, 4.0: 0.58, 8.0: 0.52, 16.0: 0.40}  # ties: the smaller weight
     predicted_with = []
@@ -146,7 +150,7 @@ def test_similarity_rows_take_the_dev_best_weight_for_test_and_reset_it(tmp_path
                                               ["test-doc"], "trained on aida", [[]])
     sweep = [r for r in rows if r["dataset"] == "aida-dev"]
     assert [r["metric"] for r in sweep] == [f"elh_f_similarity_weight_{w}" for w in joint_coref_linker.SIMILARITY_WEIGHTS]
-    assert predicted_with[-1] == ("test-doc", 2.0) and pipe.weights[-1] == 0.0
+    assert predicted_with[-1] == ("test-doc", 2.0) and pipe.weights[-1] == 1.0  # its own weight back
     (test_row,) = [r for r in rows if r["dataset"] == "aida-test"]
     assert test_row["system"] == "global_hybrid_similarity" and "similarity_weight 2 (best on AIDA dev)" in test_row["notes"]
     monkeypatch.setattr(joint_coref_linker, "AIDA_CORPUS", tmp_path / "missing")
