@@ -47,6 +47,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_local_converged": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_standalone_converged": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_similarity": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_aida_converged": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_ontogum": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
@@ -477,6 +478,20 @@ PROSE: Dict[str, Prose] = {
          "eem": ("coref_entity_equalization_mean_converged_gpu_seed_mean", "ontogum-test", "coref_avg_f"),
          "ee0": ("coref_entity_equalization_converged_gpu", "ontogum-test", "coref_avg_f"),
          "ee1": ("coref_entity_equalization_converged_gpu_seed1", "ontogum-test", "coref_avg_f")},
+    ),
+    "joint_coref_linker_aida_converged": Prose(
+        "joint_coref_linker.json",
+        "Global on AIDA+ with the hybrid candidates, trained for 3 epochs (`train-jcl-aida-converged-hybrid`, one "
+        "torch thread beside another training), scores AIDA test ELh {elh}, ELm {elm} and "
+        "coreference average F1 {coref} (`global_converged_hybrid`), against ELh {elh_short} after the 1,000 steps of "
+        "`global_hybrid`; its AIDA dev ELh was {dev_1892} at step 1,892, {dev_2365} at 2,365 and {dev_2838} at the "
+        "last step, 2,838.",
+        {"elh": ("global_converged_hybrid", "aida-test", "elh_f"), "elm": ("global_converged_hybrid", "aida-test", "elm_f"),
+         "coref": ("global_converged_hybrid", "aida-test", "coref_avg_f"),
+         "elh_short": ("global_hybrid", "aida-test", "elh_f"),
+         "dev_1892": ("global_converged_hybrid", "aida-dev", "elh_f@step=1892"),
+         "dev_2365": ("global_converged_hybrid", "aida-dev", "elh_f@step=2365"),
+         "dev_2838": ("global_converged_hybrid", "aida-dev", "elh_f@step=2838")},
     ),
     "joint_coref_linker_similarity": Prose(
         "joint_coref_linker.json",
