@@ -243,6 +243,16 @@ def coref_rows(data: Path, gpu_id: int) -> List[Row]:
     return rows
 
 
+def ontogum_test(data: Path) -> List[Any]:
+    """OntoGUM test (the ``ee`` and ``model`` studies' test set) as docs with their gold clusters."""
+    import spacy
+
+    from .common import read_corpus
+
+    return read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / "gum/coref/ontogum/conll",
+                       split="test", splits_path=data / "gum/splits.md")
+
+
 def ee_name(system: str) -> str:
     """``coref_<refinement>[_seed<N>|_seed_mean]`` as the EE study's row name, ``coref_<refinement>_converged_gpu...``."""
     from .joint_coref_linker import REFINEMENTS
@@ -256,14 +266,10 @@ def ee_name(system: str) -> str:
 
 def ee_rows(data: Path, gpu_id: int) -> List[Row]:
     """The EE study's OntoGUM test rows (each refinement and seed, and the seed means) and learning curves."""
-    import spacy
-
-    from .common import read_corpus
     from .joint_coref_linker import REFINEMENTS, learning_curve_rows, refinement_rows, seeded
 
     args = scoring_args(EE_MODELS, gpu_id)
-    gold = read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / "gum/coref/ontogum/conll",
-                       split="test", splits_path=data / "gum/splits.md")
+    gold = ontogum_test(data)
     rows = refinement_rows(args, "ontogum", "ontogum-test", gold)
     for seed in SEEDS:
         folder = "ontogum" if seed == 0 else f"ontogum-seed{seed}"
@@ -277,14 +283,10 @@ def ee_rows(data: Path, gpu_id: int) -> List[Row]:
 
 def model_rows(data: Path, gpu_id: int) -> List[Row]:
     """The model study's OntoGUM test rows and learning curves, one system per variant."""
-    import spacy
-
-    from .common import read_corpus
     from .joint_coref_linker import learning_curve_rows, score_refinement
 
     args = scoring_args(MODEL_MODELS, gpu_id)
-    gold = read_corpus("spacy-el.CorefConllReader.v1", spacy.blank("en"), path=data / "gum/coref/ontogum/conll",
-                       split="test", splits_path=data / "gum/splits.md")
+    gold = ontogum_test(data)
     rows: List[Row] = []
     for variant, changes in MODEL_VARIANTS.items():
         name, folder = f"coref_none_{variant}_converged_gpu", f"ontogum-{variant}"

@@ -378,7 +378,7 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
                 rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
                                        f"{note}; the cases of its own {generator.name} top {generator.top_k}")
             if own_hard is not None and dataset == "aida-test":
-                rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, note, hard)
+                rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, preds[system], note, hard)
     if peers and "global" in preds:
         rows += peer_rows(dataset, gold, preds["global"], kb, f"{trained}; predicted mentions", hard)
     return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard, rows)
@@ -389,11 +389,12 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
 SIMILARITY_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 
-def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: List[Doc], note: str,
-                    hard: Sequence[Sequence[HardCase]]) -> List[Row]:
+def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: List[Doc], pred: List[Doc],
+                    note: str, hard: Sequence[Sequence[HardCase]]) -> List[Row]:
     """``<system>_similarity`` on AIDA test: the model predicting with the ``similarity_weight`` of
     :data:`SIMILARITY_WEIGHTS` whose ELh is best on AIDA dev (``elh_f_similarity_weight_<w>`` rows on
-    ``aida-dev``); none without the AIDA dev corpus. The model's own weight is set back afterwards."""
+    ``aida-dev``); none without the AIDA dev corpus. ``pred``: the model's test predictions with its own weight,
+    reused when the sweep chooses that weight. The model's own weight is set back afterwards."""
     dev_path = AIDA_CORPUS / "dev.spacy"
     if not dev_path.exists():
         print(f"{dev_path} does not exist: no {system}_similarity rows")
@@ -411,8 +412,9 @@ def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: 
 
     print(f"aida-dev: {name} sweep")
     weight, rows = dev_sweep(name, "elh_f", "similarity_weight", SIMILARITY_WEIGHTS, elh_f)
-    pipe.configure(similarity_weight=weight)
-    pred, _ = predict(nlp, gold, args.batch_size)
+    if weight != own_weight:
+        pipe.configure(similarity_weight=weight)
+        pred, _ = predict(nlp, gold, args.batch_size)
     pipe.configure(similarity_weight=own_weight)
     return rows + score_rows(name, "aida-test", gold, pred, f"{note}; similarity_weight {weight:g} (best on AIDA dev)", hard)
 

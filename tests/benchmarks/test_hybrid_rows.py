@@ -147,11 +147,18 @@ def test_similarity_rows_take_the_dev_best_weight_for_test_and_reset_it(tmp_path
     monkeypatch.setattr(joint_coref_linker, "score_rows",
                         lambda system, dataset, gold, pred, note, hard: [row(system, dataset, "elh_f", 0.6, note)])
     rows = joint_coref_linker.similarity_rows(SimpleNamespace(limit=0, batch_size=8), nlp, "global_hybrid",
-                                              ["test-doc"], "trained on aida", [[]])
+                                              ["test-doc"], ["own-pred"], "trained on aida", [[]])
     sweep = [r for r in rows if r["dataset"] == "aida-dev"]
     assert [r["metric"] for r in sweep] == [f"elh_f_similarity_weight_{w}" for w in joint_coref_linker.SIMILARITY_WEIGHTS]
     assert predicted_with[-1] == ("test-doc", 2.0) and pipe.weights[-1] == 1.0  # its own weight back
     (test_row,) = [r for r in rows if r["dataset"] == "aida-test"]
     assert test_row["system"] == "global_hybrid_similarity" and "similarity_weight 2 (best on AIDA dev)" in test_row["notes"]
+    # a sweep that picks the model's own weight reuses its test predictions instead of predicting again
+    dev_elh[1.0] = 0.9
+    predicted_with.clear()
+    rows = joint_coref_linker.similarity_rows(SimpleNamespace(limit=0, batch_size=8), nlp, "global_hybrid",
+                                              ["test-doc"], ["own-pred"], "trained on aida", [[]])
+    assert all(doc == "dev-doc" for doc, _ in predicted_with) and pipe.weights[-1] == 1.0
     monkeypatch.setattr(joint_coref_linker, "AIDA_CORPUS", tmp_path / "missing")
-    assert joint_coref_linker.similarity_rows(SimpleNamespace(limit=0, batch_size=8), nlp, "global_hybrid", [], "", []) == []
+    assert joint_coref_linker.similarity_rows(SimpleNamespace(limit=0, batch_size=8), nlp, "global_hybrid", [], [], "",
+                                              []) == []
