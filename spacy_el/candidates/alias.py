@@ -11,7 +11,7 @@ NAN = float("nan")
 
 
 class AliasCandidates(CandidateGenerator):
-    """Candidates from the KB's alias table, ranked as ``ElKnowledgeBase.lookup`` ranks them: earlier
+    """Candidates from the KB's alias table, ranked as ``ElKnowledgeBase.lookup`` ranks them (``matches``): earlier
     tiers first, then by prior x match score.
 
     top_k: candidates kept per mention (None: all). fuzzy: whether the trigram tier runs when the exact
@@ -48,10 +48,10 @@ class AliasCandidates(CandidateGenerator):
     def _lookup(self, kb: ElKnowledgeBase, text: str, held_out: Optional[AliasCounts] = None) -> MentionCandidates:
         if kb.is_empty() or not text.strip():
             return MentionCandidates.empty()
-        hits = kb.lookup(text, top_k=self.top_k, fuzzy=self.fuzzy, held_out=held_out or None)
-        priors = [h.prior * h.score for h in hits]
+        found = kb.matches(text, top_k=self.top_k, fuzzy=self.fuzzy, held_out=held_out or None)
+        priors = [m.prior * m.score for m in found]
         return MentionCandidates.from_lists(
-            [h.entity_row for h in hits], priors, [TIER_CODES[h.match] for h in hits], [NAN] * len(hits), priors
+            [m.entity_row for m in found], priors, [TIER_CODES[m.match] for m in found], [NAN] * len(found), priors
         )
 
 

@@ -84,6 +84,9 @@ class HybridCandidates(CandidateGenerator):
         entity_vectors = kb.entities.vectors
         out = []
         for i, found in enumerate(alias_lists):
+            if i not in needed:  # no dense list: the fusion keeps the alias order
+                out.append(self._alias_only(found))
+                continue
             dense_rows = [int(r) for r in rows[i] if r >= 0]
             fused, scores = reciprocal_rank_fusion(
                 [found.rows.tolist(), dense_rows], [self.alias_weight, self.dense_weight], self.rrf_k
@@ -92,15 +95,26 @@ class HybridCandidates(CandidateGenerator):
                 fused, scores = fused[: self.top_k], scores[: self.top_k]
             prior = {int(r): (float(p), int(t)) for r, p, t in zip(found.rows, found.prior, found.tier)}
             fused_rows = np.asarray(fused, dtype=np.int64)
-            if i in needed and entity_vectors is not None and len(fused_rows):
+            if entity_vectors is not None and len(fused_rows):
                 sims = entity_vectors[fused_rows] @ vectors[i]
             else:
                 sims = np.full(len(fused_rows), np.nan, dtype=np.float32)
             out.append(MentionCandidates.from_lists(
                 fused_rows, [prior.get(r, (0.0, TIER_NONE))[0] for r in fused],
-                [prior.get(r, (0.0, TIER_NONE))[1] for r in fused], sims, scores, vectors[i] if i in needed else None,
+                [prior.get(r, (0.0, TIER_NONE))[1] for r in fused], sims, scores, vectors[i],
             ))
         return out
+
+    def _alias_only(self, found: MentionCandidates) -> MentionCandidates:
+        """The fused list of a mention the encoder did not read: what :func:`reciprocal_rank_fusion` gives
+        for the alias list alone (its order, scores ``alias_weight / (rrf_k + rank)``), without building it
+        item by item; no dense similarity (NaN) and no query vector."""
+        kept = found.top(self.top_k)
+        ranks = np.arange(1, len(kept) + 1, dtype=np.float64)
+        return MentionCandidates.from_lists(
+            kept.rows, kept.prior, kept.tier, np.full(len(kept), np.nan, dtype=np.float32),
+            self.alias_weight / (self.rrf_k + ranks),
+        )
 
     def _confident(self, found: MentionCandidates) -> bool:
         """Whether the alias list alone is trusted (``skip_dense_above``)."""

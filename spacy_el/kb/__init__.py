@@ -1,7 +1,7 @@
 """The shared knowledge base: entity store, alias table with priors, dense index, spaCy interop."""
 from .alias_table import CandidateHit
 from .builder import KBBuilder
-from .knowledge_base import ElKnowledgeBase, EntityInfo, LookupSettings
+from .knowledge_base import ElKnowledgeBase, EntityInfo, LookupSettings, Match
 from .normalize import normalize_alias
 from .serialization import KBFormatError
 
@@ -15,6 +15,7 @@ __all__ = [
     "KBBuilder",
     "KBFormatError",
     "LookupSettings",
+    "Match",
     "normalize_alias",
 ]
 

@@ -69,6 +69,19 @@ def _empty_aliases() -> AliasTable:
     return AliasTable.build([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), fuzzy=False)
 
 
+class Match(NamedTuple):
+    """One ranked candidate of :meth:`ElKnowledgeBase.matches`: a ``CandidateHit`` by row numbers.
+
+    entity_row: the entity. match: "exact", "normalized" or "fuzzy". prior: p(e|alias). score: the match
+    quality (see ``CandidateHit``). alias_row: the alias that matched, a row of the alias table."""
+
+    entity_row: int
+    match: str
+    prior: float
+    score: float
+    alias_row: int
+
+
 class ElKnowledgeBase(KnowledgeBase):
     """Entities, aliases with priors, optional entity vectors and an optional FAISS index.
 
@@ -302,6 +315,22 @@ class ElKnowledgeBase(KnowledgeBase):
         left matches as if it were absent. Needs the table's alias counts (``KBBuilder.add_alias(count=)``);
         an alias whose count is unknown (0) keeps its priors.
         """
+        ids, aliases = self.entities.ids, self.aliases.aliases
+        return [
+            CandidateHit(ids[m.entity_row], m.entity_row, m.prior, aliases[m.alias_row], m.match, m.score)
+            for m in self.matches(text, top_k, fuzzy, prefer_types, held_out)
+        ]
+
+    def matches(
+        self,
+        text: str,
+        top_k: Optional[int] = None,
+        fuzzy: Optional[bool] = None,
+        prefer_types: Optional[Collection[str]] = None,
+        held_out: Optional[AliasCounts] = None,
+    ) -> List["Match"]:
+        """:meth:`lookup`'s candidates, ranked and cut alike, without their id and alias strings: what a
+        candidate generator needs, for thousands of mentions a second."""
         if top_k is not None:
             _check_top_k(top_k)
         s = self.settings
@@ -314,28 +343,27 @@ class ElKnowledgeBase(KnowledgeBase):
             expand_normalized=s.expand_normalized,
             keep=None if left is None else (lambda row: len(left(row)[0]) > 0),
         )
-        best: Dict[int, Tuple[Tuple[int, float], CandidateHit]] = {}
+        # entity row -> (sort key, tier, prior, match score, alias row) of its best match; records are made only
+        # for the entities kept (an alias may have thousands of candidates).
+        best: Dict[int, Tuple[Tuple[int, float], str, float, float, int]] = {}
         for tier_rank, (tier, matched) in enumerate(tiers):
             for alias_row, match_score in matched:
                 entity_rows, priors = self.aliases.candidates_of(alias_row) if left is None else left(alias_row)
-                alias = self.aliases.aliases[alias_row]
                 for entity_row, prior in zip(entity_rows.tolist(), priors.tolist()):
                     # Lower sorts first: an earlier tier beats any later one, then a higher value wins.
                     key = (tier_rank, -prior * match_score)
                     if entity_row not in best or key < best[entity_row][0]:
-                        hit = CandidateHit(self.entities.ids[entity_row], entity_row, prior, alias, tier, match_score)
-                        best[entity_row] = (key, hit)
+                        best[entity_row] = (key, tier, prior, match_score, alias_row)
         freqs = self.entities.frequencies
-        ranked = sorted(best.items(), key=lambda item: (item[1][0], -float(freqs[item[0]]), item[0]))
+        ranked = sorted(best, key=lambda row: (best[row][0], -float(freqs[row]), row))
         k = top_k if top_k is not None else s.top_k
-        hits = [hit for _, (_, hit) in ranked]
         if prefer_types:
             types = self.type_index
-            keep = select_typed_first(
-                [h.entity_row for h in hits], [types.has_any_type(h.entity_row, prefer_types) for h in hits], k
-            )
-            return [hits[i] for i in keep]
-        return hits[:k]
+            keep = select_typed_first(ranked, [types.has_any_type(row, prefer_types) for row in ranked], k)
+            ranked = [ranked[i] for i in keep]
+        else:
+            ranked = ranked[:k]
+        return [Match(row, *best[row][1:]) for row in ranked]
 
     def _held_out_view(self, held_out: AliasCounts) -> "Callable[[int], Tuple[np.ndarray, np.ndarray]]":
         """alias row -> its (entity rows, priors) without the ``held_out`` mentions (see :meth:`lookup`),

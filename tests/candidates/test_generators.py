@@ -8,6 +8,7 @@ from spacy_el.candidates import (
     TIER_EXACT, TIER_FUZZY, TIER_NONE, AliasCandidates, DenseCandidates, HybridCandidates, MentionCandidates,
     attach_mention_encoder,
 )
+from spacy_el.algorithms.rank_fusion import reciprocal_rank_fusion
 from spacy_el.kb import ElKnowledgeBase
 
 from .conftest import span_of
@@ -95,6 +96,13 @@ def test_hybrid_skips_the_encoder_for_confident_aliases(nlp, minilm_toy_kb, mini
     [b, p] = hybrid(kb, [beatles, paris])
     assert b.ids(kb) == ["The_Beatles"] and np.isnan(b.dense).all()
     assert len(p) == 4 and not np.isnan(p.dense).any()
+    # The skipped mention's list is the fusion of its alias list alone, built without the item-by-item fusion.
+    [alias] = AliasCandidates(top_k=5)(kb, [beatles])
+    rows, scores = reciprocal_rank_fusion([alias.rows.tolist(), []], [1.0, 1.0], hybrid.rrf_k)
+    assert b.rows.tolist() == rows and b.query is None
+    np.testing.assert_allclose(b.score, scores, rtol=1e-6)
+    np.testing.assert_array_equal(b.prior, alias.prior)
+    np.testing.assert_array_equal(b.tier, alias.tier)
 
 
 def test_dense_and_hybrid_lists_carry_the_mention_vector_for_entities_off_the_list(nlp, minilm_toy_kb, minilm_encoder):

@@ -35,6 +35,14 @@ def test_fuzzy_lookup_scores_below_one(toy_kb):
     assert 0.5 <= hits[0].score < 1.0
 
 
+@pytest.mark.parametrize("text,top_k", [("Paris", None), ("Paris", 2), ("paris", None), ("Hiltom", None), ("nothing", None)])
+def test_matches_are_the_lookup_by_row(toy_kb, text, top_k):
+    found = toy_kb.matches(text, top_k=top_k)
+    hits = toy_kb.lookup(text, top_k=top_k)
+    assert [(m.entity_row, m.match, m.prior, m.score) for m in found] == [(h.entity_row, h.match, h.prior, h.score) for h in hits]
+    assert [toy_kb.aliases.aliases[m.alias_row] for m in found] == [h.alias for h in hits]
+
+
 def test_fuzzy_can_be_disabled_per_call_and_per_kb(toy_kb):
     assert toy_kb.lookup("Hiltom", fuzzy=False) == []
     assert build_toy_kb(fuzzy=False).lookup("Hiltom") == []
