@@ -22,6 +22,9 @@ Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character em
   similarity added to its candidates' log-probabilities (``similarity_weight``), the weight of
   :data:`SIMILARITY_WEIGHTS` with the best AIDA dev EL micro F1 in the run (``el_micro_f_similarity_weight_<w>``
   rows on aida-dev).
+- ``ner_stack_lstm_long``, ``ner_stack_lstm_hybrid_evidence_long``, ``ner_stack_lstm_hybrid_similarity_long``: the
+  joint model and the ``_hybrid_evidence`` model trained 6,000 steps instead of 3,000 (``joint_long``,
+  ``joint_hybrid_evidence_long``; skipped when not trained), the last with the similarity weight chosen on dev.
 - ``prior_only``: the alias table's most probable candidate on the joint model's mentions.
 - ``spacy_ner`` and ``spacy_entity_linker``: spaCy's ``ner`` and ``entity_linker`` with the same tok2vec
   settings (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
@@ -59,17 +62,23 @@ COMMAND = "python -m spacy project run nsl-benchmark projects/ner_stack_lstm"
 TRAINING = ROOT / "training"
 ABLATIONS = {"ner_stack_lstm_no_sent_rep": "no_sent_rep", "ner_stack_lstm_no_ment_rep": "no_ment_rep", "ner_stack_lstm_no_nil": "no_nil"}
 #: The joint models with another candidate generator (skipped when not trained), by system.
+#: The ``_long`` ones are trained 6,000 steps instead of 3,000 (``ner_stack_lstm_long`` on the alias table, as
+#: the joint model).
 GENERATOR_VARIANTS = {"ner_stack_lstm_hybrid": "joint_hybrid", "ner_stack_lstm_hybrid_evidence": "joint_hybrid_evidence",
                       "ner_stack_lstm_hybrid_held_out": "joint_hybrid_held_out",
-                      "ner_stack_lstm_hybrid_similarity": "joint_hybrid_evidence"}
+                      "ner_stack_lstm_hybrid_similarity": "joint_hybrid_evidence",
+                      "ner_stack_lstm_long": "joint_long",
+                      "ner_stack_lstm_hybrid_evidence_long": "joint_hybrid_evidence_long",
+                      "ner_stack_lstm_hybrid_similarity_long": "joint_hybrid_evidence_long"}
 #: The variants that predict with ``similarity_weight``, and the weights their AIDA dev sweep tries.
-SIMILARITY_VARIANTS = ("ner_stack_lstm_hybrid_similarity",)
+SIMILARITY_VARIANTS = ("ner_stack_lstm_hybrid_similarity", "ner_stack_lstm_hybrid_similarity_long")
 SIMILARITY_WEIGHTS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: The systems ``--only`` can pick (each with what it needs of the others).
 MODELS = ("ner_stack_lstm", *GENERATOR_VARIANTS)
-#: Variants that differ from another only in training (held-out priors: ``ner_stack_lstm_hybrid_evidence``'s
-#: architecture and candidates): no speed row of their own.
-UNTIMED = ("ner_stack_lstm_hybrid_held_out",)
+#: Variants that differ from another only in training (held-out priors, more steps: another model's architecture
+#: and candidates): no speed row of their own.
+UNTIMED = ("ner_stack_lstm_hybrid_held_out", "ner_stack_lstm_long", "ner_stack_lstm_hybrid_evidence_long",
+           "ner_stack_lstm_hybrid_similarity_long")
 PIPE = "ner_stack_lstm"
 
 
