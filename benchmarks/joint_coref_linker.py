@@ -289,7 +289,8 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
     """Coreference rows; with ``hard`` (the dataset's Table 4 cases), also the EL rows."""
     pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
     coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
-    rows = [row(system, dataset, m, round(coref[m], 4), note) for m in ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f")]
+    metrics = ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_mention_r")  # + mention detection recall
+    rows = [row(system, dataset, m, round(coref[m], 4), note) for m in metrics]
     if hard is None:
         return rows
     el = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(gold, pred)])

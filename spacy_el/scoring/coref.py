@@ -194,12 +194,21 @@ def _lea(key_c: Sequence[Cluster], resp_c: Sequence[Cluster]) -> PRCounts:
     return PRCounts(p_num, p_den, r_num, r_den)
 
 
+def _mentions(key_c: Sequence[Cluster], resp_c: Sequence[Cluster]) -> PRCounts:
+    """Mention detection: the response mentions that are key mentions, whatever their clusters."""
+    key_m = {m for cluster in key_c for m in cluster}
+    resp_m = {m for cluster in resp_c for m in cluster}
+    found = len(key_m & resp_m)
+    return PRCounts(found, len(resp_m), found, len(key_m))
+
+
 # Metric functions over already normalized clusters, keyed by their results name.
 _METRICS: Dict[str, Callable[[Sequence[Cluster], Sequence[Cluster]], PRCounts]] = {
     "muc": _muc,
     "b3": _b_cubed,
     "ceafe": _ceafe,
     "lea": _lea,
+    "mention": _mentions,
 }
 
 
@@ -241,7 +250,9 @@ def coref_scores(
     """Corpus-level coreference scores over (key clusters, response clusters) documents.
 
     Returns `coref_{muc,b3,ceafe,lea}_{p,r,f}`, `coref_avg_f` (CoNLL-2012: mean of MUC, B3 and
-    CEAF-e F1) and, for convenience, `coref_avg_p`/`coref_avg_r` (means of the three P and R).
+    CEAF-e F1), for convenience `coref_avg_p`/`coref_avg_r` (means of the three P and R), and
+    `coref_mention_{p,r,f}`: mention detection, exact spans, clusters ignored (singleton clusters
+    count as the other metrics count them: kept unless `keep_singletons=False`).
     """
     totals = {name: PRCounts() for name in _METRICS}
     for key, response in documents:

@@ -84,10 +84,10 @@ def test_only_picks_the_systems_and_skips_a_missing_hybrid_model(tmp_path: Path,
     (tmp_path / "all_hybrid" / "model-best").mkdir(parents=True)
     assert [s for s, _, _ in ner_constrained_linker.variants_to_run(args)] == ["ner4el_all", "ner4el_all_hybrid"]
     args.only = None
-    # no _dense model (which _similarity reads) and no _held_out one
-    assert len(ner_constrained_linker.variants_to_run(args)) == len(ner_constrained_linker.VARIANTS) - 3
-    (tmp_path / "all_hybrid_dense" / "model-best").mkdir(parents=True)
-    (tmp_path / "all_hybrid_held_out" / "model-best").mkdir(parents=True)
+    # no _dense model (which _similarity reads), no _held_out one and none of the three _long systems' two models
+    assert len(ner_constrained_linker.variants_to_run(args)) == len(ner_constrained_linker.VARIANTS) - 6
+    for folder in ("all_hybrid_dense", "all_hybrid_held_out", "all_long", "all_hybrid_dense_long"):
+        (tmp_path / folder / "model-best").mkdir(parents=True)
     assert len(ner_constrained_linker.variants_to_run(args)) == len(ner_constrained_linker.VARIANTS)
 
 

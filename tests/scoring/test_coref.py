@@ -176,7 +176,7 @@ def test_coref_scores_empty_documents_are_zero():
     scores = coref_scores([([], []), ([[]], [[]])])
     assert all(value == 0.0 for value in scores.values())
     assert set(scores) == {
-        f"coref_{m}_{s}" for m in ("muc", "b3", "ceafe", "lea", "avg") for s in "prf"
+        f"coref_{m}_{s}" for m in ("muc", "b3", "ceafe", "lea", "avg", "mention") for s in "prf"
     }
 
 
@@ -193,6 +193,18 @@ def test_coref_scores_sum_counts_over_documents():
     assert scores["coref_ceafe_p"] == pytest.approx((1 + 2 / 3) / 3)
     conll = ("muc", "b3", "ceafe")
     assert scores["coref_avg_f"] == pytest.approx(sum(scores[f"coref_{m}_f"] for m in conll) / 3)
+
+
+def test_mention_detection_ignores_clusters_and_sums_over_documents():
+    # doc 1: key a b c, response a b x (2 of 3 found, 2 of 3 right) in other clusters; doc 2: key d, response none.
+    docs = [(clusters("ab", "c"), clusters("a", "bx")), (clusters("d"), [])]
+    scores = coref_scores(docs)
+    assert scores["coref_mention_r"] == pytest.approx(2 / 4)
+    assert scores["coref_mention_p"] == pytest.approx(2 / 3)
+    # Without singletons the key is {ab}, the response {bx}: b found.
+    without = coref_scores(docs, keep_singletons=False)
+    assert without["coref_mention_r"] == pytest.approx(1 / 2)
+    assert without["coref_mention_p"] == pytest.approx(1 / 2)
 
 
 def test_keep_singletons_false_drops_singletons_on_both_sides():
