@@ -79,8 +79,10 @@ def ed(gold: List[Doc], pred: List[Doc]) -> float:
 
 # Inference settings every variant starts from (a trained pipeline's own cfg may differ); the variants
 # below change only their own switches.
+#: Every setting a variant may change, at its default: configure() starts each variant from these, so that a setting
+#: of one variant (e.g. another's similarity_weight on a shared model) never carries over to the next.
 INFERENCE_DEFAULTS = {"top_k": 30, "type_aware_selection": False, "decoding": "none", "compat_threshold": 0.2,
-                      "soft_weight": 1.0, "mention_type_source": "label", "threshold": None}
+                      "soft_weight": 1.0, "mention_type_source": "label", "threshold": None, "similarity_weight": 0.0}
 
 
 def configure(nlp: Language, **cfg) -> None:

@@ -162,3 +162,14 @@ def test_similarity_rows_take_the_dev_best_weight_for_test_and_reset_it(tmp_path
     monkeypatch.setattr(joint_coref_linker, "AIDA_CORPUS", tmp_path / "missing")
     assert joint_coref_linker.similarity_rows(SimpleNamespace(limit=0, batch_size=8), nlp, "global_hybrid", [], [], "",
                                               []) == []
+
+
+def test_configure_starts_every_variant_from_the_defaults():
+    """Two variants may share one loaded model (``_dense`` and ``_similarity``): the second's settings must not
+    carry over to the first when it is configured again (its end-to-end row once did)."""
+    pipe = SimpleNamespace(cfg={}, _selector=object())
+    nlp = SimpleNamespace(get_pipe=lambda name: pipe)
+    ner_constrained_linker.configure(nlp, decoding="soft", similarity_weight=8.0)
+    assert pipe.cfg["similarity_weight"] == 8.0 and pipe._selector is None
+    ner_constrained_linker.configure(nlp, decoding="soft")
+    assert pipe.cfg["similarity_weight"] == 0.0 and pipe.cfg["decoding"] == "soft"
