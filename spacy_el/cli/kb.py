@@ -160,6 +160,7 @@ def index_cli(
     kb_dir: Path = typer.Argument(..., help="KB directory with entity vectors", exists=True, file_okay=False),
     index: str = typer.Option(..., "--index", "-i", help="FAISS factory string of the new dense index: Flat, HNSW32, IVF4096,PQ48, ..."),
     ef_construction: int = typer.Option(40, "--ef-construction", help="HNSW: candidate-list size while building (graph quality against build time)"),
+    ef_search: int = typer.Option(128, "--ef-search", min=1, help="HNSW: candidate-list size while searching (recall against search time; saved with the index)"),
 ) -> None:
     """Replace the KB's dense index by one of another kind, built from the vectors the KB already has (its
     entities, aliases, vectors and attachments are kept). HNSW32 searches faster than Flat, at a small
@@ -170,7 +171,7 @@ def index_cli(
     kb = ElKnowledgeBase.load(kb_dir, mmap=False)
     if kb.entities.vectors is None:
         raise ValueError(f"[spacy_el] {kb_dir} has no entity vectors to index: build them with `kb build ... --vectors compute`.")
-    attach_dense_index(kb, index, ef_construction=ef_construction)
+    attach_dense_index(kb, index, ef_construction=ef_construction, ef_search=ef_search)
     kb.to_disk(kb_dir)
     msg.good(f"{kb_dir} now has a {index} index of its {kb.n_entities:,} entity vectors")
 

@@ -152,10 +152,11 @@ def test_kb_index_replaces_the_dense_index_and_keeps_the_rest(tmp_path, jsonl_fi
     np.save(vectors, np.eye(2, 8, dtype=np.float32))
     out = tmp_path / "kb"
     assert runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(out), "--vectors", str(vectors), "--index", "Flat"]).exit_code == 0
-    result = runner.invoke(app, ["kb", "index", str(out), "--index", "HNSW32", "--ef-construction", "64"])
+    result = runner.invoke(app, ["kb", "index", str(out), "--index", "HNSW32", "--ef-construction", "64", "--ef-search", "32"])
     assert result.exit_code == 0, result.output
     kb = ElKnowledgeBase.load(out)
     assert kb.dense_index.factory == "HNSW32" and kb.dense_index.meta()["ef_construction"] == 64
+    assert kb.dense_index.search_params["ef_search"] == 32
     assert kb.n_aliases == 1
     assert kb.search_dense(np.eye(1, 8, dtype=np.float32), k=1) == [[("Ada_Lovelace", 1.0)]]
 
