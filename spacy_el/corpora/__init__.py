@@ -23,7 +23,7 @@ from .gum import read_gum, read_gum_file
 from .gum_conll import read_gum_conll
 from .litbank_entities import read_litbank_entities
 from .splits import load_splits
-from .stats import corpus_stats, doc_annotations
+from .stats import corpus_stats, doc_annotations, mention_widths, share_wider_than
 
 register_extensions()
 
@@ -49,5 +49,7 @@ __all__ = [
     "read_gap",
     "load_splits",
     "corpus_stats",
+    "mention_widths",
+    "share_wider_than",
     "doc_annotations",
 ]

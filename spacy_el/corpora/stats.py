@@ -1,5 +1,6 @@
 """Corpus statistics computed from converted ``Doc`` objects (used by the CLI summary and the tests)."""
 
+from collections import Counter
 from typing import Dict, Iterable, Optional
 
 from spacy.tokens import Doc
@@ -59,6 +60,25 @@ def corpus_stats(docs: Iterable[Doc], mentions_key: Optional[str] = "mentions") 
             stats["clusters_linked"] += any(mention in linked_offsets for mention in cluster)
     stats["titles"] = len(titles)
     return stats
+
+
+def mention_widths(docs: Iterable[Doc]) -> Counter:
+    """How many gold mentions of ``docs`` are how many tokens wide: ``{width: count}`` over the mentions of
+    the coreference clusters and the linked ``doc.ents`` (each offset pair once per doc), the mentions a
+    span-enumerating model such as ``joint_coref_linker`` must find."""
+    widths: Counter = Counter()
+    for doc in docs:
+        offsets = {mention for cluster in get_clusters(doc) for mention in cluster}
+        offsets.update((ent.start, ent.end) for ent in doc.ents if ent.kb_id_ not in ("", NIL))
+        widths.update(end - start for start, end in offsets)
+    return widths
+
+
+def share_wider_than(widths: Counter, max_width: int) -> float:
+    """The share of the mentions counted in ``widths`` (:func:`mention_widths`) wider than ``max_width``
+    tokens (0.0 when there are none)."""
+    total = sum(widths.values())
+    return sum(n for width, n in widths.items() if width > max_width) / total if total else 0.0
 
 
 def doc_annotations(doc: Doc) -> Dict[str, object]:

@@ -95,6 +95,7 @@ unchanged: ``update`` refuses to train the encoder (``frozen_encoder_layers`` be
 non-zero ``model.encoder_lr_scale``), and saving refuses an encoder whose weights differ from their source.
 The default (``true``) saves the whole model, as before.
 """
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
@@ -108,6 +109,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
+from ..corpora.stats import mention_widths, share_wider_than
 from ..extensions import (
     BELOW_THRESHOLD, CLUSTER_PREFIX, NIL, NO_CANDIDATES, NO_LINK, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, cluster_key,
     cluster_keys, get_clusters, register_extensions, set_clusters,
@@ -149,6 +151,9 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 #: The paper's candidates: the alias table's 16 best exact and normalised matches.
 DEFAULT_CANDIDATES = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 16, "fuzzy": False}
 EARLY_UPDATES = "early_updates"  # cfg: updates done with the early budget (state, not a setting)
+#: ``initialize`` warns when more than this share of the training data's gold mentions is wider than
+#: ``max_span_width``: the model never scores those spans, so it can neither learn nor predict them.
+WIDE_MENTIONS_WARNING = 0.01
 ENT_LABEL = "ENT"
 #: Gold clusters of one doc: mentions' ``(start, end)`` token offsets and the cluster's KB row (or None).
 GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
@@ -329,8 +334,26 @@ class JointCorefLinker(KBTorchPipe):
         if kb_loader is not None:
             self.set_kb(kb_loader)
         self._require_kb_with_vectors()
+        self._warn_wide_mentions(eg.reference for eg in get_examples())
         self.model.set_dim("nE", self.kb.entity_vector_length)
         self.model.initialize()
+
+    def _warn_wide_mentions(self, references: Iterable[Doc]) -> None:
+        """Say how many gold mentions no span of ``max_span_width`` tokens covers, and which width would."""
+        widths = mention_widths(references)
+        max_width = int(self.model.attrs["max_span_width"])
+        share = share_wider_than(widths, max_width)
+        if share <= WIDE_MENTIONS_WARNING:
+            return
+        wider = sum(n for width, n in widths.items() if width > max_width)
+        covering = next(w for w in sorted(widths) if share_wider_than(widths, w) <= WIDE_MENTIONS_WARNING)
+        warnings.warn(
+            f"[spacy_el] {self.name}: {share:.1%} of the training data's gold mentions ({wider:,} of "
+            f"{sum(widths.values()):,}) are wider than max_span_width = {max_width} tokens (the widest: "
+            f"{max(widths)}); the model never scores such spans, so it can neither learn nor predict them. "
+            f"max_span_width = {covering} covers all but {share_wider_than(widths, covering):.1%} (more spans "
+            f"to score: slower). Set it in [components.{self.name}.model].", stacklevel=2,
+        )
 
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)

@@ -2,6 +2,8 @@
 
 All sentences, names and entities here are invented. torch runs on one thread to keep the CPU quiet.
 """
+import warnings
+
 import numpy as np
 import pytest
 import spacy
@@ -165,6 +167,19 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
 def test_bad_config_values_raise_naming_the_option(tiny_encoder, tmp_path, model, cfg, option):
     with pytest.raises(ValueError, match=option):
         make_nlp(tiny_encoder, tmp_path, model=model, **cfg)
+
+
+def test_initialize_warns_when_gold_mentions_are_wider_than_max_span_width(tiny_encoder, tmp_path):
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path)
+    pipe = nlp.get_pipe(NAME)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every toy mention is one token wide: nothing to say
+        initialize(nlp, kb_dir)
+    text = "The old harbour of Velda at dawn was calm , and Velda slept ."
+    wide = Example(Doc(nlp.vocab, words=text.split()), reference_doc(nlp.vocab, text, [([(0, 7), (11, 12)], "Velda")]))
+    with pytest.warns(UserWarning, match=r"50\.0% of the training data's gold mentions \(1 of 2\) are wider than "
+                      r"max_span_width = 3 tokens \(the widest: 7\).*max_span_width = 7 covers all but 0\.0%"):
+        pipe.initialize(lambda: [wide], nlp=nlp, kb_loader=kb_from_disk(kb_dir))
 
 
 def test_window_longer_than_the_encoder_is_refused(tiny_encoder, tmp_path):
