@@ -66,7 +66,7 @@ from spacy_el.extensions import NIL, cluster_keys, get_clusters, is_linked, set_
 from spacy_el.scoring.candidates import candidate_recall_at_k, has_own_candidate
 from spacy_el.scoring.cluster_el import cluster_el_scores
 from spacy_el.scoring.coref import coref_scores
-from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
+from spacy_el.scoring.scorers import cluster_groups, doc_clusters, doc_linked_clusters
 from spacy_el.training.resume import EVALUATIONS
 
 from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, curve_rows, dev_sweep, first,
@@ -285,12 +285,17 @@ def count_hard_cases(cases: Sequence[Sequence[HardCase]], pred: Sequence[Doc]) -
 
 
 def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note: str,
-               hard: Optional[Sequence[Sequence[HardCase]]] = None, keep_singletons: bool = True) -> List[Row]:
-    """Coreference rows; with ``hard`` (the dataset's Table 4 cases), also the EL rows."""
+               hard: Optional[Sequence[Sequence[HardCase]]] = None, keep_singletons: bool = True,
+               max_span_width: Optional[int] = None) -> List[Row]:
+    """Coreference rows; with ``hard`` (the dataset's Table 4 cases), also the EL rows; with the model's
+    ``max_span_width``, also ``coref_mention_reachable`` (:func:`reachable_share`)."""
     pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
     coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
     metrics = ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_mention_r")  # + mention detection recall
     rows = [row(system, dataset, m, round(coref[m], 4), note) for m in metrics]
+    if max_span_width is not None:
+        rows.append(row(system, dataset, "coref_mention_reachable", reachable_share(gold, max_span_width, keep_singletons),
+                        f"{note}; gold mentions no wider than max_span_width {max_span_width}"))
     if hard is None:
         return rows
     el = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(gold, pred)])
@@ -298,6 +303,19 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
     for group, (right, n) in cluster_accuracy(gold, pred).items():
         rows.append(row(system, dataset, f"cluster_accuracy_{group}", round(right / max(n, 1), 4), f"{note}; {n} gold clusters"))
     return rows + hard_case_rows(system, dataset, pred, hard, note)
+
+
+def reachable_share(gold: List[Doc], max_span_width: int, keep_singletons: bool = True) -> float:
+    """The share of the gold mentions that ``coref_mention_r`` counts (singletons only with ``keep_singletons``)
+    that are at most ``max_span_width`` tokens wide: a span-enumerating model's ceiling on that recall."""
+    widths = [len(span) for doc in gold for group in cluster_groups(doc) if keep_singletons or len(group) > 1
+              for span in group]
+    return round(sum(width <= max_span_width for width in widths) / max(len(widths), 1), 4)
+
+
+def span_width_of(nlp: Language) -> int:
+    """The ``max_span_width`` of ``nlp``'s joint_coref_linker model."""
+    return int(nlp.get_pipe(NAME).model.attrs["max_span_width"])
 
 
 def hard_case_rows(system: str, dataset: str, pred: List[Doc], hard: Sequence[Sequence[HardCase]], note: str) -> List[Row]:
@@ -370,11 +388,13 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
     rows: List[Row] = []
     if "coref" in preds and "link" in preds:
         note = f"{trained}, {training_steps(loaded['coref'])}; predicted mentions{recall_note}"
-        rows += score_rows(f"standalone{suffix}", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard)
+        rows += score_rows(f"standalone{suffix}", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard,
+                           max_span_width=span_width_of(loaded["coref"]))
     for system in JOINT:
         if system in preds:
             note = f"{trained}, {training_steps(loaded[system])}; predicted mentions{recall_note}"
-            rows += score_rows(f"{system}{suffix}", dataset, gold, preds[system], note, hard)
+            rows += score_rows(f"{system}{suffix}", dataset, gold, preds[system], note, hard,
+                               max_span_width=span_width_of(loaded[system]))
             if own_hard is not None:
                 rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
                                        f"{note}; the cases of its own {generator.name} top {generator.top_k}")
@@ -458,7 +478,8 @@ def score_model(args: argparse.Namespace, folder: str, system: str, name: str, d
         return None
     nlp = spacy.load(path)
     pred, _ = predict(nlp, gold, args.batch_size)
-    return score_rows(name, dataset, gold, pred, f"{trained}, {training_steps(nlp)}; predicted mentions", hard)
+    return score_rows(name, dataset, gold, pred, f"{trained}, {training_steps(nlp)}; predicted mentions", hard,
+                      max_span_width=span_width_of(nlp))
 
 
 def joint_seed_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str, gold: List[Doc],
@@ -491,6 +512,7 @@ VARIANTS = (
     ("converged", "converged", "training to a dev plateau (resumable, one evaluation per epoch)"),
     ("converged_hybrid", "converged-hybrid", "training to a dev plateau on hybrid candidates (alias + dense, "
      "reciprocal-rank fusion)"),
+    ("converged_width16", "converged-width16", "training to a dev plateau with max_span_width 16"),
 )
 
 
@@ -541,7 +563,7 @@ def score_refinement(args: argparse.Namespace, folder: str, refinement: str, nam
     bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
     pred, _ = predict(nlp, gold, args.batch_size)
     note = f"mode coref, {trained}, {training_steps(nlp)}; score_bound {bound}; singletons left out on both sides"
-    return score_rows(name, dataset, gold, pred, note, keep_singletons=False)
+    return score_rows(name, dataset, gold, pred, note, keep_singletons=False, max_span_width=span_width_of(nlp))
 
 
 # -- seeds --------------------------------------------------------------------------------------

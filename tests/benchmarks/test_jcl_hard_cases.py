@@ -52,3 +52,16 @@ def test_top_k_decides_whether_a_mention_has_its_own_candidate():
 def test_clusters_without_a_mate_with_the_gold_entity_are_not_hard_cases():
     gold = clustered([[(4, 5), (7, 8)]], ["Shahid_Afridi"])  # no mention has the gold candidate
     assert find_hard_cases(AliasOnlyKB(), [gold], top_k=16) == [[]]
+
+
+def test_reachable_share_is_the_share_of_gold_mentions_no_wider_than_the_model_reads():
+    from benchmarks.joint_coref_linker import reachable_share, score_rows
+
+    # A 2-token and two 1-token mentions in one cluster, a 1-token singleton.
+    gold = clustered([[(0, 2), (4, 5), (7, 8)], [(3, 4)]], ["Shahid_Afridi", "NIL"])
+    assert reachable_share([gold], 1) == 0.75
+    assert reachable_share([gold], 1, keep_singletons=False) == 0.6667  # the singleton is not counted
+    assert reachable_share([gold], 2) == 1.0
+    rows = score_rows("global", "gum-test", [gold], [gold], "note", max_span_width=1)
+    reachable = [r for r in rows if r["metric"] == "coref_mention_reachable"]
+    assert [(r["value"], r["notes"]) for r in reachable] == [(0.75, "note; gold mentions no wider than max_span_width 1")]
