@@ -5,6 +5,11 @@
   (end-to-end) and on gold mentions (ED accuracy).
 - ``spacy_entity_linker``: spaCy's `entity_linker` with our KB (configs/baselines/entity_linker.cfg),
   end-to-end on the spaCy NER's mentions and with gold mentions.
+- ``spacy_entity_linker_hybrid``: the same trained `entity_linker` choosing among spacy_el's hybrid
+  candidates (``spacy-el.HybridCandidates.v1`` through ``get_candidates_batch``) instead of the alias
+  table's, when the KB carries a mention encoder (issue 26). It needs no training of its own: spaCy's
+  `entity_linker` learns from the gold entity's vector alone (its loss reads no candidates), so the
+  generator only changes which entities it chooses among.
 
 EL is strong-match InKB, GERBIL micro/macro. Each EL row states the alias table's candidate recall@30
 on the same gold mentions (the ceiling of every alias-based linker). Speeds are words per second of
@@ -21,9 +26,12 @@ import torch
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from spacy_el.candidates import HybridCandidates
+from spacy_el.candidates.dense import ATTACHMENT
+from spacy_el.candidates.registry import hybrid_candidates, spacy_candidates, spacy_candidates_batch
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.extensions import is_linked
-from spacy_el.scoring.candidates import alias_table_recall, linked_mentions
+from spacy_el.scoring.candidates import alias_table_recall, candidate_recall_at_k, linked_mentions
 from spacy_el.scoring import ed_accuracy, el_scores, ner_scores
 
 from .common import AIDA_CORPUS, EL_BASELINE, NER_BASELINE, fix_tie_breaks, read_docs, timed, timed_pipe, words_per_s
@@ -87,11 +95,42 @@ def candidate_recall(kb: ElKnowledgeBase, gold: List[Doc]) -> float:
     return alias_table_recall(kb, list(linked_mentions(gold)), [30])["cand_recall_at_30"]
 
 
+#: Mentions per ``get_candidates_batch`` call of the hybrid entity_linker: a whole AIDA document's at once, so
+#: that the mention encoder reads each context window once.
+HYBRID_BATCH = 1000
+
+
+def with_hybrid_candidates(nlp: Language) -> HybridCandidates:
+    """Make ``nlp``'s entity_linker take its candidates from the hybrid generator (its defaults: the alias
+    table's top 30 and the mention encoder's nearest 30, fused by reciprocal rank, top 30), as the
+    ``get_candidates`` / ``get_candidates_batch`` blocks of docs/candidates.md do in a config.
+    RETURNS the generator."""
+    generator = hybrid_candidates()
+    pipe = nlp.get_pipe("entity_linker")
+    pipe.get_candidates = spacy_candidates(generator)
+    pipe.get_candidates_batch = spacy_candidates_batch(generator)
+    pipe.candidates_batch_size = HYBRID_BATCH
+    return generator
+
+
+def generator_recall(kb: ElKnowledgeBase, gold: List[Doc], generator: HybridCandidates, k: int = 30) -> float:
+    """Recall@k of ``generator`` on the gold linked mentions (as :func:`candidate_recall` for the alias table)."""
+    spans = [e for doc in gold for e in doc.ents if is_linked(e.kb_id_)]
+    ranked = [found.ids(kb) for found in generator(kb, spans)]
+    return candidate_recall_at_k(ranked, [span.kb_id_ for span in spans], [k])[f"cand_recall_at_{k}"]
+
+
 def evaluate(args: argparse.Namespace) -> List[Row]:
     torch.set_num_threads(args.threads)
     ner_nlp = spacy.load(args.ner_model)
     el_nlp = spacy.load(args.el_model)
     kb: ElKnowledgeBase = el_nlp.get_pipe("entity_linker").kb
+    hybrid_nlp, hybrid = None, None
+    if kb.attachment(ATTACHMENT) is not None:
+        hybrid_nlp = spacy.load(args.el_model)
+        hybrid = with_hybrid_candidates(hybrid_nlp)
+    else:
+        print(f"The KB of {args.el_model} carries no mention encoder: no spacy_entity_linker_hybrid rows")
     speed_note = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
     rows: List[Row] = []
     for split in ("dev", "test"):
@@ -114,10 +153,20 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         el_docs, el_seconds = timed_pipe(el_nlp, texts, BATCH_SIZE)
         rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, recall30, "spacy_ner mentions + entity_linker")
         rows.append(ed_row("spacy_entity_linker", dataset, gold, with_gold_mentions(el_nlp, gold, ["sentencizer", "entity_linker"]), recall30))
+        if hybrid_nlp is not None:
+            hybrid_recall30 = generator_recall(kb, gold, hybrid)
+            hybrid_docs, hybrid_seconds = timed_pipe(hybrid_nlp, texts, BATCH_SIZE)
+            rows += el_rows("spacy_entity_linker_hybrid", dataset, gold, hybrid_docs, hybrid_recall30,
+                            "spacy_ner mentions + entity_linker on hybrid candidates")
+            rows.append(ed_row("spacy_entity_linker_hybrid", dataset, gold,
+                               with_gold_mentions(hybrid_nlp, gold, ["sentencizer", "entity_linker"]), hybrid_recall30))
         if split == "test":
             rows.append(row("spacy_ner", dataset, "words_per_s", words_per_s(ner_docs, ner_seconds), speed_note))
             rows.append(row("prior_only", dataset, "words_per_s", words_per_s(ner_docs, prior_seconds), speed_note + " (ner + lookup)"))
             rows.append(row("spacy_entity_linker", dataset, "words_per_s", words_per_s(el_docs, el_seconds), speed_note + " (ner + entity_linker)"))
+            if hybrid_nlp is not None:
+                rows.append(row("spacy_entity_linker_hybrid", dataset, "words_per_s", words_per_s(hybrid_docs, hybrid_seconds),
+                                speed_note + " (ner + entity_linker on hybrid candidates)"))
     return rows
 
 

@@ -78,3 +78,28 @@ def test_a_spacy_kb_gets_an_error_that_says_what_to_configure():
         spacy_candidates(AliasCandidates())(kb, span)
     with pytest.raises(ValueError, match="SpacyCandidatesBatch.v1 needs an ElKnowledgeBase"):
         spacy_candidates_batch(AliasCandidates())(kb, [span])
+
+
+def test_the_baselines_benchmark_swaps_a_trained_entity_linker_onto_hybrid_candidates(tmp_path, tiny_toy_kb,
+                                                                                      tiny_mention_encoder):
+    from benchmarks.baselines import HYBRID_BATCH, with_hybrid_candidates
+
+    attach_mention_encoder(tiny_toy_kb, tiny_mention_encoder)
+    tiny_toy_kb.to_disk(tmp_path / "kb")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("entity_linker", config={  # as configs/baselines/entity_linker.cfg: the alias table
+        "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"},
+        "get_candidates": {"@misc": "spacy-el.CandidateGenerator.v1", "top_k": 30}, "use_gold_ents": True,
+    })
+    linker = nlp.get_pipe("entity_linker")
+    linker.initialize(lambda: examples_of(nlp), nlp=nlp, kb_loader=registry.misc.get("spacy-el.KBFromDisk.v1")(tmp_path / "kb"))
+    doc = nlp.make_doc("The city of Paris in Texas is sunny.")
+    doc.ents = [doc.char_span(12, 17, label="LOC")]
+    generator = with_hybrid_candidates(nlp)
+    assert linker.candidates_batch_size == HYBRID_BATCH
+    expected = generator(linker.kb, list(doc.ents))[0].ids(linker.kb)
+    batch = linker.get_candidates_batch(linker.kb, list(doc.ents))
+    assert [c.entity_ for c in batch[0]] == expected == [c.entity_ for c in linker.get_candidates(linker.kb, doc.ents[0])]
+    assert len(expected) > len(linker.kb.lookup("Paris", top_k=30))  # the encoder's entities too
+    assert nlp.get_pipe("entity_linker")(nlp.get_pipe("sentencizer")(doc)).ents[0].kb_id_ in expected
