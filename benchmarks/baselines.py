@@ -19,7 +19,7 @@ on the same gold mentions (the ceiling of every alias-based linker). Speeds are 
 """
 import argparse
 from pathlib import Path
-from typing import Iterable, List, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 import spacy
 import torch
@@ -34,7 +34,8 @@ from spacy_el.extensions import is_linked
 from spacy_el.scoring.candidates import alias_table_recall, candidate_recall_at_k, linked_mentions
 from spacy_el.scoring import ed_accuracy, el_scores, ner_scores
 
-from .common import AIDA_CORPUS, EL_BASELINE, NER_BASELINE, fix_tie_breaks, read_docs, timed, timed_pipe, words_per_s
+from .common import (AIDA_CORPUS, EL_BASELINE, MENTION_ENCODER, NER_BASELINE, fix_tie_breaks, read_docs, timed, timed_pipe,
+                     words_per_s)
 from .results_io import RESULTS_DIR, Row, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -100,12 +101,12 @@ def candidate_recall(kb: ElKnowledgeBase, gold: List[Doc]) -> float:
 HYBRID_BATCH = 1000
 
 
-def with_hybrid_candidates(nlp: Language) -> HybridCandidates:
+def with_hybrid_candidates(nlp: Language, encoder: Optional[Path] = None) -> HybridCandidates:
     """Make ``nlp``'s entity_linker take its candidates from the hybrid generator (its defaults: the alias
     table's top 30 and the mention encoder's nearest 30, fused by reciprocal rank, top 30), as the
-    ``get_candidates`` / ``get_candidates_batch`` blocks of docs/candidates.md do in a config.
-    RETURNS the generator."""
-    generator = hybrid_candidates()
+    ``get_candidates`` / ``get_candidates_batch`` blocks of docs/candidates.md do in a config. encoder: a
+    mention encoder folder (None: the one the KB carries). RETURNS the generator."""
+    generator = hybrid_candidates(encoder=encoder)
     pipe = nlp.get_pipe("entity_linker")
     pipe.get_candidates = spacy_candidates(generator)
     pipe.get_candidates_batch = spacy_candidates_batch(generator)
@@ -126,11 +127,13 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     el_nlp = spacy.load(args.el_model)
     kb: ElKnowledgeBase = el_nlp.get_pipe("entity_linker").kb
     hybrid_nlp, hybrid = None, None
-    if kb.attachment(ATTACHMENT) is not None:
+    encoder = args.encoder if args.encoder.is_dir() else None
+    if kb.attachment(ATTACHMENT) is not None or encoder is not None:
         hybrid_nlp = spacy.load(args.el_model)
-        hybrid = with_hybrid_candidates(hybrid_nlp)
+        hybrid = with_hybrid_candidates(hybrid_nlp, encoder)
     else:
-        print(f"The KB of {args.el_model} carries no mention encoder: no spacy_entity_linker_hybrid rows")
+        print(f"Neither {args.encoder} nor the KB of {args.el_model} holds a mention encoder: "
+              "no spacy_entity_linker_hybrid rows")
     speed_note = f"nlp.pipe batch_size={BATCH_SIZE}, {args.threads} thread(s), CPU"
     rows: List[Row] = []
     for split in ("dev", "test"):
@@ -154,7 +157,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, recall30, "spacy_ner mentions + entity_linker")
         rows.append(ed_row("spacy_entity_linker", dataset, gold, with_gold_mentions(el_nlp, gold, ["sentencizer", "entity_linker"]), recall30))
         if hybrid_nlp is not None:
-            hybrid_recall30 = generator_recall(kb, gold, hybrid)
+            hybrid_recall30 = generator_recall(hybrid_nlp.get_pipe("entity_linker").kb, gold, hybrid)
             hybrid_docs, hybrid_seconds = timed_pipe(hybrid_nlp, texts, BATCH_SIZE)
             rows += el_rows("spacy_entity_linker_hybrid", dataset, gold, hybrid_docs, hybrid_recall30,
                             "spacy_ner mentions + entity_linker on hybrid candidates")
@@ -175,6 +178,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
     parser.add_argument("--ner-model", type=Path, default=NER_BASELINE)
     parser.add_argument("--el-model", type=Path, default=EL_BASELINE)
+    parser.add_argument("--encoder", type=Path, default=MENTION_ENCODER,
+                        help="the mention encoder of the spacy_entity_linker_hybrid rows, when the KB carries none")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "baselines.json")
     args = parser.parse_args()

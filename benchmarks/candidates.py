@@ -43,7 +43,7 @@ from spacy_el.kb.dense_index import DenseIndex
 from spacy_el.ml.mention_encoder import MentionEncoder
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
-from .common import ELEVANT_SETS, SHARED_DATA, timed
+from .common import ELEVANT_SETS, MENTION_ENCODER, SHARED_DATA, timed
 from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -245,7 +245,7 @@ def fastest(call: Callable[[], object]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", type=Path, default=ROOT / "kb" / "eval")
-    parser.add_argument("--encoder", type=Path, default=ROOT / "training" / "mention_encoder" / "best")
+    parser.add_argument("--encoder", type=Path, default=MENTION_ENCODER)
     parser.add_argument("--variant", type=named_folder, action="append", default=[], metavar="NAME=FOLDER",
                         help="another mention encoder (fewer layers, windows without overlap, ...): the _NAME systems")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)

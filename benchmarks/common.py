@@ -29,6 +29,7 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 AIDA_CORPUS = ROOT / "corpus" / "aida"  # python -m spacy project run convert-aida
 NER_BASELINE = ROOT / "training" / "baselines" / "ner" / "model-best"
 EL_BASELINE = ROOT / "training" / "baselines" / "entity_linker" / "model-best"
+MENTION_ENCODER = ROOT / "training" / "mention_encoder" / "best"  # projects/candidates: train-mention-encoder
 
 
 # -- data -----------------------------------------------------------------------------------------

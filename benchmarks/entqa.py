@@ -61,7 +61,7 @@ from spacy_el.scoring import el_scores
 from spacy_el.training.resume import EVALUATIONS  # a reader's learning curve, beside its model-best
 
 from .baselines import gold_links, link_with_prior, predicted_links
-from .common import (AIDA_CORPUS, EL_BASELINE, ELEVANT_SETS, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
+from .common import (AIDA_CORPUS, EL_BASELINE, ELEVANT_SETS, MENTION_ENCODER, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
                      temporarily, timed_pipe, words_per_s)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, results_to_markdown, suffix_table, update_readme_section
@@ -361,7 +361,7 @@ def main() -> None:
     parser.add_argument("--ents-candidates", nargs="*", choices=("alias", "hybrid"), default=[],
                         help="also run each EntQA pipeline after spaCy ner with these generators' candidates of its mentions "
                              "merged into the passages (entity_retriever's ents_candidates)")
-    parser.add_argument("--encoder", type=Path, default=ROOT / "training" / "mention_encoder" / "best",
+    parser.add_argument("--encoder", type=Path, default=MENTION_ENCODER,
                         help="the mention encoder of the hybrid generator")
     parser.add_argument("--datasets", nargs="+", choices=("aida-test", *(name for name, _ in ELEVANT_SETS)), default=None,
                         help="rerun only these test sets (AIDA dev always runs: γ is chosen there), without the K trade-off; "
