@@ -71,6 +71,7 @@ PAGES: Dict[str, Path] = {
     # Sentences whose figures are generated (``PROSE``, and project_timings' ``train_time`` and ``timings_summary``).
     "candidates_speed": README,
     "candidates_settings": DOCS / "candidates.md",
+    "candidates_spacy_entity_linker": DOCS / "candidates.md",
     "train_time": README,
     "timings_summary": DOCS / "reproducing.md",
     "encoder_dtype_reading": DOCS / "reproducing.md",
@@ -301,6 +302,28 @@ PROSE: Dict[str, Prose] = {
         {"dense": ("dense", "aida-test", "mentions_per_s"), "hybrid": ("hybrid", "aida-test", "mentions_per_s"),
          "alias": ("alias", "aida-test", "mentions_per_s"),
          "fastest": ("hybrid_fast_skip_confident_hnsw", "aida-test", "mentions_per_s")},
+    ),
+    "candidates_spacy_entity_linker": Prose(
+        "baselines.json",
+        "spaCy's own `entity_linker` needs no retraining to use them: it learns from the gold entity's vector alone "
+        "(its loss reads no candidates), so the model of `train-el-baseline` predicts on the hybrid candidates "
+        "(`spacy_entity_linker_hybrid`, the `baselines` step of `projects/baselines`) beside its alias-table self, "
+        "in the same run. On AIDA test gold mentions its ED accuracy is {hybrid_ed} against {alias_ed}. After "
+        "spaCy `ner`, its EL micro F1 is {hybrid_f} against {alias_f}: recall {hybrid_r} against {alias_r}, "
+        "precision {hybrid_p} against {alias_p}, at {hybrid_speed} words/s against {alias_speed}. The extra "
+        "candidates add links but no correct ones: spaCy's scorer gives an entity only the encoder found prior 0 "
+        "and links it on its own similarity, with no NIL threshold by default. So a spaCy user gains nothing on "
+        "AIDA by swapping the generator alone.",
+        {"hybrid_ed": ("spacy_entity_linker_hybrid", "aida-test", "ed_accuracy"),
+         "alias_ed": ("spacy_entity_linker", "aida-test", "ed_accuracy"),
+         "hybrid_f": ("spacy_entity_linker_hybrid", "aida-test", "el_micro_f"),
+         "alias_f": ("spacy_entity_linker", "aida-test", "el_micro_f"),
+         "hybrid_r": ("spacy_entity_linker_hybrid", "aida-test", "el_micro_r"),
+         "alias_r": ("spacy_entity_linker", "aida-test", "el_micro_r"),
+         "hybrid_p": ("spacy_entity_linker_hybrid", "aida-test", "el_micro_p"),
+         "alias_p": ("spacy_entity_linker", "aida-test", "el_micro_p"),
+         "hybrid_speed": ("spacy_entity_linker_hybrid", "aida-test", "words_per_s"),
+         "alias_speed": ("spacy_entity_linker", "aida-test", "words_per_s")},
     ),
     "candidates_settings": Prose(
         "candidates.json",
