@@ -1,28 +1,36 @@
 """Fusing several ranked candidate lists: reciprocal-rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009), and
 round-robin interleaving."""
-from typing import Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Hashable, List, Optional, Sequence, Tuple, TypeVar
+
+import numpy as np
 
 Item = TypeVar("Item", bound=Hashable)
 
 
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[int]], weights: Sequence[float], k: float = 60.0
-) -> Tuple[List[int], List[float]]:
-    """Fuse ranked lists of ids: ``score(e) = sum_i weights[i] / (k + rank_i(e))``, ranks from 1.
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Fuse ranked lists of integer ids: ``score(e) = sum_i weights[i] / (k + rank_i(e))``, ranks from 1.
 
     An id missing from a list gets nothing from it. Ties keep the order in which the ids first appear
-    (list by list), so the fusion is deterministic. RETURNS ``(ids, scores)``, best first.
+    (list by list), so the fusion is deterministic. Each id's terms are added in list order, so the scores
+    are those of adding them one by one. RETURNS ``(ids, scores)``: int64 (U,) and float64 (U,) over the
+    U distinct ids, best first.
     """
     if len(rankings) != len(weights):
         raise ValueError(f"[spacy_el] {len(rankings)} rankings but {len(weights)} weights.")
     if k < 0:
         raise ValueError(f"[spacy_el] The rank-fusion constant k must be >= 0, got {k}.")
-    scores: Dict[int, float] = {}
-    for ranking, weight in zip(rankings, weights):
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    order = sorted(scores, key=lambda item: -scores[item])  # stable: first appearance breaks ties
-    return order, [scores[item] for item in order]
+    lists = [np.asarray(ranking, dtype=np.int64).reshape(-1) for ranking in rankings]
+    if not sum(len(ids) for ids in lists):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    ids = np.concatenate(lists)
+    terms = np.concatenate([weight / (k + np.arange(1, len(ranked) + 1, dtype=np.float64))
+                            for ranked, weight in zip(lists, weights)])
+    distinct, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    scores = np.bincount(inverse.reshape(-1), weights=terms, minlength=len(distinct))  # adds in list order
+    order = np.lexsort((first, -scores))  # best first; ties: first appearance
+    return distinct[order], scores[order]
 
 
 def round_robin(rankings: Sequence[Sequence[Item]], limit: Optional[int] = None) -> List[Item]:

@@ -5,7 +5,7 @@ Every candidate gets every feature: the alias prior and tier where the alias tab
 ``TIER_NONE`` elsewhere), and its dense similarity to the mention whichever list it came from (the
 entity's vector is in the KB, so the similarity costs one dot product).
 """
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.tokens import Span
@@ -87,22 +87,17 @@ class HybridCandidates(CandidateGenerator):
             if i not in needed:  # no dense list: the fusion keeps the alias order
                 out.append(self._alias_only(found))
                 continue
-            dense_rows = [int(r) for r in rows[i] if r >= 0]
-            fused, scores = reciprocal_rank_fusion(
-                [found.rows.tolist(), dense_rows], [self.alias_weight, self.dense_weight], self.rrf_k
+            fused_rows, scores = reciprocal_rank_fusion(
+                [found.rows, rows[i][rows[i] >= 0]], [self.alias_weight, self.dense_weight], self.rrf_k
             )
             if self.top_k is not None:
-                fused, scores = fused[: self.top_k], scores[: self.top_k]
-            prior = {int(r): (float(p), int(t)) for r, p, t in zip(found.rows, found.prior, found.tier)}
-            fused_rows = np.asarray(fused, dtype=np.int64)
+                fused_rows, scores = fused_rows[: self.top_k], scores[: self.top_k]
+            prior, tier = alias_features(found, fused_rows)
             if entity_vectors is not None and len(fused_rows):
                 sims = entity_vectors[fused_rows] @ vectors[i]
             else:
                 sims = np.full(len(fused_rows), np.nan, dtype=np.float32)
-            out.append(MentionCandidates.from_lists(
-                fused_rows, [prior.get(r, (0.0, TIER_NONE))[0] for r in fused],
-                [prior.get(r, (0.0, TIER_NONE))[1] for r in fused], sims, scores, vectors[i],
-            ))
+            out.append(MentionCandidates.from_lists(fused_rows, prior, tier, sims, scores, vectors[i]))
         return out
 
     def _alias_only(self, found: MentionCandidates) -> MentionCandidates:
@@ -124,4 +119,18 @@ class HybridCandidates(CandidateGenerator):
         )
 
 
-__all__ = ["HybridCandidates"]
+def alias_features(found: MentionCandidates, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The alias prior and tier of each of ``rows`` (int64 (C,)) in the alias list ``found``: float32 (C,) and
+    int8 (C,), 0 and ``TIER_NONE`` where the alias table did not propose the entity."""
+    prior = np.zeros(len(rows), dtype=np.float32)
+    tier = np.full(len(rows), TIER_NONE, dtype=np.int8)
+    if len(found) and len(rows):
+        order = np.argsort(found.rows, kind="stable")
+        at = np.minimum(np.searchsorted(found.rows[order], rows), len(order) - 1)
+        listed = found.rows[order][at] == rows
+        prior[listed] = found.prior[order][at][listed]
+        tier[listed] = found.tier[order][at][listed]
+    return prior, tier
+
+
+__all__ = ["HybridCandidates", "alias_features"]

@@ -99,7 +99,7 @@ def test_hybrid_skips_the_encoder_for_confident_aliases(nlp, minilm_toy_kb, mini
     # The skipped mention's list is the fusion of its alias list alone, built without the item-by-item fusion.
     [alias] = AliasCandidates(top_k=5)(kb, [beatles])
     rows, scores = reciprocal_rank_fusion([alias.rows.tolist(), []], [1.0, 1.0], hybrid.rrf_k)
-    assert b.rows.tolist() == rows and b.query is None
+    assert b.rows.tolist() == rows.tolist() and b.query is None
     np.testing.assert_allclose(b.score, scores, rtol=1e-6)
     np.testing.assert_array_equal(b.prior, alias.prior)
     np.testing.assert_array_equal(b.tier, alias.tier)
@@ -160,3 +160,14 @@ def test_dense_candidates_without_an_index_say_how_to_build_one(nlp, tiny_toy_kb
     tiny_toy_kb.dense_index = None
     with pytest.raises(ValueError, match="--index Flat"):
         DenseCandidates()(tiny_toy_kb, [span_of(nlp, "Paris played.", "Paris")])
+
+
+def test_alias_features_of_fused_rows():
+    from spacy_el.candidates.hybrid import alias_features
+
+    found = MentionCandidates.from_lists([5, 2, 9], [0.5, 0.3, 0.2], [0, 1, 2], [np.nan] * 3, [0.5, 0.3, 0.2])
+    prior, tier = alias_features(found, np.array([9, 7, 5, 1, 12], dtype=np.int64))
+    np.testing.assert_array_equal(prior, np.array([0.2, 0.0, 0.5, 0.0, 0.0], dtype=np.float32))
+    assert tier.tolist() == [2, TIER_NONE, 0, TIER_NONE, TIER_NONE] and tier.dtype == np.int8
+    prior, tier = alias_features(MentionCandidates.empty(), np.array([3], dtype=np.int64))
+    assert prior.tolist() == [0.0] and tier.tolist() == [TIER_NONE]
