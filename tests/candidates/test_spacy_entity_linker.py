@@ -103,3 +103,33 @@ def test_the_baselines_benchmark_swaps_a_trained_entity_linker_onto_hybrid_candi
     assert [c.entity_ for c in batch[0]] == expected == [c.entity_ for c in linker.get_candidates(linker.kb, doc.ents[0])]
     assert len(expected) > len(linker.kb.lookup("Paris", top_k=30))  # the encoder's entities too
     assert nlp.get_pipe("entity_linker")(nlp.get_pipe("sentencizer")(doc)).ents[0].kb_id_ in expected
+
+
+def test_the_baselines_benchmark_chooses_the_entity_linker_threshold_on_dev(tmp_path, tiny_toy_kb):
+    from benchmarks.baselines import THRESHOLDS, threshold_rows
+
+    tiny_toy_kb.to_disk(tmp_path / "kb")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": "LOC", "pattern": "Paris"}])
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("entity_linker", config={
+        "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"},
+        "get_candidates": {"@misc": "spacy-el.CandidateGenerator.v1", "top_k": 30}, "use_gold_ents": True,
+    })
+    linker = nlp.get_pipe("entity_linker")
+    linker.initialize(lambda: examples_of(nlp), nlp=nlp, kb_loader=registry.misc.get("spacy-el.KBFromDisk.v1")(tmp_path / "kb"))
+
+    def gold(text):
+        doc = nlp.make_doc(text)
+        doc.ents = [doc.char_span(0, 5, label="LOC", kb_id="Paris")]
+        return doc
+
+    golds = {"dev": [gold("Paris is lovely in spring.")], "test": [gold("Paris is sunny today.")]}
+    rows = threshold_rows("spacy_entity_linker", nlp, golds, 0.5)
+    sweep = [r for r in rows if r["dataset"] == "aida-dev"]
+    assert [r["metric"] for r in sweep] == [f"el_micro_f_threshold_{t}" for t in THRESHOLDS]
+    assert all(r["system"] == "spacy_entity_linker_threshold" for r in rows)
+    test = {r["metric"]: r for r in rows if r["dataset"] == "aida-test"}
+    assert set(test) == {"el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r"}
+    assert "(best on AIDA dev); cand_recall_at_30=0.500" in test["el_micro_f"]["notes"]
+    assert linker.threshold is None
