@@ -33,11 +33,11 @@ from spacy_el.candidates.dense import ATTACHMENT
 from spacy_el.candidates.registry import hybrid_candidates, spacy_candidates, spacy_candidates_batch
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.extensions import is_linked
-from spacy_el.scoring.candidates import alias_table_recall, candidate_recall_at_k, linked_mentions
+from spacy_el.scoring.candidates import alias_table_recall, linked_mentions
 from spacy_el.scoring import ed_accuracy, el_scores, ner_scores
 
-from .common import (AIDA_CORPUS, EL_BASELINE, MENTION_ENCODER, NER_BASELINE, dev_sweep, fix_tie_breaks, read_docs, timed,
-                     timed_pipe, words_per_s)
+from .common import (AIDA_CORPUS, EL_BASELINE, MENTION_ENCODER, NER_BASELINE, dev_sweep, fix_tie_breaks, generator_recall,
+                     linked_ents, read_docs, timed, timed_pipe, words_per_s)
 from .results_io import RESULTS_DIR, Row, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -116,13 +116,6 @@ def with_hybrid_candidates(nlp: Language, encoder: Optional[Path] = None) -> Hyb
     return generator
 
 
-def generator_recall(kb: ElKnowledgeBase, gold: List[Doc], generator: HybridCandidates, k: int = 30) -> float:
-    """Recall@k of ``generator`` on the gold linked mentions (as :func:`candidate_recall` for the alias table)."""
-    spans = [e for doc in gold for e in doc.ents if is_linked(e.kb_id_)]
-    ranked = [found.ids(kb) for found in generator(kb, spans)]
-    return candidate_recall_at_k(ranked, [span.kb_id_ for span in spans], [k])[f"cand_recall_at_{k}"]
-
-
 def evaluate(args: argparse.Namespace) -> List[Row]:
     torch.set_num_threads(args.threads)
     ner_nlp = spacy.load(args.ner_model)
@@ -164,7 +157,9 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         if hybrid_nlp is not None:
             # Timed first: the recall's generator call would leave these mentions' vectors in its cache.
             hybrid_docs, hybrid_seconds = timed_pipe(hybrid_nlp, texts, BATCH_SIZE)
-            hybrid_recall30 = generator_recall(hybrid_nlp.get_pipe("entity_linker").kb, gold, hybrid)
+            mentions = linked_ents(gold)
+            hybrid_recall30 = generator_recall(hybrid_nlp.get_pipe("entity_linker").kb, hybrid, mentions,
+                                               [span.kb_id_ for span in mentions], 30)
             recalls[("spacy_entity_linker_hybrid", split)] = hybrid_recall30
             rows += el_rows("spacy_entity_linker_hybrid", dataset, gold, hybrid_docs, hybrid_recall30,
                             "spacy_ner mentions + entity_linker on hybrid candidates")

@@ -13,11 +13,13 @@ from typing import Any, Callable, Dict, Iterator, List, MutableMapping, Optional
 
 import spacy
 from spacy.language import Language
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, Span
 from spacy.util import registry
 from tqdm import tqdm
 
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
+from spacy_el.extensions import is_linked
+from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .results_io import ROOT, row
 
@@ -33,6 +35,18 @@ MENTION_ENCODER = ROOT / "training" / "mention_encoder" / "best"  # projects/can
 
 
 # -- data -----------------------------------------------------------------------------------------
+def generator_recall(kb: Any, generator: Callable, mentions: Sequence[Span], kb_ids: Sequence[str], k: int) -> float:
+    """Recall@k of a candidate ``generator`` (``generator(kb, spans)``, e.g. a spacy_el generator) on
+    ``mentions`` whose gold ids are ``kb_ids``: the share of the linked ones whose gold id it ranks in its first k."""
+    ranked = [found.ids(kb) for found in generator(kb, list(mentions))] if len(mentions) else []
+    return candidate_recall_at_k(ranked, list(kb_ids), [k])[f"cand_recall_at_{k}"]
+
+
+def linked_ents(docs: Sequence[Doc]) -> List[Span]:
+    """The gold entities of ``docs`` linked to a KB id (not NIL, not unannotated)."""
+    return [ent for doc in docs for ent in doc.ents if is_linked(ent.kb_id_)]
+
+
 def read_docs(path: Path, nlp: Language) -> List[Doc]:
     """The docs of a DocBin (``.spacy``) file, on ``nlp``'s vocab."""
     return list(DocBin().from_disk(path).get_docs(nlp.vocab))

@@ -51,6 +51,7 @@ one 20k-token document.
 import argparse
 import multiprocessing
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
@@ -62,8 +63,9 @@ from spacy.tokens import Doc, Span
 
 import spacy_el  # noqa: F401  (registers the readers and factories)
 from spacy_el.candidates import AliasCandidates
+from spacy_el.corpora.stats import share_wider_than
 from spacy_el.extensions import NIL, cluster_keys, get_clusters, is_linked, set_clusters
-from spacy_el.scoring.candidates import candidate_recall_at_k, has_own_candidate
+from spacy_el.scoring.candidates import has_own_candidate
 from spacy_el.scoring.cluster_el import cluster_el_scores
 from spacy_el.scoring.coref import coref_scores
 from spacy_el.scoring.scorers import cluster_groups, doc_clusters, doc_linked_clusters
@@ -72,6 +74,7 @@ from spacy_el.training.resume import EVALUATIONS
 from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, curve_rows, dev_sweep, first,
                      fix_tie_breaks, proc_status_mb, process_peak_mb, read_corpus, read_evaluations, reset_peak_rss,
                      timed, timed_pipe, using_encoder_dtype, words_per_s)
+from .common import generator_recall as recall_of_generator
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, suffix_table
 
@@ -262,8 +265,7 @@ def generator_recall(kb, gold: Sequence[Doc], generator: Callable, k: int) -> fl
     """Recall@k of ``generator`` on the gold linked mentions of ``gold`` (those of ``doc_linked_clusters``)."""
     mentions = [(g.char_span(*m), kb_id) for g in gold for cluster in doc_linked_clusters(g) for m, kb_id in cluster
                 if is_linked(kb_id)]
-    ranked = [found.ids(kb) for found in generator(kb, [span for span, _ in mentions])] if mentions else []
-    return candidate_recall_at_k(ranked, [kb_id for _, kb_id in mentions], [k])[f"cand_recall_at_{k}"]
+    return recall_of_generator(kb, generator, [span for span, _ in mentions], [kb_id for _, kb_id in mentions], k)
 
 
 def count_hard_cases(cases: Sequence[Sequence[HardCase]], pred: Sequence[Doc]) -> Dict[str, int]:
@@ -308,9 +310,9 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
 def reachable_share(gold: List[Doc], max_span_width: int, keep_singletons: bool = True) -> float:
     """The share of the gold mentions that ``coref_mention_r`` counts (singletons only with ``keep_singletons``)
     that are at most ``max_span_width`` tokens wide: a span-enumerating model's ceiling on that recall."""
-    widths = [len(span) for doc in gold for group in cluster_groups(doc) if keep_singletons or len(group) > 1
-              for span in group]
-    return round(sum(width <= max_span_width for width in widths) / max(len(widths), 1), 4)
+    widths = Counter(len(span) for doc in gold for group in cluster_groups(doc) if keep_singletons or len(group) > 1
+                     for span in group)
+    return round(1.0 - share_wider_than(widths, max_span_width), 4) if widths else 0.0
 
 
 def span_width_of(nlp: Language) -> int:

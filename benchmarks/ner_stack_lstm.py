@@ -51,10 +51,10 @@ from spacy.tokens import Doc
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.extensions import is_linked
 from spacy_el.scoring import ner_scores
-from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior
-from .common import AIDA_CORPUS, dev_sweep, fix_tie_breaks, read_docs, timed_pipe, words_per_s
+from .common import AIDA_CORPUS, dev_sweep, fix_tie_breaks, linked_ents, read_docs, timed_pipe, words_per_s
+from .common import generator_recall as recall_of_generator
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -104,9 +104,8 @@ def generator_recall(nlp: spacy.language.Language, gold: List[Doc], k: int = 30)
     """Recall@k of the component's own generator on the gold linked mentions (as ``candidate_recall`` for
     the alias table)."""
     pipe = nlp.get_pipe(PIPE)
-    spans = [e for doc in gold for e in doc.ents if is_linked(e.kb_id_)]
-    ranked = [found.ids(pipe.kb) for found in pipe.candidates(pipe.kb, spans)]
-    return candidate_recall_at_k(ranked, [span.kb_id_ for span in spans], [k])[f"cand_recall_at_{k}"]
+    spans = linked_ents(gold)
+    return recall_of_generator(pipe.kb, pipe.candidates, spans, [span.kb_id_ for span in spans], k)
 
 
 def joint_model_rows(system: str, nlp: spacy.language.Language, kb: ElKnowledgeBase, dataset: str, gold: List[Doc],
