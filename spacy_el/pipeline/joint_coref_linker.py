@@ -115,7 +115,7 @@ from ..extensions import (
     cluster_keys, get_clusters, register_extensions, set_clusters,
 )
 from ..kb import ElKnowledgeBase
-from ..candidates import AliasCandidates, CandidateGenerator, MentionCandidates
+from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo, MentionCandidates
 from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_similarities
 from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
 from ..ml.joint_coref.inputs import CandidateFn, SimilarityFn
@@ -148,6 +148,10 @@ max_antecedents = 50
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
+#: Kept spans whose training candidates are remembered: about 2.5 KB each with a mention vector (hybrid,
+#: dense), so at most about 600 MB. GUM train keeps 91,377 spans an epoch (0.4 of its 228,244 tokens), most
+#: of them again in the next.
+TRAINING_MEMO_LIMIT = 250_000
 #: The paper's candidates: the alias table's 16 best exact and normalised matches.
 DEFAULT_CANDIDATES = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 16, "fuzzy": False}
 EARLY_UPDATES = "early_updates"  # cfg: updates done with the early budget (state, not a setting)
@@ -299,6 +303,9 @@ class JointCorefLinker(KBTorchPipe):
         self.el_scorer = el_scorer
         self.kb = ElKnowledgeBase(vocab)
         self.candidates = candidates if candidates is not None else AliasCandidates(top_k=16, fuzzy=False)
+        # The kept spans' candidates across epochs (update only): pruning keeps mostly the same spans of a
+        # document every epoch, and a span's list depends on the KB and the text alone.
+        self._training_memo = CandidateMemo(limit=TRAINING_MEMO_LIMIT)
         self._apply_overrides()
 
     def _after_configure(self) -> None:
@@ -337,6 +344,7 @@ class JointCorefLinker(KBTorchPipe):
         self._warn_wide_mentions(eg.reference for eg in get_examples())
         self.model.set_dim("nE", self.kb.entity_vector_length)
         self.model.initialize()
+        self._training_memo.clear()
 
     def _warn_wide_mentions(self, references: Iterable[Doc]) -> None:
         """Say how many gold mentions no span of ``max_span_width`` tokens covers, and which width would."""
@@ -361,7 +369,7 @@ class JointCorefLinker(KBTorchPipe):
     def _candidate_fns(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Tuple[CandidateFn, SimilarityFn]:
         """The generator's candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
         (K, C) alias priors (0 on padding, and for a candidate only the dense index found). Each span is
-        generated once per document; in training with ``held_out_priors``, from priors without the
+        generated once per document, and in training once per run (the training memo); in training with ``held_out_priors``, from priors without the
         document's own mentions. With ``gold`` (training) and ``gold_candidate_dropout > 0``, some
         gold mentions lose their gold entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`).
         The second function gives the generator's similarities of the same lists, laid out as the look-up's
@@ -374,8 +382,12 @@ class JointCorefLinker(KBTorchPipe):
             todo = [span for span in dict.fromkeys(spans) if span not in generated]
             if todo:
                 mentions = [doc[start:end] for start, end in todo]
-                found = (self.candidates(self.kb, mentions, held_out=[held_out] * len(mentions)) if held_out
-                         else self.candidates(self.kb, mentions))
+                if gold is None:
+                    found = self.candidates(self.kb, mentions)
+                else:
+                    found = self._training_memo(
+                        self.candidates, self.kb, mentions, [held_out] * len(mentions) if held_out else None
+                    )
                 generated.update(zip(todo, found))
             return [generated[span] for span in spans]
 

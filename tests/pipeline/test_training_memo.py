@@ -1,6 +1,6 @@
 """Training-time candidates: ner_constrained_linker and ner_stack_lstm generate a gold mention's list once
-(the training memo) and train exactly as without the memo; joint_coref_linker's gold-candidate dropout
-asks its generator once per document, not once per mention."""
+(the training memo), joint_coref_linker a kept span's, and all train exactly as without the memo;
+joint_coref_linker's gold-candidate dropout asks its generator once per document, not once per mention."""
 import numpy as np
 import pytest
 import spacy
@@ -82,3 +82,31 @@ def test_joint_coref_linker_dropout_asks_for_the_gold_mentions_in_one_call(tiny_
     first, *rest = pipe.candidates.asked
     assert sorted(first) == [(0, 6), (47, 53)]  # the linked cluster's two "Mercer", together
     assert len(rest) <= 1  # then, once, the kept spans it lacks
+
+
+def jcl_losses(nlp, steps=3):
+    torch.manual_seed(0)
+    np.random.seed(0)
+    optimizer = nlp.create_optimizer()
+    found = []
+    for _ in range(steps):
+        step = {}
+        nlp.update(jcl_examples(nlp), sgd=optimizer, losses=step)
+        found.append(step["joint_coref_linker"])
+    return found
+
+
+@pytest.mark.parametrize("generator", ["alias", "hybrid"])
+def test_joint_coref_linker_generates_a_kept_span_once_and_trains_as_without_the_memo(generator, tiny_encoder, tmp_path):
+    build_joint_coref_linker(tiny_encoder, tmp_path, candidates=GENERATORS[generator]).to_disk(tmp_path / "pipeline")
+    with_memo, without = spacy.load(tmp_path / "pipeline"), spacy.load(tmp_path / "pipeline")
+    counted = with_memo.get_pipe("joint_coref_linker")
+    counted.candidates = Counting(counted.candidates)
+    without.get_pipe("joint_coref_linker")._training_memo = CandidateMemo(limit=0)
+    assert jcl_losses(with_memo) == jcl_losses(without)
+    asked = [span for call in counted.candidates.asked for span in call]
+    assert len(asked) == len(set(asked))  # no span generated twice
+    assert counted._training_memo.hits >= len(counted.candidates.asked[0])  # later steps reuse the first one's
+    counted.candidates.asked.clear()
+    with_memo("Mercer painted the harbour at dawn .")
+    assert counted.candidates.asked  # prediction asks the generator itself
