@@ -14,7 +14,14 @@ Variants (the component's settings, ``configure``; ``encoder_float32`` sets the 
   natively, as on CPUs with AVX512-BF16/AMX; float32 elsewhere);
 * ``encoder_float32``: the encoder in float32;
 * ``frozen_N``, ``frozen_N_cache``: ``frozen_encoder_layers = N``, without and with ``encoder_cache_mb``;
-* ``early_K``: ``early_max_antecedents = K`` (as in the first ``early_steps`` updates).
+* ``early_K``: ``early_max_antecedents = K`` (as in the first ``early_steps`` updates);
+* ``pairs_bfloat16``: the model's ``pair_dtype = "bfloat16"`` (eq. (4) over the window's mention pairs under
+  bfloat16 autocast);
+* ``no_memo``: the kept spans' candidates generated at every step, as before the training memo (the memo
+  holds them after the warm-up round, as it does in every epoch after the first for the spans kept again).
+
+``--candidates hybrid`` trains on the hybrid generator (``spacy-el.HybridCandidates.v1``, the encoder that
+``--kb`` carries) instead of the config's alias table.
 
 Rows: ``ms_per_step`` (median over documents and rounds) and ``speedup`` (the default's total time over the
 variant's) per variant. Writes ``benchmarks/results/jcl_train_speed.json`` and its table in docs/training.md.
@@ -34,16 +41,20 @@ from spacy.training.initialize import init_nlp
 from thinc.api import Adam
 
 import spacy_el  # noqa: F401  (registers the factories and readers)
+from spacy_el.candidates import CandidateMemo
 from spacy_el.ml.autocast import cpu_has_native_bf16, resolve_encoder_dtype
 
 from .common import SHARED_DATA, torch_module
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
 NAME = "jcl_train_speed"
 COMMAND = "python -m benchmarks.jcl_train_speed"
 COMPONENT = "joint_coref_linker"
-DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25")
+DEFAULT_VARIANTS = (
+    "default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25", "pairs_bfloat16",
+    "no_memo",
+)
 
 
 def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
@@ -51,6 +62,7 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
     pipe = nlp.get_pipe(COMPONENT)
     module = torch_module(nlp, COMPONENT)
     dtype = module.encoder_dtype
+    memo = pipe._training_memo
     settings: Dict[str, Any] = {}
     if name.startswith("frozen_"):
         parts = name.split("_")
@@ -59,13 +71,15 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
     elif name.startswith("early_"):
         settings["early_max_antecedents"] = int(name.split("_")[1])
         settings["early_steps"] = 10**9
-    elif name not in ("default", "encoder_float32"):
+    elif name not in ("default", "encoder_float32", "pairs_bfloat16", "no_memo"):
         raise ValueError(f"unknown variant {name!r}")
 
     def apply() -> None:
         pipe.configure(frozen_encoder_layers=0, encoder_cache_mb=0, early_max_antecedents=0, early_steps=0)
         pipe.configure(**settings)
         module.encoder_dtype = "float32" if name == "encoder_float32" else dtype
+        module.scorer.pair_dtype = "bfloat16" if name == "pairs_bfloat16" else "float32"
+        pipe._training_memo = CandidateMemo(limit=0) if name == "no_memo" else memo
 
     return apply
 
@@ -115,6 +129,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds (after one warm-up round)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
+    parser.add_argument("--candidates", choices=("config", "hybrid"), default="config",
+                        help="the config's generator (the alias table) or spacy-el.HybridCandidates.v1")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
@@ -122,7 +138,10 @@ def main() -> None:
     variants = args.variants.split(",")
     if variants[0] != "default":
         variants = ["default"] + [v for v in variants if v != "default"]
-    config = util.load_config(args.config, overrides={"paths.gum": args.gum, "paths.kb": args.kb}, interpolate=False)
+    overrides = {"paths.gum": args.gum, "paths.kb": args.kb}
+    if args.candidates == "hybrid":
+        overrides[f"components.{COMPONENT}.candidates.@misc"] = "spacy-el.HybridCandidates.v1"
+    config = util.load_config(args.config, overrides=overrides, interpolate=False)
     nlp = init_nlp(config)
     corpus = util.resolve_dot_names(nlp.config.interpolate(), ["corpora.train"])[0]
     examples = list(corpus(nlp))[: args.docs]
@@ -135,11 +154,15 @@ def main() -> None:
     note = (f"first {len(examples)} GUM train docs ({words:,} words), one per step, {args.rounds} timed round(s) after a "
             f"warm-up; learning rate 0; {args.threads} torch threads; default encoder dtype {dtype} (native bfloat16: "
             f"{cpu_has_native_bf16()}); load average {load:.1f} at the end")
+    note += "; " + ("the config's alias candidates" if args.candidates == "config" else "hybrid candidates")
+    prefix = COMPONENT if args.candidates == "config" else f"{COMPONENT}_hybrid"
+    command = COMMAND if args.candidates == "config" else f"{COMMAND} --candidates hybrid"
     rows: List[Row] = []
     for name in variants:
-        rows.append(row(f"{COMPONENT}_{name}", "gum-train", "ms_per_step", round(statistics.median(seconds[name]) * 1000), note))
-        rows.append(row(f"{COMPONENT}_{name}", "gum-train", "speedup", round(base / sum(seconds[name]), 2), "default's time / the variant's"))
-    out = write_results(Path(args.out), COMMAND, rows)
+        rows.append(row(f"{prefix}_{name}", "gum-train", "ms_per_step", round(statistics.median(seconds[name]) * 1000), note))
+        rows.append(row(f"{prefix}_{name}", "gum-train", "speedup", round(base / sum(seconds[name]), 2), "default's time / the variant's"))
+    # A run on one generator keeps the other's rows.
+    out = write_results(Path(args.out), command, merge_rerun(Path(args.out), rows, command))
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))
 
