@@ -15,10 +15,8 @@ Variants (the component's settings, ``configure``; ``encoder_float32`` sets the 
 * ``encoder_float32``: the encoder in float32;
 * ``frozen_N``, ``frozen_N_cache``: ``frozen_encoder_layers = N``, without and with ``encoder_cache_mb``;
 * ``early_K``: ``early_max_antecedents = K`` (as in the first ``early_steps`` updates);
-* ``pairs_bfloat16``: the model's ``pair_dtype = "bfloat16"`` (eq. (4) over the window's mention pairs under
-  bfloat16 autocast);
-* ``no_memo``: the kept spans' candidates generated at every step, as before the training memo (the memo
-  holds them after the warm-up round, as it does in every epoch after the first for the spans kept again).
+* ``no_memo`` (with ``--candidates hybrid``): the kept spans' candidates generated at every step, as before the
+  training memo (which holds the warm-up round's spans, as it holds an earlier epoch's for the spans kept again).
 
 ``--candidates hybrid`` trains on the hybrid generator (``spacy-el.HybridCandidates.v1``, the encoder that
 ``--kb`` carries) instead of the config's alias table.
@@ -51,10 +49,7 @@ from .tables import PAGES, publish_table, results_to_markdown
 NAME = "jcl_train_speed"
 COMMAND = "python -m benchmarks.jcl_train_speed"
 COMPONENT = "joint_coref_linker"
-DEFAULT_VARIANTS = (
-    "default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25", "pairs_bfloat16",
-    "no_memo",
-)
+DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25")
 
 
 def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
@@ -71,14 +66,13 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
     elif name.startswith("early_"):
         settings["early_max_antecedents"] = int(name.split("_")[1])
         settings["early_steps"] = 10**9
-    elif name not in ("default", "encoder_float32", "pairs_bfloat16", "no_memo"):
+    elif name not in ("default", "encoder_float32", "no_memo"):
         raise ValueError(f"unknown variant {name!r}")
 
     def apply() -> None:
         pipe.configure(frozen_encoder_layers=0, encoder_cache_mb=0, early_max_antecedents=0, early_steps=0)
         pipe.configure(**settings)
         module.encoder_dtype = "float32" if name == "encoder_float32" else dtype
-        module.scorer.pair_dtype = "bfloat16" if name == "pairs_bfloat16" else "float32"
         pipe._training_memo = CandidateMemo(limit=0) if name == "no_memo" else memo
 
     return apply

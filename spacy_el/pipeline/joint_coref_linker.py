@@ -116,6 +116,7 @@ from ..extensions import (
 )
 from ..kb import ElKnowledgeBase
 from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo, MentionCandidates
+from ..candidates.memo import reads_encoder
 from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_similarities
 from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
 from ..ml.joint_coref.inputs import CandidateFn, SimilarityFn
@@ -148,8 +149,8 @@ max_antecedents = 50
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
-#: Kept spans whose training candidates are remembered: about 2.5 KB each with a mention vector (hybrid,
-#: dense), so at most about 600 MB. GUM train keeps 91,377 spans an epoch (0.4 of its 228,244 tokens), most
+#: Kept spans whose training candidates are remembered (hybrid and dense generators): about 2.5 KB each with
+#: the mention vector, so at most about 600 MB. GUM train keeps 91,377 spans an epoch (0.4 of its 228,244 tokens), most
 #: of them again in the next.
 TRAINING_MEMO_LIMIT = 250_000
 #: The paper's candidates: the alias table's 16 best exact and normalised matches.
@@ -303,8 +304,9 @@ class JointCorefLinker(KBTorchPipe):
         self.el_scorer = el_scorer
         self.kb = ElKnowledgeBase(vocab)
         self.candidates = candidates if candidates is not None else AliasCandidates(top_k=16, fuzzy=False)
-        # The kept spans' candidates across epochs (update only): pruning keeps mostly the same spans of a
-        # document every epoch, and a span's list depends on the KB and the text alone.
+        # The kept spans' candidates across epochs (update only, for generators that read the mention encoder):
+        # pruning keeps many of the same spans of a document every epoch, and a span's list depends on the KB
+        # and the text alone.
         self._training_memo = CandidateMemo(limit=TRAINING_MEMO_LIMIT)
         self._apply_overrides()
 
@@ -369,7 +371,8 @@ class JointCorefLinker(KBTorchPipe):
     def _candidate_fns(self, doc: Doc, gold: Optional[GoldClusters] = None) -> Tuple[CandidateFn, SimilarityFn]:
         """The generator's candidates of kept spans: (K, C) KB rows (-1 padding), (K, C, nE) vectors and
         (K, C) alias priors (0 on padding, and for a candidate only the dense index found). Each span is
-        generated once per document, and in training once per run (the training memo); in training with ``held_out_priors``, from priors without the
+        generated once per document, and in training with a generator that reads the mention encoder once per
+        run (the training memo); in training with ``held_out_priors``, from priors without the
         document's own mentions. With ``gold`` (training) and ``gold_candidate_dropout > 0``, some
         gold mentions lose their gold entity (:func:`~spacy_el.algorithms.candidate_dropout.hidden_gold_candidates`).
         The second function gives the generator's similarities of the same lists, laid out as the look-up's
@@ -382,8 +385,9 @@ class JointCorefLinker(KBTorchPipe):
             todo = [span for span in dict.fromkeys(spans) if span not in generated]
             if todo:
                 mentions = [doc[start:end] for start, end in todo]
-                if gold is None:
-                    found = self.candidates(self.kb, mentions)
+                if gold is None or not reads_encoder(self.candidates):  # an alias look-up is cheaper than the memo's memory
+                    found = (self.candidates(self.kb, mentions, held_out=[held_out] * len(mentions)) if held_out
+                             else self.candidates(self.kb, mentions))
                 else:
                     found = self._training_memo(
                         self.candidates, self.kb, mentions, [held_out] * len(mentions) if held_out else None

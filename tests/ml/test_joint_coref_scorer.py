@@ -497,30 +497,3 @@ def test_global_decoding_without_entity_nodes_matches_the_joint_graph(seed):
     decoded = decode(scores, "global")
     parents = np.concatenate([[-1], np.zeros(n_entities, dtype=np.int64), decoded.parents])
     assert arborescence_score(full, parents) == pytest.approx(best, abs=1e-9)
-
-
-@pytest.mark.parametrize("max_antecedents", [None, 2])
-def test_pair_dtype_bfloat16_scores_pairs_in_bfloat16_and_returns_float32(max_antecedents):
-    span_embs, starts, vectors, mask, ids = (x.float() if x.is_floating_point() else x for x in ten_mentions())
-    exact = small_model(max_antecedents=max_antecedents).eval()
-    half = small_model(max_antecedents=max_antecedents, pair_dtype="bfloat16").eval()
-    half.load_state_dict(exact.state_dict())
-    seen = []
-    half.coref_tail.register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
-    a, b = exact(span_embs, starts, vectors, mask, ids), half(span_embs, starts, vectors, mask, ids)
-    assert seen and set(seen) == {torch.bfloat16}
-    assert b.coref_scores.dtype == torch.float32
-    finite = torch.isfinite(a.coref_scores)
-    assert torch.equal(finite, torch.isfinite(b.coref_scores))
-    # bfloat16 keeps 8 significant bits: close to, not equal to, the float32 scores.
-    torch.testing.assert_close(b.coref_scores[finite], a.coref_scores[finite], rtol=0.05, atol=0.05)
-    assert not torch.equal(b.coref_scores[finite], a.coref_scores[finite])
-    for name in ("mention_scores", "link_scores", "nil_scores"):  # only eq. (4) changes precision
-        assert torch.equal(getattr(a, name), getattr(b, name))
-    compute_loss(b, GOLD_TEN, "global").backward()
-    assert torch.isfinite(half.coref_first.weight.grad).all() and half.coref_first.weight.grad.abs().sum() > 0
-
-
-def test_pair_dtype_must_be_known():
-    with pytest.raises(ValueError, match="float16"):
-        small_model(pair_dtype="float16")

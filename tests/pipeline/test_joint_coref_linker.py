@@ -154,7 +154,6 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({}, {"candidates": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 0}}, "top_k"),
         ({"dropout": 1.5}, {}, "dropout"),
         ({"encoder_dtype": "float16"}, {}, "encoder_dtype"),
-        ({"pair_dtype": "float16"}, {}, "pair_dtype"),
         ({"encoder_lr_scale": -0.1}, {}, "encoder_lr_scale"),
         ({}, {"mode": "joint"}, "mode"),
         ({}, {"refinement": "ee"}, "refinement"),

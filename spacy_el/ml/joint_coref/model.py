@@ -93,7 +93,6 @@ def build_joint_coref_linker(
     encoder_batch: int = 32,
     max_antecedents: Optional[int] = 50,
     encoder_dtype: str = "auto",
-    pair_dtype: str = "float32",
     prior_feature: bool = False,
     encoder_lr_scale: float = 1.0,
 ) -> Model:
@@ -111,9 +110,7 @@ def build_joint_coref_linker(
     encoder_dtype: "float32" | "bfloat16" | "auto": the encoder runs under torch autocast in this dtype,
     in training and prediction; "auto" is bfloat16 where the hardware computes it natively (GPUs, CPUs
     with AVX512-BF16/AMX) and float32 elsewhere (:mod:`spacy_el.ml.autocast`); its weights and
-    everything after it stay float32. pair_dtype: the same for the antecedent scores (eq. (4)'s FFNN_C over
-    every mention pair in the window, most of the scorer's work); the pair scores come back as float32.
-    prior_feature: add a learned multiple of the
+    everything after it stay float32. prior_feature: add a learned multiple of the
     log alias-table prior to Phi_l (Kolitsas et al. 2018; not in the paper's Phi_l, off by default).
     encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder)."""
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
@@ -138,7 +135,6 @@ def build_joint_coref_linker(
            and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
     _check("prior_feature", isinstance(prior_feature, bool), "true or false", prior_feature)
     _check("encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
-    _check("pair_dtype", pair_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", pair_dtype)
     _check("mention_loss_weight", isinstance(mention_loss_weight, (int, float)) and mention_loss_weight >= 0,
            "a number >= 0", mention_loss_weight)
     return Model(
@@ -153,7 +149,7 @@ def build_joint_coref_linker(
             "distance_width": distance_width, "entity_proj": entity_proj, "dropout": float(dropout),
             "nil_score": nil_score, "distance": distance, "score_bound": score_bound,
             "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch,
-            "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype, "pair_dtype": pair_dtype,
+            "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype,
             "prior_feature": prior_feature, "encoder_lr_scale": float(encoder_lr_scale),
         },
     )

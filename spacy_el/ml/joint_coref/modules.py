@@ -86,7 +86,7 @@ class JointCorefModule(nn.Module):
             distance_width=attrs["distance_width"], entity_proj=attrs["entity_proj"], dropout=attrs["dropout"],
             refinement=attrs["refinement"], nil_score=attrs["nil_score"], distance=attrs["distance"],
             score_bound=attrs["score_bound"], max_antecedents=attrs.get("max_antecedents"),
-            prior_feature=attrs.get("prior_feature", False), pair_dtype=attrs.get("pair_dtype", "float32"),
+            prior_feature=attrs.get("prior_feature", False),
         )
         # Training with frozen lower encoder layers: their outputs per document (not state: never saved)
         self.lower_cache = LowerLayerCache()

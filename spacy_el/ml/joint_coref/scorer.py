@@ -81,7 +81,6 @@ from typing import List, Optional, Tuple
 import torch
 from torch import Tensor, nn
 
-from ..autocast import encoder_autocast, resolve_encoder_dtype
 from .entity_equalization import build_refinement
 from .matrix_tree import assemble_scores
 
@@ -285,10 +284,6 @@ class JointCorefScorer(nn.Module):
             1) to ``Phi_l``, as Kolitsas et al. (2018) do, whose candidates the paper uses for AIDA+.
             The paper's own ``Phi_l`` has no prior (``False``); with little training, as on CPU, the
             prior is what ranks the candidates until ``FFNN_L`` has learned to.
-        pair_dtype: ``"float32" | "bfloat16" | "auto"``: eq. (4) (the first layer's ``W_prod (g_i * g_j)``
-            over every pair of the window is most of the scorer's work) runs under torch autocast in this
-            dtype (:mod:`spacy_el.ml.autocast`; ``"auto"``: bfloat16 where the hardware computes it
-            natively); ``Phi_c`` comes back as float32. A plain attribute: it can change after building.
     """
 
     def __init__(
@@ -307,7 +302,6 @@ class JointCorefScorer(nn.Module):
         score_bound: Optional[float] = 10.0,
         max_antecedents: Optional[int] = None,
         prior_feature: bool = False,
-        pair_dtype: str = "float32",
     ):
         super().__init__()
         for name, value in (("span_width", span_width), ("entity_width", entity_width), ("ffnn", ffnn),
@@ -325,8 +319,6 @@ class JointCorefScorer(nn.Module):
             not isinstance(max_antecedents, int) or isinstance(max_antecedents, bool) or max_antecedents < 1
         ):
             raise ValueError(f"max_antecedents must be a positive int or None, got {max_antecedents!r}")
-        resolve_encoder_dtype(pair_dtype, torch.device("cpu"))  # raises on an unknown dtype
-        self.pair_dtype = pair_dtype
         self.max_antecedents = max_antecedents
         self.span_width = span_width
         self.entity_width = entity_width
@@ -457,17 +449,13 @@ class JointCorefScorer(nn.Module):
     def _coref_edges(self, span_embs: Tensor, mention_scores: Tensor, distances: Optional[Tensor],
                      span_starts: Optional[Tensor] = None) -> Tensor:
         m = span_embs.shape[0]
-        autocast = encoder_autocast(span_embs.device, self.pair_dtype)
         if distances is None:  # antecedent window: only |i - j| <= K is scored, the rest is -inf
             assert self.max_antecedents is not None and span_starts is not None
-            with autocast:
-                rows, cols, phi_c = self.window_pair_scores(span_embs, self._positions(span_starts), self.max_antecedents)
-            pair = self._bound(mention_scores[rows] + mention_scores[cols] + phi_c.to(mention_scores.dtype))  # eq. (3)
+            rows, cols, phi_c = self.window_pair_scores(span_embs, self._positions(span_starts), self.max_antecedents)
+            pair = self._bound(mention_scores[rows] + mention_scores[cols] + phi_c)  # eq. (3)
             dense = pair.new_full((m, m), NEG_INF)
             return dense.index_put((rows, cols), pair)
-        with autocast:
-            phi_c = self.pair_scores(span_embs, distances)
-        pair = mention_scores[:, None] + mention_scores[None, :] + phi_c.to(mention_scores.dtype)  # eq. (3)
+        pair = mention_scores[:, None] + mention_scores[None, :] + self.pair_scores(span_embs, distances)  # eq. (3)
         eye = torch.eye(m, dtype=torch.bool, device=span_embs.device)
         return self._bound(pair).masked_fill(eye, NEG_INF)
 
@@ -548,8 +536,7 @@ class JointCorefScorer(nn.Module):
     def extra_repr(self) -> str:
         return (f"span_width={self.span_width}, entity_width={self.entity_width}, refinement={self.refinement_name!r}, "
                 f"nil_score={self.nil_score!r}, distance={self.distance!r}, score_bound={self.score_bound}, "
-                f"max_antecedents={self.max_antecedents}, prior_feature={self.prior_weight is not None}, "
-                f"pair_dtype={self.pair_dtype!r}")
+                f"max_antecedents={self.max_antecedents}, prior_feature={self.prior_weight is not None}")
 
 
 def antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
