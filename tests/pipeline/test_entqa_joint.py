@@ -13,7 +13,6 @@ pytest.importorskip("transformers")
 pytest.importorskip("faiss")
 
 import spacy  # noqa: E402
-from spacy.training import Example  # noqa: E402
 
 from spacy_el.algorithms.passages import make_passages  # noqa: E402
 from spacy_el.kb.loaders import kb_from_disk  # noqa: E402
