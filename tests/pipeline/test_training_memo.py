@@ -38,7 +38,7 @@ def examples(nlp):
     return _ents_examples(nlp, TRAIN)
 
 
-def losses(nlp, component, steps=3):
+def losses(nlp, component, steps=3, make_examples=examples):
     torch.manual_seed(0)
     np.random.seed(0)
     optimizer = nlp.create_optimizer()
@@ -46,7 +46,7 @@ def losses(nlp, component, steps=3):
     for _ in range(steps):
         step = {}
         with nlp.select_pipes(enable=[component]):
-            nlp.update(examples(nlp), sgd=optimizer, losses=step)
+            nlp.update(make_examples(nlp), sgd=optimizer, losses=step)
         found.append(step[component])
     return found
 
@@ -85,18 +85,6 @@ def test_joint_coref_linker_dropout_asks_for_the_gold_mentions_in_one_call(tiny_
     assert len(rest) <= 1  # then, once, the kept spans it lacks
 
 
-def jcl_losses(nlp, steps=3):
-    torch.manual_seed(0)
-    np.random.seed(0)
-    optimizer = nlp.create_optimizer()
-    found = []
-    for _ in range(steps):
-        step = {}
-        nlp.update(jcl_examples(nlp), sgd=optimizer, losses=step)
-        found.append(step["joint_coref_linker"])
-    return found
-
-
 @pytest.mark.parametrize("generator", ["alias", "hybrid"])
 def test_joint_coref_linker_memoises_what_reads_the_encoder_and_trains_as_without_the_memo(generator, tiny_encoder, tmp_path):
     build_joint_coref_linker(tiny_encoder, tmp_path, candidates=GENERATORS[generator]).to_disk(tmp_path / "pipeline")
@@ -104,7 +92,8 @@ def test_joint_coref_linker_memoises_what_reads_the_encoder_and_trains_as_withou
     counted = with_memo.get_pipe("joint_coref_linker")
     counted.candidates = Counting(counted.candidates)
     without.get_pipe("joint_coref_linker")._training_memo = CandidateMemo(limit=0)
-    assert jcl_losses(with_memo) == jcl_losses(without)
+    assert losses(with_memo, "joint_coref_linker", make_examples=jcl_examples) == losses(
+        without, "joint_coref_linker", make_examples=jcl_examples)
     asked = [span for call in counted.candidates.asked for span in call]
     if generator == "hybrid":  # a kept span's list is made once per run, later steps reuse the first one's
         assert len(asked) == len(set(asked))
