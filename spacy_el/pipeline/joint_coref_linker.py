@@ -149,9 +149,9 @@ max_antecedents = 50
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
-#: Kept spans whose training candidates are remembered (hybrid and dense generators): about 2.5 KB each with
-#: the mention vector, so at most about 600 MB. GUM train keeps 91,377 spans an epoch (0.4 of its 228,244 tokens), most
-#: of them again in the next.
+#: Kept spans whose training candidates are remembered (hybrid and dense generators): about 3 KB each (16
+#: candidates and the 384-d mention vector), so at most about 750 MB. GUM train keeps 91,377 spans an epoch
+#: (0.4 of its 228,244 tokens).
 TRAINING_MEMO_LIMIT = 250_000
 #: The paper's candidates: the alias table's 16 best exact and normalised matches.
 DEFAULT_CANDIDATES = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 16, "fuzzy": False}
@@ -385,7 +385,7 @@ class JointCorefLinker(KBTorchPipe):
             todo = [span for span in dict.fromkeys(spans) if span not in generated]
             if todo:
                 mentions = [doc[start:end] for start, end in todo]
-                if gold is None or not reads_encoder(self.candidates):  # an alias look-up is cheaper than the memo's memory
+                if gold is None or not reads_encoder(self.candidates):  # an alias look-up costs less than its memo
                     found = (self.candidates(self.kb, mentions, held_out=[held_out] * len(mentions)) if held_out
                              else self.candidates(self.kb, mentions))
                 else:
