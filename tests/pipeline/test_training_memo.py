@@ -1,7 +1,7 @@
 """Training-time candidates: ner_constrained_linker and ner_stack_lstm generate a gold mention's list once
 (the training memo), joint_coref_linker a kept span's where the generator reads the mention encoder, and all
-train exactly as without the memo;
-joint_coref_linker's gold-candidate dropout asks its generator once per document, not once per mention."""
+train exactly as without the memo; joint_coref_linker's gold-candidate dropout asks its generator once per
+document, not once per mention."""
 import numpy as np
 import pytest
 import spacy
