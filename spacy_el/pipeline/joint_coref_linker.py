@@ -385,13 +385,13 @@ class JointCorefLinker(KBTorchPipe):
             todo = [span for span in dict.fromkeys(spans) if span not in generated]
             if todo:
                 mentions = [doc[start:end] for start, end in todo]
-                if gold is None or not reads_encoder(self.candidates):  # an alias look-up costs less than its memo
-                    found = (self.candidates(self.kb, mentions, held_out=[held_out] * len(mentions)) if held_out
-                             else self.candidates(self.kb, mentions))
+                counts = [held_out] * len(mentions) if held_out else None
+                if gold is not None and reads_encoder(self.candidates):
+                    found = self._training_memo(self.candidates, self.kb, mentions, counts)
+                elif counts:  # an alias look-up costs less than its memo
+                    found = self.candidates(self.kb, mentions, held_out=counts)
                 else:
-                    found = self._training_memo(
-                        self.candidates, self.kb, mentions, [held_out] * len(mentions) if held_out else None
-                    )
+                    found = self.candidates(self.kb, mentions)
                 generated.update(zip(todo, found))
             return [generated[span] for span in spans]
 
