@@ -21,7 +21,7 @@ from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
 from spacy_el.extensions import is_linked
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
-from .results_io import ROOT, row
+from .results_io import CURVE_STEP, ROOT, row
 
 T = TypeVar("T")
 
@@ -140,8 +140,8 @@ def curve_rows(evaluations: Path, system: str, dataset: str, metrics: Union[str,
     rows = []
     for record in records:
         for metric in metrics:
-            rows.append(row(system, dataset, f"{metric}@step={record['step']}", round(record["scores"].get(metric, 0.0), 4), notes))
-        rows.append(row(system, dataset, f"train_minutes@step={record['step']}", round(record["seconds"] / 60, 1), notes))
+            rows.append(row(system, dataset, f"{metric}{CURVE_STEP}{record['step']}", round(record["scores"].get(metric, 0.0), 4), notes))
+        rows.append(row(system, dataset, f"train_minutes{CURVE_STEP}{record['step']}", round(record["seconds"] / 60, 1), notes))
     if records:
         last = records[-1]
         rows.append(row(system, train_dataset, "train_minutes", round(last["seconds"] / 60, 1),

@@ -63,7 +63,7 @@ from spacy_el.training.resume import EVALUATIONS  # a reader's learning curve, b
 from .baselines import gold_links, link_with_prior, predicted_links
 from .common import (AIDA_CORPUS, EL_BASELINE, ELEVANT_SETS, MENTION_ENCODER, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
                      temporarily, timed_pipe, words_per_s)
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, results_to_markdown, suffix_table, update_readme_section
 
 COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
@@ -389,7 +389,7 @@ def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> str:
                                      column_order=MAIN_METRICS)
     sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
     tradeoff = suffix_table(results, "@K=", "K", ("el_micro_f", "docs_per_s"))
-    curve = suffix_table(results, "@step=", "step", ("el_micro_f", "train_minutes"))
+    curve = suffix_table(results, CURVE_STEP, "step", ("el_micro_f", "train_minutes"))
     strides = suffix_table(results, "@window_stride=", "window stride", ("el_micro_f",))
     tables = (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-k", tradeoff), ("entqa-curve", curve),
               ("entqa-stride", strides))

@@ -28,7 +28,8 @@ by side on the one GPU, the CPU cores shared out between them.
    configs/joint_coref_linker_coref.cfg) on OntoGUM and LitBank, with the settings of the ``converged``
    workflow (projects/joint_coref_linker: 15 epochs, one evaluation and checkpoint per epoch, the learning
    rate decaying to 0 at the last step). Rows ``coref_none_gpu`` on ``ontogum-test`` and ``litbank-test``
-   (CoNLL-2012 scores, singletons left out) and the learning curve on ``<corpus>-dev``.
+   (singletons counted on LitBank, left out on OntoGUM, as benchmarks.joint_coref_linker scores them; a
+   LitBank model is selected on dev the same way) and the learning curve on ``<corpus>-dev``.
 
 ``ee``: the Entity-Equalization comparison at convergence (:data:`EE_STEPS`), the four refinements with seeds
 0 and 1 on OntoGUM: rows ``coref_<refinement>_converged_gpu`` (``_seed1``, ``_seed_mean``) on ontogum-test.
@@ -58,7 +59,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, suffix_table
 
 NAME = "gpu"
@@ -112,11 +113,15 @@ MODEL_MODELS = ROOT / "training" / "jcl-gpu-model"
 
 
 def coref_train_command(data: Path, corpus: str, folder: str, splits: str, max_steps: int, eval_frequency: int,
-                        gpu_id: int, minutes: float) -> List[str]:
+                        gpu_id: int, minutes: float, singletons: bool = False) -> List[str]:
     """``python -m spacy_el train`` of a coreference model on ``data/folder`` into
-    ``training/jcl/<corpus>-gpu/none`` (resumed when it holds a checkpoint)."""
+    ``training/jcl/<corpus>-gpu/none`` (resumed when it holds a checkpoint), selected on dev with the singletons
+    counted when ``singletons`` (as the test set is then scored)."""
+    overrides = coref_overrides(data, folder, splits, "none")
+    if singletons:
+        overrides["components.joint_coref_linker.scorer.keep_singletons"] = "true"  # JSON, as the CLI parses it
     return train_command("configs/joint_coref_linker_coref.cfg", MODELS / f"{corpus}-gpu" / "none", gpu_id, minutes,
-                         max_steps, eval_frequency, max_steps * 2 // 3, coref_overrides(data, folder, splits, "none"))
+                         max_steps, eval_frequency, max_steps * 2 // 3, overrides)
 
 
 def ee_train_command(data: Path, refinement: str, seed: int, gpu_id: int, minutes: float) -> List[str]:
@@ -403,8 +408,11 @@ def main(argv: Sequence[str] = ()) -> None:
     elif args.study == "model":
         runs = {variant: model_train_command(data, variant, args.gpu_id, args.minutes) for variant in MODEL_VARIANTS}
     else:
-        runs = {corpus: coref_train_command(data, corpus, folder, splits, steps, every, args.gpu_id, args.minutes)
-                for corpus, _, folder, splits, steps, every in COREF_RUNS}
+        from .joint_coref_linker import SINGLETONS_SCORED
+
+        runs = {corpus: coref_train_command(data, corpus, folder, splits, steps, every, args.gpu_id, args.minutes,
+                                            singletons=dataset in SINGLETONS_SCORED)
+                for corpus, dataset, folder, splits, steps, every in COREF_RUNS}
     threads = args.threads or max(1, (os.cpu_count() or 2) // (len(runs) + (args.study == "check")))
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
@@ -469,7 +477,7 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
     publish_table(readme, f"{NAME}_systems", results_to_markdown(
         results, pivot=True, select=lambda r: r["dataset"] == "gum-test",
         column_order=("coref_avg_f", "elm_f", "elh_f", "cluster_accuracy_multi", "hard_case_accuracy")))
-    publish_table(readme, f"{NAME}_curve", suffix_table(results, "@step=", "step", ("coref_avg_f", "elh_f", "train_minutes")))
+    publish_table(readme, f"{NAME}_curve", suffix_table(results, CURVE_STEP, "step", ("coref_avg_f", "elh_f", "train_minutes")))
 
 
 if __name__ == "__main__":

@@ -38,8 +38,10 @@ Systems and what is measured
   ``<system>_seed_mean`` rows (coreference average F1; for the joint systems also ELm, ELh and the
   accuracies on multi-mention clusters and hard cases, where the paper's Global and Local differ).
 
-Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM and AIDA+, which annotate them; left
-out on both sides on OntoGUM and LitBank, as in CoNLL-2012 evaluation), ``elm_f``, ``elh_f``,
+Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM, AIDA+ and LitBank, which annotate them and
+whose literature counts them; left out on both sides on OntoGUM, as in CoNLL-2012 evaluation; LitBank's
+rows also give ``coref_avg_f_no_singletons``, the average without them, comparable with the LitBank rows
+measured before this protocol, whose notes say "singletons left out"), ``elm_f``, ``elh_f``,
 ``cluster_accuracy_singleton`` / ``cluster_accuracy_multi`` (paper Table 3: the share of gold InKB
 clusters of one / several mentions predicted exactly, with their link), ``hard_case_accuracy`` (paper
 Table 4: gold mentions whose own top-k candidates lack the gold entity while another mention of their
@@ -75,7 +77,7 @@ from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluat
                      fix_tie_breaks, proc_status_mb, process_peak_mb, read_corpus, read_evaluations, reset_peak_rss,
                      timed, timed_pipe, using_encoder_dtype, words_per_s)
 from .common import generator_recall as recall_of_generator
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, suffix_table
 
 NAME = "joint_coref_linker"
@@ -552,11 +554,21 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
     return rows
 
 
+#: The coreference-only test sets scored with singletons on both sides, as their literature scores them: LitBank
+#: annotates every entity mention, and the LitBank paper (Bamman et al. 2020, its 68.1) and fast-coref
+#: (``litbank.yaml``: ``cluster_threshold: 1``) count the singletons. OntoGUM, like CoNLL-2012, annotates none,
+#: so its rows leave them out on both sides.
+SINGLETONS_SCORED = frozenset({"litbank-test"})
+#: The CoNLL-2012-style average (singletons left out on both sides) that a :data:`SINGLETONS_SCORED` test set's
+#: rows add, so that they compare with the rows measured before the protocol changed.
+NO_SINGLETONS_METRIC = "coref_avg_f_no_singletons"
+
+
 def score_refinement(args: argparse.Namespace, folder: str, refinement: str, name: str, dataset: str,
                      gold: List[Doc], trained: str, report_missing: bool = False) -> Optional[List[Row]]:
     """Coreference rows named ``name`` for the mode-coref model ``<models>/<folder>/<refinement>``, singletons
-    left out on both sides; None when it is missing. The note also gives the model's training steps and
-    ``score_bound``."""
+    counted as :data:`SINGLETONS_SCORED` says (and then also :data:`NO_SINGLETONS_METRIC`); None when the
+    model is missing. The note also gives the model's training steps and ``score_bound``."""
     print(f"{dataset}: {name}")
     path = model_path(args, folder, refinement, report_missing)
     if path is None:
@@ -564,8 +576,22 @@ def score_refinement(args: argparse.Namespace, folder: str, refinement: str, nam
     nlp = spacy.load(path)
     bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
     pred, _ = predict(nlp, gold, args.batch_size)
-    note = f"mode coref, {trained}, {training_steps(nlp)}; score_bound {bound}; singletons left out on both sides"
-    return score_rows(name, dataset, gold, pred, note, keep_singletons=False, max_span_width=span_width_of(nlp))
+    return coref_only_rows(name, dataset, gold, pred, f"mode coref, {trained}, {training_steps(nlp)}; score_bound {bound}",
+                           span_width_of(nlp))
+
+
+def coref_only_rows(name: str, dataset: str, gold: List[Doc], pred: List[Doc], note: str, max_span_width: int) -> List[Row]:
+    """A coreference resolver's rows on ``dataset``, singletons counted as :data:`SINGLETONS_SCORED` says, and
+    then also :data:`NO_SINGLETONS_METRIC`; each note says which protocol it follows."""
+    singletons = dataset in SINGLETONS_SCORED
+    protocol = "singletons counted on both sides" if singletons else "singletons left out on both sides"
+    rows = score_rows(name, dataset, gold, pred, f"{note}; {protocol}", keep_singletons=singletons,
+                      max_span_width=max_span_width)
+    if singletons:
+        pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
+        average = coref_scores(pairs, keep_singletons=False, on_overlap="first")["coref_avg_f"]
+        rows.append(row(name, dataset, NO_SINGLETONS_METRIC, round(average, 4), f"{note}; singletons left out on both sides"))
+    return rows
 
 
 # -- seeds --------------------------------------------------------------------------------------
@@ -708,7 +734,7 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
         parts += ["The AIDA dev sweep of `similarity_weight`:", sweep]
     table = "\n\n".join(parts)
     publish_table(readme, NAME, table)
-    curve = suffix_table(results, "@step=", "step", (*CURVE_METRICS, "train_minutes"))
+    curve = suffix_table(results, CURVE_STEP, "step", (*CURVE_METRICS, "train_minutes"))
     publish_table(readme, f"{NAME}_curve", curve)
 
 

@@ -18,7 +18,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-STEP_MARKER = "@step="
+from .results_io import CURVE_STEP
+
 MINUTES = "train_minutes"
 #: ``(system, dataset)`` -> metric -> ``[(step, value)]`` by step.
 Curves = Dict[Tuple[str, str], Dict[str, List[Tuple[int, float]]]]
@@ -28,9 +29,9 @@ def learning_curves(rows: Sequence[Dict[str, Any]], systems: Optional[Sequence[s
     """The ``<metric>@step=N`` rows of ``rows`` (the systems of ``systems`` when given), by system and dataset."""
     curves: Curves = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if STEP_MARKER not in r["metric"] or (systems and r["system"] not in systems):
+        if CURVE_STEP not in r["metric"] or (systems and r["system"] not in systems):
             continue
-        metric, step = r["metric"].split(STEP_MARKER)
+        metric, step = r["metric"].split(CURVE_STEP)
         curves[(r["system"], r["dataset"])][metric].append((int(step), float(r["value"])))
     return {key: {metric: sorted(points) for metric, points in by_metric.items()} for key, by_metric in curves.items()}
 
@@ -41,7 +42,7 @@ def hardware(rows: Sequence[Dict[str, Any]]) -> Dict[Tuple[str, str], str]:
     found = {}
     for r in rows:
         machine = r.get("machine") or {}
-        if STEP_MARKER in r["metric"] and machine:
+        if CURVE_STEP in r["metric"] and machine:
             found[(r["system"], r["dataset"])] = f"1 {machine['gpu']}" if machine.get("gpu") else f"{machine.get('cores')} CPU cores"
     return found
 

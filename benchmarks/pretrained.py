@@ -23,7 +23,7 @@ from spacy_el.training.resume import EVALUATIONS
 
 from .common import SHARED_DATA, curve_rows, fix_tie_breaks, read_corpus, words_per_s
 from .joint_coref_linker import CURVE_METRICS, NAME as JCL, find_hard_cases, predict, score_rows, training_steps
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown, suffix_table
 
 NAME = "pretrained"
@@ -64,7 +64,7 @@ def main() -> None:
 
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     scores = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] == "gum-test")
-    curve = suffix_table(results, "@step=", "step", (*CURVE_METRICS, "train_minutes"))
+    curve = suffix_table(results, CURVE_STEP, "step", (*CURVE_METRICS, "train_minutes"))
     publish_table(page, NAME, scores + "\n" + curve)
 
 

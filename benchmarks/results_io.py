@@ -9,6 +9,8 @@ from typing import Any, Dict, List, Optional, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"
 Row = Dict[str, Any]
+#: Joins a learning-curve row's metric to its training step: ``coref_avg_f@step=191`` (benchmarks.common.curve_rows).
+CURVE_STEP = "@step="
 
 
 def row(system: str, dataset: str, metric: str, value: float, notes: str = "") -> Row:
@@ -54,7 +56,9 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
     A new row replaces the earlier rows of the same ``(system, dataset, metric)`` in their place (all of
     them: a metric may have several rows, such as a speed per encoder precision); other earlier rows are
     kept, so a rerun that measures only some metrics of a system (``--no-speed``) leaves the others as they
-    were. New rows go after the last row of their system and dataset, else after the last row of their
+    were. A learning curve (``<metric>@step=N`` rows) is one measurement: a rerun's curve replaces the whole
+    earlier curve of its system, dataset and metric, so that a shorter rerun leaves no stale later steps
+    behind. New rows go after the last row of their system and dataset, else after the last row of their
     dataset (last if the dataset is new). Every row says when and where it was measured (``measured`` and
     ``machine``: its own, else the earlier file's ``created`` and ``machine``, since the merged file's
     ``machine`` is the rerun's), and by which ``command`` (the rerun's, or the earlier row's or file's).
@@ -65,6 +69,7 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
         fresh.setdefault((r["system"], r["dataset"], r["metric"]), []).append(
             {**r, "measured": measured, "machine": machine, "command": command})
     earlier = json.loads(out.read_text(encoding="utf8")) if out.exists() else {"rows": [], "created": measured}
+    new_curves = {curve_of(key) for key in fresh} - {None}
     merged: List[Row] = []
     replaced = set()
     for r in earlier["rows"]:
@@ -72,7 +77,7 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
         if key in fresh:  # the key's first earlier row makes way for all its new rows
             merged += fresh.pop(key)
             replaced.add(key)
-        elif key not in replaced:
+        elif key not in replaced and curve_of(key) not in new_curves:
             merged.append({**r, "measured": r.get("measured", earlier["created"]),
                            "machine": r.get("machine", earlier.get("machine")),
                            "command": r.get("command", earlier.get("command"))})
@@ -83,6 +88,12 @@ def merge_rerun(out: Path, new_rows: List[Row], command: str) -> List[Row]:
         last = max(same_system or same_dataset or [len(merged) - 1])
         merged[last + 1:last + 1] = rows
     return merged
+
+
+def curve_of(key: Tuple[str, str, str]) -> Optional[Tuple[str, str, str]]:
+    """``(system, dataset, metric)`` of a learning-curve row's key (metric ``<metric>@step=N``); None for others."""
+    system, dataset, metric = key
+    return (system, dataset, metric.split(CURVE_STEP)[0]) if CURVE_STEP in metric else None
 
 
 def write_results(out: Path, command: str, rows: List[Row], machine: Optional[Dict[str, Any]] = None) -> Path:

@@ -20,12 +20,20 @@ def option(words: list, name: str) -> str:
 
 
 def test_coref_runs_use_the_converged_workflows_settings():
-    for corpus, _, folder, splits, steps, every in COREF_RUNS:
+    from benchmarks.joint_coref_linker import SINGLETONS_SCORED
+
+    singletons = "--components.joint_coref_linker.scorer.keep_singletons"
+    for corpus, dataset, folder, splits, steps, every in COREF_RUNS:
         converged = converged_step(f"train-jcl-{corpus}-converged")
-        ours = coref_train_command(Path("/data"), corpus, folder, splits, steps, every, gpu_id=0, minutes=4.5)
+        ours = coref_train_command(Path("/data"), corpus, folder, splits, steps, every, gpu_id=0, minutes=4.5,
+                                   singletons=dataset in SINGLETONS_SCORED)
         for name in ("--training.max_steps", "--training.eval_frequency", "--training.patience",
                      "--components.joint_coref_linker.refinement"):
             assert option(ours, name) == option(converged, name), (corpus, name)
+        # selected on dev as the test set is scored: with singletons on LitBank only
+        assert (option(ours, singletons) if singletons in ours else None) == (
+            option(converged, singletons) if singletons in converged else None) == (
+            "true" if dataset in SINGLETONS_SCORED else None), corpus
         assert Path(option(converged, "--paths.corpus")).name == Path(folder).name
         assert option(ours, "--paths.corpus") == f"/data/{folder}"
         assert Path(option(converged, "--output")).parts[-2:] == (f"{corpus}-converged", "none")

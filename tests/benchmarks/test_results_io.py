@@ -38,6 +38,21 @@ def test_rerun_pairs_of_a_new_dataset_go_last(tmp_path):
     assert [(r["system"], r["dataset"]) for r in merged] == [("a", "x"), ("a", "z"), ("b", "z")]
 
 
+def test_a_rerun_curve_replaces_the_whole_earlier_curve(tmp_path):
+    out = tmp_path / "results.json"
+    earlier = [row("a", "dev", f"f@step={s}", s / 10) for s in (0, 80, 160)] + [
+        row("a", "dev", f"train_minutes@step={s}", s) for s in (0, 80, 160)] + [
+        row("b", "dev", "f@step=160", 1.0), row("a", "test", "f", 0.5)]
+    out.write_text(json.dumps({"command": "full", "created": "T0", "rows": earlier}))
+    # a shorter rerun of a's f curve: its step 160 must not survive beside the new steps
+    merged = merge_rerun(out, [row("a", "dev", "f@step=0", 0.0), row("a", "dev", "f@step=80", 0.9)], "partial")
+    assert [(r["system"], r["dataset"], r["metric"], r["value"]) for r in merged] == [
+        ("a", "dev", "f@step=0", 0.0), ("a", "dev", "f@step=80", 0.9),
+        ("a", "dev", "train_minutes@step=0", 0), ("a", "dev", "train_minutes@step=80", 80),
+        ("a", "dev", "train_minutes@step=160", 160),  # another metric's curve, not rerun: kept
+        ("b", "dev", "f@step=160", 1.0), ("a", "test", "f", 0.5)]
+
+
 def test_rerun_without_earlier_file(tmp_path):
     merged = merge_rerun(tmp_path / "missing.json", [row("a", "x", "m1", 1)], "partial")
     assert [(r["value"], r["command"]) for r in merged] == [(1, "partial")]
