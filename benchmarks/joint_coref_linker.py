@@ -33,8 +33,9 @@ Systems and what is measured
   ``elh_f@step=N`` and ``train_minutes@step=N`` rows on ``<corpus>-dev`` and ``train_minutes`` on
   ``<corpus>-train``; its score rows' notes give the step of its ``model-best`` and its minutes.
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
-* Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, for the joint
-  systems and the refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
+* Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, and
+  ``training/jcl/<corpus>-<variant folder>-seed<N>/<system>`` for a variant, for the joint systems and the
+  refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
   ``<system>_seed_mean`` rows (coreference average F1; for the joint systems also ELm, ELh and the
   accuracies on multi-mention clusters and hard cases, where the paper's Global and Local differ).
 
@@ -528,29 +529,38 @@ def variant_folders(models: str, corpus: str, only: Optional[Sequence[str]] = No
 
 
 def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:
-    """``coref_<refinement>`` rows for the seed-0 models in ``<models>/<corpus>/``, ``..._seed<N>`` rows for
-    the models of any ``<models>/<corpus>-seed<N>/``, when every seed has the refinement a
-    ``..._seed_mean`` row (its coreference average F1 averaged over the seeds), and
-    ``coref_<refinement>_<variant>`` rows (and their learning curves) for the models of the corpus's
-    :data:`VARIANTS` folders; with ``--variants``, only those of the listed variants."""
+    """:func:`refinement_set_rows` of the corpus's own models (``<models>/<corpus>/``: rows ``coref_<refinement>``)
+    and of each of its :data:`VARIANTS` folders (rows ``coref_<refinement>_<variant>``, with the seed-0 models'
+    learning curves); with ``--variants``, only those of the listed variants."""
     only = getattr(args, "variants", None)
-    seeds = [] if only else seed_folders(args.models, corpus)
+    rows = [] if only else refinement_set_rows(args, corpus, "", f"trained on {corpus} train", dataset, gold,
+                                               report_missing=True)
+    for variant, folder, setting in variant_folders(args.models, corpus, only):
+        rows += refinement_set_rows(args, folder, f"_{variant}", f"trained on {corpus} train with {setting}", dataset,
+                                    gold)
+        rows += learning_curve_rows(args, folder, {r: f"coref_{r}_{variant}" for r in REFINEMENTS}, corpus, ("coref_avg_f",))
+    return rows
+
+
+def refinement_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str,
+                        gold: List[Doc], report_missing: bool = False) -> List[Row]:
+    """``coref_<refinement><suffix>`` rows for the mode-coref models in ``<models>/<folder>/`` (seed 0),
+    ``..._seed<N>`` rows for those of any ``<models>/<folder>-seed<N>/`` and, when every seed has the
+    refinement, a ``..._seed_mean`` row (its coreference average F1 averaged over the seeds). With
+    ``report_missing``, a missing seed-0 model is reported."""
+    seeds = seed_folders(args.models, folder)
     rows: List[Row] = []
     for refinement in REFINEMENTS:
-        system = f"coref_{refinement}"
+        system = f"coref_{refinement}{suffix}"
         scored: Dict[int, List[Row]] = {}
-        for folder, seed in seeds:
-            scored_rows = score_refinement(args, folder, refinement, seeded(system, seed), dataset, gold,
-                                           f"trained on {corpus} train, seed {seed}", report_missing=not seed)
+        for seed_folder, seed in seeds:
+            note = f"{trained}, seed {seed}" if seed else trained
+            scored_rows = score_refinement(args, seed_folder, refinement, seeded(system, seed), dataset, gold, note,
+                                           report_missing=report_missing and not seed)
             if scored_rows is not None:
                 scored[seed] = scored_rows
                 rows += scored_rows
         rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], ("coref_avg_f",))
-    for variant, folder, setting in variant_folders(args.models, corpus, only):
-        for refinement in REFINEMENTS:
-            rows += score_refinement(args, folder, refinement, f"coref_{refinement}_{variant}", dataset, gold,
-                                     f"trained on {corpus} train with {setting}") or []
-        rows += learning_curve_rows(args, folder, {r: f"coref_{r}_{variant}" for r in REFINEMENTS}, corpus, ("coref_avg_f",))
     return rows
 
 

@@ -95,3 +95,24 @@ def test_refinement_variant_rows_come_from_the_corpus_variant_folder(tmp_path: P
                      + [("litbank-long", r, f"coref_{r}_long") for r in refinements])
     assert [r["system"] for r in rows] == [f"coref_{r}_long" for r in refinements]
     assert "longer training" in rows[0]["notes"]
+
+
+def test_a_refinement_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: Path, monkeypatch):
+    (tmp_path / "litbank-converged").mkdir()
+    (tmp_path / "litbank-converged-seed1").mkdir()
+    calls = []
+
+    def fake_score_refinement(args, folder, refinement, name, dataset, gold, trained, report_missing=False):
+        calls.append((folder, name, report_missing))
+        value = 0.6 if folder.endswith("-seed1") else 0.5
+        return [row(name, dataset, "coref_avg_f", value, trained)] if refinement == "none" else None
+
+    monkeypatch.setattr(joint_coref_linker, "score_refinement", fake_score_refinement)
+    args = SimpleNamespace(models=str(tmp_path), variants=["converged"])
+    rows = joint_coref_linker.refinement_rows(args, "litbank", "litbank-test", [])
+    trained = "trained on litbank train with training to a dev plateau (resumable, one evaluation per epoch)"
+    assert [(r["system"], r["value"], r["notes"]) for r in rows] == [
+        ("coref_none_converged", 0.5, trained), ("coref_none_converged_seed1", 0.6, f"{trained}, seed 1"),
+        ("coref_none_converged_seed_mean", 0.55, "mean over seeds 0, 1")]
+    assert ("litbank-converged-seed1", "coref_entity_equalization_converged_seed1", False) in calls
+    assert not any(report for _, _, report in calls)  # a variant's missing models go unmentioned
