@@ -565,7 +565,7 @@ def refinement_set_rows(args: argparse.Namespace, folder: str, suffix: str, trai
 
 
 #: The coreference-only test sets scored with singletons on both sides, as their literature scores them: LitBank
-#: annotates every entity mention, and the LitBank paper (Bamman et al. 2020, its 68.1) and fast-coref
+#: annotates every entity mention, and the LitBank paper (Bamman et al. 2020) and fast-coref
 #: (``litbank.yaml``: ``cluster_threshold: 1``) count the singletons. OntoGUM, like CoNLL-2012, annotates none,
 #: so its rows leave them out on both sides.
 SINGLETONS_SCORED = frozenset({"litbank-test"})
