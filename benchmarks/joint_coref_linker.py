@@ -518,6 +518,7 @@ VARIANTS = (
     ("converged_hybrid", "converged-hybrid", "training to a dev plateau on hybrid candidates (alias + dense, "
      "reciprocal-rank fusion)"),
     ("converged_width16", "converged-width16", "training to a dev plateau with max_span_width 16"),
+    ("converged_antecedents150", "converged-antecedents150", "training to a dev plateau with max_antecedents 150"),
 )
 
 
@@ -569,9 +570,18 @@ def refinement_set_rows(args: argparse.Namespace, folder: str, suffix: str, trai
 #: (``litbank.yaml``: ``cluster_threshold: 1``) count the singletons. OntoGUM, like CoNLL-2012, annotates none,
 #: so its rows leave them out on both sides.
 SINGLETONS_SCORED = frozenset({"litbank-test"})
+#: The coreference-only test sets (the Entity-Equalization comparison); the others (GUM, AIDA+) are the joint
+#: models', which annotate singletons and are scored with them.
+COREF_ONLY_DATASETS = frozenset({"ontogum-test", "litbank-test"})
 #: The CoNLL-2012-style average (singletons left out on both sides) that a :data:`SINGLETONS_SCORED` test set's
 #: rows add, so that they compare with the rows measured before the protocol changed.
 NO_SINGLETONS_METRIC = "coref_avg_f_no_singletons"
+
+
+def scores_singletons(dataset: str) -> bool:
+    """Whether this benchmark counts singletons on both sides on ``dataset``: on the joint test sets always, on
+    the coreference-only ones as :data:`SINGLETONS_SCORED` says."""
+    return dataset not in COREF_ONLY_DATASETS or dataset in SINGLETONS_SCORED
 
 
 def score_refinement(args: argparse.Namespace, folder: str, refinement: str, name: str, dataset: str,
@@ -593,7 +603,7 @@ def score_refinement(args: argparse.Namespace, folder: str, refinement: str, nam
 def coref_only_rows(name: str, dataset: str, gold: List[Doc], pred: List[Doc], note: str, max_span_width: int) -> List[Row]:
     """A coreference resolver's rows on ``dataset``, singletons counted as :data:`SINGLETONS_SCORED` says, and
     then also :data:`NO_SINGLETONS_METRIC`; each note says which protocol it follows."""
-    singletons = dataset in SINGLETONS_SCORED
+    singletons = scores_singletons(dataset)
     protocol = "singletons counted on both sides" if singletons else "singletons left out on both sides"
     rows = score_rows(name, dataset, gold, pred, f"{note}; {protocol}", keep_singletons=singletons,
                       max_span_width=max_span_width)

@@ -1,9 +1,10 @@
-"""benchmarks.coref_ceiling: the gold without its mentions wider than W, scored against the full gold."""
+"""benchmarks.coref_ceiling: the gold without its mentions wider than W, or split where an antecedent window of K
+would split it, scored against the full gold."""
 import pytest
 import spacy
 from spacy.tokens import Doc
 
-from benchmarks.coref_ceiling import ceiling_rows, width_ceiling
+from benchmarks.coref_ceiling import ceiling_rows, split_by_window, width_ceiling, window_ceiling
 from spacy_el.extensions import set_clusters
 
 
@@ -34,3 +35,33 @@ def test_rows_name_the_width_and_every_metric(doc):
     assert {r["system"] for r in rows} == {"gold_width_3", "gold_width_7"}
     assert {r["metric"] for r in rows} == {"coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_mention_r"}
     assert all(r["dataset"] == "toy-test" for r in rows)
+
+
+def test_a_window_splits_a_cluster_where_consecutive_mentions_are_too_far_apart(doc):
+    cluster = list(doc.spans["coref_clusters_1"])  # starts at tokens 0 and 8
+    # 8 tokens apart at 0.5 kept spans per token: 4 kept spans, inside a window of 4, outside one of 3
+    assert split_by_window(cluster, window=4, span_ratio=0.5) == [cluster]
+    assert split_by_window(cluster, window=3, span_ratio=0.5) == [[cluster[0]], [cluster[1]]]
+
+
+def test_the_window_ceiling_is_perfect_when_no_cluster_is_split_and_drops_when_one_is(doc):
+    assert window_ceiling([doc], window=4, span_ratio=0.5)["coref_avg_f"] == 1.0
+    split = window_ceiling([doc], window=3, span_ratio=0.5)
+    assert split["coref_muc_f"] == 0.0  # the only coreference link is lost
+    assert split["coref_mention_r"] == 1.0  # but no mention
+
+
+def test_window_rows_leave_out_mention_recall_which_a_window_cannot_lose(doc):
+    rows = ceiling_rows({"toy-test": [doc]}, [], [50])
+    assert {r["system"] for r in rows} == {"gold_window_50"}
+    assert {r["metric"] for r in rows} == {"coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f"}
+
+
+def test_without_singletons_a_split_off_mention_is_left_out_as_ontogum_is_scored():
+    doc = Doc(spacy.blank("en").vocab, words="Ann came home and then she slept".split())
+    set_clusters(doc, [[(0, 1), (5, 6)]])
+    split = window_ceiling([doc], window=1, span_ratio=0.5, keep_singletons=False)  # 5 tokens: 2.5 kept spans
+    assert split["coref_mention_r"] == 0.0 and split["coref_avg_f"] == 0.0
+    rows = ceiling_rows({"ontogum-test": [doc], "litbank-test": [doc]}, [], [1])
+    assert all("singletons left out" in r["notes"] for r in rows if r["dataset"] == "ontogum-test")
+    assert all("singletons counted" in r["notes"] for r in rows if r["dataset"] == "litbank-test")
