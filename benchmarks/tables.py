@@ -49,6 +49,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_similarity": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_aida_converged": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_ontogum": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_litbank_refinements": DOCS / "joint_coref_linker.md",
     "coref_ceiling": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
@@ -614,6 +615,25 @@ PROSE: Dict[str, Prose] = {
          "short": ("coref_none", "ontogum-test", "coref_avg_f"),
          "low": ("coref_none_converged", "ontogum-dev", "coref_avg_f@step=1910"),
          "high": ("coref_none_converged", "ontogum-dev", "coref_avg_f@step=1719")},
+    ),
+    "joint_coref_linker_litbank_refinements": Prose(
+        "joint_coref_linker.json",
+        "The Entity-Equalization comparison at convergence, on LitBank (one seed so far; the same 1,200 steps, "
+        "each model selected on dev): Entity Equalization (`train-jcl-litbank-converged-entity-equalization`, "
+        "{ee_minutes} min of wall clock, part of it beside other jobs) scores {ee} on LitBank test "
+        "(`coref_entity_equalization_converged`), against {none} for refinement none; without the singletons {ee_nos} "
+        "against {none_nos}. Its dev score starts lower ({ee_80} at step 80, against {none_80}), catches up by step 320 "
+        "and ends level with none's: {ee_best} at best (step 960) against {none_best}. A difference this small is "
+        "within what a second seed may change.",
+        {"ee": ("coref_entity_equalization_converged", "litbank-test", "coref_avg_f"),
+         "none": ("coref_none_converged", "litbank-test", "coref_avg_f"),
+         "ee_nos": ("coref_entity_equalization_converged", "litbank-test", "coref_avg_f_no_singletons"),
+         "none_nos": ("coref_none_converged", "litbank-test", "coref_avg_f_no_singletons"),
+         "ee_minutes": ("coref_entity_equalization_converged", "litbank-train", "train_minutes"),
+         "ee_80": ("coref_entity_equalization_converged", "litbank-dev", "coref_avg_f@step=80"),
+         "none_80": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=80"),
+         "ee_best": ("coref_entity_equalization_converged", "litbank-dev", "coref_avg_f@step=960"),
+         "none_best": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=960")},
     ),
     "entqa_speed": Prose(
         "entqa.json",
