@@ -105,6 +105,8 @@ SYSTEMS_MODELS = ROOT / "training" / "jcl-gpu-gum"
 MODEL_VARIANTS = {
     "window256": {"window": 256, "stride": 128},  # twice the context per encoder pass (MiniLM reads 512)
     "antecedents100": {"max_antecedents": 100},  # antecedents twice as far back
+    # the 50 best earlier mentions by a coarse score, any distance back (Lee et al. 2018's coarse-to-fine)
+    "coarse": {"antecedent_pruning": "coarse"},
     # Mentions of up to 16 tokens instead of 8: gold noun phrases wider than max_span_width cannot be found at all.
     "width16": {"max_span_width": 16},
     "encoder_lr2x": {"encoder_lr_scale": 0.1},  # the encoder learns at 1e-4 instead of 5e-5

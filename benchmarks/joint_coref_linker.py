@@ -519,6 +519,8 @@ VARIANTS = (
      "reciprocal-rank fusion)"),
     ("converged_width16", "converged-width16", "training to a dev plateau with max_span_width 16"),
     ("converged_antecedents150", "converged-antecedents150", "training to a dev plateau with max_antecedents 150"),
+    ("converged_coarse", "converged-coarse", "training to a dev plateau with coarse-to-fine antecedents "
+     "(antecedent_pruning coarse)"),
 )
 
 

@@ -497,3 +497,101 @@ def test_global_decoding_without_entity_nodes_matches_the_joint_graph(seed):
     decoded = decode(scores, "global")
     parents = np.concatenate([[-1], np.zeros(n_entities, dtype=np.int64), decoded.parents])
     assert arborescence_score(full, parents) == pytest.approx(best, abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------------
+# Coarse-to-fine antecedents (antecedent_pruning="coarse", Lee et al. 2018)
+# ------------------------------------------------------------------------------------------
+
+
+def coarse_twin(full: JointCorefScorer, k: int, **kwargs) -> JointCorefScorer:
+    """A coarse-pruned model with ``full``'s weights (and its own, fresh, coarse ones)."""
+    model = small_model(max_antecedents=k, antecedent_pruning="coarse", **kwargs).double()
+    missing, unexpected = model.load_state_dict(full.state_dict(), strict=False)
+    assert set(missing) == {"coarse_bilinear", "coarse_distance"} and not unexpected
+    return model
+
+
+@pytest.mark.parametrize("refinement", ["none", "entity_equalization"])
+def test_coarse_pruning_with_every_pair_in_reach_is_the_unwindowed_model(refinement):
+    inputs = ten_mentions()
+    full = small_model(refinement=refinement).double()
+    a = full(*inputs)
+    for k in (9, 1000):
+        b = coarse_twin(full, k, refinement=refinement)(*inputs)
+        for name in ("mention_scores", "coref_scores", "link_scores", "nil_scores"):
+            assert torch.equal(getattr(a, name), getattr(b, name)), (k, name)
+
+
+@pytest.mark.parametrize("block", [3, 2048])
+@pytest.mark.parametrize("distance", ["spans", "tokens"])
+def test_coarse_pairs_score_as_the_full_model_plus_their_coarse_part(distance, block, monkeypatch):
+    monkeypatch.setattr("spacy_el.ml.joint_coref.scorer.PAIR_BLOCK", block)  # several blocks, or one
+    span_embs, starts, *_ = inputs = ten_mentions()
+    full = small_model(distance=distance, score_bound=None).double()  # unbounded: the parts add up
+    a = full(*inputs).coref_scores
+    b = coarse_twin(full, 8, distance=distance, score_bound=None)(*inputs).coref_scores  # W_c = 0: coarse part -bucket
+    positions = torch.arange(10) if distance == "spans" else starts
+    coarse_part = -bucket_distance((positions[:, None] - positions[None, :]).abs()).double()
+    finite = torch.isfinite(b)
+    assert int(finite.sum()) == 2 * sum(min(8, i) for i in range(10))  # mention 9 leaves out one of its 9
+    torch.testing.assert_close(b[finite], (a + coarse_part)[finite], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("distance", ["spans", "tokens"])
+def test_coarse_pruning_scores_each_mentions_k_best_earlier_mentions_in_both_orders(distance):
+    span_embs, starts, *_ = inputs = ten_mentions()
+    model = small_model(distance=distance, max_antecedents=2, antecedent_pruning="coarse").double()
+    with torch.no_grad():
+        model.coarse_bilinear.normal_(generator=torch.Generator().manual_seed(5))
+    scores = model(*inputs)
+    positions = torch.arange(10) if distance == "spans" else starts
+    ranking = (span_embs @ model.coarse_bilinear @ span_embs.t() + scores.mention_scores[None, :]
+               + model.coarse_distance[bucket_distance((positions[:, None] - positions[None, :]).abs())]).detach()
+    finite = torch.isfinite(scores.coref_scores)
+    for i in range(10):
+        chosen = set(sorted(range(i), key=lambda j: -float(ranking[i, j]))[:2])
+        assert {j for j in range(i) if finite[i, j]} == chosen  # i's edges to earlier mentions: its choice
+    assert torch.equal(finite, finite.t())  # each chosen pair in both orders, nothing else
+
+
+def test_coarse_pruning_reaches_an_antecedent_any_distance_back():
+    inputs = ten_mentions()
+    model = small_model(max_antecedents=1, antecedent_pruning="coarse").double()
+    span_embs = inputs[0]
+    with torch.no_grad():  # a coarse score that makes mention 0 everyone's best antecedent
+        model.coarse_bilinear.copy_(torch.outer(span_embs[9], span_embs[0]) * 100)
+    scores = model(*inputs)
+    assert torch.isfinite(scores.coref_scores[9, 0]) and torch.isfinite(scores.coref_scores[0, 9])
+    nearest = small_model(max_antecedents=1).double()(*inputs)
+    assert torch.isneginf(nearest.coref_scores[9, 0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_coarse_pruning_trains_its_coarse_score_in_every_mode(mode):
+    inputs = ten_mentions()
+    model = small_model(max_antecedents=2, antecedent_pruning="coarse", refinement="entity_equalization").double()
+    loss = compute_loss(model(*inputs), GOLD_TEN, mode)
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+    if mode != "link":  # the link mode has no mention edges
+        assert model.coarse_bilinear.grad.abs().sum() > 0 and model.coarse_distance.grad.abs().sum() > 0
+    decode(model(*inputs), mode)
+
+
+def test_coarse_pruning_learns_antecedents_the_nearest_window_cannot_reach():
+    # GOLD6's mentions alternate between two clusters: with K = 1 the nearest window only pairs mentions of
+    # different clusters, while the coarse ranking learns to pick the mate two back.
+    inputs = six_mentions(first_has_entity=False)
+    coarse = small_model(max_antecedents=1, antecedent_pruning="coarse")
+    train(coarse, inputs, "coref", steps=200, lr=2e-2)
+    assert decode(coarse(*inputs), "coref").clusters == [[0, 2, 4], [1, 3, 5]]
+    nearest = small_model(max_antecedents=1)
+    train(nearest, inputs, "coref", steps=200, lr=2e-2)
+    assert decode(nearest(*inputs), "coref").clusters != [[0, 2, 4], [1, 3, 5]]
+
+
+def test_antecedent_pruning_is_validated():
+    with pytest.raises(ValueError, match="antecedent_pruning"):
+        small_model(antecedent_pruning="farthest")

@@ -155,6 +155,7 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({"dropout": 1.5}, {}, "dropout"),
         ({"encoder_dtype": "float16"}, {}, "encoder_dtype"),
         ({"encoder_lr_scale": -0.1}, {}, "encoder_lr_scale"),
+        ({"antecedent_pruning": "farthest"}, {}, "antecedent_pruning"),
         ({}, {"mode": "joint"}, "mode"),
         ({}, {"refinement": "ee"}, "refinement"),
         ({}, {"spans_prefix": ""}, "spans_prefix"),
@@ -515,6 +516,24 @@ def test_prior_feature_trains_with_the_thinc_optimizer_and_round_trips(tiny_enco
         assert np.isfinite(losses[NAME])
     assert float(scorer.prior_weight.detach()[0]) != before, "the prior weight is trained"
     other = copy_of(nlp)
+    docs = plain_docs(nlp)
+    assert predicted([nlp(d) for d in docs]) == predicted([other(Doc(nlp.vocab, words=[t.text for t in d])) for d in docs])
+
+
+def test_coarse_antecedent_pruning_trains_with_the_thinc_optimizer_and_round_trips(tiny_encoder, tmp_path):
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"antecedent_pruning": "coarse", "max_antecedents": 2})
+    initialize(nlp, kb_dir)
+    optimizer = nlp.create_optimizer()
+    scorer = nlp.get_pipe(NAME).model.layers[0].shims[0]._model.scorer
+    before = scorer.coarse_bilinear.detach().clone()
+    for _ in range(3):
+        losses = {}
+        nlp.update(make_examples(nlp), sgd=optimizer, losses=losses)
+        assert np.isfinite(losses[NAME])
+    assert not torch.equal(scorer.coarse_bilinear.detach(), before), "the coarse score is trained"
+    other = copy_of(nlp)
+    assert other.get_pipe(NAME).model.layers[0].shims[0]._model.scorer.antecedent_pruning == "coarse"
+    assert other.get_pipe(NAME).to_bytes() == nlp.get_pipe(NAME).to_bytes()
     docs = plain_docs(nlp)
     assert predicted([nlp(d) for d in docs]) == predicted([other(Doc(nlp.vocab, words=[t.text for t in d])) for d in docs])
 

@@ -39,7 +39,7 @@ from .entity_equalization import REFINEMENTS
 from .frozen_encoder import encoder_layers
 from .inputs import DocInputs, JointCorefBatch
 from .modules import DocOutput, JointCorefModule
-from .scorer import MODES
+from .scorer import ANTECEDENT_PRUNINGS, MODES
 
 __all__ = [
     "build_joint_coref_linker", "build_torch_layer", "predicted", "DocPrediction", "set_save_encoder", "encoder_depth",
@@ -95,6 +95,7 @@ def build_joint_coref_linker(
     encoder_dtype: str = "auto",
     prior_feature: bool = False,
     encoder_lr_scale: float = 1.0,
+    antecedent_pruning: str = "nearest",
 ) -> Model:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
     in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
@@ -107,6 +108,8 @@ def build_joint_coref_linker(
     decides whether NIL singletons are output). encoder_batch: windows per encoder call.
     max_antecedents: antecedent window K (Lee et al. 2017/2018): only mention pairs at most K apart
     in mention order get a coreference edge, so scoring is O(M K) (null = all pairs).
+    antecedent_pruning: "nearest" (those K pairs, Lee et al. 2017) | "coarse" (each mention's K best earlier
+    mentions by a learned coarse score, any distance back: Lee et al. 2018's coarse-to-fine).
     encoder_dtype: "float32" | "bfloat16" | "auto": the encoder runs under torch autocast in this dtype,
     in training and prediction; "auto" is bfloat16 where the hardware computes it natively (GPUs, CPUs
     with AVX512-BF16/AMX) and float32 elsewhere (:mod:`spacy_el.ml.autocast`); its weights and
@@ -131,6 +134,8 @@ def build_joint_coref_linker(
            "a positive number or null", score_bound)
     _check("max_antecedents", max_antecedents is None or (_is_int(max_antecedents) and max_antecedents >= 1),
            "an int >= 1 or null", max_antecedents)
+    _check("antecedent_pruning", antecedent_pruning in ANTECEDENT_PRUNINGS, f"one of {ANTECEDENT_PRUNINGS}",
+           antecedent_pruning)
     _check("encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
            and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
     _check("prior_feature", isinstance(prior_feature, bool), "true or false", prior_feature)
@@ -151,6 +156,7 @@ def build_joint_coref_linker(
             "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch,
             "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype,
             "prior_feature": prior_feature, "encoder_lr_scale": float(encoder_lr_scale),
+            "antecedent_pruning": antecedent_pruning,
         },
     )
 

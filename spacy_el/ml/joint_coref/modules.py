@@ -87,6 +87,7 @@ class JointCorefModule(nn.Module):
             refinement=attrs["refinement"], nil_score=attrs["nil_score"], distance=attrs["distance"],
             score_bound=attrs["score_bound"], max_antecedents=attrs.get("max_antecedents"),
             prior_feature=attrs.get("prior_feature", False),
+            antecedent_pruning=attrs.get("antecedent_pruning", "nearest"),
         )
         # Training with frozen lower encoder layers: their outputs per document (not state: never saved)
         self.lower_cache = LowerLayerCache()

@@ -62,6 +62,15 @@ distribution ``P(y_i)`` over the preceding mentions and a dummy, refine ``g' = r
 their mention scores). The dummy of ``P(y_i)`` collects everything that is not a preceding
 mention: ``logsumexp`` of the root edge and the candidate links (``s_i`` starts an entity).
 
+Antecedent pruning (``max_antecedents = K``, ``antecedent_pruning``): ``"nearest"`` (default, Lee et al.
+2017) scores the pairs at most ``K`` mentions apart. ``"coarse"`` (Lee et al. 2018, coarse-to-fine) ranks
+every earlier mention ``j`` of ``s_i`` by the cheap score ``Phi_p(s_j) + g_i W_c g_j + w_d[bucket(d_ij)]``
+(``W_c`` a learned ``(D, D)`` matrix, initially 0; ``w_d`` a learned score per distance bucket, initially
+``-bucket``, so that the first ranking is by mention score and nearness) and scores the ``K`` best only,
+in both text orders, so a mention can reach an antecedent any distance back at the cost of ``K`` pairs. The
+coarse part ``g_i W_c g_j + w_d`` is added to those pairs' ``Phi_cl`` (as Lee et al. 2018 add their fast
+score), which trains it; the refinement rescores the same pairs, with the coarse part of the unrefined ``g``.
+
 Layout conventions
 ------------------
 * :class:`JointScores` holds *child-first* blocks: ``coref_scores[i, j] = Phi_cl(s_i, s_j)`` =
@@ -85,6 +94,7 @@ from .entity_equalization import build_refinement
 from .matrix_tree import assemble_scores
 
 __all__ = [
+    "ANTECEDENT_PRUNINGS",
     "DISTANCE_BUCKETS",
     "MODES",
     "JointCorefScorer",
@@ -101,6 +111,10 @@ __all__ = [
 MODES: Tuple[str, ...] = ("local", "global", "coref", "link")
 #: Number of distance buckets: 0, 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+ (Lee et al. 2017).
 DISTANCE_BUCKETS = 10
+#: How the ``max_antecedents`` pairs of each mention are chosen (module docstring, "Antecedent pruning").
+ANTECEDENT_PRUNINGS = ("nearest", "coarse")
+#: Mention pairs scored per block by :meth:`JointCorefScorer.selected_pair_scores`.
+PAIR_BLOCK = 2048
 
 NEG_INF = float("-inf")
 
@@ -280,6 +294,9 @@ class JointCorefScorer(nn.Module):
             all other pairs are ``-inf`` (no edge) and ``FFNN_C`` never sees them, so memory is
             ``O(M K H)`` and time ``O(M K)`` instead of ``O(M^2 H)``. ``None`` (default) or
             ``K >= M - 1`` = all pairs (the unwindowed computation, bit for bit).
+        antecedent_pruning: which ``K`` pairs of each mention are scored: ``"nearest"`` (the window above)
+            or ``"coarse"`` (the ``K`` earlier mentions best by a coarse score, Lee et al. 2018; module
+            docstring). Only matters when ``max_antecedents`` is set and ``K < M - 1``.
         prior_feature: add ``w_p log p(e_j | s_i)`` (the alias-table prior, ``w_p`` learned, initially
             1) to ``Phi_l``, as Kolitsas et al. (2018) do, whose candidates the paper uses for AIDA+.
             The paper's own ``Phi_l`` has no prior (``False``); with little training, as on CPU, the
@@ -302,6 +319,7 @@ class JointCorefScorer(nn.Module):
         score_bound: Optional[float] = 10.0,
         max_antecedents: Optional[int] = None,
         prior_feature: bool = False,
+        antecedent_pruning: str = "nearest",
     ):
         super().__init__()
         for name, value in (("span_width", span_width), ("entity_width", entity_width), ("ffnn", ffnn),
@@ -319,7 +337,10 @@ class JointCorefScorer(nn.Module):
             not isinstance(max_antecedents, int) or isinstance(max_antecedents, bool) or max_antecedents < 1
         ):
             raise ValueError(f"max_antecedents must be a positive int or None, got {max_antecedents!r}")
+        if antecedent_pruning not in ANTECEDENT_PRUNINGS:
+            raise ValueError(f"antecedent_pruning must be one of {ANTECEDENT_PRUNINGS}, got {antecedent_pruning!r}")
         self.max_antecedents = max_antecedents
+        self.antecedent_pruning = antecedent_pruning
         self.span_width = span_width
         self.entity_width = entity_width
         self.nil_score = nil_score
@@ -341,6 +362,12 @@ class JointCorefScorer(nn.Module):
         self.root_vector = nn.Parameter(torch.randn(entity_width) / entity_width ** 0.5) if nil_score == "learned" else None
         # (1,), not a 0-d tensor: Thinc's optimizer takes len() of every parameter
         self.prior_weight = nn.Parameter(torch.ones(1)) if prior_feature else None
+        # Coarse antecedent score g_i W_c g_j + w_d[bucket]: W_c starts at 0 and w_d at -bucket, so the first
+        # ranking prefers likely mentions nearby (the nearest window's choice) until the model has learned.
+        self.coarse_bilinear = self.coarse_distance = None
+        if antecedent_pruning == "coarse":
+            self.coarse_bilinear = nn.Parameter(torch.zeros(span_width, span_width))
+            self.coarse_distance = nn.Parameter(-torch.arange(DISTANCE_BUCKETS, dtype=torch.float32))
 
     # -- components --------------------------------------------------------------------------
 
@@ -431,8 +458,72 @@ class JointCorefScorer(nn.Module):
             return empty, empty, span_embs.new_zeros(0)
         return torch.cat(all_rows), torch.cat(all_cols), torch.cat(all_values)
 
+    def coarse_antecedents(self, span_embs: Tensor, mention_scores: Tensor, positions: Tensor,
+                           k: int) -> Tuple[Tensor, Tensor, Tensor]:
+        """Each mention's ``k`` best earlier mentions by the coarse score (Lee et al. 2018; module docstring).
+
+        Args:
+            span_embs: ``(M, D)`` ``g``.
+            mention_scores: ``(M,)`` ``Phi_p``.
+            positions: ``(M,)`` long positions whose absolute differences are the distances.
+            k: antecedents per mention, ``>= 1``.
+
+        Returns:
+            ``(rows, cols, coarse)``: the ``(P,)`` child and antecedent indices (``cols < rows``, at most ``k``
+            per child) and the coarse part ``g_i W_c g_j + w_d[bucket(d_ij)]`` ``(P,)`` of their score (which
+            the ranking adds ``Phi_p(s_j)`` to). The ranking is an ``(M, M)`` matrix without autograd, as the
+            dense ``(M, M)`` edge matrix is anyway.
+        """
+        m = span_embs.shape[0]
+        device = span_embs.device
+        # The bilinear part for all pairs is one (M, D) x (D, M) product, cheaper than gathering (P, D) rows.
+        bilinear = span_embs @ self.coarse_bilinear @ span_embs.t()  # (M, M): g_i W_c g_j
+        buckets = bucket_distance((positions[:, None] - positions[None, :]).abs())  # (M, M)
+        with torch.no_grad():
+            ranking = bilinear + mention_scores[None, :] + self.coarse_distance[buckets]  # [i, j] ranks j for i
+            earlier = torch.tril(torch.ones(m, m, dtype=torch.bool, device=device), diagonal=-1)
+            best = ranking.masked_fill(~earlier, NEG_INF).topk(min(k, m - 1), dim=1).indices  # (M, k')
+            children = torch.arange(m, device=device)[:, None].expand_as(best)
+            valid = best < children  # a mention with fewer than k' earlier ones fills its row with -inf picks
+            rows, cols = children[valid], best[valid]
+        return rows, cols, bilinear[rows, cols] + self.coarse_distance[buckets[rows, cols]]
+
+    def selected_pair_scores(self, span_embs: Tensor, positions: Tensor, rows: Tensor, cols: Tensor) -> Tuple[Tensor, Tensor]:
+        """Eq. (4) for the given pairs in both orders, the first layer split as in :meth:`window_pair_scores`.
+
+        Args:
+            span_embs: ``(M, D)`` ``g``.
+            positions: ``(M,)`` long positions whose absolute differences are the distances.
+            rows, cols: ``(P,)`` long mention indices.
+
+        Returns:
+            ``(Phi_c(s_rows, s_cols), Phi_c(s_cols, s_rows))``, each ``(P,)``.
+        """
+        d = self.span_width
+        w = self.coref_first.weight  # (H, 3D + dist)
+        w_i, w_j, w_prod, w_dist = w[:, :d], w[:, d:2 * d], w[:, 2 * d:3 * d], w[:, 3 * d:]
+        as_child = span_embs @ w_i.t() + self.coref_first.bias  # (M, H)
+        as_antecedent = span_embs @ w_j.t()  # (M, H)
+        distance_rows = self.distance_embedding.weight @ w_dist.t()  # (buckets, H)
+        forward_values, backward_values = [], []
+        # In blocks of pairs: the (block, D) gathers stay in cache, where (P, D) ones would not.
+        for block_rows, block_cols in zip(rows.split(PAIR_BLOCK), cols.split(PAIR_BLOCK)):
+            shared = (span_embs[block_rows] * span_embs[block_cols]) @ w_prod.t()  # (block, H)
+            shared = shared + distance_rows[bucket_distance((positions[block_rows] - positions[block_cols]).abs())]
+            hidden = torch.cat([as_child[block_rows] + as_antecedent[block_cols] + shared,
+                                as_child[block_cols] + as_antecedent[block_rows] + shared])
+            values = self.coref_tail(hidden).squeeze(-1)  # (2 block,)
+            forward_values.append(values[:block_rows.shape[0]])
+            backward_values.append(values[block_rows.shape[0]:])
+        if not forward_values:
+            return span_embs.new_zeros(0), span_embs.new_zeros(0)
+        return torch.cat(forward_values), torch.cat(backward_values)
+
     def _windowed(self, m: int) -> bool:
         return self.max_antecedents is not None and self.max_antecedents < m - 1
+
+    def _coarse_pruned(self, m: int) -> bool:
+        return self.antecedent_pruning == "coarse" and self._windowed(m)
 
     def _positions(self, span_starts: Tensor) -> Tensor:
         if self.distance == "spans":
@@ -447,8 +538,18 @@ class JointCorefScorer(nn.Module):
         return (idx[:, None] - idx[None, :]).abs()
 
     def _coref_edges(self, span_embs: Tensor, mention_scores: Tensor, distances: Optional[Tensor],
-                     span_starts: Optional[Tensor] = None) -> Tensor:
+                     span_starts: Optional[Tensor] = None,
+                     coarse: Optional[Tuple[Tensor, Tensor, Tensor]] = None) -> Tensor:
+        """``(M, M)`` ``Phi_cl`` (eq. (3)), ``-inf`` where no edge is scored; ``coarse``: the pairs of
+        :meth:`coarse_antecedents`, scored in both orders, with their coarse part added."""
         m = span_embs.shape[0]
+        if coarse is not None:  # coarse-to-fine: only the selected pairs are scored, the rest is -inf
+            rows, cols, coarse_part = coarse
+            forward_c, backward_c = self.selected_pair_scores(span_embs, self._positions(span_starts), rows, cols)
+            shared = mention_scores[rows] + mention_scores[cols] + coarse_part
+            dense = shared.new_full((m, m), NEG_INF)
+            return dense.index_put((torch.cat([rows, cols]), torch.cat([cols, rows])),
+                                   self._bound(torch.cat([shared + forward_c, shared + backward_c])))
         if distances is None:  # antecedent window: only |i - j| <= K is scored, the rest is -inf
             assert self.max_antecedents is not None and span_starts is not None
             rows, cols, phi_c = self.window_pair_scores(span_embs, self._positions(span_starts), self.max_antecedents)
@@ -519,11 +620,14 @@ class JointCorefScorer(nn.Module):
         nil = self._bound(mention_scores + nil_pair)  # eq. (3) with Phi_p(r) = 0
 
         distances = self._distances(span_starts)
-        coref = self._coref_edges(span_embs, mention_scores, distances, span_starts)
+        coarse = None
+        if self._coarse_pruned(m):
+            coarse = self.coarse_antecedents(span_embs, mention_scores, self._positions(span_starts), self.max_antecedents)
+        coref = self._coref_edges(span_embs, mention_scores, distances, span_starts, coarse)
         if self.refinement is not None and m > 0:
             probs = antecedent_distribution(coref, nil, links)
             refined = self.refinement(span_embs, probs)
-            coref = self._coref_edges(refined, mention_scores, distances, span_starts)
+            coref = self._coref_edges(refined, mention_scores, distances, span_starts, coarse)
         return JointScores(
             mention_scores=mention_scores,
             coref_scores=coref,
@@ -536,7 +640,8 @@ class JointCorefScorer(nn.Module):
     def extra_repr(self) -> str:
         return (f"span_width={self.span_width}, entity_width={self.entity_width}, refinement={self.refinement_name!r}, "
                 f"nil_score={self.nil_score!r}, distance={self.distance!r}, score_bound={self.score_bound}, "
-                f"max_antecedents={self.max_antecedents}, prior_feature={self.prior_weight is not None}")
+                f"max_antecedents={self.max_antecedents}, antecedent_pruning={self.antecedent_pruning!r}, "
+                f"prior_feature={self.prior_weight is not None}")
 
 
 def antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
