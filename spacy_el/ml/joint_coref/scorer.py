@@ -471,8 +471,8 @@ class JointCorefScorer(nn.Module):
         Returns:
             ``(rows, cols, coarse)``: the ``(P,)`` child and antecedent indices (``cols < rows``, at most ``k``
             per child) and the coarse part ``g_i W_c g_j + w_d[bucket(d_ij)]`` ``(P,)`` of their score (which
-            the ranking adds ``Phi_p(s_j)`` to). The ranking is an ``(M, M)`` matrix without autograd, as the
-            dense ``(M, M)`` edge matrix is anyway.
+            the ranking adds ``Phi_p(s_j)`` to). The bilinear part and the ranking are ``(M, M)`` matrices, as
+            the edge matrix is anyway; only the ranking is without autograd.
         """
         m = span_embs.shape[0]
         device = span_embs.device
