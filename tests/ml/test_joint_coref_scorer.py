@@ -508,7 +508,7 @@ def coarse_twin(full: JointCorefScorer, k: int, **kwargs) -> JointCorefScorer:
     """A coarse-pruned model with ``full``'s weights (and its own, fresh, coarse ones)."""
     model = small_model(max_antecedents=k, antecedent_pruning="coarse", **kwargs).double()
     missing, unexpected = model.load_state_dict(full.state_dict(), strict=False)
-    assert set(missing) == {"coarse_bilinear", "coarse_distance"} and not unexpected
+    assert set(missing) == {"coarse_child.weight", "coarse_antecedent.weight", "coarse_distance"} and not unexpected
     return model
 
 
@@ -543,10 +543,11 @@ def test_coarse_pruning_scores_each_mentions_k_best_earlier_mentions_in_both_ord
     span_embs, starts, *_ = inputs = ten_mentions()
     model = small_model(distance=distance, max_antecedents=2, antecedent_pruning="coarse").double()
     with torch.no_grad():
-        model.coarse_bilinear.normal_(generator=torch.Generator().manual_seed(5))
+        model.coarse_antecedent.weight.normal_(generator=torch.Generator().manual_seed(5))
     scores = model(*inputs)
     positions = torch.arange(10) if distance == "spans" else starts
-    ranking = (span_embs @ model.coarse_bilinear @ span_embs.t() + scores.mention_scores[None, :]
+    bilinear = model.coarse_child(span_embs) @ model.coarse_antecedent(span_embs).t() / math.sqrt(24)
+    ranking = (bilinear + scores.mention_scores[None, :]
                + model.coarse_distance[bucket_distance((positions[:, None] - positions[None, :]).abs())]).detach()
     finite = torch.isfinite(scores.coref_scores)
     for i in range(10):
@@ -559,8 +560,11 @@ def test_coarse_pruning_reaches_an_antecedent_any_distance_back():
     inputs = ten_mentions()
     model = small_model(max_antecedents=1, antecedent_pruning="coarse").double()
     span_embs = inputs[0]
-    with torch.no_grad():  # a coarse score that makes mention 0 everyone's best antecedent
-        model.coarse_bilinear.copy_(torch.outer(span_embs[9], span_embs[0]) * 100)
+    with torch.no_grad():  # U = u g_9^T, V = u g_0^T: c(9, j) = |u|^2 (g_9 . g_9)(g_0 . g_j) / sqrt(H), best at j = 0
+        u = torch.zeros(24, 1, dtype=torch.float64)
+        u[0] = 10.0
+        model.coarse_child.weight.copy_(u @ span_embs[9][None, :])
+        model.coarse_antecedent.weight.copy_(u @ span_embs[0][None, :])
     scores = model(*inputs)
     assert torch.isfinite(scores.coref_scores[9, 0]) and torch.isfinite(scores.coref_scores[0, 9])
     nearest = small_model(max_antecedents=1).double()(*inputs)
@@ -576,7 +580,7 @@ def test_coarse_pruning_trains_its_coarse_score_in_every_mode(mode):
     assert torch.isfinite(loss)
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
     if mode != "link":  # the link mode has no mention edges
-        assert model.coarse_bilinear.grad.abs().sum() > 0 and model.coarse_distance.grad.abs().sum() > 0
+        assert model.coarse_antecedent.weight.grad.abs().sum() > 0 and model.coarse_distance.grad.abs().sum() > 0
     decode(model(*inputs), mode)
 
 

@@ -525,12 +525,12 @@ def test_coarse_antecedent_pruning_trains_with_the_thinc_optimizer_and_round_tri
     initialize(nlp, kb_dir)
     optimizer = nlp.create_optimizer()
     scorer = nlp.get_pipe(NAME).model.layers[0].shims[0]._model.scorer
-    before = scorer.coarse_bilinear.detach().clone()
+    before = scorer.coarse_antecedent.weight.detach().clone()
     for _ in range(3):
         losses = {}
         nlp.update(make_examples(nlp), sgd=optimizer, losses=losses)
         assert np.isfinite(losses[NAME])
-    assert not torch.equal(scorer.coarse_bilinear.detach(), before), "the coarse score is trained"
+    assert not torch.equal(scorer.coarse_antecedent.weight.detach(), before), "the coarse score is trained"
     other = copy_of(nlp)
     assert other.get_pipe(NAME).model.layers[0].shims[0]._model.scorer.antecedent_pruning == "coarse"
     assert other.get_pipe(NAME).to_bytes() == nlp.get_pipe(NAME).to_bytes()

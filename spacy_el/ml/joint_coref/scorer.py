@@ -64,12 +64,15 @@ mention: ``logsumexp`` of the root edge and the candidate links (``s_i`` starts 
 
 Antecedent pruning (``max_antecedents = K``, ``antecedent_pruning``): ``"nearest"`` (default, Lee et al.
 2017) scores the pairs at most ``K`` mentions apart. ``"coarse"`` (Lee et al. 2018, coarse-to-fine) ranks
-every earlier mention ``j`` of ``s_i`` by the cheap score ``Phi_p(s_j) + g_i W_c g_j + w_d[bucket(d_ij)]``
-(``W_c`` a learned ``(D, D)`` matrix, initially 0; ``w_d`` a learned score per distance bucket, initially
-``-bucket``, so that the first ranking is by mention score and nearness) and scores the ``K`` best only,
-in both text orders, so a mention can reach an antecedent any distance back at the cost of ``K`` pairs. The
-coarse part ``g_i W_c g_j + w_d`` is added to those pairs' ``Phi_cl`` (as Lee et al. 2018 add their fast
-score), which trains it; the refinement rescores the same pairs, with the coarse part of the unrefined ``g``.
+every earlier mention ``j`` of ``s_i`` by the cheap score ``Phi_p(s_j) + c(s_i, s_j)``, with the coarse part
+``c(s_i, s_j) = (U g_i) . (V g_j) / sqrt(H) + w_d[bucket(d_ij)]``, and scores the ``K`` best only, in both
+text orders, so a mention can reach an antecedent any distance back at the cost of ``K`` pairs. ``U`` and
+``V`` are learned ``(H, D)`` projections (``H`` = ``ffnn``), ``V`` initially 0; ``w_d`` is a learned score
+per distance bucket, initially ``-bucket``: the first ranking is by mention score and nearness. Lee et al.'s
+bilinear form is full-rank, ``g_i W_c g_j``; with ``D`` about 1,200 and Adam, one step moves every entry of
+``W_c`` at once and the coarse scores by hundreds, so here it has rank ``H`` and the scale of attention.
+``c`` is added to the chosen pairs' ``Phi_cl`` (as Lee et al. 2018 add their fast score), which trains it;
+the refinement rescores the same pairs, with the ``c`` of the unrefined ``g``.
 
 Layout conventions
 ------------------
@@ -362,11 +365,13 @@ class JointCorefScorer(nn.Module):
         self.root_vector = nn.Parameter(torch.randn(entity_width) / entity_width ** 0.5) if nil_score == "learned" else None
         # (1,), not a 0-d tensor: Thinc's optimizer takes len() of every parameter
         self.prior_weight = nn.Parameter(torch.ones(1)) if prior_feature else None
-        # Coarse antecedent score g_i W_c g_j + w_d[bucket]: W_c starts at 0 and w_d at -bucket, so the first
-        # ranking prefers likely mentions nearby (the nearest window's choice) until the model has learned.
-        self.coarse_bilinear = self.coarse_distance = None
+        # Coarse antecedent score (U g_i) . (V g_j) / sqrt(H) + w_d[bucket]: V starts at 0 and w_d at -bucket, so
+        # the first ranking prefers likely mentions nearby (the nearest window's choice) until the model has learned.
+        self.coarse_child = self.coarse_antecedent = self.coarse_distance = None
         if antecedent_pruning == "coarse":
-            self.coarse_bilinear = nn.Parameter(torch.zeros(span_width, span_width))
+            self.coarse_child = nn.Linear(span_width, ffnn, bias=False)
+            self.coarse_antecedent = nn.Linear(span_width, ffnn, bias=False)
+            nn.init.zeros_(self.coarse_antecedent.weight)
             self.coarse_distance = nn.Parameter(-torch.arange(DISTANCE_BUCKETS, dtype=torch.float32))
 
     # -- components --------------------------------------------------------------------------
@@ -470,14 +475,15 @@ class JointCorefScorer(nn.Module):
 
         Returns:
             ``(rows, cols, coarse)``: the ``(P,)`` child and antecedent indices (``cols < rows``, at most ``k``
-            per child) and the coarse part ``g_i W_c g_j + w_d[bucket(d_ij)]`` ``(P,)`` of their score (which
-            the ranking adds ``Phi_p(s_j)`` to). The bilinear part and the ranking are ``(M, M)`` matrices, as
-            the edge matrix is anyway; only the ranking is without autograd.
+            per child) and their coarse part ``c(s_i, s_j)`` ``(P,)`` (which the ranking adds ``Phi_p(s_j)``
+            to). The bilinear part and the ranking are ``(M, M)`` matrices, as the edge matrix is anyway; only
+            the ranking is without autograd.
         """
         m = span_embs.shape[0]
         device = span_embs.device
-        # The bilinear part for all pairs is one (M, D) x (D, M) product, cheaper than gathering (P, D) rows.
-        bilinear = span_embs @ self.coarse_bilinear @ span_embs.t()  # (M, M): g_i W_c g_j
+        # The bilinear part for all pairs is one (M, H) x (H, M) product, cheaper than gathering (P, H) rows.
+        scale = self.coarse_child.out_features ** -0.5
+        bilinear = self.coarse_child(span_embs) @ self.coarse_antecedent(span_embs).t() * scale  # (M, M)
         buckets = bucket_distance((positions[:, None] - positions[None, :]).abs())  # (M, M)
         with torch.no_grad():
             ranking = bilinear + mention_scores[None, :] + self.coarse_distance[buckets]  # [i, j] ranks j for i
