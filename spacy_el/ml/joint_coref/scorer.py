@@ -69,12 +69,12 @@ every earlier mention ``j`` of ``s_i`` by the cheap score ``Phi_p(s_j) + c(s_i, 
 text orders, so a mention can reach an antecedent any distance back at the cost of ``K`` pairs. ``U`` and
 ``V`` are learned ``(H, D)`` projections (``H`` = ``ffnn``), ``V`` initially 0; ``w_d`` is a learned score
 per distance bucket, initially ``-bucket``: the first ranking is by mention score and nearness. Lee et al.'s
-bilinear form is full-rank, ``g_i W_c g_j``; but Adam moves each of the ``D^2`` entries of ``W_c`` by about the
-learning rate at every step, which can move a coarse score by ``lr ||g_i||_1 ||g_j||_1``: hundreds with unit-scale
-``g`` of about 1,200 dimensions (a first LitBank training with it fell far behind the nearest window). So here it has rank ``H`` and the
-scale of attention.
-``c`` is added to the chosen pairs' ``Phi_cl`` (as Lee et al. 2018 add their fast score), which trains it;
-the refinement rescores the same pairs, with the ``c`` of the unrefined ``g``.
+bilinear form is full-rank, ``g_i W_c g_j``; but Adam moves each of the ``D^2`` entries of ``W_c`` by about
+the learning rate at every step, which can move a coarse score by ``lr ||g_i||_1 ||g_j||_1``: hundreds with
+unit-scale ``g`` of about 1,200 dimensions (a first LitBank training with it fell far behind the nearest
+window). So here it has rank ``H`` and the scale of attention. ``c`` is added to the chosen pairs'
+``Phi_cl`` (as Lee et al. 2018 add their fast score), which trains it; the refinement rescores the same
+pairs, with the ``c`` of the unrefined ``g``.
 
 Layout conventions
 ------------------
