@@ -50,6 +50,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_aida_converged": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_ontogum": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_litbank_refinements": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_coarse": DOCS / "joint_coref_linker.md",
     "coref_ceiling": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
@@ -634,6 +635,30 @@ PROSE: Dict[str, Prose] = {
          "none_80": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=80"),
          "ee_best": ("coref_entity_equalization_converged", "litbank-dev", "coref_avg_f@step=960"),
          "none_best": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=960")},
+    ),
+    "joint_coref_linker_coarse": Prose(
+        "joint_coref_linker.json",
+        "With coarse-to-fine antecedents (`model.antecedent_pruning = \"coarse\"`: each mention's 50 best earlier "
+        "mentions by the learned coarse score, any distance back, instead of its 50 nearest), the same LitBank "
+        "training (`train-jcl-litbank-converged-coarse`, {minutes} min) scores {coarse} on LitBank test "
+        "(`coref_none_converged_coarse`: MUC {muc}, B³ {b3}, CEAF-e {ceafe}), against {none} with the nearest "
+        "window; without the singletons {coarse_nos} against {none_nos}. Its dev score leads from the first "
+        "evaluations on: {c240} against {n240} at step 240, {c560} against {n560} at step 560, {c_best} at best "
+        "(step 960) against {n_best}. One seed.",
+        {"coarse": ("coref_none_converged_coarse", "litbank-test", "coref_avg_f"),
+         "muc": ("coref_none_converged_coarse", "litbank-test", "coref_muc_f"),
+         "b3": ("coref_none_converged_coarse", "litbank-test", "coref_b3_f"),
+         "ceafe": ("coref_none_converged_coarse", "litbank-test", "coref_ceafe_f"),
+         "none": ("coref_none_converged", "litbank-test", "coref_avg_f"),
+         "coarse_nos": ("coref_none_converged_coarse", "litbank-test", "coref_avg_f_no_singletons"),
+         "none_nos": ("coref_none_converged", "litbank-test", "coref_avg_f_no_singletons"),
+         "minutes": ("coref_none_converged_coarse", "litbank-train", "train_minutes"),
+         "c240": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=240"),
+         "n240": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=240"),
+         "c560": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=560"),
+         "n560": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=560"),
+         "c_best": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=960"),
+         "n_best": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=960")},
     ),
     "entqa_speed": Prose(
         "entqa.json",
