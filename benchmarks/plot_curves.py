@@ -21,6 +21,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .results_io import CURVE_STEP
 
 MINUTES = "train_minutes"
+#: Panels side by side; more curves start another row, so that the picture stays readable on a page.
+PANELS_PER_ROW = 3
 #: ``(system, dataset)`` -> metric -> ``[(step, value)]`` by step.
 Curves = Dict[Tuple[str, str], Dict[str, List[Tuple[int, float]]]]
 
@@ -48,7 +50,7 @@ def hardware(rows: Sequence[Dict[str, Any]]) -> Dict[Tuple[str, str], str]:
 
 
 def plot(curves: Curves, out: Path, title: str = "", machines: Optional[Dict[Tuple[str, str], str]] = None) -> Path:
-    """One panel per curve: its scores (every metric but the minutes) against the step; the minutes of the
+    """One panel per curve, :data:`PANELS_PER_ROW` to a row: its scores (every metric but the minutes) against the step; the minutes of the
     first and last evaluation label a top axis, named after ``machines[(system, dataset)]`` when given.
     Returns ``out``."""
     if not curves:
@@ -57,9 +59,13 @@ def plot(curves: Curves, out: Path, title: str = "", machines: Optional[Dict[Tup
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(curves), figsize=(5.5 * len(curves), 3.8), squeeze=False)
+    columns = min(len(curves), PANELS_PER_ROW)
+    rows = -(-len(curves) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 3.8 * rows), squeeze=False)
+    for ax in axes.flat[len(curves):]:
+        ax.set_visible(False)
     machines = machines or {}
-    for ax, ((system, dataset), by_metric) in zip(axes[0], sorted(curves.items())):
+    for ax, ((system, dataset), by_metric) in zip(axes.flat, sorted(curves.items())):
         for metric, points in sorted(by_metric.items()):
             if metric != MINUTES:
                 ax.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3, label=metric)
