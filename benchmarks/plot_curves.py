@@ -50,9 +50,9 @@ def hardware(rows: Sequence[Dict[str, Any]]) -> Dict[Tuple[str, str], str]:
 
 
 def plot(curves: Curves, out: Path, title: str = "", machines: Optional[Dict[Tuple[str, str], str]] = None) -> Path:
-    """One panel per curve, :data:`PANELS_PER_ROW` to a row: its scores (every metric but the minutes) against the step; the minutes of the
-    first and last evaluation label a top axis, named after ``machines[(system, dataset)]`` when given.
-    Returns ``out``."""
+    """One panel per curve, :data:`PANELS_PER_ROW` to a row: its scores (every metric but the minutes) against
+    the step; the minutes of the first and last evaluation label a top axis, named after
+    ``machines[(system, dataset)]`` when given. Returns ``out``."""
     if not curves:
         raise ValueError("no learning-curve rows (<metric>@step=N) to plot: give a results file with a training curve")
     import matplotlib

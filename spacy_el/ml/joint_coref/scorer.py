@@ -419,6 +419,22 @@ class JointCorefScorer(nn.Module):
         h = (span_embs @ w[:, :d].t())[:, None, :] + projected @ w[:, d:].t() + self.link_first.bias
         return self.link_tail(h).squeeze(-1)
 
+    def _first_layer_parts(self, span_embs: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``FFNN_C``'s first layer split by its input blocks, for scoring chosen pairs:
+        ``W [g_i; g_j; g_i * g_j; phi_ij] + b = A_i + B_j + W_prod (g_i * g_j) + W_dist phi_ij``.
+
+        Returns:
+            ``A + b`` ``(M, H)``, ``B`` ``(M, H)``, ``W_prod`` ``(H, D)`` and ``W_dist phi`` per distance bucket
+            ``(buckets, H)``.
+        """
+        d = self.span_width
+        w = self.coref_first.weight  # (H, 3D + dist)
+        w_i, w_j, w_prod, w_dist = w[:, :d], w[:, d:2 * d], w[:, 2 * d:3 * d], w[:, 3 * d:]
+        as_child = span_embs @ w_i.t() + self.coref_first.bias  # (M, H): A + bias
+        as_antecedent = span_embs @ w_j.t()  # (M, H): B
+        distance_rows = self.distance_embedding.weight @ w_dist.t()  # (buckets, H)
+        return as_child, as_antecedent, w_prod, distance_rows
+
     def window_pair_scores(self, span_embs: Tensor, positions: Tensor, window: int) -> Tuple[Tensor, Tensor, Tensor]:
         """Eq. (4) for the pairs ``0 < |i - j| <= window`` only (mention order), one offset at a time.
 
@@ -443,12 +459,7 @@ class JointCorefScorer(nn.Module):
         """
         m = span_embs.shape[0]
         device = span_embs.device
-        d = self.span_width
-        w = self.coref_first.weight  # (H, 3D + dist)
-        w_i, w_j, w_prod, w_dist = w[:, :d], w[:, d:2 * d], w[:, 2 * d:3 * d], w[:, 3 * d:]
-        as_child = span_embs @ w_i.t() + self.coref_first.bias  # (M, H): A + bias
-        as_antecedent = span_embs @ w_j.t()  # (M, H): B
-        distance_rows = self.distance_embedding.weight @ w_dist.t()  # (buckets, H)
+        as_child, as_antecedent, w_prod, distance_rows = self._first_layer_parts(span_embs)
         all_rows, all_cols, all_values = [], [], []
         for o in range(1, min(window, m - 1) + 1):
             later = torch.arange(o, m, device=device)  # (M - o,) i
@@ -497,7 +508,7 @@ class JointCorefScorer(nn.Module):
         return rows, cols, bilinear[rows, cols] + self.coarse_distance[buckets[rows, cols]]
 
     def selected_pair_scores(self, span_embs: Tensor, positions: Tensor, rows: Tensor, cols: Tensor) -> Tuple[Tensor, Tensor]:
-        """Eq. (4) for the given pairs in both orders, the first layer split as in :meth:`window_pair_scores`.
+        """Eq. (4) for the given pairs in both orders, the first layer split by :meth:`_first_layer_parts`.
 
         Args:
             span_embs: ``(M, D)`` ``g``.
@@ -507,12 +518,7 @@ class JointCorefScorer(nn.Module):
         Returns:
             ``(Phi_c(s_rows, s_cols), Phi_c(s_cols, s_rows))``, each ``(P,)``.
         """
-        d = self.span_width
-        w = self.coref_first.weight  # (H, 3D + dist)
-        w_i, w_j, w_prod, w_dist = w[:, :d], w[:, d:2 * d], w[:, 2 * d:3 * d], w[:, 3 * d:]
-        as_child = span_embs @ w_i.t() + self.coref_first.bias  # (M, H)
-        as_antecedent = span_embs @ w_j.t()  # (M, H)
-        distance_rows = self.distance_embedding.weight @ w_dist.t()  # (buckets, H)
+        as_child, as_antecedent, w_prod, distance_rows = self._first_layer_parts(span_embs)
         forward_values, backward_values = [], []
         # In blocks of pairs: the (block, D) gathers stay in cache, where (P, D) ones would not.
         for block_rows, block_cols in zip(rows.split(PAIR_BLOCK), cols.split(PAIR_BLOCK)):
