@@ -104,6 +104,17 @@ def ceiling_rows(datasets: Dict[str, List[Doc]], widths: Sequence[int], windows:
     return rows
 
 
+def positive_ints(text: str, flag: str, what: str) -> List[int]:
+    """The comma-separated positive ints of ``text``, or an exit that names ``flag`` and the value."""
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or any(value < 1 for value in values):
+        raise SystemExit(f"[coref_ceiling] {flag} must be comma-separated positive {what}, got {text!r}")
+    return values
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(SHARED_DATA))
@@ -112,12 +123,8 @@ def main() -> None:
     parser.add_argument("--windows", default=",".join(map(str, WINDOWS)))
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     args = parser.parse_args()
-    widths = [int(w) for w in args.widths.split(",")]
-    windows = [int(k) for k in args.windows.split(",")]
-    if any(w < 1 for w in widths):
-        raise SystemExit(f"[coref_ceiling] --widths must be positive token counts, got {args.widths!r}")
-    if any(k < 1 for k in windows):
-        raise SystemExit(f"[coref_ceiling] --windows must be positive span counts, got {args.windows!r}")
+    widths = positive_ints(args.widths, "--widths", "token counts")
+    windows = positive_ints(args.windows, "--windows", "span counts")
     loader_args = argparse.Namespace(data=args.data, datasets=args.datasets.split(","), limit=None)
     datasets = load_datasets(loader_args, spacy.blank("en"))
     if not datasets:

@@ -4,7 +4,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from benchmarks.coref_ceiling import ceiling_rows, split_by_window, width_ceiling, window_ceiling
+from benchmarks.coref_ceiling import ceiling_rows, positive_ints, split_by_window, width_ceiling, window_ceiling
 from spacy_el.extensions import set_clusters
 
 
@@ -65,3 +65,10 @@ def test_without_singletons_a_split_off_mention_is_left_out_as_ontogum_is_scored
     rows = ceiling_rows({"ontogum-test": [doc], "litbank-test": [doc]}, [], [1])
     assert all("singletons left out" in r["notes"] for r in rows if r["dataset"] == "ontogum-test")
     assert all("singletons counted" in r["notes"] for r in rows if r["dataset"] == "litbank-test")
+
+
+@pytest.mark.parametrize("text", ["0,8", "8,x", "", "-5"])
+def test_bad_widths_or_windows_exit_naming_the_flag_and_the_value(text):
+    with pytest.raises(SystemExit, match=f"--windows must be comma-separated positive span counts, got {text!r}"):
+        positive_ints(text, "--windows", "span counts")
+    assert positive_ints("50,150", "--windows", "span counts") == [50, 150]
