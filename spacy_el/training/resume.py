@@ -33,6 +33,7 @@ change).
 Determinism: on CPU, with the same number of torch threads, a resumed run matches bit for bit. On GPU,
 cuDNN/cuBLAS kernels that are not deterministic make any two runs differ, resumed or not.
 """
+import inspect
 import json
 import os
 import shutil
@@ -136,7 +137,7 @@ def load_for_resume(config: Config, checkpoint: Checkpoint) -> Language:
     changed = [
         key for key in _changed_keys(saved, current)
         if not any(key == allowed or key.startswith(allowed + ".") for allowed in RESUMABLE_CHANGES)
-        and not (key not in saved and _is_factory_default(nlp, key, current[key]))
+        and not (key not in saved and _is_newer_default(nlp, current, key))
     ]
     if changed:
         raise ValueError(
@@ -409,14 +410,27 @@ def _flatten(data: Any, prefix: str = "") -> Dict[str, Any]:
     return {prefix.rstrip("."): data}
 
 
-def _is_factory_default(nlp: Language, key: str, value: Any) -> bool:
-    """Whether ``key`` (``components.NAME.SETTING``) holds its factory's default: a setting added to a
-    component after a checkpoint was written changes nothing when it keeps the behaviour the run had."""
+def _is_newer_default(nlp: Language, current: Dict[str, Any], key: str) -> bool:
+    """Whether ``key`` of the flattened config ``current`` holds the default of what it sets: a component
+    setting (``components.NAME.SETTING``) its factory's default, an argument of a registered function (a
+    model architecture's, a scorer's: ``...BLOCK.ARG`` beside ``...BLOCK.@REGISTRY``) the function's. A
+    setting added after a checkpoint was written changes nothing when it keeps the behaviour the run had."""
+    value = current[key]
     parts = key.split(".")
-    if len(parts) != 3 or parts[0] != "components" or parts[1] not in nlp.component_names:
+    if len(parts) == 3 and parts[0] == "components" and parts[1] in nlp.component_names:
+        defaults = nlp.get_pipe_meta(parts[1]).default_config
+        return parts[2] in defaults and defaults[parts[2]] == value
+    block, _, argument = key.rpartition(".")
+    references = [(name[len(block) + 2:], ref) for name, ref in current.items() if name.startswith(block + ".@")]
+    if len(references) != 1:
         return False
-    defaults = nlp.get_pipe_meta(parts[1]).default_config
-    return parts[2] in defaults and defaults[parts[2]] == value
+    registry_name, function_name = references[0]
+    try:
+        function = util.registry.get(registry_name, function_name)
+    except Exception:  # an unknown registry or name: not a default we can vouch for
+        return False
+    parameter = inspect.signature(function).parameters.get(argument)
+    return parameter is not None and parameter.default is not inspect.Parameter.empty and parameter.default == value
 
 
 def _changed_keys(a: Dict[str, Any], b: Dict[str, Any]) -> List[str]:

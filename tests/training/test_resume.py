@@ -158,6 +158,27 @@ def test_a_setting_newer_than_the_checkpoint_may_keep_its_default(ner_config, tm
         load_for_resume(changed, checkpoint)
 
 
+def test_a_model_argument_newer_than_the_checkpoint_may_keep_its_default(ner_config, tmp_path, one_torch_thread):
+    """The same for an argument of a registered function, here the ner model architecture's ``nO`` (default
+    null), as when spacy_el adds an architecture setting after a checkpoint was written; an argument without
+    a default (``hidden_width``) is refused."""
+    run(ner_config, tmp_path, stop_at=1)
+    checkpoint = read_checkpoint(tmp_path)
+    saved_config = checkpoint.model_path / "config.cfg"
+    saved = util.load_config(saved_config, interpolate=False)
+    assert saved["components"]["ner"]["model"]["nO"] is None
+    del saved["components"]["ner"]["model"]["nO"]
+    saved.to_disk(saved_config)
+    load_for_resume(util.load_config(ner_config, interpolate=False), checkpoint)
+    changed = util.load_config(ner_config, overrides={"components.ner.model.nO": 5}, interpolate=False)
+    with pytest.raises(ValueError, match="components.ner.model.nO"):
+        load_for_resume(changed, checkpoint)
+    del saved["components"]["ner"]["model"]["hidden_width"]
+    saved.to_disk(saved_config)
+    with pytest.raises(ValueError, match="components.ner.model.hidden_width"):
+        load_for_resume(util.load_config(ner_config, interpolate=False), checkpoint)
+
+
 def test_checkpoint_every_must_follow_the_evaluations(ner_config, tmp_path, one_torch_thread):
     with pytest.raises(ValueError, match="multiple of training.eval_frequency"):
         run(ner_config, tmp_path, checkpoint_every=3)
