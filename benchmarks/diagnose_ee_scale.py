@@ -40,7 +40,10 @@ def main() -> None:
         g = module.span_embedder(vectors, kept)
         scorer = module.scorer
         mention = scorer.mention_ffnn(g).squeeze(-1)
-        coref = scorer._coref_edges(g, mention, scorer._distances(kept[:, 0]), kept[:, 0])
+        k, starts = scorer.max_antecedents, kept[:, 0]
+        coarse = (scorer.coarse_antecedents(g, mention, scorer._positions(starts), k)
+                  if scorer._coarse_pruned(len(g), k) else None)
+        coref = scorer._coref_edges(g, mention, scorer._distances(starts, k), starts, k, coarse)
         no_links = torch.full((len(mention), 1), float("-inf"))
         q = soft_clusters(antecedent_distribution(coref, mention, no_links), validate=False)
         a, a_mean = equalized_representations(q, g), equalized_mean_representations(q, g)

@@ -596,6 +596,25 @@ def test_coarse_pruning_learns_antecedents_the_nearest_window_cannot_reach():
     assert decode(nearest(*inputs), "coref").clusters != [[0, 2, 4], [1, 3, 5]]
 
 
+@pytest.mark.parametrize("pruning", ["nearest", "coarse"])
+def test_a_calls_antecedent_budget_scores_as_a_model_built_with_it_and_leaves_the_model_alone(pruning):
+    inputs = ten_mentions()
+    model = small_model(max_antecedents=6, antecedent_pruning=pruning, refinement="antecedent_averaging").double()
+    if pruning == "coarse":
+        with torch.no_grad():
+            model.coarse_antecedent.weight.normal_(generator=torch.Generator().manual_seed(5))
+    for k in (2, 4, 9):
+        built = small_model(max_antecedents=k, antecedent_pruning=pruning, refinement="antecedent_averaging").double()
+        built.load_state_dict(model.state_dict())
+        a, b = model(*inputs, max_antecedents=k), built(*inputs)
+        for name in ("mention_scores", "coref_scores", "link_scores", "nil_scores"):
+            assert torch.equal(getattr(a, name), getattr(b, name)), (k, name)
+    assert model.max_antecedents == 6
+    assert torch.equal(model(*inputs).coref_scores, model(*inputs, max_antecedents=None).coref_scores)
+    assert int(torch.isfinite(model(*inputs, max_antecedents=2).coref_scores).sum()) < int(
+        torch.isfinite(model(*inputs).coref_scores).sum())
+
+
 def test_antecedent_pruning_is_validated():
     with pytest.raises(ValueError, match="antecedent_pruning"):
         small_model(antecedent_pruning="farthest")

@@ -538,6 +538,31 @@ def test_coarse_antecedent_pruning_trains_with_the_thinc_optimizer_and_round_tri
     assert predicted([nlp(d) for d in docs]) == predicted([other(Doc(nlp.vocab, words=[t.text for t in d])) for d in docs])
 
 
+def test_predict_max_antecedents_is_the_scorers_budget_at_prediction_only(trained, monkeypatch):
+    nlp, _ = trained
+    other = copy_of(nlp)  # updated below: the shared fixture stays as it is
+    pipe = other.get_pipe(NAME)
+    scorer = pipe.model.layers[0].shims[0]._model.scorer
+    budgets = []
+    forward = scorer.forward
+    monkeypatch.setattr(scorer, "forward", lambda *a, **kw: budgets.append(kw.get("max_antecedents")) or forward(*a, **kw))
+    docs = plain_docs(other)
+    predicted([other(d) for d in docs])
+    assert set(budgets) == {None}, "0 (the default) leaves the model's own"
+    model_budget, scorer.max_antecedents = scorer.max_antecedents, 1
+    built_with_one = predicted([other(d) for d in docs])
+    scorer.max_antecedents = model_budget
+    pipe.configure(predict_max_antecedents=1)
+    budgets.clear()
+    assert predicted([other(d) for d in docs]) == built_with_one
+    assert set(budgets) == {1} and scorer.max_antecedents == model_budget
+    budgets.clear()
+    other.update(make_examples(other), sgd=other.create_optimizer(), losses={})
+    assert set(budgets) == {None}, "training scores the model's budget"
+    with pytest.raises(ValueError, match="predict_max_antecedents"):
+        pipe.configure(predict_max_antecedents=-1)
+
+
 @pytest.mark.parametrize("scale", [0.0, 0.5])
 def test_encoder_learns_at_its_own_rate(tiny_encoder, tmp_path, scale):
     """encoder_lr_scale 0 freezes the encoder; otherwise both the encoder and the new layers move."""

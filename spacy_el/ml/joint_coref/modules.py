@@ -184,19 +184,9 @@ class JointCorefModule(nn.Module):
     def forward(self, docs: List[DocInputs], with_loss: bool = False, mode: str = "global", mention_loss_weight: float = 0.0,
                 frozen_layers: int = 0, cache_mb: float = 0.0, max_antecedents: Optional[int] = None,
                 checkpointing: bool = False):
-        """``max_antecedents``: the scorer's antecedent window for this call only (training's early budget).
+        """``max_antecedents``: the scorer's antecedents per mention for this call only (training's early budget,
+        prediction's ``predict_max_antecedents``; None: the model's).
         ``checkpointing``: recompute the encoder's activations in the backward pass (:meth:`token_vectors`)."""
-        if max_antecedents is None:
-            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb, checkpointing)
-        model_window = self.scorer.max_antecedents
-        self.scorer.max_antecedents = max_antecedents
-        try:
-            return self._forward(docs, with_loss, mode, mention_loss_weight, frozen_layers, cache_mb, checkpointing)
-        finally:
-            self.scorer.max_antecedents = model_window
-
-    def _forward(self, docs: List[DocInputs], with_loss: bool, mode: str, mention_loss_weight: float, frozen_layers: int,
-                 cache_mb: float, checkpointing: bool = False):
         device = self._device()
         losses = []
         outputs: List[DocOutput] = []
@@ -214,7 +204,7 @@ class JointCorefModule(nn.Module):
             log_prior = torch.log(torch.as_tensor(priors, device=device, dtype=g.dtype).clamp(min=PRIOR_FLOOR))
             scores = self.scorer(
                 g, kept_spans[:, 0], torch.as_tensor(cand_vectors, device=device, dtype=g.dtype), rows_t >= 0, rows_t,
-                log_prior,
+                log_prior, max_antecedents=max_antecedents,
             )
             if with_loss and d.gold is not None:
                 position = {int(i): k for k, i in enumerate(kept_np.tolist())}

@@ -1,0 +1,62 @@
+"""benchmarks/jcl_inference_speed.py: its arguments, the rotating order and the rows (no model runs)."""
+import pytest
+
+from benchmarks.jcl_inference_speed import component_settings, measure, named_paths, rotations, speed_rows
+
+
+def test_named_paths_keep_order(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    pairs = named_paths([f"nearest={tmp_path / 'a'}", f"coarse={tmp_path / 'b'}"])
+    assert [name for name, _ in pairs] == ["nearest", "coarse"]
+    assert pairs[1][1] == tmp_path / "b"
+
+
+@pytest.mark.parametrize("values, message", [
+    (["nearest"], "expected name=path"),
+    (["=x", "b=y"], "expected name=path"),
+    (["a={d}", "a={d}"], "given twice"),
+    (["a={d}", "b={d}/missing"], "does not exist"),
+    (["a={d}"], "a baseline and at least one"),
+])
+def test_named_paths_refuse_bad_values(tmp_path, values, message):
+    with pytest.raises(SystemExit, match=message):
+        named_paths([v.format(d=tmp_path) for v in values])
+
+
+def test_rotations_put_each_pipeline_first_in_turn():
+    assert rotations(["a", "b", "c"], 4) == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]]
+
+
+def test_measure_times_every_document_by_every_pipeline_after_the_warmup():
+    calls = []
+    pipelines = {name: (lambda text, name=name: calls.append((name, text)) or f"{name}:{text}") for name in ("a", "b")}
+    seconds, docs = measure(pipelines, ["x", "y", "z"], warmup=1)
+    assert calls == [("a", "x"), ("b", "x"),  # warm-up, untimed
+                     ("a", "x"), ("b", "x"), ("b", "y"), ("a", "y"), ("a", "z"), ("b", "z")]
+    assert set(seconds) == {"a", "b"} and all(s > 0 for s in seconds.values())
+    assert docs == {"a": ["a:x", "a:y", "a:z"], "b": ["b:x", "b:y", "b:z"]}  # in text order, whatever the turn
+
+
+def test_component_settings_read_json_values_per_pipeline():
+    assert component_settings(["k30.predict_max_antecedents=30", "k30.write_ents=true", "b.spans_prefix=x"],
+                              ["a", "b", "k30"]) == {"k30": {"predict_max_antecedents": 30, "write_ents": True},
+                                                     "b": {"spans_prefix": "x"}}
+
+
+@pytest.mark.parametrize("value, message", [
+    ("k30=30", "expected name.setting=value"),
+    ("k30.predict_max_antecedents", "expected name.setting=value"),
+    ("other.predict_max_antecedents=30", "not one of the --models names"),
+])
+def test_component_settings_refuse_bad_values(value, message):
+    with pytest.raises(SystemExit, match=message):
+        component_settings([value], ["a", "k30"])
+
+
+def test_speed_rows_compare_with_the_first_pipeline():
+    rows = speed_rows("litbank-test", 1000, {"nearest": 2.0, "coarse": 2.5}, "note")
+    by = {(r["system"], r["metric"]): r["value"] for r in rows}
+    assert by == {("nearest", "words_per_s"): 500, ("nearest", "speed_ratio"): 1.0,
+                  ("coarse", "words_per_s"): 400, ("coarse", "speed_ratio"): 0.8}
+    assert all(r["dataset"] == "litbank-test" for r in rows)
