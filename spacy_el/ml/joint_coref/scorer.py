@@ -521,8 +521,8 @@ class JointCorefScorer(nn.Module):
         as_child, as_antecedent, w_prod, distance_rows = self._first_layer_parts(span_embs)
         forward_values, backward_values = [], []
         # In blocks of pairs: the (block, D) gathers stay in cache, where (P, D) ones would not. Rows are
-        # gathered with index_select, not x[index]: on CPU its forward and backward take about half the time
-        # of advanced indexing's, and these gathers are what coarse pruning adds to the nearest window's work.
+        # gathered with index_select rather than x[index], the faster CPU kernel for row gathers: these gathers
+        # are the work coarse pruning adds to the nearest window's contiguous slices.
         for block_rows, block_cols in zip(rows.split(PAIR_BLOCK), cols.split(PAIR_BLOCK)):
             products = span_embs.index_select(0, block_rows) * span_embs.index_select(0, block_cols)  # (block, D)
             shared = products @ w_prod.t()  # (block, H)
