@@ -739,18 +739,32 @@ def main() -> None:
     write_tables(out, Path(args.readme))
 
 
+def is_converged(r: Row) -> bool:
+    """Whether the row is a model trained to a dev plateau (issue 30's rows: ``converged`` in the system name)."""
+    return "converged" in r["system"]
+
+
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     """The docs page's section: joint EL + coreference, the hard cases (paper Table 4), the refinement
     comparison, speed and memory."""
     speed_metrics = ("words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds")
-    joint = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] in ("gum-test", "aida-test")
-                                and r["metric"] not in speed_metrics and not r["metric"].startswith("hard_case_"))
+
+    def joint(converged: bool) -> str:
+        return results_to_markdown(results, pivot=True, notes=False, select=lambda r: is_converged(r) == converged
+                                   and r["dataset"] in ("gum-test", "aida-test") and r["metric"] not in speed_metrics
+                                   and not r["metric"].startswith("hard_case_"))
+
+    def refinement(converged: bool) -> str:  # test scores only: the learning curves have their own table
+        return results_to_markdown(results, pivot=True, notes=False, select=lambda r: is_converged(r) == converged
+                                   and r["system"].startswith("coref_") and r["dataset"].endswith("-test")
+                                   and "@" not in r["metric"])
+
     hard = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"].startswith("hard_case_"))
-    refinement = results_to_markdown(  # test scores only: the learning curves have their own table
-        results, pivot=True, notes=False,
-        select=lambda r: r["system"].startswith("coref_") and r["dataset"].endswith("-test") and "@" not in r["metric"])
     speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in speed_metrics)
-    parts = [joint, hard, refinement, speed]
+    parts = ["Models trained to a dev plateau (`converged` in their names), the joint models and then the "
+             "coreference resolvers:", joint(True), refinement(True),
+             "Shorter trainings (the configs' step counts, 100 to 1,000 steps), which the readings below compare:",
+             joint(False), refinement(False), "The hard cases (paper Table 4) of every model:", hard, speed]
     sweep = results_to_markdown(results, pivot=False, notes=False, select=lambda r: "_similarity_weight_" in r["metric"])
     if len(sweep.strip().splitlines()) > 2:  # more than the header: the sweep has run
         parts += ["The AIDA dev sweep of `similarity_weight`:", sweep]
