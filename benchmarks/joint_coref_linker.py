@@ -521,6 +521,8 @@ VARIANTS = (
     ("converged_antecedents150", "converged-antecedents150", "training to a dev plateau with max_antecedents 150"),
     ("converged_coarse", "converged-coarse", "training to a dev plateau with coarse-to-fine antecedents "
      "(antecedent_pruning coarse)"),
+    ("converged_coarse_antecedents100", "converged-coarse-antecedents100", "training to a dev plateau with "
+     "coarse-to-fine antecedents (antecedent_pruning coarse) and max_antecedents 100"),
 )
 
 
