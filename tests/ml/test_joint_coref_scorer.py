@@ -538,8 +538,10 @@ def test_coarse_pairs_score_as_the_full_model_plus_their_coarse_part(distance, b
     torch.testing.assert_close(b[finite], (a + coarse_part)[finite], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("block", [3, 256])
 @pytest.mark.parametrize("distance", ["spans", "tokens"])
-def test_coarse_pruning_scores_each_mentions_k_best_earlier_mentions_in_both_orders(distance):
+def test_coarse_pruning_scores_each_mentions_k_best_earlier_mentions_in_both_orders(distance, block, monkeypatch):
+    monkeypatch.setattr("spacy_el.ml.joint_coref.scorer.RANK_BLOCK", block)  # ranked in several blocks, or one
     span_embs, starts, *_ = inputs = ten_mentions()
     model = small_model(distance=distance, max_antecedents=2, antecedent_pruning="coarse").double()
     with torch.no_grad():
@@ -554,6 +556,10 @@ def test_coarse_pruning_scores_each_mentions_k_best_earlier_mentions_in_both_ord
         chosen = set(sorted(range(i), key=lambda j: -float(ranking[i, j]))[:2])
         assert {j for j in range(i) if finite[i, j]} == chosen  # i's edges to earlier mentions: its choice
     assert torch.equal(finite, finite.t())  # each chosen pair in both orders, nothing else
+    rows, cols, coarse = model.coarse_antecedents(span_embs, scores.mention_scores, positions, 2)
+    assert bool((rows[1:] >= rows[:-1]).all()) and bool((cols < rows).all())  # children in order
+    expected = bilinear + model.coarse_distance[bucket_distance((positions[:, None] - positions[None, :]).abs())]
+    torch.testing.assert_close(coarse, expected[rows, cols], rtol=1e-12, atol=1e-12)
 
 
 def test_coarse_pruning_reaches_an_antecedent_any_distance_back():

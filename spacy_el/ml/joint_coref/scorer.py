@@ -120,6 +120,8 @@ DISTANCE_BUCKETS = 10
 ANTECEDENT_PRUNINGS = ("nearest", "coarse")
 #: Mention pairs scored per block by :meth:`JointCorefScorer.selected_pair_scores`.
 PAIR_BLOCK = 2048
+#: Mentions ranked per block by :meth:`JointCorefScorer.coarse_antecedents` (each against every earlier one).
+RANK_BLOCK = 256
 
 NEG_INF = float("-inf")
 
@@ -480,6 +482,10 @@ class JointCorefScorer(nn.Module):
                            k: int) -> Tuple[Tensor, Tensor, Tensor]:
         """Each mention's ``k`` best earlier mentions by the coarse score (Lee et al. 2018; module docstring).
 
+        The ranking runs in blocks of :data:`RANK_BLOCK` mentions, each against the mentions before the block's
+        end only, so no ``(M, M)`` matrix is made beyond the edge matrix the scorer returns anyway: ``O(block M)``
+        memory, half the products of a full ranking. Only the chosen pairs' coarse part carries gradients.
+
         Args:
             span_embs: ``(M, D)`` ``g``.
             mention_scores: ``(M,)`` ``Phi_p``.
@@ -488,24 +494,35 @@ class JointCorefScorer(nn.Module):
 
         Returns:
             ``(rows, cols, coarse)``: the ``(P,)`` child and antecedent indices (``cols < rows``, at most ``k``
-            per child) and their coarse part ``c(s_i, s_j)`` ``(P,)`` (which the ranking adds ``Phi_p(s_j)``
-            to). The bilinear part and the ranking are ``(M, M)`` matrices, as the edge matrix is anyway; only
-            the ranking is without autograd.
+            per child, children in order) and their coarse part ``c(s_i, s_j)`` ``(P,)`` (which the ranking adds
+            ``Phi_p(s_j)`` to).
         """
         m = span_embs.shape[0]
         device = span_embs.device
-        # The bilinear part for all pairs is one (M, H) x (H, M) product, cheaper than gathering (P, H) rows.
-        scale = self.coarse_child.out_features ** -0.5
-        bilinear = self.coarse_child(span_embs) @ self.coarse_antecedent(span_embs).t() * scale  # (M, M)
-        buckets = bucket_distance((positions[:, None] - positions[None, :]).abs())  # (M, M)
+        as_child = self.coarse_child(span_embs) * self.coarse_child.out_features ** -0.5  # (M, H): U g / sqrt(H)
+        as_antecedent = self.coarse_antecedent(span_embs)  # (M, H): V g
+        all_rows, all_cols = [], []
         with torch.no_grad():
-            ranking = bilinear + mention_scores[None, :] + self.coarse_distance[buckets]  # [i, j] ranks j for i
-            earlier = torch.tril(torch.ones(m, m, dtype=torch.bool, device=device), diagonal=-1)
-            best = ranking.masked_fill(~earlier, NEG_INF).topk(min(k, m - 1), dim=1).indices  # (M, k')
-            children = torch.arange(m, device=device)[:, None].expand_as(best)
-            valid = best < children  # a mention with fewer than k' earlier ones fills its row with -inf picks
-            rows, cols = children[valid], best[valid]
-        return rows, cols, bilinear[rows, cols] + self.coarse_distance[buckets[rows, cols]]
+            child_d, antecedent_d, mention_d = as_child.detach(), as_antecedent.detach(), mention_scores.detach()
+            distance_d = self.coarse_distance.detach()
+            for start in range(1, m, RANK_BLOCK):  # mention 0 has no earlier mention
+                end = min(m, start + RANK_BLOCK)
+                children = torch.arange(start, end, device=device)  # (B,)
+                ranking = child_d[start:end] @ antecedent_d[:end].t()  # (B, end): [r, j] ranks j for start + r
+                ranking += mention_d[None, :end]
+                ranking += distance_d[bucket_distance((positions[start:end, None] - positions[None, :end]).abs())]
+                later = torch.arange(end, device=device)[None, :] >= children[:, None]  # j >= i: not an antecedent
+                best = ranking.masked_fill_(later, NEG_INF).topk(min(k, end - 1), dim=1).indices  # (B, k')
+                picked = children[:, None].expand_as(best)
+                valid = best < picked  # a mention with fewer than k' earlier ones fills its row with -inf picks
+                all_rows.append(picked[valid])
+                all_cols.append(best[valid])
+        if not all_rows:
+            empty = torch.zeros(0, dtype=torch.long, device=device)
+            return empty, empty, span_embs.new_zeros(0)
+        rows, cols = torch.cat(all_rows), torch.cat(all_cols)
+        bilinear = (as_child.index_select(0, rows) * as_antecedent.index_select(0, cols)).sum(-1)  # (P,)
+        return rows, cols, bilinear + self.coarse_distance[bucket_distance((positions[rows] - positions[cols]).abs())]
 
     def selected_pair_scores(self, span_embs: Tensor, positions: Tensor, rows: Tensor, cols: Tensor) -> Tuple[Tensor, Tensor]:
         """Eq. (4) for the given pairs in both orders, the first layer split by :meth:`_first_layer_parts`.
