@@ -11,7 +11,9 @@ not timed.
 Rows per pipeline: ``words_per_s`` (the test set's words over the summed seconds of its documents),
 ``speed_ratio`` (the baseline's seconds over the pipeline's: above 1 is faster than the baseline) and the
 coreference scores of the same predictions (``coref_avg_f``, with the dataset's singleton protocol, as
-``benchmarks/joint_coref_linker.py`` scores it). A run on one test set keeps the rows of the others. Writes
+``benchmarks/joint_coref_linker.py`` scores it). With ``--long-tokens N``, each pipeline also runs one long
+document (the test texts joined, cut at ``N`` tokens) in a fresh process: ``long_doc_seconds`` and
+``long_doc_peak_rss_mb``, the peak memory while it runs. A run on one test set keeps the rows of the others. Writes
 ``benchmarks/results/jcl_inference_speed.json`` and its table in docs/joint_coref_linker.md.
 
     python -m benchmarks.jcl_inference_speed --dataset litbank-test \\
@@ -20,6 +22,7 @@ coreference scores of the same predictions (``coref_avg_f``, with the dataset's 
         coarse_k30=training/jcl/litbank-converged-coarse/none/model-best --set coarse_k30.predict_max_antecedents=30
 """
 import argparse
+import multiprocessing
 import os
 import time
 from pathlib import Path
@@ -35,7 +38,7 @@ import spacy_el  # noqa: F401  (registers the factories and readers)
 
 from .common import SHARED_DATA
 from .joint_coref_linker import NAME as COMPONENT
-from .joint_coref_linker import coref_only_rows, load_datasets, span_width_of
+from .joint_coref_linker import coref_only_rows, load_datasets, long_doc_run, span_width_of
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, results_to_markdown
 
@@ -43,6 +46,7 @@ NAME = "jcl_inference_speed"
 COMMAND = "python -m benchmarks.jcl_inference_speed"
 DATASETS = ("gum-test", "ontogum-test", "litbank-test")
 QUALITY_METRICS = ("coref_avg_f", "coref_avg_f_no_singletons")
+LONG_METRICS = ("long_doc_seconds", "long_doc_peak_rss_mb")
 
 
 def named_paths(values: Sequence[str]) -> List[Tuple[str, Path]]:
@@ -114,6 +118,24 @@ def speed_rows(dataset: str, words: int, seconds: Dict[str, float], note: str) -
     return rows
 
 
+def long_doc_rows(dataset: str, models: Sequence[Tuple[str, Path]], settings: Dict[str, Dict[str, Any]],
+                  nlp: Language, texts: Sequence[str], tokens: int, threads: int) -> List[Row]:
+    """``long_doc_seconds`` and ``long_doc_peak_rss_mb`` of each pipeline on ``texts`` joined and cut at ``tokens``
+    tokens, each in a fresh process (:func:`benchmarks.joint_coref_linker.long_doc_run`)."""
+    long_doc = nlp.make_doc("\n\n".join(texts))[:tokens].as_doc()
+    rows: List[Row] = []
+    for name, path in models:
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            seconds, loaded, peak, own_peak = pool.apply(
+                long_doc_run, (str(path), long_doc.text, threads, settings.get(name, {})))
+        what = "peak RSS while it runs" if own_peak else "process peak RSS, loading included"
+        note = f"one {len(long_doc):,}-token document (the test texts joined); {threads} torch threads"
+        rows.append(row(name, dataset, "long_doc_seconds", round(seconds, 1), note))
+        rows.append(row(name, dataset, "long_doc_peak_rss_mb", round(peak),
+                        f"{note}; {what}, in a fresh process holding {loaded:.0f} MB after loading the pipeline"))
+    return rows
+
+
 def shown(path: Path) -> str:
     """``path`` relative to the repository root where it lies inside it (the notes do not depend on the working
     directory the benchmark ran in)."""
@@ -131,6 +153,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N documents only (smoke runs)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed documents first")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--long-tokens", type=int, default=0,
+                        help="also run one document of this many tokens, the test texts joined (0: not)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
@@ -158,6 +182,8 @@ def main() -> None:
         scored = coref_only_rows(name, args.dataset, gold, predictions[name], "the predictions timed",
                                  span_width_of(pipelines[name]))
         rows += [r for r in scored if r["metric"] in QUALITY_METRICS]
+    if args.long_tokens:
+        rows += long_doc_rows(args.dataset, models, settings, spacy.blank("en"), texts, args.long_tokens, args.threads)
     for r in rows:
         print(f"{r['system']:>12} {r['metric']:>26} {r['value']}")
     out = write_results(Path(args.out), COMMAND, merge_rerun(Path(args.out), rows, COMMAND))
@@ -168,9 +194,12 @@ def main() -> None:
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     """One line per pipeline and test set, then how each test set was run (the notes its speed rows share)."""
     table = results_to_markdown(results, pivot=True, notes=False,
-                                column_order=("words_per_s", "speed_ratio") + QUALITY_METRICS)
-    how = {r["dataset"]: r["notes"] for r in srsly.read_json(results)["rows"] if r["metric"] == "words_per_s"}
-    publish_table(page, NAME, table + "\n" + "\n".join(f"{dataset}: {note}." for dataset, note in how.items()))
+                                column_order=("words_per_s", "speed_ratio") + QUALITY_METRICS + LONG_METRICS)
+    how = {(r["dataset"], r["metric"]): r["notes"] for r in srsly.read_json(results)["rows"]
+           if r["metric"] in ("words_per_s", "long_doc_peak_rss_mb")}
+    lines = [f"{dataset}{', long document' if metric != 'words_per_s' else ''}: {note}."
+             for (dataset, metric), note in how.items()]
+    publish_table(page, NAME, table + "\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":

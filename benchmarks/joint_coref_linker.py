@@ -57,7 +57,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import spacy
 import torch
@@ -651,15 +651,17 @@ def seed_mean_rows(system: str, dataset: str, scored: Dict[int, List[Row]], seed
     return rows
 
 
-def long_doc_run(model: str, text: str, threads: int) -> Tuple[float, float, float, bool]:
+def long_doc_run(model: str, text: str, threads: int, settings: Optional[Dict[str, Any]] = None) -> Tuple[float, float, float, bool]:
     """Run ``model`` on one long ``text`` in *this* process: ``(seconds, RSS MB after loading, peak RSS MB
     while the document runs, whether that peak is the document's alone)``. :func:`speed_rows` calls this
     in a fresh process, so that the benchmark's other models do not count. Even so the process peak
     would hide the document's: loading has a transient peak of its own, and a child started by fork +
     exec inherits the parent's high-water mark. So the peak is reset after loading where Linux allows
-    it; elsewhere it is the process peak, as the row's note then says."""
+    it; elsewhere it is the process peak, as the row's note then says. ``settings``: the component's, set
+    after loading (``configure``)."""
     torch.set_num_threads(threads)
     nlp = spacy.load(model)
+    nlp.get_pipe(NAME).configure(**(settings or {}))
     loaded = proc_status_mb("VmRSS") or process_peak_mb()
     own_peak = reset_peak_rss()
     _, seconds = timed(lambda: nlp(text))

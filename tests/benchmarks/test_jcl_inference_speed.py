@@ -60,3 +60,22 @@ def test_speed_rows_compare_with_the_first_pipeline():
     assert by == {("nearest", "words_per_s"): 500, ("nearest", "speed_ratio"): 1.0,
                   ("coarse", "words_per_s"): 400, ("coarse", "speed_ratio"): 0.8}
     assert all(r["dataset"] == "litbank-test" for r in rows)
+
+
+def test_tables_give_one_line_per_pipeline_and_how_each_test_set_ran(tmp_path):
+    from benchmarks.jcl_inference_speed import NAME, write_tables
+    from benchmarks.results_io import row, write_results
+
+    rows = speed_rows("litbank-test", 1000, {"nearest": 2.0, "coarse": 2.5}, "10 documents")
+    rows += [row("coarse", "litbank-test", "coref_avg_f", 0.66, "the predictions timed"),
+             row("coarse", "litbank-test", "long_doc_peak_rss_mb", 900, "one 20,000-token document"),
+             row("coarse", "litbank-test", "long_doc_seconds", 12.5, "one 20,000-token document")]
+    results = write_results(tmp_path / "results.json", "test", rows)
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n<!-- results:{NAME} -->\n<!-- /results:{NAME} -->\nafter\n", encoding="utf8")
+    write_tables(results, page)
+    text = page.read_text(encoding="utf8")
+    assert "| system | dataset | words_per_s | speed_ratio | coref_avg_f | long_doc_seconds | long_doc_peak_rss_mb |" in text
+    assert "| coarse | litbank-test | 400 | 0.800 | 0.660 | 12.5 | 900 |" in text
+    assert "litbank-test: 10 documents." in text and "litbank-test, long document: one 20,000-token document." in text
+    assert text.startswith("before\n") and text.endswith("after\n")
