@@ -536,6 +536,12 @@ def test_coarse_antecedent_pruning_trains_with_the_thinc_optimizer_and_round_tri
     assert other.get_pipe(NAME).to_bytes() == nlp.get_pipe(NAME).to_bytes()
     docs = plain_docs(nlp)
     assert predicted([nlp(d) for d in docs]) == predicted([other(Doc(nlp.vocab, words=[t.text for t in d])) for d in docs])
+    # A document whose kept spans are ranked in several blocks (RANK_BLOCK mentions each): predicted alike
+    # by nlp, nlp.pipe and the round-tripped copy.
+    long_text = " ".join(text for text, _ in TRAIN * 60)  # about 2,500 tokens: over 1,000 kept spans
+    long_docs = [nlp(long_text), next(iter(nlp.pipe([long_text]))), other(long_text)]
+    assert len(long_docs[0]) > 2000
+    assert predicted(long_docs[:1]) == predicted(long_docs[1:2]) == predicted(long_docs[2:])
 
 
 def test_predict_max_antecedents_is_the_scorers_budget_at_prediction_only(trained, monkeypatch):
