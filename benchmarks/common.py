@@ -113,14 +113,14 @@ def words_per_s(docs: Sequence[Doc], seconds: float) -> int:
 
 
 def dev_sweep(system: str, metric: str, setting: str, values: Sequence[float],
-              score: Callable[[float], float]) -> Tuple[float, List[Dict[str, Any]]]:
-    """A prediction setting chosen on AIDA dev: ``score(value)`` for each of ``values``, a
+              score: Callable[[float], float], dataset: str = "aida-dev") -> Tuple[float, List[Dict[str, Any]]]:
+    """A prediction setting chosen on a dev set (``dataset``): ``score(value)`` for each of ``values``, a
     ``<metric>_<setting>_<value>`` row each ("dev sweep"), and the value with the best score (ties: the
     earlier one). RETURNS ``(value, rows)``."""
     rows, best = [], (float("-inf"), values[0])
     for value in values:
         scored = score(value)
-        rows.append(row(system, "aida-dev", f"{metric}_{setting}_{value}", scored, "dev sweep"))
+        rows.append(row(system, dataset, f"{metric}_{setting}_{value}", scored, "dev sweep"))
         if scored > best[0]:
             best = (scored, value)
     return best[1], rows

@@ -13,7 +13,7 @@ Rows per pipeline: ``words_per_s`` (the test set's words over the summed seconds
 coreference scores of the same predictions (``coref_avg_f``, with the dataset's singleton protocol, as
 ``benchmarks/joint_coref_linker.py`` scores it). With ``--long-tokens N``, each pipeline also runs one long
 document (the test texts joined, cut at ``N`` tokens) in a fresh process: ``long_doc_seconds`` and
-``long_doc_peak_rss_mb``, the peak memory while it runs. A run on one test set keeps the rows of the others. Writes
+``long_doc_peak_rss_mb``, the peak memory while it runs. A run on one test set replaces that test set's rows and keeps the others'. Writes
 ``benchmarks/results/jcl_inference_speed.json`` and its table in docs/joint_coref_linker.md.
 
     python -m benchmarks.jcl_inference_speed --dataset litbank-test \\
@@ -136,6 +136,15 @@ def long_doc_rows(dataset: str, models: Sequence[Tuple[str, Path]], settings: Di
     return rows
 
 
+def replacing_test_set(out: Path, rows: List[Row], dataset: str) -> List[Row]:
+    """The results file ``out``'s rows with this run's ``rows`` of ``dataset`` in place of all its earlier rows of
+    ``dataset``: a run measures every pipeline of a test set together, so a pipeline left out of it (or a metric
+    it did not measure) is not kept from an earlier run. The other test sets' rows stay."""
+    measured = {(r["system"], r["dataset"], r["metric"]) for r in rows}
+    return [r for r in merge_rerun(out, rows, COMMAND)
+            if r["dataset"] != dataset or (r["system"], r["dataset"], r["metric"]) in measured]
+
+
 def shown(path: Path) -> str:
     """``path`` relative to the repository root where it lies inside it (the notes do not depend on the working
     directory the benchmark ran in)."""
@@ -186,7 +195,7 @@ def main() -> None:
         rows += long_doc_rows(args.dataset, models, settings, spacy.blank("en"), texts, args.long_tokens, args.threads)
     for r in rows:
         print(f"{r['system']:>12} {r['metric']:>26} {r['value']}")
-    out = write_results(Path(args.out), COMMAND, merge_rerun(Path(args.out), rows, COMMAND))
+    out = write_results(Path(args.out), COMMAND, replacing_test_set(Path(args.out), rows, args.dataset))
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))
 

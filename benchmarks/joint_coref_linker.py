@@ -310,6 +310,21 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
     return rows + hard_case_rows(system, dataset, pred, hard, note)
 
 
+def swept_joint_rows(args: argparse.Namespace, nlp: Language, name: str, dataset: str, gold: List[Doc], note: str,
+                     hard: Sequence[Sequence[HardCase]]) -> List[Row]:
+    """A joint model's dev sweep of ``predict_max_antecedents`` (:func:`antecedent_sweep`) and its test rows
+    ``<name>_predict_antecedents`` with the value chosen; the model is left with its own setting."""
+    pipe = nlp.get_pipe(NAME)
+    own = pipe.settings.predict_max_antecedents
+    k, sweep = antecedent_sweep(args, nlp, name, dataset.split("-")[0], dataset, joint=True)
+    if k is None:
+        return []
+    pred, _ = predict(nlp, gold, args.batch_size)
+    pipe.configure(predict_max_antecedents=own)
+    return sweep + score_rows(f"{name}{SWEPT}", dataset, gold, pred, f"{note}; predict_max_antecedents {k} (best on dev)",
+                              hard, max_span_width=span_width_of(nlp))
+
+
 def reachable_share(gold: List[Doc], max_span_width: int, keep_singletons: bool = True) -> float:
     """The share of the gold mentions that ``coref_mention_r`` counts (singletons only with ``keep_singletons``)
     that are at most ``max_span_width`` tokens wide: a span-enumerating model's ceiling on that recall."""
@@ -400,6 +415,8 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
             note = f"{trained}, {training_steps(loaded[system])}; predicted mentions{recall_note}"
             rows += score_rows(f"{system}{suffix}", dataset, gold, preds[system], note, hard,
                                max_span_width=span_width_of(loaded[system]))
+            if getattr(args, "sweep_antecedents", False):
+                rows += swept_joint_rows(args, loaded[system], f"{system}{suffix}", dataset, gold, note, hard)
             if own_hard is not None:
                 rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
                                        f"{note}; the cases of its own {generator.name} top {generator.top_k}")
@@ -443,6 +460,61 @@ def similarity_rows(args: argparse.Namespace, nlp: Language, system: str, gold: 
         pred, _ = predict(nlp, gold, args.batch_size)
     pipe.configure(similarity_weight=own_weight)
     return rows + score_rows(name, "aida-test", gold, pred, f"{note}; similarity_weight {weight:g} (best on AIDA dev)", hard)
+
+
+#: ``predict_max_antecedents`` values tried on dev by ``--sweep-antecedents`` (the configs train with 50).
+ANTECEDENT_SWEEP = (50, 100, 150, 250)
+#: The suffix of the rows of a model predicting with the ``predict_max_antecedents`` best on dev.
+SWEPT = "_predict_antecedents"
+
+
+def dev_docs(args: argparse.Namespace, corpus: str) -> List[Doc]:
+    """The dev split of ``corpus`` (``gum``, ``ontogum``, ``litbank``, ``aida``), its first ``--limit`` documents;
+    empty where it is not on disk."""
+    data, nlp = Path(args.data), spacy.blank("en")
+    if corpus == "gum" and (data / "gum").exists():
+        docs = read_corpus("spacy-el.GumReader.v1", nlp, path=data / "gum", split="dev")
+    elif corpus == "ontogum" and (data / "gum").exists():
+        docs = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "gum/coref/ontogum/conll", split="dev",
+                           splits_path=data / "gum" / "splits.md")
+    elif corpus == "litbank" and (data / "litbank").exists():
+        docs = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "litbank/coref/conll", split="dev",
+                           splits_path=data / "litbank/splits.json")
+    elif corpus == "aida" and (AIDA_CORPUS / "dev.spacy").exists():
+        docs = read_corpus("spacy-el.AidaPlusReader.v1", nlp, path=AIDA_CORPUS / "dev.spacy")
+    else:
+        return []
+    return docs[: args.limit or None]
+
+
+def antecedent_sweep(args: argparse.Namespace, nlp: Language, name: str, corpus: str, dataset: str,
+                     joint: bool) -> Tuple[Optional[int], List[Row]]:
+    """``predict_max_antecedents`` chosen on ``corpus``'s dev split from :data:`ANTECEDENT_SWEEP`, by the score
+    the model was selected by in training: coreference average F1 (singletons as ``dataset``'s rows count them),
+    and for a joint model its mean with ELh (the component's score weights). Leaves ``nlp`` predicting with it.
+    RETURNS ``(value, dev rows)``; ``(None, [])`` without a dev split."""
+    dev = dev_docs(args, corpus)
+    if not dev:
+        print(f"no {corpus} dev split: no {name}{SWEPT} rows")
+        return None, []
+    pipe = nlp.get_pipe(NAME)
+    keep_singletons = scores_singletons(dataset)
+
+    def score(k: int) -> float:
+        pipe.configure(predict_max_antecedents=k)
+        pred, _ = predict(nlp, dev, args.batch_size)
+        pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(dev, pred)]
+        coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")["coref_avg_f"]
+        if not joint:
+            return round(coref, 4)
+        elh = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(dev, pred)])["elh_f"]
+        return round((coref + elh) / 2, 4)
+
+    print(f"{corpus}-dev: {name} sweep of predict_max_antecedents")
+    metric = "coref_elh_mean" if joint else "coref_avg_f"
+    k, rows = dev_sweep(name, metric, "predict_max_antecedents", ANTECEDENT_SWEEP, score, dataset=f"{corpus}-dev")
+    pipe.configure(predict_max_antecedents=k)
+    return int(k), rows
 
 
 def peer_rows(dataset: str, gold: List[Doc], global_pred: List[Doc], kb, note: str,
@@ -600,8 +672,15 @@ def score_refinement(args: argparse.Namespace, folder: str, refinement: str, nam
     nlp = spacy.load(path)
     bound = nlp.config["components"]["joint_coref_linker"]["model"].get("score_bound")
     pred, _ = predict(nlp, gold, args.batch_size)
-    return coref_only_rows(name, dataset, gold, pred, f"mode coref, {trained}, {training_steps(nlp)}; score_bound {bound}",
-                           span_width_of(nlp))
+    note = f"mode coref, {trained}, {training_steps(nlp)}; score_bound {bound}"
+    rows = coref_only_rows(name, dataset, gold, pred, note, span_width_of(nlp))
+    if getattr(args, "sweep_antecedents", False):
+        k, sweep = antecedent_sweep(args, nlp, name, dataset.split("-")[0], dataset, joint=False)
+        if k is not None:
+            pred, _ = predict(nlp, gold, args.batch_size)
+            rows += sweep + coref_only_rows(f"{name}{SWEPT}", dataset, gold, pred,
+                                            f"{note}; predict_max_antecedents {k} (best on dev)", span_width_of(nlp))
+    return rows
 
 
 def coref_only_rows(name: str, dataset: str, gold: List[Doc], pred: List[Doc], note: str, max_span_width: int) -> List[Row]:
@@ -723,6 +802,9 @@ def main() -> None:
     parser.add_argument("--long-tokens", type=int, default=20000)
     parser.add_argument("--limit", type=int, default=0, help="first N documents of each test set (smoke runs)")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed and long-document rows")
+    parser.add_argument("--sweep-antecedents", action="store_true",
+                        help="also choose each model's predict_max_antecedents on its dev split (rows <system>"
+                             f"{SWEPT}, and the dev sweep's)")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=None,
                         help="evaluate only these test sets (and only the systems whose models exist); their rows replace "
                              "those of the same system, test set and metric in --out, the others are kept; every row then "
@@ -772,6 +854,11 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
     sweep = results_to_markdown(results, pivot=False, notes=False, select=lambda r: "_similarity_weight_" in r["metric"])
     if len(sweep.strip().splitlines()) > 2:  # more than the header: the sweep has run
         parts += ["The AIDA dev sweep of `similarity_weight`:", sweep]
+    antecedents = results_to_markdown(results, pivot=False, notes=False,
+                                      select=lambda r: "_predict_max_antecedents_" in r["metric"])
+    if len(antecedents.strip().splitlines()) > 2:
+        parts += ["The dev sweeps of `predict_max_antecedents` (`--sweep-antecedents`; rows `<system>_predict_antecedents` "
+                  "predict with the best):", antecedents]
     table = "\n\n".join(parts)
     publish_table(readme, NAME, table)
     curve = suffix_table(results, CURVE_STEP, "step", (*CURVE_METRICS, "train_minutes"))

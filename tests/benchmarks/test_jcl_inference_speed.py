@@ -1,7 +1,7 @@
 """benchmarks/jcl_inference_speed.py: its arguments, the rotating order and the rows (no model runs)."""
 import pytest
 
-from benchmarks.jcl_inference_speed import component_settings, measure, named_paths, rotations, speed_rows
+from benchmarks.jcl_inference_speed import component_settings, measure, named_paths, replacing_test_set, rotations, speed_rows
 
 
 def test_named_paths_keep_order(tmp_path):
@@ -79,3 +79,14 @@ def test_tables_give_one_line_per_pipeline_and_how_each_test_set_ran(tmp_path):
     assert "| coarse | litbank-test | 400 | 0.800 | 0.660 | 12.5 | 900 |" in text
     assert "litbank-test: 10 documents." in text and "litbank-test, long document: one 20,000-token document." in text
     assert text.startswith("before\n") and text.endswith("after\n")
+
+
+def test_a_run_replaces_its_test_sets_rows_and_keeps_the_others(tmp_path):
+    from benchmarks.results_io import row, write_results
+
+    out = write_results(tmp_path / "results.json", "earlier", [
+        row("nearest", "litbank-test", "words_per_s", 100), row("coarse_k20", "litbank-test", "words_per_s", 120),
+        row("nearest", "litbank-test", "long_doc_seconds", 9.0), row("nearest", "gum-test", "words_per_s", 300)])
+    rows = replacing_test_set(out, [row("nearest", "litbank-test", "words_per_s", 110)], "litbank-test")
+    assert [(r["system"], r["dataset"], r["metric"], r["value"]) for r in rows] == [
+        ("nearest", "litbank-test", "words_per_s", 110), ("nearest", "gum-test", "words_per_s", 300)]

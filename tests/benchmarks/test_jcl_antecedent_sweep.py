@@ -1,0 +1,56 @@
+"""benchmarks/joint_coref_linker.py --sweep-antecedents: predict_max_antecedents chosen on the dev split by the
+score the model was selected by, and the test rows of the model predicting with it (no model runs)."""
+from types import SimpleNamespace
+
+from benchmarks import joint_coref_linker
+from benchmarks.joint_coref_linker import ANTECEDENT_SWEEP, antecedent_sweep
+
+from .test_jcl_hard_cases import clustered
+
+GOLD = clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"])
+#: What the stub model predicts with each budget: the gold cluster from 100 antecedents on (150: linked NIL).
+PREDICTIONS = {50: clustered([[(0, 2), (4, 5)]], ["Shahid_Afridi"]),
+               100: clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"]),
+               150: clustered([[(0, 2), (4, 5), (7, 8)]], ["NIL"]),
+               250: clustered([[(0, 2), (4, 5), (7, 8)]], ["Shahid_Afridi"])}
+
+
+class StubPipe:
+    def __init__(self):
+        self.settings = SimpleNamespace(predict_max_antecedents=0)
+
+    def configure(self, predict_max_antecedents):
+        self.settings = SimpleNamespace(predict_max_antecedents=predict_max_antecedents)
+
+
+def stub(monkeypatch, dev):
+    pipe = StubPipe()
+    nlp = SimpleNamespace(get_pipe=lambda name: pipe)
+    monkeypatch.setattr(joint_coref_linker, "dev_docs", lambda args, corpus: dev)
+    monkeypatch.setattr(joint_coref_linker, "predict",
+                        lambda nlp, docs, batch: ([PREDICTIONS[pipe.settings.predict_max_antecedents]] * len(docs), 0.0))
+    return nlp, pipe
+
+
+def test_the_sweep_keeps_the_best_dev_value_and_leaves_the_model_predicting_with_it(monkeypatch):
+    nlp, pipe = stub(monkeypatch, [GOLD])
+    args = SimpleNamespace(batch_size=8)
+    k, rows = antecedent_sweep(args, nlp, "coref_none_converged_coarse", "litbank", "litbank-test", joint=False)
+    assert k == 100  # 100, 150 and 250 tie on coreference: the first of them
+    assert pipe.settings.predict_max_antecedents == 100
+    assert [r["metric"] for r in rows] == [f"coref_avg_f_predict_max_antecedents_{v}" for v in ANTECEDENT_SWEEP]
+    assert {r["dataset"] for r in rows} == {"litbank-dev"} and rows[1]["value"] == 1.0 > rows[0]["value"]
+
+
+def test_a_joint_model_is_chosen_by_its_coreference_and_elh_mean(monkeypatch):
+    nlp, pipe = stub(monkeypatch, [GOLD])
+    k, rows = antecedent_sweep(SimpleNamespace(batch_size=8), nlp, "global_converged", "gum", "gum-test", joint=True)
+    by = {r["metric"]: r["value"] for r in rows}
+    assert by["coref_elh_mean_predict_max_antecedents_150"] < by["coref_elh_mean_predict_max_antecedents_100"] == 1.0
+    assert k == 100
+
+
+def test_without_a_dev_split_nothing_is_swept(monkeypatch):
+    nlp, pipe = stub(monkeypatch, [])
+    assert antecedent_sweep(SimpleNamespace(batch_size=8), nlp, "x", "aida", "aida-test", joint=True) == (None, [])
+    assert pipe.settings.predict_max_antecedents == 0
