@@ -272,11 +272,11 @@ def train_nlp(
         tmp = output_path / f".{DIR_MODEL_LAST}.{uuid.uuid4().hex[:8]}.tmp"
         with nlp.use_params(optimizer.averages):
             before_to_disk(nlp).to_disk(tmp)
-        _replace_dir(tmp, last)
+        replace_dir(tmp, last)
         if is_best:
             tmp = output_path / f".{DIR_MODEL_BEST}.{uuid.uuid4().hex[:8]}.tmp"
             shutil.copytree(last, tmp)
-            _replace_dir(tmp, output_path / DIR_MODEL_BEST)
+            replace_dir(tmp, output_path / DIR_MODEL_BEST)
 
     if checkpoint is None:
         clean_output_dir(output_path)
@@ -389,7 +389,7 @@ def _finished(output_path: Path, config: Config) -> bool:
     return saved == _stop_rules(config)
 
 
-def _replace_dir(tmp: Path, target: Path) -> None:
+def replace_dir(tmp: Path, target: Path) -> None:
     """Put the directory ``tmp`` at ``target`` (whose old copy is removed)."""
     if target.exists():
         old = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.old"

@@ -1,0 +1,89 @@
+"""Choosing a prediction setting of a trained pipeline on a dev corpus, by the score training selected it by.
+
+Some settings change what a trained component predicts without retraining it: ``joint_coref_linker``'s
+``predict_max_antecedents`` (how many antecedents each mention is scored against) or a linker's
+``similarity_weight``. :func:`tune_setting` tries each value on the dev corpus and keeps the best by the
+pipeline's ``training.score_weights``: the same weighted score ``spacy train`` (and ``python -m spacy_el train``)
+picked ``model-best`` by. :func:`save_pipeline` writes the pipeline with it, under a temporary name renamed into
+place. ``python -m spacy_el tune`` is the command line.
+"""
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
+
+from spacy.language import Language
+from spacy.training import Example
+from spacy.training.loop import create_evaluation_callback
+
+from .resume import replace_dir
+
+__all__ = ["TUNED_META", "Tuned", "save_pipeline", "tune_setting"]
+
+#: The key of ``nlp.meta`` that records what was tuned, on what, and the score of every value tried.
+TUNED_META = "spacy_el_tuned"
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """The outcome of :func:`tune_setting`: the value kept and each value's weighted dev score, in the order tried."""
+
+    component: str
+    setting: str
+    value: Any
+    scores: List[Tuple[Any, float]]
+
+    def meta(self, dev: str) -> Dict[str, Any]:
+        return {"component": self.component, "setting": self.setting, "value": self.value, "dev": dev,
+                "scores": [[value, score] for value, score in self.scores]}
+
+
+def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Example]], component: str, setting: str,
+                 values: Sequence[Any], on_value: Callable[[Any, float], None] = lambda value, score: None) -> Tuned:
+    """Set ``component``'s ``setting`` to each of ``values`` in turn (``configure``, which refuses an unknown
+    setting or a bad value, naming it), score the pipeline on ``dev_corpus(nlp)`` (fresh examples each time) by
+    its ``training.score_weights``, and leave it with the best value (ties: the earlier one). ``on_value`` is told
+    each value's score as it is measured (progress)."""
+    if not values:
+        raise ValueError("[spacy_el] tune: give at least one value to try.")
+    if component not in nlp.pipe_names:
+        raise ValueError(f"[spacy_el] tune: the pipeline has no component {component!r} (it has {', '.join(nlp.pipe_names)}).")
+    pipe = nlp.get_pipe(component)
+    if not hasattr(pipe, "configure"):
+        raise ValueError(f"[spacy_el] tune: {component!r} has no settings to tune (it is not a spacy_el component).")
+    weights = dict(nlp.config["training"]["score_weights"])
+    evaluate = create_evaluation_callback(nlp, dev_corpus, weights)
+    scores: List[Tuple[Any, float]] = []
+    for value in values:
+        pipe.configure(**{setting: value})
+        score, _ = evaluate()
+        scores.append((value, float(score)))
+        on_value(value, float(score))
+    best = _first_best(scores)
+    pipe.configure(**{setting: scores[best][0]})
+    return Tuned(component, setting, scores[best][0], scores)
+
+
+def _first_best(scores: Sequence[Tuple[Any, float]]) -> int:
+    """The index of the highest score, the earliest of equal ones."""
+    best = 0
+    for i, (_, score) in enumerate(scores):
+        if score > scores[best][1]:
+            best = i
+    return best
+
+
+def save_pipeline(nlp: Language, output: Path, force: bool = False) -> None:
+    """``nlp.to_disk(output)`` through a temporary folder beside it, renamed into place; an existing ``output`` is
+    replaced only with ``force``."""
+    output = Path(output)
+    if output.exists() and not force:
+        raise FileExistsError(f"[spacy_el] {output} exists: give another output folder, or --force to replace it.")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.parent / f".{output.name}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        nlp.to_disk(tmp)
+        replace_dir(tmp, output)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,92 @@
+"""Choosing a prediction setting on a dev corpus (spacy_el.training.tune and ``python -m spacy_el tune``), with the
+tiny joint_coref_linker of the component tests and its invented sentences as the dev corpus."""
+import pytest
+import spacy
+from spacy.tokens import DocBin
+from typer.testing import CliRunner
+
+import spacy_el.cli  # noqa: F401  (registers every command)
+from spacy_el.cli._app import app
+from spacy_el.training.tune import TUNED_META, save_pipeline, tune_setting
+
+from ..pipeline.test_joint_coref_linker import NAME, TRAIN, initialize, make_nlp, reference_doc
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def saved(tiny_encoder, tmp_path_factory):
+    """A tiny initialised joint_coref_linker pipeline on disk and a .spacy dev corpus with gold clusters."""
+    root = tmp_path_factory.mktemp("tune")
+    nlp, kb_dir = make_nlp(tiny_encoder, root)
+    initialize(nlp, kb_dir)
+    nlp.to_disk(root / "model")
+    dev = root / "dev.spacy"
+    DocBin(docs=[reference_doc(nlp.vocab, text, clusters) for text, clusters in TRAIN]).to_disk(dev)
+    return root / "model", dev
+
+
+def corpus(dev):
+    from spacy.training import Corpus
+
+    return Corpus(dev)
+
+
+def test_each_value_is_scored_as_training_selects_and_the_best_kept(saved):
+    model, dev = saved
+    nlp = spacy.load(model)
+    told = []
+    tuned = tune_setting(nlp, corpus(dev), NAME, "predict_max_antecedents", [1, 2, 50],
+                         on_value=lambda value, score: told.append((value, score)))
+    assert [v for v, _ in tuned.scores] == [1, 2, 50] and told == tuned.scores
+    best = max(score for _, score in tuned.scores)
+    assert tuned.value == next(v for v, s in tuned.scores if s == best)  # the first of the best
+    assert nlp.get_pipe(NAME).settings.predict_max_antecedents == tuned.value
+    # the score is training's: the weighted sum of nlp.evaluate's scores by training.score_weights
+    nlp.get_pipe(NAME).configure(predict_max_antecedents=50)
+    scores = nlp.evaluate(corpus(dev)(nlp))
+    weights = {k: w for k, w in nlp.config["training"]["score_weights"].items() if w}
+    assert dict(tuned.scores)[50] == pytest.approx(sum(scores[k] * w for k, w in weights.items()))
+
+
+@pytest.mark.parametrize("component, setting, values, message", [
+    ("ner", "predict_max_antecedents", [1], "no component 'ner'"),
+    (NAME, "no_such_setting", [1], "no_such_setting"),
+    (NAME, "predict_max_antecedents", [-1], "predict_max_antecedents"),
+    (NAME, "predict_max_antecedents", [], "at least one value"),
+])
+def test_bad_requests_are_refused_naming_what_to_fix(saved, component, setting, values, message):
+    model, dev = saved
+    with pytest.raises(ValueError, match=message):
+        tune_setting(spacy.load(model), corpus(dev), component, setting, values)
+
+
+def test_saving_goes_through_a_temporary_folder_and_replaces_only_with_force(saved, tmp_path):
+    model, _ = saved
+    nlp = spacy.load(model)
+    nlp.get_pipe(NAME).configure(predict_max_antecedents=7)
+    save_pipeline(nlp, tmp_path / "out")
+    assert spacy.load(tmp_path / "out").get_pipe(NAME).settings.predict_max_antecedents == 7
+    with pytest.raises(FileExistsError, match="--force"):
+        save_pipeline(nlp, tmp_path / "out")
+    nlp.get_pipe(NAME).configure(predict_max_antecedents=9)
+    save_pipeline(nlp, tmp_path / "out", force=True)
+    assert spacy.load(tmp_path / "out").get_pipe(NAME).settings.predict_max_antecedents == 9
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no temporary folder left behind"
+
+
+def test_the_command_saves_the_pipeline_with_the_value_kept_and_what_was_tried(saved, tmp_path):
+    model, dev = saved
+    out = tmp_path / "tuned"
+    args = ["tune", str(model), str(dev), str(out), "--setting", "predict_max_antecedents", "--values", "1,50"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    tuned = spacy.load(out)
+    record = tuned.meta[TUNED_META]
+    assert record["setting"] == "predict_max_antecedents" and [v for v, _ in record["scores"]] == [1, 50]
+    assert tuned.get_pipe(NAME).settings.predict_max_antecedents == record["value"]
+    again = runner.invoke(app, args)
+    assert again.exit_code == 1 and "--force" in again.output
+    bad = runner.invoke(app, ["tune", str(model), str(dev), str(tmp_path / "x"), "--setting", "predict_max_antecedents",
+                              "--values", "1,,50"])
+    assert bad.exit_code != 0 and "empty value" in bad.output
