@@ -72,7 +72,8 @@ from spacy_el.scoring.candidates import has_own_candidate
 from spacy_el.scoring.cluster_el import cluster_el_scores
 from spacy_el.scoring.coref import coref_scores
 from spacy_el.scoring.scorers import cluster_groups, doc_clusters, doc_linked_clusters
-from spacy_el.training.resume import EVALUATIONS
+from spacy_el.training.checkpoint import CHECKPOINTS
+from spacy_el.training.resume import EVALUATIONS, FINISHED
 
 from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, curve_rows, dev_sweep, first,
                      fix_tie_breaks, proc_status_mb, process_peak_mb, read_corpus, read_evaluations, reset_peak_rss,
@@ -110,8 +111,15 @@ def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc
 
 def model_path(args: argparse.Namespace, folder: str, system: str, report_missing: bool = True) -> Optional[Path]:
     """``<models>/<folder>/<system>/model-best``, or None (said on stdout with ``report_missing``) when it
-    does not exist."""
-    path = Path(args.models) / folder / system / "model-best"
+    does not exist. A resumable training that has not finished (checkpoints but no ``finished.json``) gives None
+    too, always said: its ``model-best`` is only the best so far, and rows of it would read as the trained
+    model's."""
+    run = Path(args.models) / folder / system
+    path = run / "model-best"
+    checkpoints = run / CHECKPOINTS
+    if checkpoints.is_dir() and not (checkpoints / FINISHED).exists():
+        print(f"  (skipped: the training in {run} has not finished; rerun its command to go on)")
+        return None
     if path.exists():
         return path
     if report_missing:

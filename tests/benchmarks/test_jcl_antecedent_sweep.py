@@ -1,5 +1,6 @@
-"""benchmarks/joint_coref_linker.py --sweep-antecedents: predict_max_antecedents chosen on the dev split by the
-score the model was selected by, and the test rows of the model predicting with it (no model runs)."""
+"""benchmarks/joint_coref_linker.py: --sweep-antecedents (predict_max_antecedents chosen on the dev split by the
+score the model was selected by, and the test rows of the model predicting with it), and which trained models are
+scored at all (no model runs)."""
 from types import SimpleNamespace
 
 from benchmarks import joint_coref_linker
@@ -54,3 +55,19 @@ def test_without_a_dev_split_nothing_is_swept(monkeypatch):
     nlp, pipe = stub(monkeypatch, [])
     assert antecedent_sweep(SimpleNamespace(batch_size=8), nlp, "x", "aida", "aida-test", joint=True) == (None, [])
     assert pipe.settings.predict_max_antecedents == 0
+
+
+def test_an_unfinished_training_is_not_scored(tmp_path, capsys):
+    from benchmarks.joint_coref_linker import model_path
+
+    args = SimpleNamespace(models=str(tmp_path))
+    run = tmp_path / "litbank-converged-coarse-seed1" / "none"
+    (run / "model-best").mkdir(parents=True)
+    (run / "checkpoints").mkdir()
+    assert model_path(args, "litbank-converged-coarse-seed1", "none", report_missing=False) is None
+    assert "has not finished" in capsys.readouterr().out
+    (run / "checkpoints" / "finished.json").write_text("{}", encoding="utf8")
+    assert model_path(args, "litbank-converged-coarse-seed1", "none") == run / "model-best"
+    plain = tmp_path / "gum" / "global" / "model-best"  # trained without checkpoints (spacy train)
+    plain.mkdir(parents=True)
+    assert model_path(args, "gum", "global") == plain
