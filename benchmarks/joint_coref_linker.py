@@ -109,6 +109,12 @@ def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc
     return first(found, args.limit)
 
 
+def unfinished(run: Path) -> bool:
+    """Whether ``run`` is a resumable training (``python -m spacy_el train``) that has not finished: checkpoints,
+    but no ``finished.json``."""
+    return (run / CHECKPOINTS).is_dir() and not (run / CHECKPOINTS / FINISHED).exists()
+
+
 def model_path(args: argparse.Namespace, folder: str, system: str, report_missing: bool = True) -> Optional[Path]:
     """``<models>/<folder>/<system>/model-best``, or None (said on stdout with ``report_missing``) when it
     does not exist. A resumable training that has not finished (checkpoints but no ``finished.json``) gives None
@@ -116,8 +122,7 @@ def model_path(args: argparse.Namespace, folder: str, system: str, report_missin
     model's."""
     run = Path(args.models) / folder / system
     path = run / "model-best"
-    checkpoints = run / CHECKPOINTS
-    if checkpoints.is_dir() and not (checkpoints / FINISHED).exists():
+    if unfinished(run):
         print(f"  (skipped: the training in {run} has not finished; rerun its command to go on)")
         return None
     if path.exists():
@@ -377,12 +382,13 @@ def learning_curve_rows(args: argparse.Namespace, folder: str, systems: Dict[str
                         metrics: Sequence[str]) -> List[Row]:
     """The learning curves of the models in ``<models>/<folder>/`` trained by ``python -m spacy_el train`` (their
     ``evaluations.json``): for each model folder of ``systems`` (model folder -> system name), rows of its
-    ``<corpus>-dev`` scores and minutes at each evaluation and its ``train_minutes`` on ``<corpus>-train``."""
+    ``<corpus>-dev`` scores and minutes at each evaluation and its ``train_minutes`` on ``<corpus>-train``. An
+    unfinished training gives none (:func:`unfinished`): its minutes would read as the whole training's."""
     rows: List[Row] = []
     for model, system in systems.items():
-        evaluations = Path(args.models) / folder / model / EVALUATIONS
-        if evaluations.exists():
-            rows += curve_rows(evaluations, system, f"{corpus}-dev", metrics, train_dataset=f"{corpus}-train")
+        run = Path(args.models) / folder / model
+        if (run / EVALUATIONS).exists() and not unfinished(run):
+            rows += curve_rows(run / EVALUATIONS, system, f"{corpus}-dev", metrics, train_dataset=f"{corpus}-train")
     return rows
 
 

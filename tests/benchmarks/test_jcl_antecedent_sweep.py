@@ -71,3 +71,18 @@ def test_an_unfinished_training_is_not_scored(tmp_path, capsys):
     plain = tmp_path / "gum" / "global" / "model-best"  # trained without checkpoints (spacy train)
     plain.mkdir(parents=True)
     assert model_path(args, "gum", "global") == plain
+
+
+def test_an_unfinished_trainings_learning_curve_is_left_out(tmp_path):
+    from benchmarks.joint_coref_linker import learning_curve_rows
+
+    run = tmp_path / "gum-converged-coarse" / "global"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "evaluations.json").write_text('[{"step": 0, "epoch": 0, "seconds": 30, "score": 0.1, '
+                                          '"scores": {"coref_avg_f": 0.1, "elh_f": 0.1}}]', encoding="utf8")
+    args = SimpleNamespace(models=str(tmp_path))
+    curve = lambda: learning_curve_rows(args, "gum-converged-coarse", {"global": "global_converged_coarse"}, "gum",  # noqa: E731
+                                        ("coref_avg_f",))
+    assert curve() == []
+    (run / "checkpoints" / "finished.json").write_text("{}", encoding="utf8")
+    assert {r["metric"] for r in curve()} == {"coref_avg_f@step=0", "train_minutes@step=0", "train_minutes"}
