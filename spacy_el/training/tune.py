@@ -41,8 +41,8 @@ class Tuned:
 
 def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Example]], component: str, setting: str,
                  values: Sequence[Any], on_value: Callable[[Any, float], None] = lambda value, score: None) -> Tuned:
-    """Set ``component``'s ``setting`` to each of ``values`` in turn (``configure``, which refuses an unknown
-    setting or a bad value, naming it), score the pipeline on ``dev_corpus(nlp)`` (fresh examples each time) by
+    """Set ``component``'s ``setting`` to each of ``values`` in turn (``configure``; an unknown setting or a bad
+    value is refused, naming it, before anything is scored), score the pipeline on ``dev_corpus(nlp)`` (fresh examples each time) by
     its ``training.score_weights``, and leave it with the best value (ties: the earlier one). ``on_value`` is told
     each value's score as it is measured (progress)."""
     if not values:
@@ -52,6 +52,8 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
     pipe = nlp.get_pipe(component)
     if not hasattr(pipe, "configure"):
         raise ValueError(f"[spacy_el] tune: {component!r} has no settings to tune (it is not a spacy_el component).")
+    for value in values:  # every value checked before any is scored: a bad one fails at once, naming it
+        pipe.settings.updated(**{setting: value})
     weights = dict(nlp.config["training"]["score_weights"])
     evaluate = create_evaluation_callback(nlp, dev_corpus, weights)
     scores: List[Tuple[Any, float]] = []

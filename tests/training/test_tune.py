@@ -52,13 +52,16 @@ def test_each_value_is_scored_as_training_selects_and_the_best_kept(saved):
 @pytest.mark.parametrize("component, setting, values, message", [
     ("ner", "predict_max_antecedents", [1], "no component 'ner'"),
     (NAME, "no_such_setting", [1], "no_such_setting"),
-    (NAME, "predict_max_antecedents", [-1], "predict_max_antecedents"),
+    (NAME, "predict_max_antecedents", [50, -1], "predict_max_antecedents"),
     (NAME, "predict_max_antecedents", [], "at least one value"),
 ])
 def test_bad_requests_are_refused_naming_what_to_fix(saved, component, setting, values, message):
     model, dev = saved
+    scored = []
     with pytest.raises(ValueError, match=message):
-        tune_setting(spacy.load(model), corpus(dev), component, setting, values)
+        tune_setting(spacy.load(model), corpus(dev), component, setting, values,
+                     on_value=lambda value, score: scored.append(value))
+    assert scored == [], "nothing is scored before every value is checked"
 
 
 def test_saving_goes_through_a_temporary_folder_and_replaces_only_with_force(saved, tmp_path):
