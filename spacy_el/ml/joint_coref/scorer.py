@@ -483,8 +483,9 @@ class JointCorefScorer(nn.Module):
         """Each mention's ``k`` best earlier mentions by the coarse score (Lee et al. 2018; module docstring).
 
         The ranking runs in blocks of :data:`RANK_BLOCK` mentions, each against the mentions before the block's
-        end only, so no ``(M, M)`` matrix is made beyond the edge matrix the scorer returns anyway: ``O(block M)``
-        memory, half the products of a full ranking. Only the chosen pairs' coarse part carries gradients.
+        end only: half the products of a full ranking, and in prediction ``O(block M)`` memory, no ``(M, M)``
+        matrix beyond the edge matrix the scorer returns anyway (training keeps each block's products for the
+        backward pass). The chosen pairs' coarse part is read off those products; only it carries gradients.
 
         Args:
             span_embs: ``(M, D)`` ``g``.
@@ -501,28 +502,28 @@ class JointCorefScorer(nn.Module):
         device = span_embs.device
         as_child = self.coarse_child(span_embs) * self.coarse_child.out_features ** -0.5  # (M, H): U g / sqrt(H)
         as_antecedent = self.coarse_antecedent(span_embs)  # (M, H): V g
-        all_rows, all_cols = [], []
-        with torch.no_grad():
-            child_d, antecedent_d, mention_d = as_child.detach(), as_antecedent.detach(), mention_scores.detach()
-            distance_d = self.coarse_distance.detach()
-            for start in range(1, m, RANK_BLOCK):  # mention 0 has no earlier mention
-                end = min(m, start + RANK_BLOCK)
-                children = torch.arange(start, end, device=device)  # (B,)
-                ranking = child_d[start:end] @ antecedent_d[:end].t()  # (B, end): [r, j] ranks j for start + r
-                ranking += mention_d[None, :end]
-                ranking += distance_d[bucket_distance((positions[start:end, None] - positions[None, :end]).abs())]
+        mention_d, distance_d = mention_scores.detach(), self.coarse_distance.detach()
+        all_rows, all_cols, all_parts = [], [], []
+        for start in range(1, m, RANK_BLOCK):  # mention 0 has no earlier mention
+            end = min(m, start + RANK_BLOCK)
+            children = torch.arange(start, end, device=device)  # (B,)
+            bilinear = as_child[start:end] @ as_antecedent[:end].t()  # (B, end): [r, j] scores j for start + r
+            buckets = bucket_distance((positions[start:end, None] - positions[None, :end]).abs())  # (B, end)
+            with torch.no_grad():
+                ranking = bilinear.detach() + mention_d[None, :end]
+                ranking += distance_d[buckets]
                 later = torch.arange(end, device=device)[None, :] >= children[:, None]  # j >= i: not an antecedent
                 best = ranking.masked_fill_(later, NEG_INF).topk(min(k, end - 1), dim=1).indices  # (B, k')
                 picked = children[:, None].expand_as(best)
                 valid = best < picked  # a mention with fewer than k' earlier ones fills its row with -inf picks
-                all_rows.append(picked[valid])
-                all_cols.append(best[valid])
+            all_rows.append(picked[valid])
+            all_cols.append(best[valid])
+            # the chosen pairs' coarse part, read off the block's products (with gradients in training)
+            all_parts.append(bilinear.gather(1, best)[valid] + self.coarse_distance[buckets.gather(1, best)[valid]])
         if not all_rows:
             empty = torch.zeros(0, dtype=torch.long, device=device)
             return empty, empty, span_embs.new_zeros(0)
-        rows, cols = torch.cat(all_rows), torch.cat(all_cols)
-        bilinear = (as_child.index_select(0, rows) * as_antecedent.index_select(0, cols)).sum(-1)  # (P,)
-        return rows, cols, bilinear + self.coarse_distance[bucket_distance((positions[rows] - positions[cols]).abs())]
+        return torch.cat(all_rows), torch.cat(all_cols), torch.cat(all_parts)
 
     def selected_pair_scores(self, span_embs: Tensor, positions: Tensor, rows: Tensor, cols: Tensor) -> Tuple[Tensor, Tensor]:
         """Eq. (4) for the given pairs in both orders, the first layer split by :meth:`_first_layer_parts`.
