@@ -64,6 +64,7 @@ PAGES: Dict[str, Path] = {
     "jcl_train_memory": DOCS / "training.md",
     "jcl_inference_speed": DOCS / "joint_coref_linker.md",
     "jcl_inference_speed_reading": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_predict_antecedents": DOCS / "joint_coref_linker.md",
     "candidates": DOCS / "candidates.md",
     "candidates_speed_table": DOCS / "candidates.md",
     "candidates_stages": DOCS / "candidates.md",
@@ -664,20 +665,53 @@ PROSE: Dict[str, Prose] = {
     ),
     "jcl_inference_speed_reading": Prose(
         "jcl_inference_speed.json",
-        "Scoring all 50 antecedents, coarse pruning predicts at {coarse_ratio} times the nearest window's speed: the "
-        "ranking of every earlier mention and the gathers of the chosen pairs cost more than the window's contiguous "
-        "slices. With 30 antecedents at prediction (`predict_max_antecedents = 30`) the coarse model keeps its "
-        "score ({coarse_k30} against {coarse}) at {coarse_k30_ratio} times the nearest window's speed, where the "
-        "nearest window with 30 falls to {nearest_k30}: the antecedents the coarse score ranks lowest are rarely "
-        "needed, the 20 farthest of a window often are. Fewer antecedents buy little speed, as the pair scoring is "
-        "only part of prediction: 20 antecedents ({coarse_k20}) run at {coarse_k20_ratio} times.",
+        "Scoring the 50 antecedents it was trained with, coarse pruning predicts at {coarse_ratio} times the nearest "
+        "window's speed: ranking every earlier mention costs more than the window's contiguous slices. With 30 "
+        "antecedents at prediction (`predict_max_antecedents = 30`) the coarse model scores {coarse_k30} (against "
+        "{coarse} with 50) at {coarse_k30_ratio} times the nearest window's speed, where the nearest window with 30 "
+        "falls to {nearest_k30}: the antecedents the coarse score ranks lowest are rarely needed, the farthest of a "
+        "window often are. More antecedents cost speed: {coarse_k150_ratio} times with 150 ({coarse_k150}) and "
+        "{coarse_k250_ratio} with 250 ({coarse_k250}). On one 20,000-token document the coarse model peaks at "
+        "{coarse_rss} MB against the nearest window's {nearest_rss} MB ({coarse_k250_rss} MB with 250 antecedents): "
+        "it ranks the earlier mentions in blocks, so it makes no matrix of every pair beyond the one the decoder "
+        "needs anyway.",
         {"coarse_ratio": ("coarse", "litbank-test", "speed_ratio"),
          "coarse": ("coarse", "litbank-test", "coref_avg_f"),
          "coarse_k30": ("coarse_k30", "litbank-test", "coref_avg_f"),
          "coarse_k30_ratio": ("coarse_k30", "litbank-test", "speed_ratio"),
          "nearest_k30": ("nearest_k30", "litbank-test", "coref_avg_f"),
-         "coarse_k20": ("coarse_k20", "litbank-test", "coref_avg_f"),
-         "coarse_k20_ratio": ("coarse_k20", "litbank-test", "speed_ratio")},
+         "coarse_k150": ("coarse_k150", "litbank-test", "coref_avg_f"),
+         "coarse_k150_ratio": ("coarse_k150", "litbank-test", "speed_ratio"),
+         "coarse_k250": ("coarse_k250", "litbank-test", "coref_avg_f"),
+         "coarse_k250_ratio": ("coarse_k250", "litbank-test", "speed_ratio"),
+         "coarse_rss": ("coarse", "litbank-test", "long_doc_peak_rss_mb"),
+         "nearest_rss": ("nearest", "litbank-test", "long_doc_peak_rss_mb"),
+         "coarse_k250_rss": ("coarse_k250", "litbank-test", "long_doc_peak_rss_mb")},
+    ),
+    "joint_coref_linker_predict_antecedents": Prose(
+        "joint_coref_linker.json",
+        "Every converged LitBank resolver does better with more antecedents at prediction than the 50 it was trained "
+        "with, chosen on LitBank dev (`jcl-benchmark-converged-litbank`; the coarse resolver's dev score rises from "
+        "{c50} with 50 to {c150} with 150 and {c250} with 250, the nearest window's from {n50} to {n250}). On LitBank "
+        "test the coarse resolver then scores {coarse} (`coref_none_converged_coarse_predict_antecedents`: MUC "
+        "{muc}, B³ {b3}, CEAF-e {ceafe}; without singletons {coarse_nos}), against {coarse_50} with 50; the nearest "
+        "window {none} against {none_50}, Entity Equalization {ee} against {ee_50}. More antecedents cost speed "
+        "(measured above).",
+        {"c50": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
+         "c150": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f_predict_max_antecedents_150"),
+         "c250": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f_predict_max_antecedents_250"),
+         "n50": ("coref_none_converged", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
+         "n250": ("coref_none_converged", "litbank-dev", "coref_avg_f_predict_max_antecedents_250"),
+         "coarse": ("coref_none_converged_coarse_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "muc": ("coref_none_converged_coarse_predict_antecedents", "litbank-test", "coref_muc_f"),
+         "b3": ("coref_none_converged_coarse_predict_antecedents", "litbank-test", "coref_b3_f"),
+         "ceafe": ("coref_none_converged_coarse_predict_antecedents", "litbank-test", "coref_ceafe_f"),
+         "coarse_nos": ("coref_none_converged_coarse_predict_antecedents", "litbank-test", "coref_avg_f_no_singletons"),
+         "coarse_50": ("coref_none_converged_coarse", "litbank-test", "coref_avg_f"),
+         "none": ("coref_none_converged_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "none_50": ("coref_none_converged", "litbank-test", "coref_avg_f"),
+         "ee": ("coref_entity_equalization_converged_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "ee_50": ("coref_entity_equalization_converged", "litbank-test", "coref_avg_f")},
     ),
     "entqa_speed": Prose(
         "entqa.json",
