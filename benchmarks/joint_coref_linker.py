@@ -90,22 +90,31 @@ Offsets = Tuple[int, int]
 
 
 # -- data ---------------------------------------------------------------------------------------
+def read_split(data: Path, corpus: str, split: str, nlp: Language) -> Optional[List[Doc]]:
+    """The ``split`` (``test``, ``dev``) of ``corpus`` (``gum``, ``ontogum``, ``litbank``, ``aida``) under ``data``
+    (AIDA+ from the converted ``corpus/aida``); None where it is not on disk."""
+    if corpus == "gum" and (data / "gum").exists():
+        return read_corpus("spacy-el.GumReader.v1", nlp, path=data / "gum", split=split)
+    if corpus == "ontogum" and (data / "gum").exists():
+        return read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "gum/coref/ontogum/conll", split=split,
+                           splits_path=data / "gum" / "splits.md")
+    if corpus == "litbank" and (data / "litbank").exists():
+        return read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "litbank/coref/conll", split=split,
+                           splits_path=data / "litbank/splits.json")
+    if corpus == "aida" and (AIDA_CORPUS / f"{split}.spacy").exists():
+        return read_corpus("spacy-el.AidaPlusReader.v1", nlp, path=AIDA_CORPUS / f"{split}.spacy")
+    return None
+
+
 def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc]]:
-    data = Path(args.data)
-    gum_splits = data / "gum" / "splits.md"
+    """The test sets on disk (those of ``--datasets`` only, when given), each cut at ``--limit`` documents."""
     found: Dict[str, List[Doc]] = {}
-    if (data / "gum").exists():
-        found["gum-test"] = read_corpus("spacy-el.GumReader.v1", nlp, path=data / "gum", split="test")
-        found["ontogum-test"] = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "gum/coref/ontogum/conll",
-                                            split="test", splits_path=gum_splits)
-    if (data / "litbank").exists():
-        found["litbank-test"] = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "litbank/coref/conll",
-                                            split="test", splits_path=data / "litbank/splits.json")
-    aida = AIDA_CORPUS / "test.spacy"
-    if aida.exists():
-        found["aida-test"] = read_corpus("spacy-el.AidaPlusReader.v1", nlp, path=aida)
-    if args.datasets:
-        found = {name: docs for name, docs in found.items() if name in args.datasets}
+    for corpus in ("gum", "ontogum", "litbank", "aida"):
+        name = f"{corpus}-test"
+        if not args.datasets or name in args.datasets:  # read only the test sets asked for
+            docs = read_split(Path(args.data), corpus, "test", nlp)
+            if docs is not None:
+                found[name] = docs
     return first(found, args.limit)
 
 
@@ -483,22 +492,9 @@ SWEPT = "_predict_antecedents"
 
 
 def dev_docs(args: argparse.Namespace, corpus: str) -> List[Doc]:
-    """The dev split of ``corpus`` (``gum``, ``ontogum``, ``litbank``, ``aida``), its first ``--limit`` documents;
-    empty where it is not on disk."""
-    data, nlp = Path(args.data), spacy.blank("en")
-    if corpus == "gum" and (data / "gum").exists():
-        docs = read_corpus("spacy-el.GumReader.v1", nlp, path=data / "gum", split="dev")
-    elif corpus == "ontogum" and (data / "gum").exists():
-        docs = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "gum/coref/ontogum/conll", split="dev",
-                           splits_path=data / "gum" / "splits.md")
-    elif corpus == "litbank" and (data / "litbank").exists():
-        docs = read_corpus("spacy-el.CorefConllReader.v1", nlp, path=data / "litbank/coref/conll", split="dev",
-                           splits_path=data / "litbank/splits.json")
-    elif corpus == "aida" and (AIDA_CORPUS / "dev.spacy").exists():
-        docs = read_corpus("spacy-el.AidaPlusReader.v1", nlp, path=AIDA_CORPUS / "dev.spacy")
-    else:
-        return []
-    return docs[: args.limit or None]
+    """The dev split of ``corpus`` (:func:`read_split`), its first ``--limit`` documents; empty where it is not on
+    disk."""
+    return (read_split(Path(args.data), corpus, "dev", spacy.blank("en")) or [])[: args.limit or None]
 
 
 def antecedent_sweep(args: argparse.Namespace, nlp: Language, name: str, corpus: str, dataset: str,
