@@ -1,7 +1,7 @@
 """``en_spacy_el_coref`` (the root project's ``pretrained`` workflow, issue 30): its scores on GUM test, its
 learning curve and its training minutes.
 
-The trained pipeline (``training/pretrained/coref/model-best``, as ``pretrained-package`` packages it) is run on
+The tuned pipeline (``training/pretrained/coref/model-tuned``, as ``pretrained-package`` packages it) is run on
 the texts of GUM test and scored as ``benchmarks/joint_coref_linker.py`` scores its GUM rows: coreference MUC,
 B³, CEAF-e and their average with singletons, ELm and ELh, the accuracy on single- and multi-mention clusters
 and the paper's hard cases (Table 4) for the model's own top-k alias candidates. GUM's gold links are Wikipedia
@@ -9,7 +9,7 @@ titles, and so are the IDs of ``kb/pretrained``: the EL scores compare titles. T
 gives the learning curve on GUM dev and the training minutes. Writes ``benchmarks/results/pretrained.json``, the
 table of docs/pretrained.md and the README's sentence about the package.
 
-    python -m benchmarks.pretrained [--model training/pretrained/coref/model-best]
+    python -m benchmarks.pretrained [--model training/pretrained/coref/model-tuned]
 """
 import argparse
 from pathlib import Path
@@ -17,9 +17,11 @@ from typing import List
 
 import spacy
 import torch
+from spacy.language import Language
 
 import spacy_el  # noqa: F401  (registers the readers and factories)
 from spacy_el.training.resume import EVALUATIONS
+from spacy_el.training.tune import TUNED_META
 
 from .common import SHARED_DATA, curve_rows, fix_tie_breaks, read_corpus, words_per_s
 from .joint_coref_linker import CURVE_METRICS, NAME as JCL, find_hard_cases, predict, score_rows, training_steps
@@ -39,16 +41,22 @@ def evaluate(model: Path, data: Path, batch_size: int, threads: int) -> List[Row
     hard = find_hard_cases(pipe.kb, gold, pipe.candidates.top_k)
     pred, seconds = predict(nlp, gold, batch_size)
     note = (f"trained on GUM train with kb/pretrained ({pipe.kb.n_entities:,} entities from open data), "
-            f"{training_steps(nlp)}; predicted mentions")
+            f"{training_steps(nlp)}{tuned_note(nlp)}; predicted mentions")
     rows = score_rows(SYSTEM, "gum-test", gold, pred, note, hard)
     rows.append(row(SYSTEM, "gum-test", "words_per_s", round(words_per_s(gold, seconds)),
                     f"nlp.pipe, batch_size {batch_size}, {threads} torch threads"))
     return rows + curve_rows(model.parent / EVALUATIONS, SYSTEM, "gum-dev", CURVE_METRICS, train_dataset="gum-train")
 
 
+def tuned_note(nlp: Language) -> str:
+    """``", predict_max_antecedents 150 chosen on dev"`` for a pipeline saved by ``python -m spacy_el tune``."""
+    tuned = nlp.meta.get(TUNED_META)
+    return f", {tuned['setting']} {tuned['value']} chosen on dev" if tuned else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, default=ROOT / "training" / "pretrained" / "coref" / "model-best")
+    parser.add_argument("--model", type=Path, default=ROOT / "training" / "pretrained" / "coref" / "model-tuned")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)

@@ -33,11 +33,13 @@ def tune_cli(
     setting: str = typer.Option(..., "--setting", help="The component setting to choose, e.g. predict_max_antecedents"),
     values: str = typer.Option(..., "--values", help="Comma-separated values to try, e.g. 50,100,150,250"),
     component: str = typer.Option("joint_coref_linker", "--component", help="The component whose setting it is"),
+    min_gain: float = typer.Option(0.0, "--min-gain", min=0.0, help="Give --values cheapest first: a later value is kept only when its dev score beats the one kept so far by more than this (0: the best)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for CPU"),
     force: bool = typer.Option(False, "--force", help="Replace OUTPUT if it exists"),
 ) -> None:
     """Choose a prediction setting of a trained pipeline on a dev corpus, by the weighted score training selected
-    the model by (training.score_weights), and save the pipeline with it; what was tried is recorded in its meta."""
+    the model by (training.score_weights), and save the pipeline with it; what was tried is recorded in its meta.
+    With --min-gain, a costlier value (later in --values) must beat the one kept by more than that to be kept."""
     import spacy
     from spacy.training import Corpus
 
@@ -50,7 +52,7 @@ def tune_cli(
         spacy.require_gpu(gpu_id)
     nlp = spacy.load(model)
     try:
-        tuned = tune_setting(nlp, Corpus(dev_path), component, setting, tried,
+        tuned = tune_setting(nlp, Corpus(dev_path), component, setting, tried, min_gain=min_gain,
                              on_value=lambda value, score: msg.info(f"{setting} = {value}: {score:.4f}"))
     except ValueError as err:
         msg.fail(str(err), exits=1)

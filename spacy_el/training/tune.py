@@ -33,20 +33,29 @@ class Tuned:
     setting: str
     value: Any
     scores: List[Tuple[Any, float]]
+    min_gain: float = 0.0
 
     def meta(self, dev: str) -> Dict[str, Any]:
         return {"component": self.component, "setting": self.setting, "value": self.value, "dev": dev,
-                "scores": [[value, score] for value, score in self.scores]}
+                "min_gain": self.min_gain, "scores": [[value, score] for value, score in self.scores]}
 
 
 def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Example]], component: str, setting: str,
-                 values: Sequence[Any], on_value: Callable[[Any, float], None] = lambda value, score: None) -> Tuned:
+                 values: Sequence[Any], on_value: Callable[[Any, float], None] = lambda value, score: None,
+                 min_gain: float = 0.0) -> Tuned:
     """Set ``component``'s ``setting`` to each of ``values`` in turn (``configure``; an unknown setting or a bad
-    value is refused, naming it, before anything is scored), score the pipeline on ``dev_corpus(nlp)`` (fresh examples each time) by
-    its ``training.score_weights``, and leave it with the best value (ties: the earlier one). ``on_value`` is told
-    each value's score as it is measured (progress)."""
+    value is refused, naming it, before anything is scored), score the pipeline on ``dev_corpus(nlp)`` (fresh
+    examples each time) by its ``training.score_weights``, and leave it with the value kept.
+
+    ``values`` are taken as ordered from cheapest to costliest (``predict_max_antecedents``: fewer antecedents
+    predict faster). Going through them in order, a value replaces the one kept so far only when it scores more
+    than ``min_gain`` above it: with ``min_gain = 0`` the best value is kept (ties: the earlier one); with, say,
+    ``0.005``, a costlier value must earn its cost. ``on_value`` is told each value's score as it is measured
+    (progress)."""
     if not values:
         raise ValueError("[spacy_el] tune: give at least one value to try.")
+    if min_gain < 0:
+        raise ValueError(f"[spacy_el] tune: min_gain is a score difference of 0 or more, got {min_gain}.")
     if component not in nlp.pipe_names:
         raise ValueError(f"[spacy_el] tune: the pipeline has no component {component!r} (it has {', '.join(nlp.pipe_names)}).")
     pipe = nlp.get_pipe(component)
@@ -62,18 +71,19 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
         score, _ = evaluate()
         scores.append((value, float(score)))
         on_value(value, float(score))
-    best = _first_best(scores)
-    pipe.configure(**{setting: scores[best][0]})
-    return Tuned(component, setting, scores[best][0], scores)
+    kept = _kept(scores, min_gain)
+    pipe.configure(**{setting: scores[kept][0]})
+    return Tuned(component, setting, scores[kept][0], scores, min_gain)
 
 
-def _first_best(scores: Sequence[Tuple[Any, float]]) -> int:
-    """The index of the highest score, the earliest of equal ones."""
-    best = 0
+def _kept(scores: Sequence[Tuple[Any, float]], min_gain: float) -> int:
+    """The index of the value kept: going through ``scores`` in order, each that beats the one kept so far by more
+    than ``min_gain`` is kept instead (``min_gain = 0``: the highest score, the earliest of equal ones)."""
+    kept = 0
     for i, (_, score) in enumerate(scores):
-        if score > scores[best][1]:
-            best = i
-    return best
+        if score > scores[kept][1] + min_gain:
+            kept = i
+    return kept
 
 
 def save_pipeline(nlp: Language, output: Path, force: bool = False) -> None:

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 import spacy_el.cli  # noqa: F401  (registers every command)
 from spacy_el.cli._app import app
-from spacy_el.training.tune import TUNED_META, save_pipeline, tune_setting
+from spacy_el.training.tune import TUNED_META, _kept, save_pipeline, tune_setting
 
 from ..pipeline.test_joint_coref_linker import NAME, TRAIN, initialize, make_nlp, reference_doc
 
@@ -47,6 +47,25 @@ def test_each_value_is_scored_as_training_selects_and_the_best_kept(saved):
     scores = nlp.evaluate(corpus(dev)(nlp))
     weights = {k: w for k, w in nlp.config["training"]["score_weights"].items() if w}
     assert dict(tuned.scores)[50] == pytest.approx(sum(scores[k] * w for k, w in weights.items()))
+
+
+@pytest.mark.parametrize("scores, min_gain, kept", [
+    ([(50, 0.5), (100, 0.5025), (150, 0.503), (250, 0.5014)], 0.0, 150),  # the best
+    ([(50, 0.5), (100, 0.5025), (150, 0.503), (250, 0.5014)], 0.005, 50),  # no costlier value earns its cost
+    ([(50, 0.5), (100, 0.51), (150, 0.512), (250, 0.52)], 0.005, 250),  # each gain is measured from the value kept
+    ([(50, 0.5), (100, 0.5), (150, 0.49)], 0.0, 50),  # ties: the cheaper
+])
+def test_a_costlier_value_is_kept_only_when_it_gains_more_than_min_gain(scores, min_gain, kept):
+    assert scores[_kept(scores, min_gain)][0] == kept
+
+
+def test_min_gain_is_applied_and_recorded(saved):
+    model, dev = saved
+    tuned = tune_setting(spacy.load(model), corpus(dev), NAME, "predict_max_antecedents", [1, 50], min_gain=2.0)
+    assert tuned.value == 1, "no weighted score (at most 1) can gain 2 over another"
+    assert tuned.meta("dev.spacy")["min_gain"] == 2.0
+    with pytest.raises(ValueError, match="min_gain"):
+        tune_setting(spacy.load(model), corpus(dev), NAME, "predict_max_antecedents", [1, 50], min_gain=-0.1)
 
 
 @pytest.mark.parametrize("component, setting, values, message", [
