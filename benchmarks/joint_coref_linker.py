@@ -56,6 +56,7 @@ import multiprocessing
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -493,8 +494,14 @@ SWEPT = "_predict_antecedents"
 
 def dev_docs(args: argparse.Namespace, corpus: str) -> List[Doc]:
     """The dev split of ``corpus`` (:func:`read_split`), its first ``--limit`` documents; empty where it is not on
-    disk."""
-    return (read_split(Path(args.data), corpus, "dev", spacy.blank("en")) or [])[: args.limit or None]
+    disk. Read once per run: every model of a sweep is scored on the same documents (prediction reads their
+    texts and leaves them as they are)."""
+    return list(_dev_split(str(args.data), corpus, args.limit or 0))
+
+
+@lru_cache(maxsize=None)
+def _dev_split(data: str, corpus: str, limit: int) -> Tuple[Doc, ...]:
+    return tuple((read_split(Path(data), corpus, "dev", spacy.blank("en")) or [])[: limit or None])
 
 
 def antecedent_sweep(args: argparse.Namespace, nlp: Language, name: str, corpus: str, dataset: str,

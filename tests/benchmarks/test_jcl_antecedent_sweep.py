@@ -86,3 +86,18 @@ def test_an_unfinished_trainings_learning_curve_is_left_out(tmp_path):
     assert curve() == []
     (run / "checkpoints" / "finished.json").write_text("{}", encoding="utf8")
     assert {r["metric"] for r in curve()} == {"coref_avg_f@step=0", "train_minutes@step=0", "train_minutes"}
+
+
+def test_a_dev_split_is_read_once_per_run_for_every_model(monkeypatch, tmp_path):
+    from benchmarks import joint_coref_linker
+
+    reads = []
+    monkeypatch.setattr(joint_coref_linker, "read_split",
+                        lambda data, corpus, split, nlp: reads.append((corpus, split)) or [nlp(f"{corpus} {i}.") for i in range(3)])
+    joint_coref_linker._dev_split.cache_clear()
+    args = SimpleNamespace(data=tmp_path, limit=2)
+    first, second = joint_coref_linker.dev_docs(args, "litbank"), joint_coref_linker.dev_docs(args, "litbank")
+    assert [d.text for d in first] == ["litbank 0.", "litbank 1."] and first == second and first is not second
+    joint_coref_linker.dev_docs(args, "gum")
+    assert reads == [("litbank", "dev"), ("gum", "dev")]
+    joint_coref_linker._dev_split.cache_clear()
