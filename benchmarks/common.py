@@ -20,6 +20,7 @@ from tqdm import tqdm
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
 from spacy_el.extensions import is_linked
 from spacy_el.scoring.candidates import candidate_recall_at_k
+from spacy_el.training.tune import kept_index
 
 from .results_io import CURVE_STEP, ROOT, row
 
@@ -116,14 +117,11 @@ def dev_sweep(system: str, metric: str, setting: str, values: Sequence[float],
               score: Callable[[float], float], dataset: str = "aida-dev") -> Tuple[float, List[Dict[str, Any]]]:
     """A prediction setting chosen on a dev set (``dataset``): ``score(value)`` for each of ``values``, a
     ``<metric>_<setting>_<value>`` row each ("dev sweep"), and the value with the best score (ties: the
-    earlier one). RETURNS ``(value, rows)``."""
-    rows, best = [], (float("-inf"), values[0])
-    for value in values:
-        scored = score(value)
-        rows.append(row(system, dataset, f"{metric}_{setting}_{value}", scored, "dev sweep"))
-        if scored > best[0]:
-            best = (scored, value)
-    return best[1], rows
+    earlier one: :func:`spacy_el.training.tune.kept_index`, as ``python -m spacy_el tune`` keeps). RETURNS
+    ``(value, rows)``."""
+    scored = [(value, score(value)) for value in values]
+    rows = [row(system, dataset, f"{metric}_{setting}_{value}", result, "dev sweep") for value, result in scored]
+    return scored[kept_index(scored)][0], rows
 
 
 def curve_rows(evaluations: Path, system: str, dataset: str, metrics: Union[str, Sequence[str]], notes: str = "",

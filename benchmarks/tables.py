@@ -702,7 +702,7 @@ PROSE: Dict[str, Prose] = {
         "the coarse Global model predicts at {k100_ratio} times its own speed with 50 antecedents when it scores 100, "
         "{k150_ratio} with 150 and {k250_ratio} with 250, for coreference {k100}, {k150} and {k250} against {k50}: "
         "on GUM more antecedents cost more than they gain, which is why `pretrained-tune` keeps a larger value only "
-        "when it gains more than 0.005 on dev.",
+        "when it gains more than `vars.pretrained_min_gain` on dev.",
         {"k50": ("coarse", "gum-test", "coref_avg_f"),
          "k100": ("coarse_k100", "gum-test", "coref_avg_f"),
          "k150": ("coarse_k150", "gum-test", "coref_avg_f"),

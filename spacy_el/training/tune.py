@@ -19,7 +19,7 @@ from spacy.training.loop import create_evaluation_callback
 
 from .resume import replace_dir
 
-__all__ = ["TUNED_META", "Tuned", "save_pipeline", "tune_setting"]
+__all__ = ["TUNED_META", "Tuned", "kept_index", "save_pipeline", "tune_setting"]
 
 #: The key of ``nlp.meta`` that records what was tuned, on what, and the score of every value tried.
 TUNED_META = "spacy_el_tuned"
@@ -71,14 +71,15 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
         score, _ = evaluate()
         scores.append((value, float(score)))
         on_value(value, float(score))
-    kept = _kept(scores, min_gain)
+    kept = kept_index(scores, min_gain)
     pipe.configure(**{setting: scores[kept][0]})
     return Tuned(component, setting, scores[kept][0], scores, min_gain)
 
 
-def _kept(scores: Sequence[Tuple[Any, float]], min_gain: float) -> int:
-    """The index of the value kept: going through ``scores`` in order, each that beats the one kept so far by more
-    than ``min_gain`` is kept instead (``min_gain = 0``: the highest score, the earliest of equal ones)."""
+def kept_index(scores: Sequence[Tuple[Any, float]], min_gain: float = 0.0) -> int:
+    """The index of the value kept of ``(value, dev score)`` pairs: going through them in order, each that beats the
+    one kept so far by more than ``min_gain`` is kept instead (``min_gain = 0``: the highest score, the earliest of
+    equal ones). The rule every dev sweep of the project uses (``benchmarks.common.dev_sweep`` too)."""
     kept = 0
     for i, (_, score) in enumerate(scores):
         if score > scores[kept][1] + min_gain:

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 import spacy_el.cli  # noqa: F401  (registers every command)
 from spacy_el.cli._app import app
-from spacy_el.training.tune import TUNED_META, _kept, save_pipeline, tune_setting
+from spacy_el.training.tune import TUNED_META, kept_index, save_pipeline, tune_setting
 
 from ..pipeline.test_joint_coref_linker import NAME, TRAIN, initialize, make_nlp, reference_doc
 
@@ -56,7 +56,7 @@ def test_each_value_is_scored_as_training_selects_and_the_best_kept(saved):
     ([(50, 0.5), (100, 0.5), (150, 0.49)], 0.0, 50),  # ties: the cheaper
 ])
 def test_a_costlier_value_is_kept_only_when_it_gains_more_than_min_gain(scores, min_gain, kept):
-    assert scores[_kept(scores, min_gain)][0] == kept
+    assert scores[kept_index(scores, min_gain)][0] == kept
 
 
 def test_min_gain_is_applied_and_recorded(saved):
