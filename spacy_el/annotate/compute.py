@@ -1,21 +1,42 @@
 """Running a pipeline over documents, with failing documents isolated: what every engine's workers share,
 and the in-process engine itself (``n_process=1``)."""
-from typing import Any, Callable, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class ConfiguredPipeline:
+    """A pipeline to load (a package name or a path) and component settings to apply once it is loaded
+    (``{component: {setting: value}}``, :func:`spacy_el.pipeline.configure.configure_pipeline`): what a
+    worker process or a Ray actor is given, so that each loads it itself with the same settings."""
+
+    name: str
+    settings: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.name
 
 
 def load_pipeline(pipeline: Any):
-    """A loaded pipeline: ``pipeline`` itself if it is one, else ``spacy.load(pipeline)`` with a clear error."""
+    """A loaded pipeline: ``pipeline`` itself if it is one, else ``spacy.load(pipeline)`` with a clear error
+    (for a :class:`ConfiguredPipeline`, its settings applied)."""
     from spacy.language import Language
 
     if isinstance(pipeline, Language):
         return pipeline
     import spacy
 
+    name, settings = (pipeline.name, pipeline.settings) if isinstance(pipeline, ConfiguredPipeline) else (pipeline, {})
     try:
-        return spacy.load(pipeline)
+        nlp = spacy.load(name)
     except (OSError, ValueError, ImportError) as err:
         first = " ".join(str(err).split())[:300]
-        raise OSError(f"[spacy_el] Cannot load the pipeline {str(pipeline)!r}: {first}") from err
+        raise OSError(f"[spacy_el] Cannot load the pipeline {str(name)!r}: {first}") from err
+    if settings:
+        from ..pipeline.configure import configure_pipeline
+
+        configure_pipeline(nlp, settings, "annotate")
+    return nlp
 
 
 def error_text(err: BaseException) -> str:

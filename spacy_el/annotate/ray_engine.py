@@ -16,7 +16,7 @@ Ray is imported only here, and only when the engine is used.
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
-from .compute import error_text
+from .compute import ConfiguredPipeline, error_text
 from .dispatch import BatchDispatcher, Result
 from .worker import AnnotateWorker
 
@@ -48,11 +48,14 @@ def check_ray(output_format: str) -> None:
 
 def _pipeline_arg(ray, pipeline: Any) -> Any:
     """What the actors load: a ``Language`` goes through Ray's object store (pickled once); a path that exists
-    here is made absolute (on a cluster it must exist at the same place on every node); a package name as is."""
+    here is made absolute (on a cluster it must exist at the same place on every node); a package name as is; a
+    :class:`ConfiguredPipeline` with its name so resolved."""
     from spacy.language import Language
 
     if isinstance(pipeline, Language):
         return ray.put(pipeline)
+    if isinstance(pipeline, ConfiguredPipeline):
+        return ConfiguredPipeline(_pipeline_arg(ray, pipeline.name), pipeline.settings)
     path = Path(pipeline)
     return str(path.resolve()) if path.exists() else str(pipeline)
 

@@ -17,9 +17,9 @@ import itertools
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
-from .compute import InProcessEngine, error_text
+from .compute import ConfiguredPipeline, InProcessEngine, error_text
 from .readers import InputDoc, open_reader
 from .records import doc_record, merge_record
 from .writers import OutputDir, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
@@ -103,6 +103,7 @@ def annotate(
     engine: str = "local",
     address: Optional[str] = None,
     actors: Optional[int] = None,
+    component_settings: Optional[Mapping[str, Mapping[str, Any]]] = None,
 ) -> Summary:
     """Annotate a corpus with a pipeline, streaming, into the output directory ``output``.
 
@@ -118,6 +119,9 @@ def annotate(
     address: with ``engine="ray"``, the address of a Ray cluster to connect to (``ray.init(address=...)``);
         None starts a local Ray, or uses the one this process already initialized.
     actors: with ``engine="ray"``, the number of actors (one CPU each); None: one per CPU of the cluster.
+    component_settings: ``{component: {setting: value}}``, prediction settings of the pipeline's spacy_el
+        components applied once it is loaded (``pipe.configure``; every worker applies them too). They are
+        recorded in the manifest, and ``resume`` refuses other ones. A loaded ``Language`` is configured in place.
     RETURNS: the :class:`Summary` of the run; documents that failed are in ``OUTPUT/errors.jsonl``.
     """
     _check_options(batch_size, chunk_size, n_process, top_candidates, engine, actors, address)
@@ -129,6 +133,10 @@ def annotate(
 
         check_ray(fmt)  # before anything is written: Ray installed, an output format it can write
     settings = {**reader.describe(), "output_format": fmt, "top_candidates": top_candidates}
+    if component_settings:
+        component_settings = {name: dict(changes) for name, changes in component_settings.items()}
+        settings["component_settings"] = component_settings  # only when given: older manifests resume as before
+        pipeline = _configured(pipeline, component_settings)
     out = OutputDir(Path(output), fmt, settings)
     state = out.open(resume=resume, overwrite=overwrite)
     carried_schema = reader.carried_schema() if fmt == "parquet" and reader.format == "parquet" else None
@@ -186,6 +194,17 @@ def annotate(
         resumed_from=skip, parts=state["parts"], seconds=round(time.perf_counter() - start_time, 3),
         errors=str(out.errors_path) if out.errors_path.exists() else None,
     )
+
+
+def _configured(pipeline: Any, component_settings: Dict[str, Dict[str, Any]]) -> Any:
+    """A loaded ``Language`` configured now; a name, what every engine loads and then configures."""
+    from spacy.language import Language
+
+    if isinstance(pipeline, Language):
+        from ..pipeline.configure import configure_pipeline
+
+        return configure_pipeline(pipeline, component_settings, "annotate")
+    return ConfiguredPipeline(str(pipeline), component_settings)
 
 
 def _open_engine(engine: str, pipeline: Any, n_process: int, batch_size: int, top_candidates: int, docbin: bool,

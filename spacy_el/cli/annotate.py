@@ -1,4 +1,5 @@
-"""``python -m spacy_el annotate PIPELINE INPUT OUTPUT``: annotate a corpus, streaming and resumable."""
+"""``python -m spacy_el annotate PIPELINE INPUT OUTPUT [--components.NAME.SETTING VALUE ...]``: annotate a corpus,
+streaming and resumable."""
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -26,8 +27,9 @@ class Engine(str, Enum):
     ray = "ray"
 
 
-@app.command("annotate")
+@app.command("annotate", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def annotate_cli(
+    ctx: typer.Context,
     pipeline: str = typer.Argument(..., help="Pipeline package name or path"),
     input_path: Path = typer.Argument(..., help="A text file (one document per line), .jsonl, .parquet, or a directory of .txt files"),
     output: Path = typer.Argument(..., help="Output directory: part-<n> files, errors.jsonl, manifest.json"),
@@ -51,8 +53,14 @@ def annotate_cli(
 ) -> None:
     """Annotate a corpus with a pipeline: one record per document (entities, links, candidates, coreference
     clusters), committed chunk by chunk so that --resume continues a killed run without losing or repeating
-    a document. Documents that fail go to OUTPUT/errors.jsonl."""
+    a document. Documents that fail go to OUTPUT/errors.jsonl. Prediction settings of the pipeline's spacy_el
+    components as config overrides: --components.joint_coref_linker.predict_max_antecedents 100."""
+    from spacy.cli._util import parse_config_overrides
+
     from ..annotate import annotate
+    from ..pipeline.configure import settings_from_overrides
+
+    component_settings = settings_from_overrides(parse_config_overrides(ctx.args), "annotate")
 
     if gpu_id >= 0:
         if engine == Engine.ray:
@@ -67,6 +75,7 @@ def annotate_cli(
         docbin=docbin, text_field=text_field, id_field=id_field, batch_size=batch_size, chunk_size=chunk_size,
         n_process=n_process, top_candidates=top_candidates, resume=resume, overwrite=overwrite,
         progress=show_progress, engine=engine.value, address=address, actors=actors,
+        component_settings=component_settings,
     )
     msg.table(
         [["read", summary.read], ["written", summary.written], ["failed", summary.failed],

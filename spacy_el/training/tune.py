@@ -17,6 +17,7 @@ from spacy.language import Language
 from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback
 
+from ..pipeline.configure import configurable_pipe
 from .resume import replace_dir
 
 __all__ = ["TUNED_META", "Tuned", "kept_index", "save_pipeline", "tune_setting"]
@@ -56,11 +57,7 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
         raise ValueError("[spacy_el] tune: give at least one value to try.")
     if min_gain < 0:
         raise ValueError(f"[spacy_el] tune: min_gain is a score difference of 0 or more, got {min_gain}.")
-    if component not in nlp.pipe_names:
-        raise ValueError(f"[spacy_el] tune: the pipeline has no component {component!r} (it has {', '.join(nlp.pipe_names)}).")
-    pipe = nlp.get_pipe(component)
-    if not hasattr(pipe, "configure"):
-        raise ValueError(f"[spacy_el] tune: {component!r} has no settings to tune (it is not a spacy_el component).")
+    pipe = configurable_pipe(nlp, component, "tune")
     for value in values:  # every value checked before any is scored: a bad one fails at once, naming it
         pipe.settings.updated(**{setting: value})
     weights = dict(nlp.config["training"]["score_weights"])

@@ -1,0 +1,64 @@
+"""Changing prediction settings of a loaded pipeline's spacy_el components, from the command line.
+
+A trained component's prediction settings (``joint_coref_linker``'s ``predict_max_antecedents``, a linker's
+``similarity_weight``) change with ``pipe.configure(...)`` without retraining. ``python -m spacy_el annotate``
+takes them as spaCy takes config overrides, ``--components.NAME.SETTING VALUE``; ``python -m spacy_el tune``
+chooses one on a dev corpus. Both name their component through :func:`configurable_pipe`.
+
+Why not ``spacy.load(path, config=...)``: a spacy_el component saves its settings with its weights, and
+those saved settings are what it predicts with after loading (they include what ``configure`` changed after
+training, which the pipeline's ``config.cfg`` does not). A config override of a setting would be replaced by
+the saved value as the component loads; :func:`configure_pipeline` applies it after loading instead.
+"""
+from typing import Any, Dict, Mapping
+
+from spacy.language import Language
+
+from .obsolete_settings import refuse_obsolete
+
+__all__ = ["configurable_pipe", "configure_pipeline", "settings_from_overrides"]
+
+
+def configurable_pipe(nlp: Language, component: str, command: str) -> Any:
+    """``nlp``'s component ``component``, refused (a ``ValueError`` that starts with ``command``) when the
+    pipeline has none of that name or when it has no settings to change (not a spacy_el component)."""
+    if component not in nlp.pipe_names:
+        raise ValueError(f"[spacy_el] {command}: the pipeline has no component {component!r} "
+                         f"(it has {', '.join(nlp.pipe_names) or 'none'}).")
+    pipe = nlp.get_pipe(component)
+    if not hasattr(pipe, "configure"):
+        raise ValueError(f"[spacy_el] {command}: {component!r} has no settings to change (it is not a spacy_el component).")
+    return pipe
+
+
+def settings_from_overrides(overrides: Mapping[str, Any], command: str) -> Dict[str, Dict[str, Any]]:
+    """``{component: {setting: value}}`` from spaCy-style overrides (``spacy.cli._util.parse_config_overrides``
+    of ``--components.NAME.SETTING VALUE``: ``{"components.NAME.SETTING": value}``). Any other key is refused,
+    naming it: these commands change settings of loaded components, not the config a pipeline is built from."""
+    settings: Dict[str, Dict[str, Any]] = {}
+    for key, value in overrides.items():
+        parts = key.split(".")
+        if len(parts) != 3 or parts[0] != "components" or not all(parts):
+            raise ValueError(
+                f"[spacy_el] {command}: --{key} is not a component setting. Give settings of the pipeline's "
+                "components as --components.NAME.SETTING VALUE, e.g. --components.joint_coref_linker.predict_max_antecedents 100."
+            )
+        settings.setdefault(parts[1], {})[parts[2]] = value
+    return settings
+
+
+def configure_pipeline(nlp: Language, settings: Mapping[str, Mapping[str, Any]], command: str) -> Language:
+    """Apply ``settings`` (``{component: {setting: value}}``) to ``nlp``'s components with ``configure``, each
+    checked as at construction: an unknown component or setting, or a bad value, is refused, naming it, before
+    any is changed. RETURNS ``nlp``."""
+    pipes = {component: configurable_pipe(nlp, component, command) for component in settings}
+    for component, changes in settings.items():
+        pipe = pipes[component]
+        try:
+            refuse_obsolete(pipe.settings_class.component, component, changes)  # says what replaced it
+            pipe.settings.updated(**changes)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"[spacy_el] {command}: {str(err).replace('[spacy_el] ', '', 1)}") from err
+    for component, changes in settings.items():
+        pipes[component].configure(**changes)
+    return nlp
