@@ -23,26 +23,16 @@ from typing import Any, Callable, Dict
 from spacy.language import Language
 from spacy.util import registry
 
+from .configure import configure_pipeline
+
 
 @registry.callbacks("spacy-el.ComponentSettings.v1")
 def component_settings(settings: Dict[str, Dict[str, Any]]) -> Callable[[Language], Language]:
-    """settings: component name -> {setting: value}, applied with the component's ``configure``."""
+    """settings: component name -> {setting: value}, applied with the components' ``configure``, every one
+    checked before any is changed (:func:`spacy_el.pipeline.configure.configure_pipeline`)."""
 
     def apply(nlp: Language) -> Language:
-        for name, values in settings.items():
-            if name not in nlp.component_names:
-                raise ValueError(
-                    f"[spacy_el] spacy-el.ComponentSettings.v1: no component {name!r} in the pipeline "
-                    f"{nlp.component_names}."
-                )
-            pipe = nlp.get_pipe(name)
-            if not hasattr(pipe, "configure"):
-                raise ValueError(
-                    f"[spacy_el] spacy-el.ComponentSettings.v1: {name!r} ({type(pipe).__name__}) is not a spacy_el "
-                    "component; set its options in its own [components] block."
-                )
-            pipe.configure(**dict(values))
-        return nlp
+        return configure_pipeline(nlp, settings, "spacy-el.ComponentSettings.v1")
 
     return apply
 

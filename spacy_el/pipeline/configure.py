@@ -1,14 +1,12 @@
 """Changing prediction settings of a loaded pipeline's spacy_el components, from the command line.
 
 A trained component's prediction settings (``joint_coref_linker``'s ``predict_max_antecedents``, a linker's
-``similarity_weight``) change with ``pipe.configure(...)`` without retraining. ``python -m spacy_el annotate``
-takes them as spaCy takes config overrides, ``--components.NAME.SETTING VALUE``; ``python -m spacy_el tune``
-chooses one on a dev corpus. Both name their component through :func:`configurable_pipe`.
-
-Why not ``spacy.load(path, config=...)``: a spacy_el component saves its settings with its weights, and
-those saved settings are what it predicts with after loading (they include what ``configure`` changed after
-training, which the pipeline's ``config.cfg`` does not). A config override of a setting would be replaced by
-the saved value as the component loads; :func:`configure_pipeline` applies it after loading instead.
+``similarity_weight``) change with ``pipe.configure(...)`` without retraining, and are saved with the component.
+``python -m spacy_el annotate`` takes them as spaCy takes config overrides, ``--components.NAME.SETTING VALUE``,
+and applies them to the loaded pipeline (in every worker); ``python -m spacy_el tune`` chooses one on a dev
+corpus; ``spacy-el.ComponentSettings.v1`` sets them in a composed pipeline's config. All three go through
+:func:`configure_pipeline`. ``spacy.load(path, config={"components": {NAME: {SETTING: value}}})`` works too
+(``KBTorchPipe.from_disk`` keeps a setting the config changed over the saved one).
 """
 from typing import Any, Dict, Mapping
 
@@ -22,12 +20,13 @@ __all__ = ["configurable_pipe", "configure_pipeline", "settings_from_overrides"]
 def configurable_pipe(nlp: Language, component: str, command: str) -> Any:
     """``nlp``'s component ``component``, refused (a ``ValueError`` that starts with ``command``) when the
     pipeline has none of that name or when it has no settings to change (not a spacy_el component)."""
-    if component not in nlp.pipe_names:
+    if component not in nlp.component_names:
         raise ValueError(f"[spacy_el] {command}: the pipeline has no component {component!r} "
-                         f"(it has {', '.join(nlp.pipe_names) or 'none'}).")
+                         f"(it has {', '.join(nlp.component_names) or 'none'}).")
     pipe = nlp.get_pipe(component)
     if not hasattr(pipe, "configure"):
-        raise ValueError(f"[spacy_el] {command}: {component!r} has no settings to change (it is not a spacy_el component).")
+        raise ValueError(f"[spacy_el] {command}: {component!r} ({type(pipe).__name__}) is not a spacy_el component: "
+                         "set its options in its own [components] block.")
     return pipe
 
 

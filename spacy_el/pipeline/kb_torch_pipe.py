@@ -2,6 +2,8 @@
 a PyTorch layer built lazily from dims the KB gives, and serialisation that restores that layer
 before reading its weights, as spacy-experimental's coref does)."""
 import hashlib
+import os
+import uuid
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Tuple, Type
 
@@ -10,6 +12,7 @@ from spacy import util
 from spacy.pipeline import TrainablePipe
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
+from thinc.api import Config
 
 from ..extensions import record_qids
 from ..kb import ElKnowledgeBase
@@ -269,9 +272,38 @@ class KBTorchPipe(TrainablePipe):
             "model": lambda p: p.write_bytes(model_bytes),  # what Model.to_disk writes
         }
         util.to_disk(path, serializers, exclude)
+        self._record_settings_in_pipeline_config(Path(path))
+
+    def _record_settings_in_pipeline_config(self, path: Path) -> None:
+        """Write this component's settings into the ``config.cfg`` of the pipeline being saved (beside ``path``;
+        ``Language.to_disk`` writes it before the components) where ``configure`` changed them after the pipeline
+        was built: the config then says what the component predicts with, and a config override at loading is
+        told apart from it (:meth:`_config_overrides`). Written under a temporary name, renamed into place;
+        nothing where there is no such config.cfg or it has no block of this component's factory."""
+        config_path = path.parent / "config.cfg"
+        if not config_path.is_file():
+            return
+        try:
+            config = Config().from_disk(config_path, interpolate=False)
+            block = config["components"][self.name]
+        except Exception:  # not a pipeline's config, or not one with this component
+            return
+        if not isinstance(block, dict) or block.get("factory") != self.settings_class.component:
+            return
+        changed = {name: _listed(self.cfg[name]) for name in self.settings_class.names()
+                   if name in self.cfg and name in block and _frozen(block[name]) != _frozen(self.cfg[name])}
+        if changed:
+            block.update(changed)
+            tmp = config_path.with_name(f".{config_path.name}.{uuid.uuid4().hex[:8]}.tmp")
+            try:
+                config.to_disk(tmp)
+                os.replace(tmp, config_path)
+            finally:
+                tmp.unlink(missing_ok=True)
 
     def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
         checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_disk reads before "model"
+        overrides = self._config_overrides(Path(path))
         deserializers = {
             "cfg": lambda p: checksum.update(model=self._read_cfg(lambda: srsly.read_json(p), str(p))),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
@@ -279,8 +311,32 @@ class KBTorchPipe(TrainablePipe):
             "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), checksum.get("model")),
         }
         util.from_disk(path, deserializers, exclude)
+        self.cfg.update(overrides)  # over the saved settings: what the config asked for is what runs
         self._after_load()
         return self
+
+    def _config_overrides(self, path: Path) -> Dict[str, Any]:
+        """The settings this component was built with that differ from those the saved pipeline's
+        ``config.cfg`` (beside ``path``) gives it: config overrides at loading, as
+        ``spacy.load(path, config={"components": {name: {setting: value}}})``. The saved settings file, which
+        ``from_disk`` merges into ``cfg``, must not replace them: it holds the settings as they were saved
+        (with any ``configure`` after training, which ``config.cfg`` does not show), and a setting the config
+        did not change keeps that saved value. ``{}`` where there is no such ``config.cfg`` (a component
+        loaded from a folder of its own) or it names no component of this name."""
+        config_path = path.parent / "config.cfg"
+        if not config_path.is_file():
+            return {}
+        try:
+            saved = util.load_config(config_path, interpolate=True)["components"][self.name]
+        except Exception:  # not a pipeline's config (or not this component's): nothing to compare with
+            return {}
+        if not isinstance(saved, dict):
+            return {}
+        defaults = self.settings_class.defaults()
+        return {
+            name: self.cfg[name] for name in self.settings_class.names()
+            if name in self.cfg and _frozen(self.cfg[name]) != _frozen(saved.get(name, defaults.get(name, _UNSET)))
+        }
 
     def _kb_from_disk(self, path: Path) -> None:
         # Memory-mapped: processes that load the same pipeline (annotate workers, Ray actors) share the KB's
@@ -292,6 +348,11 @@ class KBTorchPipe(TrainablePipe):
                 f"--component {self.name}"
             )
         self.kb.from_disk(path, mmap=True)
+
+
+def _listed(value: Any) -> Any:
+    """A tuple as a list (as a config holds a list of strings)."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _frozen(value: Any) -> Any:
