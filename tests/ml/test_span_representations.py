@@ -157,3 +157,31 @@ def test_prune_spans_non_crossing_sorted_top_n(seed):
     assert kept.tolist() == ref
     # The best span is always kept.
     assert int(torch.argmax(scores)) in kept.tolist()
+
+
+@pytest.mark.parametrize("width_emb, bias", [(20, True), (0, True), (8, False)])
+def test_projector_gives_the_first_layer_of_g_without_building_g(width_emb, bias):
+    torch.manual_seed(0)
+    embedder = SpanEmbedder(width_in=16, max_width=5, width_emb=width_emb, ffnn=12, dropout=0.3).eval()
+    linear = torch.nn.Linear(embedder.out_width, 10, bias=bias)
+    tokens = torch.randn(23, 16)
+    spans = enumerate_spans(23, 5)
+    expected = linear(embedder(tokens, spans))  # eval mode: no dropout
+    project = embedder.projector(tokens, linear)
+    assert torch.allclose(project(spans), expected, atol=1e-5)
+    chunked = torch.cat([project(chunk) for chunk in spans.split(17)])  # chunks of a long document
+    assert torch.allclose(chunked, expected, atol=1e-5)
+    assert project(spans[:0]).shape == (0, 10)
+
+
+def test_projector_refuses_what_forward_refuses():
+    embedder = SpanEmbedder(width_in=4, max_width=2, width_emb=3)
+    project = embedder.projector(torch.randn(6, 4), torch.nn.Linear(embedder.out_width, 5))
+    with pytest.raises(ValueError, match="max_width"):
+        project(torch.tensor([[0, 3]]))
+    with pytest.raises(ValueError, match="invalid span"):
+        project(torch.tensor([[4, 7]]))
+    with pytest.raises(ValueError, match="15 features"):
+        embedder.projector(torch.randn(6, 4), torch.nn.Linear(14, 5))
+    with pytest.raises(ValueError, match="token_vectors"):
+        embedder.projector(torch.randn(6, 5), torch.nn.Linear(embedder.out_width, 5))

@@ -170,12 +170,13 @@ class JointCorefModule(nn.Module):
         """Indices into ``doc.spans`` of the pruned spans plus the forced ones, in document order.
 
         The pruning scores take no gradient, so they are computed without dropout, in training too: the spans
-        are pruned as in prediction, and no dropout mask is drawn over every enumerated span."""
-        with torch.no_grad(), _without_dropout(self.span_embedder, self.scorer.mention_ffnn):
-            scores = torch.cat([
-                self.scorer.mention_ffnn(self.span_embedder(vectors, chunk)).squeeze(-1)
-                for chunk in spans.split(PRUNE_CHUNK)
-            ])
+        are pruned as in prediction, and no dropout mask is drawn over every enumerated span. ``Phi_p``'s first
+        layer is applied per token, not per span (:meth:`SpanEmbedder.projector`): every enumerated span is
+        scored without building its ``g``."""
+        first, tail = self.scorer.mention_ffnn[0], self.scorer.mention_ffnn[1]
+        with torch.no_grad(), _without_dropout(self.scorer.mention_ffnn):
+            project = self.span_embedder.projector(vectors, first)
+            scores = torch.cat([tail(project(chunk)).squeeze(-1) for chunk in spans.split(PRUNE_CHUNK)])
         kept = prune_spans(scores, spans, doc.n_keep)
         if len(doc.forced):
             kept = torch.unique(torch.cat([kept, torch.as_tensor(doc.forced, device=kept.device)]))
