@@ -651,8 +651,8 @@ def refinement_set_rows(args: argparse.Namespace, folder: str, suffix: str, trai
             note = f"{trained}, seed {seed}" if seed else trained
             scored_rows = score_refinement(args, seed_folder, refinement, seeded(system, seed), dataset, gold, note,
                                            report_missing=report_missing and not seed)
-            if scored_rows is not None:
-                scored[seed] = scored_rows
+            if scored_rows is not None:  # the model's own rows: not those of its predict_max_antecedents sweep
+                scored[seed] = [r for r in scored_rows if r["system"] == seeded(system, seed)]
                 rows += scored_rows
         rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], ("coref_avg_f",))
     return rows

@@ -651,8 +651,13 @@ PROSE: Dict[str, Prose] = {
         "(`coref_none_converged_coarse`: MUC {muc}, B³ {b3}, CEAF-e {ceafe}), against {none} with the nearest "
         "window; without the singletons {coarse_nos} against {none_nos}. Its dev score leads from the first "
         "evaluations on: {c240} against {n240} at step 240, {c560} against {n560} at step 560, {c_best} at best "
-        "(step 960) against {n_best}. One seed.",
+        "(step 960) against {n_best}. A second seed (`train-jcl-litbank-converged-coarse-seed1`) scores {seed1} "
+        "(`coref_none_converged_coarse_seed1`; {seed1_swept} with the antecedents chosen on dev): {mean} over the "
+        "two seeds (`coref_none_converged_coarse_seed_mean`).",
         {"coarse": ("coref_none_converged_coarse", "litbank-test", "coref_avg_f"),
+         "seed1": ("coref_none_converged_coarse_seed1", "litbank-test", "coref_avg_f"),
+         "seed1_swept": ("coref_none_converged_coarse_seed1_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "mean": ("coref_none_converged_coarse_seed_mean", "litbank-test", "coref_avg_f"),
          "muc": ("coref_none_converged_coarse", "litbank-test", "coref_muc_f"),
          "b3": ("coref_none_converged_coarse", "litbank-test", "coref_b3_f"),
          "ceafe": ("coref_none_converged_coarse", "litbank-test", "coref_ceafe_f"),

@@ -116,3 +116,21 @@ def test_a_refinement_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: P
         ("coref_none_converged_seed_mean", 0.55, "mean over seeds 0, 1")]
     assert ("litbank-converged-seed1", "coref_entity_equalization_converged_seed1", False) in calls
     assert not any(report for _, _, report in calls)  # a variant's missing models go unmentioned
+
+
+def test_the_seed_mean_averages_the_models_own_rows_not_their_antecedent_sweeps(tmp_path: Path, monkeypatch):
+    (tmp_path / "litbank-converged").mkdir()
+    (tmp_path / "litbank-converged-seed1").mkdir()
+
+    def fake_score_refinement(args, folder, refinement, name, dataset, gold, trained, report_missing=False):
+        if refinement != "none":
+            return None
+        value = 0.6 if folder.endswith("-seed1") else 0.5
+        return [row(name, dataset, "coref_avg_f", value, trained),  # with --sweep-antecedents: the dev-chosen rows too
+                row(f"{name}_predict_antecedents", dataset, "coref_avg_f", value + 0.1, trained)]
+
+    monkeypatch.setattr(joint_coref_linker, "score_refinement", fake_score_refinement)
+    args = SimpleNamespace(models=str(tmp_path), variants=["converged"])
+    rows = joint_coref_linker.refinement_rows(args, "litbank", "litbank-test", [])
+    means = [(r["system"], r["value"]) for r in rows if r["system"].endswith("_seed_mean")]
+    assert means == [("coref_none_converged_seed_mean", 0.55)]
