@@ -320,8 +320,9 @@ class KBTorchPipe(TrainablePipe):
         ``config.cfg`` (beside ``path``) gives it: config overrides at loading, as
         ``spacy.load(path, config={"components": {name: {setting: value}}})``. The saved settings file, which
         ``from_disk`` merges into ``cfg``, must not replace them: it holds the settings as they were saved
-        (with any ``configure`` after training, which ``config.cfg`` does not show), and a setting the config
-        did not change keeps that saved value. ``{}`` where there is no such ``config.cfg`` (a component
+        (with any ``configure`` after training, which the ``config.cfg`` of a pipeline saved before
+        :meth:`_record_settings_in_pipeline_config` does not show), and a setting the config did not change
+        keeps that saved value. ``{}`` where there is no such ``config.cfg`` (a component
         loaded from a folder of its own) or it names no component of this name."""
         config_path = path.parent / "config.cfg"
         if not config_path.is_file():
