@@ -57,17 +57,13 @@ def pruning_inputs(nlp: Any, texts: List[str]) -> List[Tuple[Any, Any, int]]:
 
 
 def scorers(module: Any) -> Dict[str, Callable[[Any, Any], Any]]:
-    """Each way's ``(vectors, spans) -> (S,)`` mention scores, without gradients, in chunks."""
+    """Each way's ``(vectors, spans) -> (S,)`` mention scores, in chunks: the per-token way is the module's own."""
     ffnn, embedder = module.scorer.mention_ffnn, module.span_embedder
 
     def per_span(vectors: Any, spans: Any) -> Any:
         return torch.cat([ffnn(embedder(vectors, chunk)).squeeze(-1) for chunk in spans.split(jcl_modules.PRUNE_CHUNK)])
 
-    def per_token(vectors: Any, spans: Any) -> Any:
-        project = embedder.projector(vectors, ffnn[0])
-        return torch.cat([ffnn[1](project(chunk)).squeeze(-1) for chunk in spans.split(jcl_modules.PRUNE_CHUNK)])
-
-    return {"pruning_per_span": per_span, "pruning_per_token": per_token}
+    return {"pruning_per_span": per_span, "pruning_per_token": module.pruning_scores}
 
 
 def measure(module: Any, inputs: List[Tuple[Any, Any, int]], rounds: int) -> Tuple[Dict[str, List[float]], int, float]:

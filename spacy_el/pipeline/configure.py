@@ -14,7 +14,7 @@ from spacy.language import Language
 
 from .obsolete_settings import refuse_obsolete
 
-__all__ = ["configurable_pipe", "configure_pipeline", "settings_from_overrides"]
+__all__ = ["check_settings", "configurable_pipe", "configure_pipeline", "settings_from_overrides"]
 
 
 def configurable_pipe(nlp: Language, component: str, command: str) -> Any:
@@ -52,12 +52,18 @@ def configure_pipeline(nlp: Language, settings: Mapping[str, Mapping[str, Any]],
     any is changed. RETURNS ``nlp``."""
     pipes = {component: configurable_pipe(nlp, component, command) for component in settings}
     for component, changes in settings.items():
-        pipe = pipes[component]
-        try:
-            refuse_obsolete(pipe.settings_class.component, component, changes)  # says what replaced it
-            pipe.settings.updated(**changes)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"[spacy_el] {command}: {str(err).replace('[spacy_el] ', '', 1)}") from err
+        check_settings(pipes[component], component, changes, command)
     for component, changes in settings.items():
         pipes[component].configure(**changes)
     return nlp
+
+
+def check_settings(pipe: Any, component: str, changes: Mapping[str, Any], command: str) -> None:
+    """Refuse ``changes`` to ``pipe`` (the pipeline's ``component``) as ``configure`` would, without applying them:
+    a removed setting (saying what replaced it), an unknown one or a bad value, in a ``ValueError`` that starts
+    with ``command``."""
+    try:
+        refuse_obsolete(pipe.settings_class.component, component, changes)
+        pipe.settings.updated(**changes)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"[spacy_el] {command}: {str(err).replace('[spacy_el] ', '', 1)}") from err

@@ -17,7 +17,7 @@ from thinc.api import Config
 from ..extensions import record_qids
 from ..kb import ElKnowledgeBase
 from .obsolete_settings import migrate_obsolete_settings, refuse_obsolete
-from .settings import ComponentSettings
+from .settings import ComponentSettings, config_value
 
 #: The settings-file key of the model file's checksum (not a setting: never in ``cfg``).
 MODEL_CHECKSUM = "model_checksum"
@@ -281,16 +281,11 @@ class KBTorchPipe(TrainablePipe):
         told apart from it (:meth:`_config_overrides`). Written under a temporary name, renamed into place;
         nothing where there is no such config.cfg or it has no block of this component's factory."""
         config_path = path.parent / "config.cfg"
-        if not config_path.is_file():
+        found = self._pipeline_config_block(config_path, interpolate=False)
+        if found is None or found[1].get("factory") != self.settings_class.component:
             return
-        try:
-            config = Config().from_disk(config_path, interpolate=False)
-            block = config["components"][self.name]
-        except Exception:  # not a pipeline's config, or not one with this component
-            return
-        if not isinstance(block, dict) or block.get("factory") != self.settings_class.component:
-            return
-        changed = {name: _listed(self.cfg[name]) for name in self.settings_class.names()
+        config, block = found
+        changed = {name: config_value(self.cfg[name]) for name in self.settings_class.names()
                    if name in self.cfg and name in block and _frozen(block[name]) != _frozen(self.cfg[name])}
         if changed:
             block.update(changed)
@@ -315,6 +310,18 @@ class KBTorchPipe(TrainablePipe):
         self._after_load()
         return self
 
+    def _pipeline_config_block(self, config_path: Path, interpolate: bool) -> Optional[Tuple[Config, Dict[str, Any]]]:
+        """``(config, its [components.<name>] block)`` of the pipeline config ``config_path``; None where there is
+        no such file, it is not a pipeline's config or it has no block for this component."""
+        if not config_path.is_file():
+            return None
+        try:
+            config = Config().from_disk(config_path, interpolate=interpolate)
+            block = config["components"][self.name]
+        except Exception:  # not a pipeline's config, or not one with this component
+            return None
+        return (config, block) if isinstance(block, dict) else None
+
     def _config_overrides(self, path: Path) -> Dict[str, Any]:
         """The settings this component was built with that differ from those the saved pipeline's
         ``config.cfg`` (beside ``path``) gives it: config overrides at loading, as
@@ -324,15 +331,10 @@ class KBTorchPipe(TrainablePipe):
         :meth:`_record_settings_in_pipeline_config` does not show), and a setting the config did not change
         keeps that saved value. ``{}`` where there is no such ``config.cfg`` (a component
         loaded from a folder of its own) or it names no component of this name."""
-        config_path = path.parent / "config.cfg"
-        if not config_path.is_file():
+        found = self._pipeline_config_block(path.parent / "config.cfg", interpolate=True)
+        if found is None:
             return {}
-        try:
-            saved = util.load_config(config_path, interpolate=True)["components"][self.name]
-        except Exception:  # not a pipeline's config (or not this component's): nothing to compare with
-            return {}
-        if not isinstance(saved, dict):
-            return {}
+        saved = found[1]
         defaults = self.settings_class.defaults()
         return {
             name: self.cfg[name] for name in self.settings_class.names()
@@ -349,11 +351,6 @@ class KBTorchPipe(TrainablePipe):
                 f"--component {self.name}"
             )
         self.kb.from_disk(path, mmap=True)
-
-
-def _listed(value: Any) -> Any:
-    """A tuple as a list (as a config holds a list of strings)."""
-    return list(value) if isinstance(value, tuple) else value
 
 
 def _frozen(value: Any) -> Any:

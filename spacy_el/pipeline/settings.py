@@ -71,7 +71,7 @@ class ComponentSettings:
     @classmethod
     def defaults(cls) -> Dict[str, Any]:
         """Setting -> default, for the factory's ``default_config``."""
-        return {f.name: _plain(f.default) for f in fields(cls) if f.default is not MISSING}
+        return {f.name: config_value(f.default) for f in fields(cls) if f.default is not MISSING}
 
     @classmethod
     def from_cfg(cls: "type[S]", cfg: Mapping[str, Any]) -> S:
@@ -94,10 +94,10 @@ class ComponentSettings:
 
     def to_cfg(self) -> Dict[str, Any]:
         """Setting -> value, as saved in the component's ``cfg``."""
-        return {name: _plain(value) for name, value in asdict(self).items()}
+        return {name: config_value(value) for name, value in asdict(self).items()}
 
 
-def _plain(value: Any) -> Any:
+def config_value(value: Any) -> Any:
     """A setting's value as config and JSON hold it: a tuple (``Tuple[str, ...]``) as a list."""
     return list(value) if isinstance(value, tuple) else value
 

@@ -17,7 +17,7 @@ from spacy.language import Language
 from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback
 
-from ..pipeline.configure import configurable_pipe
+from ..pipeline.configure import check_settings, configurable_pipe
 from .resume import replace_dir
 
 __all__ = ["TUNED_META", "Tuned", "kept_index", "save_pipeline", "tune_setting"]
@@ -59,7 +59,7 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
         raise ValueError(f"[spacy_el] tune: min_gain is a score difference of 0 or more, got {min_gain}.")
     pipe = configurable_pipe(nlp, component, "tune")
     for value in values:  # every value checked before any is scored: a bad one fails at once, naming it
-        pipe.settings.updated(**{setting: value})
+        check_settings(pipe, component, {setting: value}, "tune")
     weights = dict(nlp.config["training"]["score_weights"])
     evaluate = create_evaluation_callback(nlp, dev_corpus, weights)
     scores: List[Tuple[Any, float]] = []

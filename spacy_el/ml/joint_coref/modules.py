@@ -166,17 +166,21 @@ class JointCorefModule(nn.Module):
             result.append(self.token_norm(vectors))
         return result
 
+    def pruning_scores(self, vectors: Any, spans: Any) -> Any:
+        """``(S,)`` ``Phi_p`` of every span of ``spans`` ``(S, 2)`` over token vectors ``(T, d)``, in chunks of
+        :data:`PRUNE_CHUNK` spans. ``Phi_p``'s first layer is applied per token, not per span
+        (:meth:`SpanEmbedder.projector`): no span's ``g`` is built."""
+        first, tail = self.scorer.mention_ffnn[0], self.scorer.mention_ffnn[1]
+        project = self.span_embedder.projector(vectors, first)
+        return torch.cat([tail(project(chunk)).squeeze(-1) for chunk in spans.split(PRUNE_CHUNK)])
+
     def _kept(self, vectors: Any, spans: Any, doc: DocInputs) -> Any:
         """Indices into ``doc.spans`` of the pruned spans plus the forced ones, in document order.
 
         The pruning scores take no gradient, so they are computed without dropout, in training too: the spans
-        are pruned as in prediction, and no dropout mask is drawn over every enumerated span. ``Phi_p``'s first
-        layer is applied per token, not per span (:meth:`SpanEmbedder.projector`): every enumerated span is
-        scored without building its ``g``."""
-        first, tail = self.scorer.mention_ffnn[0], self.scorer.mention_ffnn[1]
+        are pruned as in prediction, and no dropout mask is drawn over every enumerated span."""
         with torch.no_grad(), _without_dropout(self.scorer.mention_ffnn):
-            project = self.span_embedder.projector(vectors, first)
-            scores = torch.cat([tail(project(chunk)).squeeze(-1) for chunk in spans.split(PRUNE_CHUNK)])
+            scores = self.pruning_scores(vectors, spans)
         kept = prune_spans(scores, spans, doc.n_keep)
         if len(doc.forced):
             kept = torch.unique(torch.cat([kept, torch.as_tensor(doc.forced, device=kept.device)]))
