@@ -11,7 +11,7 @@ from spacy_el.annotate.compute import ConfiguredPipeline, InProcessEngine, load_
 from spacy_el.cli import app
 from spacy_el.pipeline.configure import configure_pipeline, settings_from_overrides
 
-from ..pipeline.test_joint_coref_linker import NAME, initialize, make_nlp
+from ..pipeline.test_joint_coref_linker import NAME, saved_initialized
 from .conftest import TEXTS, write_inputs
 
 runner = CliRunner()
@@ -22,9 +22,7 @@ FEWER = {NAME: {"predict_max_antecedents": 1}}
 def jcl_dir(tiny_encoder, tmp_path_factory):
     """A tiny initialised joint_coref_linker pipeline on disk (predict_max_antecedents 0: the model's 50)."""
     root = tmp_path_factory.mktemp("annotate_settings")
-    nlp, kb_dir = make_nlp(tiny_encoder, root)
-    initialize(nlp, kb_dir)
-    nlp.to_disk(root / "model")
+    saved_initialized(tiny_encoder, root)
     return root / "model"
 
 

@@ -77,6 +77,16 @@ def initialize(nlp: Language, kb_dir) -> None:
     nlp.get_pipe(NAME).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
 
 
+def saved_initialized(tiny_encoder: str, root, **settings) -> Language:
+    """A tiny initialised pipeline (configured with ``settings``) saved to ``root / "model"``; RETURNS it."""
+    nlp, kb_dir = make_nlp(tiny_encoder, root)
+    initialize(nlp, kb_dir)
+    if settings:
+        nlp.get_pipe(NAME).configure(**settings)
+    nlp.to_disk(root / "model")
+    return nlp
+
+
 def predicted(docs):
     """Per doc: sorted (mention spans, kb_id) per cluster."""
     out = []

@@ -6,17 +6,14 @@ import shutil
 import pytest
 import spacy
 
-from .test_joint_coref_linker import NAME, initialize, make_nlp
+from .test_joint_coref_linker import NAME, make_nlp, saved_initialized
 
 
 @pytest.fixture(scope="module")
 def configured_dir(tiny_encoder, tmp_path_factory):
     """A tiny joint_coref_linker pipeline saved after ``configure(predict_max_antecedents=7)``."""
     root = tmp_path_factory.mktemp("load_overrides")
-    nlp, kb_dir = make_nlp(tiny_encoder, root)
-    initialize(nlp, kb_dir)
-    nlp.get_pipe(NAME).configure(predict_max_antecedents=7)
-    nlp.to_disk(root / "model")
+    saved_initialized(tiny_encoder, root, predict_max_antecedents=7)
     return root / "model"
 
 

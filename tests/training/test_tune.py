@@ -9,7 +9,7 @@ import spacy_el.cli  # noqa: F401  (registers every command)
 from spacy_el.cli._app import app
 from spacy_el.training.tune import TUNED_META, kept_index, save_pipeline, tune_setting
 
-from ..pipeline.test_joint_coref_linker import NAME, TRAIN, initialize, make_nlp, reference_doc
+from ..pipeline.test_joint_coref_linker import NAME, TRAIN, reference_doc, saved_initialized
 
 runner = CliRunner()
 
@@ -18,9 +18,7 @@ runner = CliRunner()
 def saved(tiny_encoder, tmp_path_factory):
     """A tiny initialised joint_coref_linker pipeline on disk and a .spacy dev corpus with gold clusters."""
     root = tmp_path_factory.mktemp("tune")
-    nlp, kb_dir = make_nlp(tiny_encoder, root)
-    initialize(nlp, kb_dir)
-    nlp.to_disk(root / "model")
+    nlp = saved_initialized(tiny_encoder, root)
     dev = root / "dev.spacy"
     DocBin(docs=[reference_doc(nlp.vocab, text, clusters) for text, clusters in TRAIN]).to_disk(dev)
     return root / "model", dev
