@@ -23,11 +23,12 @@ What the component does
   (consistent by construction).
 * **Output** (clusters are written with :func:`spacy_el.corpora.clusters.set_clusters`): a predicted
   cluster is written when it has two or more mentions or a link; a NIL singleton (a kept span
-  hanging from the root alone) only when its mention score ``Phi_p > 0`` and the model is trained
-  with a mention loss (``mention_loss_weight > 0``), since otherwise it cannot be told apart from a
-  pruned non-mention. Each mention span in ``doc.spans["coref_clusters_N"]`` gets its cluster's
-  ``kb_id_`` (a KB id, or ``"NIL"``; ``""`` in ``coref`` mode, which links nothing and leaves the link
-extensions at None) and the extensions
+  hanging from the root alone) only when the model is trained with a mention loss
+  (``mention_loss_weight > 0``), since otherwise it cannot be told apart from a pruned non-mention, and
+  its mention probability ``sigmoid(Phi_p)`` is above ``singleton_threshold`` (0.5: ``Phi_p > 0``).
+  Each mention span in ``doc.spans["coref_clusters_N"]`` gets its cluster's ``kb_id_`` (a KB id, or
+  ``"NIL"``; ``""`` in ``coref`` mode, which links nothing and leaves the link extensions at None) and the
+  extensions
   ``span._.cluster_id`` (N), ``span._.candidate_scores`` (its own top candidates with their
   probabilities under the softmax over NIL and its candidates), ``span._.nil_prob`` (NIL's
   probability there), ``span._.link_score`` (the *cluster's* score for its link: the mean over its
@@ -95,6 +96,7 @@ unchanged: ``update`` refuses to train the encoder (``frozen_encoder_layers`` be
 non-zero ``model.encoder_lr_scale``), and saving refuses an encoder whose weights differ from their source.
 The default (``true``) saves the whole model, as before.
 """
+import math
 import warnings
 from collections import Counter
 from dataclasses import dataclass
@@ -197,6 +199,11 @@ class JointCorefLinkerSettings(ComponentSettings):
     similarity_weight: at prediction, add this times the candidate generator's mention-entity similarity
     (dense or hybrid generators; 0 where it gave none) to each mention-entity edge before decoding (0: off; a
     weight chosen on dev, see the docs).
+    singleton_threshold: at prediction, with a model trained with a mention loss, a NIL singleton (a kept span
+    hanging from the root alone) is written when the mention loss's probability that it is a mention,
+    ``sigmoid(Phi_p)``, is above this (0.5, the default: ``Phi_p > 0``, the threshold the loss is calibrated
+    for; lower writes more singletons: mention recall for precision). Training is unaffected; the evaluations
+    during training use it.
     save_encoder: false = save the trained heads and a checksummed reference to the (unchanged) encoder instead
     of its weights (module docstring, "Saving the heads only"); true = the whole model.
     """
@@ -218,6 +225,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     encoder_checkpointing: bool = False
     held_out_priors: bool = False
     similarity_weight: float = setting(0.0, low=0.0)
+    singleton_threshold: float = setting(0.5, low=0.0, high=1.0)
     save_encoder: bool = True
 
     def check(self) -> None:
@@ -270,6 +278,7 @@ def make_joint_coref_linker(
     encoder_checkpointing: bool = False,
     held_out_priors: bool = False,
     similarity_weight: float = 0.0,
+    singleton_threshold: float = 0.5,
     save_encoder: bool = True,
 ) -> "JointCorefLinker":
     """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
@@ -282,7 +291,7 @@ def make_joint_coref_linker(
         early_steps=early_steps, early_max_antecedents=early_max_antecedents,
         predict_max_antecedents=predict_max_antecedents,
         encoder_checkpointing=encoder_checkpointing, held_out_priors=held_out_priors,
-        similarity_weight=similarity_weight, save_encoder=save_encoder,
+        similarity_weight=similarity_weight, singleton_threshold=singleton_threshold, save_encoder=save_encoder,
     )
 
 
@@ -486,7 +495,7 @@ class JointCorefLinker(KBTorchPipe):
         logits = logits - logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        keep_singletons = self.model.attrs["mention_loss_weight"] > 0
+        singleton_logit = _logit(self.settings.singleton_threshold) if self.model.attrs["mention_loss_weight"] > 0 else math.inf
         result = []
         for mentions, link in zip(decoding.clusters, decoding.links):
             spans = [tuple(int(x) for x in out.spans[m]) for m in mentions]
@@ -494,7 +503,7 @@ class JointCorefLinker(KBTorchPipe):
                 link = _upstream_link([upstream.get(span, "") for span in spans], self.kb, link)
             if (
                 len(mentions) == 1 and link is None and spans[0] not in given
-                and not (keep_singletons and mention_scores[mentions[0]] > 0)
+                and not mention_scores[mentions[0]] > singleton_logit
             ):
                 continue
             info = []
@@ -684,6 +693,15 @@ class JointCorefLinker(KBTorchPipe):
         """The saved mode/refinement apply before the torch layer is rebuilt."""
         self._apply_overrides()
         super()._restore_model(dims)
+
+
+def _logit(probability: float) -> float:
+    """The score whose sigmoid is ``probability`` (0 and 1: minus and plus infinity)."""
+    if probability <= 0.0:
+        return -math.inf
+    if probability >= 1.0:
+        return math.inf
+    return math.log(probability / (1.0 - probability))
 
 
 def _upstream_link(kb_ids: List[str], kb: ElKnowledgeBase, model_link: Optional[int]) -> Optional[int]:

@@ -2,12 +2,12 @@
 a PyTorch layer built lazily from dims the KB gives, and serialisation that restores that layer
 before reading its weights, as spacy-experimental's coref does)."""
 import hashlib
+import json
 import os
 import uuid
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Tuple, Type
 
-import srsly
 from spacy import util
 from spacy.pipeline import TrainablePipe
 from spacy.training import Example, validate_examples
@@ -170,9 +170,17 @@ class KBTorchPipe(TrainablePipe):
             saved[MODEL_CHECKSUM] = _checksum(model_bytes)
         return saved
 
+    def _cfg_json(self, model_bytes: Optional[bytes] = None) -> str:
+        """:meth:`_cfg_to_save` as JSON, by the standard library's ``json``, which writes every float exactly
+        (srsly's keeps ten decimals: 1/3 becomes 0.3333333333 and 1e-20 becomes 0.0, a setting changed on
+        saving)."""
+        return json.dumps(self._cfg_to_save(model_bytes), indent=2)
+
     def _read_cfg(self, read: Callable[[], Any], where: str) -> Optional[Dict[str, Any]]:
-        """Check a saved settings file and merge it into ``cfg``. RETURNS: the model checksum it holds
-        (None from a pipeline saved before checksums). Every error names ``where``: a corrupted settings
+        """Check a saved settings file and merge it into ``cfg``. ``read`` parses it with the standard
+        library's ``json``, which reads a float back exactly as written (srsly's reads 0.3 as
+        0.30000000000000004). RETURNS: the model checksum it holds (None from a pipeline saved before
+        checksums). Every error names ``where``: a corrupted settings
         file otherwise fails far from its cause (a TypeError in ``dict.update``, a shape error later).
         Settings that spacy_el no longer has (saved by an earlier version) are migrated with a warning
         or refused, never merged silently (:mod:`~spacy_el.pipeline.obsolete_settings`)."""
@@ -244,7 +252,7 @@ class KBTorchPipe(TrainablePipe):
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         model_bytes = self._model_bytes(exclude)
         serializers = {
-            "cfg": lambda: srsly.json_dumps(self._cfg_to_save(model_bytes)),
+            "cfg": lambda: self._cfg_json(model_bytes).encode("utf8"),
             "vocab": lambda: self.vocab.to_bytes(exclude=exclude),
             "kb": self.kb.to_bytes,
             "model": lambda: model_bytes,
@@ -254,7 +262,7 @@ class KBTorchPipe(TrainablePipe):
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
         checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_bytes reads before "model"
         deserializers = {
-            "cfg": lambda b: checksum.update(model=self._read_cfg(lambda: srsly.json_loads(b), "bytes")),
+            "cfg": lambda b: checksum.update(model=self._read_cfg(lambda: json.loads(b), "bytes")),
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
             "kb": lambda b: self.kb.from_bytes(b),
             "model": lambda b: self._load_model_bytes(b, "bytes", checksum.get("model")),
@@ -266,7 +274,7 @@ class KBTorchPipe(TrainablePipe):
     def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
         model_bytes = self._model_bytes(exclude)
         serializers = {
-            "cfg": lambda p: srsly.write_json(p, self._cfg_to_save(model_bytes)),
+            "cfg": lambda p: Path(p).write_text(self._cfg_json(model_bytes) + "\n", encoding="utf8"),
             "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
             "kb": lambda p: self.kb.to_disk(p),
             "model": lambda p: p.write_bytes(model_bytes),  # what Model.to_disk writes
@@ -300,7 +308,7 @@ class KBTorchPipe(TrainablePipe):
         checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_disk reads before "model"
         overrides = self._config_overrides(Path(path))
         deserializers = {
-            "cfg": lambda p: checksum.update(model=self._read_cfg(lambda: srsly.read_json(p), str(p))),
+            "cfg": lambda p: checksum.update(model=self._read_cfg(lambda: json.loads(Path(p).read_bytes()), str(p))),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "kb": self._kb_from_disk,
             "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), checksum.get("model")),

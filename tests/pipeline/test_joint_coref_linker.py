@@ -2,6 +2,7 @@
 
 All sentences, names and entities here are invented. torch runs on one thread to keep the CPU quiet.
 """
+import math
 import warnings
 
 import numpy as np
@@ -577,6 +578,39 @@ def test_predict_max_antecedents_is_the_scorers_budget_at_prediction_only(traine
     assert set(budgets) == {None}, "training scores the model's budget"
     with pytest.raises(ValueError, match="predict_max_antecedents"):
         pipe.configure(predict_max_antecedents=-1)
+
+
+def test_singleton_threshold_decides_which_nil_singletons_are_written(trained):
+    other = copy_of(trained[0])
+    pipe = other.get_pipe(NAME)
+    doc = other.make_doc("Zqxv met Wrenna and the old painter at the harbour .")  # no candidates: all NIL
+    _, outputs = pipe.model.predict(pipe._batch([doc]))
+    mention_score = {tuple(int(x) for x in span): float(s) for span, s in zip(outputs[0].spans, outputs[0].mention_scores)}
+
+    def nil_singletons(threshold: float) -> set:
+        pipe.configure(singleton_threshold=threshold)
+        clusters = pipe._clusters(outputs[0], doc)
+        return {c["mentions"][0]["span"] for c in clusters if len(c["mentions"]) == 1 and c["kb_id"] == "NIL"}
+
+    every_kept = nil_singletons(0.0)
+    assert every_kept and nil_singletons(1.0) == set()
+    assert nil_singletons(0.5) == {span for span in every_kept if mention_score[span] > 0}, "0.5 is Phi_p > 0"
+    between = nil_singletons(0.3)
+    assert nil_singletons(0.5) <= between <= every_kept
+    assert between == {span for span in every_kept if mention_score[span] > math.log(0.3 / 0.7)}
+    with pytest.raises(ValueError, match="singleton_threshold"):
+        pipe.configure(singleton_threshold=1.5)
+
+
+def test_float_settings_survive_bytes_and_disk_round_trips_exactly(trained, tmp_path):
+    nlp = copy_of(trained[0])
+    settings = {"similarity_weight": 1 / 3, "singleton_threshold": 0.3, "gold_candidate_dropout": 1e-20}
+    nlp.get_pipe(NAME).configure(**settings)
+    from_bytes = copy_of(nlp)
+    nlp.to_disk(tmp_path / "saved")
+    from_disk = spacy.load(tmp_path / "saved")
+    for loaded in (from_bytes, from_disk):
+        assert {k: getattr(loaded.get_pipe(NAME).settings, k) for k in settings} == settings
 
 
 @pytest.mark.parametrize("scale", [0.0, 0.5])

@@ -110,3 +110,9 @@ def test_the_command_saves_the_pipeline_with_the_value_kept_and_what_was_tried(s
     bad = runner.invoke(app, ["tune", str(model), str(dev), str(tmp_path / "x"), "--setting", "predict_max_antecedents",
                               "--values", "1,,50"])
     assert bad.exit_code != 0 and "empty value" in bad.output
+
+
+def test_values_are_read_exactly_as_written():
+    from spacy_el.cli.tune import parse_values
+
+    assert parse_values("0.3, 0.1,50,true,coarse") == [0.3, 0.1, 50, True, "coarse"]
