@@ -495,7 +495,9 @@ class JointCorefLinker(KBTorchPipe):
         logits = logits - logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)
-        singleton_logit = _logit(self.settings.singleton_threshold) if self.model.attrs["mention_loss_weight"] > 0 else math.inf
+        # Without a mention loss Phi_p is no mention probability: a NIL singleton is never written.
+        trained_for_mentions = self.model.attrs["mention_loss_weight"] > 0
+        singleton_logit = _logit(self.settings.singleton_threshold) if trained_for_mentions else math.inf
         result = []
         for mentions, link in zip(decoding.clusters, decoding.links):
             spans = [tuple(int(x) for x in out.spans[m]) for m in mentions]
