@@ -551,7 +551,8 @@ def training_steps(nlp: Language) -> str:
     ``python -m spacy_el train`` (its ``evaluations.json`` beside ``model-best``), the step of ``model-best``
     and the run's minutes: ``"3,820 steps (best on dev at step 2,674; 81.5 min)"``; a run that stopped
     before ``max_steps`` (patience, ``--max-minutes``, an interruption) says where, by its last evaluation:
-    ``"1,337 of 2,865 steps (...)"``."""
+    ``"1,337 of 2,865 steps (...)"``. Where the evaluations record them, the minutes say what they were
+    measured under (:func:`training_conditions`)."""
     max_steps = nlp.config["training"]["max_steps"]
     evaluations = Path(nlp.path).parent / EVALUATIONS if nlp.path is not None else None
     best = best_evaluation(evaluations) if evaluations is not None else None
@@ -560,7 +561,24 @@ def training_steps(nlp: Language) -> str:
     curve = read_evaluations(evaluations)
     last, minutes = curve[-1]["step"], curve[-1]["seconds"] / 60
     steps = f"{max_steps:,} steps" if not max_steps or last >= max_steps else f"{last:,} of {max_steps:,} steps"
-    return f"{steps} (best on dev at step {best['step']:,}; {minutes:.1f} min)"
+    conditions = training_conditions(curve)
+    return f"{steps} (best on dev at step {best['step']:,}; {minutes:.1f} min{'; ' + conditions if conditions else ''})"
+
+
+def training_conditions(curve: Sequence[Dict[str, Any]]) -> str:
+    """What a run's minutes were measured under, from the evaluations that record it (``spacy_el.training.resume``
+    records ``torch_threads`` and ``load_average`` at each): ``"1 torch thread, load average 2.1 to 2.4 at the
+    evaluations"`` (a load above the torch threads: the cores were shared with other jobs); "" where none
+    records them (runs before they were recorded)."""
+    threads = sorted({e["torch_threads"] for e in curve if e.get("torch_threads") is not None})
+    loads = [e["load_average"] for e in curve if e.get("load_average") is not None]
+    if not threads:
+        return ""
+    text = f"{'/'.join(map(str, threads))} torch thread{'s' if threads != [1] else ''}"
+    if loads:
+        low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
+        text += f", load average {low if low == high else f'{low} to {high}'} at the evaluations"
+    return text
 
 
 def score_model(args: argparse.Namespace, folder: str, system: str, name: str, dataset: str, gold: List[Doc],

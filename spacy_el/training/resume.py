@@ -68,7 +68,9 @@ __all__ = ["train", "train_nlp", "load_for_resume", "EVALUATIONS", "FINISHED", "
 #: Written to ``OUTPUT/checkpoints/`` when a run ends (stop rule or last epoch).
 FINISHED = "finished.json"
 #: ``OUTPUT/evaluations.json``: every evaluation of the run (step, epoch, seconds, weighted score, scores),
-#: across resumed runs: the learning curve.
+#: across resumed runs: the learning curve. Each also records the torch threads and the machine's one-minute
+#: load average then (``torch_threads``, ``load_average``; runs before these existed lack them): what the
+#: seconds were measured under, since a run that shared its cores with other jobs took longer.
 EVALUATIONS = "evaluations.json"
 #: Config settings that may differ between a checkpoint and the run that resumes it (dotted prefixes).
 RESUMABLE_CHANGES = ("training.max_steps", "training.patience", "training.logger")
@@ -172,7 +174,8 @@ class _Progress:
             is_best = info["score"] == max(self.results)[0]
             scores = {k: float(v) for k, v in (info["other_scores"] or {}).items() if isinstance(v, (int, float))}
             self.evaluations.append({"step": info["step"], "epoch": info["epoch"], "seconds": info["seconds"],
-                                     "score": float(info["score"]), "scores": scores})
+                                     "score": float(info["score"]), "scores": scores,
+                                     "torch_threads": _torch_threads(), "load_average": _load_average()})
         info["checkpoints"] = self.results
         return is_best
 
@@ -347,6 +350,14 @@ def _torch_threads() -> int:
     import torch
 
     return torch.get_num_threads()
+
+
+def _load_average() -> Optional[float]:
+    """The one-minute load average (None where the platform has none: Windows)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _loss_value(saved: Any) -> Any:

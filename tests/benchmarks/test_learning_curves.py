@@ -49,6 +49,22 @@ def test_a_trained_runs_note_gives_the_best_step_and_its_minutes(tmp_path: Path)
     assert joint_coref_linker.training_steps(plain) == "750 steps"
 
 
+def test_the_minutes_say_what_they_were_measured_under_where_the_evaluations_record_it(tmp_path: Path):
+    evaluations = write_evaluations(tmp_path / EVALUATIONS, [(80, 500, 0.5), (160, 1000, 0.6)])
+    records = json.loads(evaluations.read_text(encoding="utf8"))
+    assert joint_coref_linker.training_conditions(records) == "", "runs before the conditions were recorded"
+    for record, load in zip(records, (2.14, 2.46)):
+        record.update(torch_threads=1, load_average=load)
+    assert joint_coref_linker.training_conditions(records) == "1 torch thread, load average 2.1 to 2.5 at the evaluations"
+    records[1].update(torch_threads=2, load_average=2.1)
+    assert joint_coref_linker.training_conditions(records) == "1/2 torch threads, load average 2.1 at the evaluations"
+    evaluations.write_text(json.dumps(records), encoding="utf8")
+    (tmp_path / "model-best").mkdir()
+    nlp = SimpleNamespace(config={"training": {"max_steps": 160}}, path=tmp_path / "model-best")
+    assert joint_coref_linker.training_steps(nlp) == (
+        "160 steps (best on dev at step 160; 16.7 min; 1/2 torch threads, load average 2.1 at the evaluations)")
+
+
 def test_variant_folders_give_their_joint_models_curves(tmp_path: Path):
     write_evaluations(tmp_path / "gum-converged" / "global" / EVALUATIONS, [(190, 60, 0.5)])
     (tmp_path / "gum-converged" / "local").mkdir()  # no evaluations.json: no curve

@@ -87,6 +87,8 @@ def test_resumed_run_equals_uninterrupted(request, tmp_path, one_torch_thread, c
 
     assert scores(curves[0]) == scores(curves[1])  # "speed" (words per second) is wall-clock
     assert [e["step"] for e in curves[0]] == list(range(0, full_log[-1]["step"] + 1, 2))
+    # What the seconds were measured under, at each evaluation of both runs.
+    assert all(e["torch_threads"] == 1 and e["load_average"] >= 0 for curve in curves for e in curve)
 
 
 def test_without_interruption_it_is_spacys_train(ner_config, tmp_path, one_torch_thread):
