@@ -594,19 +594,36 @@ def score_model(args: argparse.Namespace, folder: str, system: str, name: str, d
                       max_span_width=span_width_of(nlp))
 
 
+def score_standalone(args: argparse.Namespace, folder: str, name: str, dataset: str, gold: List[Doc], trained: str,
+                     hard: Sequence[Sequence[HardCase]]) -> Optional[List[Row]]:
+    """Rows named ``name`` for Standalone from ``<models>/<folder>/coref`` and ``.../link`` (:func:`standalone`);
+    None when either is missing."""
+    print(f"{dataset}: {name}")
+    paths = {system: model_path(args, folder, system, report_missing=False) for system in ("coref", "link")}
+    if None in paths.values():
+        return None
+    coref, link = (spacy.load(paths[system]) for system in ("coref", "link"))
+    pred = standalone(predict(coref, gold, args.batch_size)[0], predict(link, gold, args.batch_size)[0])
+    return score_rows(name, dataset, gold, pred, f"{trained}, {training_steps(coref)}; predicted mentions", hard,
+                      max_span_width=span_width_of(coref))
+
+
 def joint_seed_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str, gold: List[Doc],
                     hard: Sequence[Sequence[HardCase]], seed0_rows: List[Row]) -> List[Row]:
-    """``<system><suffix>_seed<N>`` rows for the joint models of any ``<models>/<folder>-seed<N>/`` and, for
-    each system that every seed has, ``<system><suffix>_seed_mean`` rows (:data:`SEED_MEAN_METRICS`)."""
+    """``<system><suffix>_seed<N>`` rows for Standalone and the joint models of any ``<models>/<folder>-seed<N>/``
+    and, for each system that every seed has, ``<system><suffix>_seed_mean`` rows (:data:`SEED_MEAN_METRICS`)."""
     seeds = seed_folders(args.models, folder)
     rows: List[Row] = []
-    for system in JOINT:
+    for system in ("standalone", *JOINT):
         name = f"{system}{suffix}"
         seed0 = [r for r in seed0_rows if r["system"] == name]
         scored = {0: seed0} if seed0 else {}
         for seed_folder, seed in seeds[1:]:
-            scored_rows = score_model(args, seed_folder, system, seeded(name, seed), dataset, gold,
-                                      f"{trained}, seed {seed}", hard)
+            note = f"{trained}, seed {seed}"
+            if system == "standalone":
+                scored_rows = score_standalone(args, seed_folder, seeded(name, seed), dataset, gold, note, hard)
+            else:
+                scored_rows = score_model(args, seed_folder, system, seeded(name, seed), dataset, gold, note, hard)
             if scored_rows is not None:
                 scored[seed] = scored_rows
                 rows += scored_rows

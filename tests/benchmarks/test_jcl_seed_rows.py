@@ -79,6 +79,31 @@ def test_a_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: Path, monkey
     assert rows[0]["notes"] == "trained on gum with longer training, seed 1"
 
 
+def test_a_seed_folder_with_coref_and_link_models_gives_standalone_seed_and_mean_rows(tmp_path: Path, monkeypatch):
+    (tmp_path / "gum-converged-seed1").mkdir()
+    calls = []
+
+    def fake_score_standalone(args, folder, name, dataset, gold, trained, hard):
+        calls.append((folder, name, trained))
+        return [row(name, dataset, "elh_f", 0.3, trained)]
+
+    monkeypatch.setattr(joint_coref_linker, "score_standalone", fake_score_standalone)
+    monkeypatch.setattr(joint_coref_linker, "score_model", lambda *args: None)
+    seed0 = [row("standalone_converged", "gum-test", "elh_f", 0.2, "")]
+    rows = joint_coref_linker.joint_seed_rows(SimpleNamespace(models=str(tmp_path)), "gum-converged", "_converged",
+                                              "trained on gum", "gum-test", [], [], seed0)
+    assert calls == [("gum-converged-seed1", "standalone_converged_seed1", "trained on gum, seed 1")]
+    assert [(r["system"], r["value"]) for r in rows] == [("standalone_converged_seed1", 0.3),
+                                                         ("standalone_converged_seed_mean", 0.25)]
+
+
+def test_standalone_needs_both_of_a_seeds_models(tmp_path: Path):
+    (tmp_path / "gum-converged-seed1" / "coref" / "model-best").mkdir(parents=True)
+    args = SimpleNamespace(models=str(tmp_path), batch_size=1)
+    assert joint_coref_linker.score_standalone(args, "gum-converged-seed1", "standalone_converged_seed1", "gum-test",
+                                               [], "trained on gum, seed 1", []) is None
+
+
 def test_refinement_variant_rows_come_from_the_corpus_variant_folder(tmp_path: Path, monkeypatch):
     (tmp_path / "litbank-long").mkdir()
     calls = []
