@@ -176,16 +176,16 @@ class KBTorchPipe(TrainablePipe):
         saving)."""
         return json.dumps(self._cfg_to_save(model_bytes), indent=2)
 
-    def _read_cfg(self, read: Callable[[], Any], where: str) -> Optional[Dict[str, Any]]:
-        """Check a saved settings file and merge it into ``cfg``. ``read`` parses it with the standard
-        library's ``json``, which reads a float back exactly as written (srsly's reads 0.3 as
+    def _read_cfg(self, read: Callable[[], bytes], where: str) -> Optional[Dict[str, Any]]:
+        """Check a saved settings file (``read`` gives its bytes) and merge it into ``cfg``. It is parsed by the
+        standard library's ``json``, which reads a float back exactly as written (srsly's reads 0.3 as
         0.30000000000000004). RETURNS: the model checksum it holds (None from a pipeline saved before
-        checksums). Every error names ``where``: a corrupted settings
-        file otherwise fails far from its cause (a TypeError in ``dict.update``, a shape error later).
-        Settings that spacy_el no longer has (saved by an earlier version) are migrated with a warning
-        or refused, never merged silently (:mod:`~spacy_el.pipeline.obsolete_settings`)."""
+        checksums). Every error names ``where``: a corrupted settings file otherwise fails far from its cause
+        (a TypeError in ``dict.update``, a shape error later). Settings that spacy_el no longer has (saved by
+        an earlier version) are migrated with a warning or refused, never merged silently
+        (:mod:`~spacy_el.pipeline.obsolete_settings`)."""
         try:
-            saved = read()
+            saved = json.loads(read())
         except (ValueError, TypeError, UnicodeDecodeError, OSError) as err:
             raise ValueError(f"[spacy_el] Cannot read the {self.name} settings in {where}: {err}") from err
         if not isinstance(saved, dict):
@@ -262,7 +262,7 @@ class KBTorchPipe(TrainablePipe):
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
         checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_bytes reads before "model"
         deserializers = {
-            "cfg": lambda b: checksum.update(model=self._read_cfg(lambda: json.loads(b), "bytes")),
+            "cfg": lambda b: checksum.update(model=self._read_cfg(lambda: b, "bytes")),
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
             "kb": lambda b: self.kb.from_bytes(b),
             "model": lambda b: self._load_model_bytes(b, "bytes", checksum.get("model")),
@@ -308,7 +308,7 @@ class KBTorchPipe(TrainablePipe):
         checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_disk reads before "model"
         overrides = self._config_overrides(Path(path))
         deserializers = {
-            "cfg": lambda p: checksum.update(model=self._read_cfg(lambda: json.loads(Path(p).read_bytes()), str(p))),
+            "cfg": lambda p: checksum.update(model=self._read_cfg(Path(p).read_bytes, str(p))),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "kb": self._kb_from_disk,
             "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), checksum.get("model")),
