@@ -338,23 +338,10 @@ def seed_means_across_runs(out: Path, new_rows: List[Row], study: str) -> List[R
     """The study's ``<system>_seed_mean`` rows over the seed rows of ``new_rows`` and, for the seeds this run
     did not train, those of the results file ``out``: empty unless every seed of the study has its rows.
     ``<system>`` is a ``..._converged_gpu`` name; seed 0's rows carry it bare, seed N's with ``_seedN``."""
-    from .joint_coref_linker import SEED_MEAN_METRICS, seed_mean_rows
+    from .joint_coref_linker import SEED_MEAN_METRICS, seed_means_across_runs as join_seeds
 
     metrics, dataset = (("coref_avg_f",), "ontogum-test") if study == "ee" else (SEED_MEAN_METRICS, "gum-test")
-    fresh = {(r["system"], r["metric"]) for r in new_rows}
-    earlier = json.loads(out.read_text(encoding="utf8"))["rows"] if out.exists() else []
-    rows = [r for r in earlier if (r["system"], r["metric"]) not in fresh] + list(new_rows)
-    rows = [r for r in rows if r["dataset"] == dataset]
-    bases = {r["system"] for r in rows if r["system"].endswith("_converged_gpu")}
-    means: List[Row] = []
-    for base in sorted(bases):
-        scored: Dict[int, List[Row]] = {}
-        for seed in SEEDS:
-            name = base if seed == 0 else f"{base}_seed{seed}"
-            if any(r["system"] == name for r in rows):
-                scored[seed] = [r for r in rows if r["system"] == name]
-        means += seed_mean_rows(base, dataset, scored, SEEDS, metrics)
-    return means
+    return join_seeds([r for r in new_rows if r["dataset"] == dataset], out, metrics, required_seeds=SEEDS)
 
 
 def study_seeds(text: str) -> List[int]:

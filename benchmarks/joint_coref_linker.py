@@ -35,9 +35,11 @@ Systems and what is measured
 * Coreference-only rows ``coref_<refinement>`` on OntoGUM and LitBank test.
 * Seeds: models trained with another seed (``training/jcl/<corpus>-seed<N>/<system>``, and
   ``training/jcl/<corpus>-<variant folder>-seed<N>/<system>`` for a variant, for the joint systems and the
-  refinements alike) add ``<system>_seed<N>`` rows and, once every seed has the system,
+  refinements alike) add ``<system>_seed<N>`` rows and, once two seeds or more have the system,
   ``<system>_seed_mean`` rows (coreference average F1; for the joint systems also ELm, ELh and the
-  accuracies on multi-mention clusters and hard cases, where the paper's Global and Local differ).
+  accuracies on multi-mention clusters and hard cases, where the paper's Global and Local differ). A partial
+  rerun (``--datasets``, ``--variants``) makes the means with the seeds' rows that the results file already
+  holds, so that seeds trained in different sessions make a mean though a checkout keeps no models.
 
 Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM, AIDA+ and LitBank, which annotate them and
 whose literature counts them; left out on both sides on OntoGUM, as in CoNLL-2012 evaluation; LitBank's
@@ -52,6 +54,7 @@ cluster with a mention whose candidates have the gold entity), ``words_per_s`` a
 one 20k-token document.
 """
 import argparse
+import json
 import multiprocessing
 import re
 from collections import Counter
@@ -448,7 +451,7 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
                 rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, preds[system], note, hard)
     if peers and "global" in preds:
         rows += peer_rows(dataset, gold, preds["global"], kb, f"{trained}; predicted mentions", hard)
-    return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard, rows)
+    return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard)
 
 
 #: The ``similarity_weight`` values that the AIDA dev sweep of a model on another generator tries; 0 (off) too,
@@ -609,25 +612,19 @@ def score_standalone(args: argparse.Namespace, folder: str, name: str, dataset: 
 
 
 def joint_seed_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str, gold: List[Doc],
-                    hard: Sequence[Sequence[HardCase]], seed0_rows: List[Row]) -> List[Row]:
+                    hard: Sequence[Sequence[HardCase]]) -> List[Row]:
     """``<system><suffix>_seed<N>`` rows for Standalone and the joint models of any ``<models>/<folder>-seed<N>/``
-    and, for each system that every seed has, ``<system><suffix>_seed_mean`` rows (:data:`SEED_MEAN_METRICS`)."""
-    seeds = seed_folders(args.models, folder)
+    (their means over the seeds come from :func:`seed_means_across_runs`)."""
     rows: List[Row] = []
     for system in ("standalone", *JOINT):
         name = f"{system}{suffix}"
-        seed0 = [r for r in seed0_rows if r["system"] == name]
-        scored = {0: seed0} if seed0 else {}
-        for seed_folder, seed in seeds[1:]:
+        for seed_folder, seed in seed_folders(args.models, folder)[1:]:
             note = f"{trained}, seed {seed}"
             if system == "standalone":
                 scored_rows = score_standalone(args, seed_folder, seeded(name, seed), dataset, gold, note, hard)
             else:
                 scored_rows = score_model(args, seed_folder, system, seeded(name, seed), dataset, gold, note, hard)
-            if scored_rows is not None:
-                scored[seed] = scored_rows
-                rows += scored_rows
-        rows += seed_mean_rows(name, dataset, scored, [seed for _, seed in seeds], SEED_MEAN_METRICS)
+            rows += scored_rows or []
     return rows
 
 
@@ -673,23 +670,16 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
 
 def refinement_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str,
                         gold: List[Doc], report_missing: bool = False) -> List[Row]:
-    """``coref_<refinement><suffix>`` rows for the mode-coref models in ``<models>/<folder>/`` (seed 0),
-    ``..._seed<N>`` rows for those of any ``<models>/<folder>-seed<N>/`` and, when every seed has the
-    refinement, a ``..._seed_mean`` row (its coreference average F1 averaged over the seeds). With
-    ``report_missing``, a missing seed-0 model is reported."""
-    seeds = seed_folders(args.models, folder)
+    """``coref_<refinement><suffix>`` rows for the mode-coref models in ``<models>/<folder>/`` (seed 0) and
+    ``..._seed<N>`` rows for those of any ``<models>/<folder>-seed<N>/`` (their means over the seeds come from
+    :func:`seed_means_across_runs`). With ``report_missing``, a missing seed-0 model is reported."""
     rows: List[Row] = []
     for refinement in REFINEMENTS:
         system = f"coref_{refinement}{suffix}"
-        scored: Dict[int, List[Row]] = {}
-        for seed_folder, seed in seeds:
+        for seed_folder, seed in seed_folders(args.models, folder):
             note = f"{trained}, seed {seed}" if seed else trained
-            scored_rows = score_refinement(args, seed_folder, refinement, seeded(system, seed), dataset, gold, note,
-                                           report_missing=report_missing and not seed)
-            if scored_rows is not None:  # the model's own rows: not those of its predict_max_antecedents sweep
-                scored[seed] = [r for r in scored_rows if r["system"] == seeded(system, seed)]
-                rows += scored_rows
-        rows += seed_mean_rows(system, dataset, scored, [seed for _, seed in seeds], ("coref_avg_f",))
+            rows += score_refinement(args, seed_folder, refinement, seeded(system, seed), dataset, gold, note,
+                                     report_missing=report_missing and not seed) or []
     return rows
 
 
@@ -782,6 +772,39 @@ def seed_mean_rows(system: str, dataset: str, scored: Dict[int, List[Row]], seed
     return rows
 
 
+#: A seed's results-file name: ``<system>_seed<N>`` (seed 0 keeps the bare ``<system>``, :func:`seeded`).
+SEED_NAME = re.compile(r"(?P<system>.+)_seed(?P<seed>\d+)")
+
+
+def seed_means_across_runs(new_rows: Sequence[Row], earlier: Optional[Path] = None,
+                           metrics: Sequence[str] = SEED_MEAN_METRICS,
+                           required_seeds: Optional[Sequence[int]] = None) -> List[Row]:
+    """``<system>_seed_mean`` rows (:func:`seed_mean_rows`) for each system and test set of which ``new_rows`` hold
+    a seed's rows, over the seeds that have rows: each seed's from ``new_rows``, else from the results file
+    ``earlier``. So seeds trained in different sessions still make a mean once the results hold them all, even
+    where a checkout has lost the models (the rows stay, the models do not). ``required_seeds``: no mean unless
+    every one of them has rows; otherwise any two seeds or more. The seeds' rows are the models' own: a
+    ``<system>_seed1_predict_antecedents`` row is no seed of ``<system>_predict_antecedents``."""
+    def seed_of(r: Row) -> Tuple[str, int]:
+        match = SEED_NAME.fullmatch(r["system"])
+        return (match["system"], int(match["seed"])) if match else (r["system"], 0)
+
+    fresh = {(r["system"], r["dataset"], r["metric"]) for r in new_rows}
+    older = json.loads(earlier.read_text(encoding="utf8"))["rows"] if earlier is not None and earlier.exists() else []
+    rows = [r for r in older if (r["system"], r["dataset"], r["metric"]) not in fresh] + list(new_rows)
+    rows = [r for r in rows if not r["system"].endswith("_seed_mean")]
+    seeded_systems = {(seed_of(r)[0], r["dataset"]) for r in rows if seed_of(r)[1]}
+    touched = sorted({(seed_of(r)[0], r["dataset"]) for r in new_rows} & seeded_systems)
+    means: List[Row] = []
+    for system, dataset in touched:
+        scored: Dict[int, List[Row]] = {}
+        for r in rows:
+            if r["dataset"] == dataset and seed_of(r)[0] == system:
+                scored.setdefault(seed_of(r)[1], []).append(r)
+        means += seed_mean_rows(system, dataset, scored, required_seeds or sorted(scored), metrics)
+    return means
+
+
 def long_doc_run(model: str, text: str, threads: int, settings: Optional[Dict[str, Any]] = None) -> Tuple[float, float, float, bool]:
     """Run ``model`` on one long ``text`` in *this* process: ``(seconds, RSS MB after loading, peak RSS MB
     while the document runs, whether that peak is the document's alone)``. :func:`speed_rows` calls this
@@ -869,7 +892,10 @@ def main() -> None:
     args = parser.parse_args()
     fix_tie_breaks()
     rows = evaluate(args)
-    if args.datasets or args.variants:  # a partial rerun: its rows replace those of the same system, test set and metric
+    partial = bool(args.datasets or args.variants)
+    # The means over the seeds: with a partial rerun, also over the seeds whose rows an earlier run left in --out
+    rows += seed_means_across_runs(rows, Path(args.out) if partial else None)
+    if partial:  # a partial rerun: its rows replace those of the same system, test set and metric
         rows = merge_rerun(Path(args.out), rows, "python -m benchmarks.joint_coref_linker" + "".join(
             f" --{name} " + " ".join(values) for name, values in (("datasets", args.datasets), ("variants", args.variants)) if values))
     out = write_results(Path(args.out), "python -m spacy project run jcl-benchmark projects/joint_coref_linker", rows)

@@ -1,9 +1,10 @@
 """benchmarks.joint_coref_linker: which model folders are seeds and variants, and the rows averaged over seeds."""
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
 from benchmarks import joint_coref_linker
-from benchmarks.joint_coref_linker import JOINT, seed_folders, seed_mean_rows, seeded
+from benchmarks.joint_coref_linker import JOINT, seed_folders, seed_mean_rows, seed_means_across_runs, seeded
 from benchmarks.results_io import row
 
 
@@ -62,7 +63,7 @@ def test_joint_rows_score_the_corpus_then_each_variant_folder(tmp_path: Path, mo
     assert [c[0] for c in calls] == ["aida"]
 
 
-def test_a_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: Path, monkeypatch):
+def test_a_variant_seed_gives_suffixed_seed_rows_and_with_seed_0_a_mean(tmp_path: Path, monkeypatch):
     (tmp_path / "gum-long-seed1").mkdir()
     calls = []
 
@@ -73,13 +74,15 @@ def test_a_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: Path, monkey
     monkeypatch.setattr(joint_coref_linker, "score_model", fake_score_model)
     seed0 = [row("global_long", "gum-test", "elh_f", 0.3, ""), row("global", "gum-test", "elh_f", 0.9, "")]
     rows = joint_coref_linker.joint_seed_rows(SimpleNamespace(models=str(tmp_path)), "gum-long", "_long",
-                                              "trained on gum with longer training", "gum-test", [], [], seed0)
+                                              "trained on gum with longer training", "gum-test", [], [])
     assert calls == [("gum-long-seed1", system, f"{system}_long_seed1") for system in JOINT]
-    assert [(r["system"], r["value"]) for r in rows] == [("global_long_seed1", 0.4), ("global_long_seed_mean", 0.35)]
+    assert [(r["system"], r["value"]) for r in rows] == [("global_long_seed1", 0.4)]
     assert rows[0]["notes"] == "trained on gum with longer training, seed 1"
+    means = seed_means_across_runs(seed0 + rows)
+    assert [(r["system"], r["value"]) for r in means] == [("global_long_seed_mean", 0.35)]
 
 
-def test_a_seed_folder_with_coref_and_link_models_gives_standalone_seed_and_mean_rows(tmp_path: Path, monkeypatch):
+def test_a_seed_folder_with_coref_and_link_models_gives_standalone_seed_rows(tmp_path: Path, monkeypatch):
     (tmp_path / "gum-converged-seed1").mkdir()
     calls = []
 
@@ -89,12 +92,10 @@ def test_a_seed_folder_with_coref_and_link_models_gives_standalone_seed_and_mean
 
     monkeypatch.setattr(joint_coref_linker, "score_standalone", fake_score_standalone)
     monkeypatch.setattr(joint_coref_linker, "score_model", lambda *args: None)
-    seed0 = [row("standalone_converged", "gum-test", "elh_f", 0.2, "")]
     rows = joint_coref_linker.joint_seed_rows(SimpleNamespace(models=str(tmp_path)), "gum-converged", "_converged",
-                                              "trained on gum", "gum-test", [], [], seed0)
+                                              "trained on gum", "gum-test", [], [])
     assert calls == [("gum-converged-seed1", "standalone_converged_seed1", "trained on gum, seed 1")]
-    assert [(r["system"], r["value"]) for r in rows] == [("standalone_converged_seed1", 0.3),
-                                                         ("standalone_converged_seed_mean", 0.25)]
+    assert [(r["system"], r["value"]) for r in rows] == [("standalone_converged_seed1", 0.3)]
 
 
 def test_standalone_needs_both_of_a_seeds_models(tmp_path: Path):
@@ -122,7 +123,7 @@ def test_refinement_variant_rows_come_from_the_corpus_variant_folder(tmp_path: P
     assert "longer training" in rows[0]["notes"]
 
 
-def test_a_refinement_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: Path, monkeypatch):
+def test_a_refinement_variant_seed_gives_suffixed_seed_rows(tmp_path: Path, monkeypatch):
     (tmp_path / "litbank-converged").mkdir()
     (tmp_path / "litbank-converged-seed1").mkdir()
     calls = []
@@ -137,8 +138,7 @@ def test_a_refinement_variant_seed_gives_suffixed_seed_and_mean_rows(tmp_path: P
     rows = joint_coref_linker.refinement_rows(args, "litbank", "litbank-test", [])
     trained = "trained on litbank train with training to a dev plateau (resumable, one evaluation per epoch)"
     assert [(r["system"], r["value"], r["notes"]) for r in rows] == [
-        ("coref_none_converged", 0.5, trained), ("coref_none_converged_seed1", 0.6, f"{trained}, seed 1"),
-        ("coref_none_converged_seed_mean", 0.55, "mean over seeds 0, 1")]
+        ("coref_none_converged", 0.5, trained), ("coref_none_converged_seed1", 0.6, f"{trained}, seed 1")]
     assert ("litbank-converged-seed1", "coref_entity_equalization_converged_seed1", False) in calls
     assert not any(report for _, _, report in calls)  # a variant's missing models go unmentioned
 
@@ -157,5 +157,34 @@ def test_the_seed_mean_averages_the_models_own_rows_not_their_antecedent_sweeps(
     monkeypatch.setattr(joint_coref_linker, "score_refinement", fake_score_refinement)
     args = SimpleNamespace(models=str(tmp_path), variants=["converged"])
     rows = joint_coref_linker.refinement_rows(args, "litbank", "litbank-test", [])
-    means = [(r["system"], r["value"]) for r in rows if r["system"].endswith("_seed_mean")]
+    means = [(r["system"], r["value"]) for r in seed_means_across_runs(rows)]
     assert means == [("coref_none_converged_seed_mean", 0.55)]
+
+
+def f1(system: str, value: float, dataset: str = "litbank-test") -> dict:
+    return row(system, dataset, "coref_avg_f", value, "")
+
+
+def test_a_seed_scored_now_joins_the_seeds_an_earlier_run_left_in_the_results(tmp_path: Path):
+    """A checkout keeps the results, not the models: seed 1 trained in a later session still makes the mean with
+    seed 0's row, whose model is gone."""
+    out = tmp_path / "joint_coref_linker.json"
+    earlier = [f1("coref_ee", 0.5), f1("coref_ee_seed1", 0.9), f1("coref_ee_seed_mean", 0.7), f1("coref_none", 0.3),
+               f1("coref_ee", 0.1, "ontogum-test")]
+    out.write_text(json.dumps({"rows": earlier}))
+    now = [f1("coref_ee_seed1", 0.6)]  # replaces the file's seed-1 row
+    means = seed_means_across_runs(now, out)
+    assert [(r["system"], r["dataset"], r["value"], r["notes"]) for r in means] == [
+        ("coref_ee_seed_mean", "litbank-test", 0.55, "mean over seeds 0, 1")]
+    # seed 0 alone (its other seed in neither) makes none; nor do the systems this run did not score
+    assert seed_means_across_runs([f1("coref_none", 0.4)], out) == []
+    # without the earlier file, only this run's seeds count
+    assert seed_means_across_runs(now) == []
+    assert seed_means_across_runs(now, tmp_path / "missing.json") == []
+
+
+def test_required_seeds_hold_back_a_mean_over_some_of_them(tmp_path: Path):
+    rows = [f1("coref_ee", 0.5), f1("coref_ee_seed1", 0.6)]
+    assert [r["value"] for r in seed_means_across_runs(rows)] == [0.55]
+    assert seed_means_across_runs(rows, required_seeds=(0, 1, 2)) == []
+    assert [r["notes"] for r in seed_means_across_runs(rows + [f1("coref_ee_seed2", 0.7)])] == ["mean over seeds 0, 1, 2"]
