@@ -418,8 +418,13 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
         path = model_path(args, folder, system, report_missing=report)
         if path is not None:
             loaded[system] = spacy.load(path)
-    if not loaded:
-        return []
+    if not loaded:  # seed 0's models are gone (a checkout keeps results, not models) or were never trained
+        seed_model = first_seed_model(args, folder)
+        if seed_model is None:
+            return []
+        pipe = seed_model.get_pipe(NAME)  # the seeds share the KB and the generator: the same hard cases
+        return joint_seed_rows(args, folder, suffix, trained, dataset, gold,
+                               find_hard_cases(pipe.kb, gold, pipe.candidates.top_k))
     any_nlp = next(iter(loaded.values()))
     kb = any_nlp.get_pipe(NAME).kb
     generator = any_nlp.get_pipe(NAME).candidates
@@ -611,6 +616,17 @@ def score_standalone(args: argparse.Namespace, folder: str, name: str, dataset: 
                       max_span_width=span_width_of(coref))
 
 
+def first_seed_model(args: argparse.Namespace, folder: str) -> Optional[Language]:
+    """The first model of ``<models>/<folder>-seed<N>/`` (seeds in order, then coref, link, and :data:`JOINT`),
+    loaded; None where no seed folder has one."""
+    for seed_folder, _ in seed_folders(args.models, folder)[1:]:
+        for system in ("coref", "link", *JOINT):
+            path = model_path(args, seed_folder, system, report_missing=False)
+            if path is not None:
+                return spacy.load(path)
+    return None
+
+
 def joint_seed_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str, gold: List[Doc],
                     hard: Sequence[Sequence[HardCase]]) -> List[Row]:
     """``<system><suffix>_seed<N>`` rows for Standalone and the joint models of any ``<models>/<folder>-seed<N>/``
@@ -649,9 +665,11 @@ VARIANTS = (
 
 def variant_folders(models: str, corpus: str, only: Optional[Sequence[str]] = None) -> List[Tuple[str, str, str]]:
     """``(variant, folder, setting)`` for each of :data:`VARIANTS` (``only``'s, when given) whose folder
-    ``<corpus>-<suffix>`` exists under ``models``."""
+    ``<corpus>-<suffix>`` exists under ``models``, or a seed folder of it (``<corpus>-<suffix>-seed<N>``: seed 0's
+    models may be gone while a later seed's are there)."""
     return [(variant, f"{corpus}-{suffix}", setting) for variant, suffix, setting in VARIANTS
-            if (Path(models) / f"{corpus}-{suffix}").is_dir() and (not only or variant in only)]
+            if (not only or variant in only)
+            and any((Path(models) / seed_folder).is_dir() for seed_folder, _ in seed_folders(models, f"{corpus}-{suffix}"))]
 
 
 def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[Doc]) -> List[Row]:

@@ -188,3 +188,38 @@ def test_required_seeds_hold_back_a_mean_over_some_of_them(tmp_path: Path):
     assert [r["value"] for r in seed_means_across_runs(rows)] == [0.55]
     assert seed_means_across_runs(rows, required_seeds=(0, 1, 2)) == []
     assert [r["notes"] for r in seed_means_across_runs(rows + [f1("coref_ee_seed2", 0.7)])] == ["mean over seeds 0, 1, 2"]
+
+
+def test_a_variant_whose_seed_0_folder_is_gone_is_still_scored_for_its_seeds(tmp_path: Path):
+    (tmp_path / "litbank-converged-coarse-seed1").mkdir()
+    (tmp_path / "gum-long").mkdir()
+    assert [v for v, _, _ in joint_coref_linker.variant_folders(str(tmp_path), "litbank")] == ["converged_coarse"]
+    assert [v for v, _, _ in joint_coref_linker.variant_folders(str(tmp_path), "gum")] == ["long"]
+    assert joint_coref_linker.variant_folders(str(tmp_path), "ontogum") == []
+
+
+def test_without_seed_0_models_the_seed_rows_use_a_seed_models_hard_cases(tmp_path: Path, monkeypatch):
+    pipe = SimpleNamespace(kb="the kb", candidates=SimpleNamespace(top_k=16))
+    monkeypatch.setattr(joint_coref_linker, "first_seed_model", lambda args, folder: SimpleNamespace(get_pipe=lambda name: pipe))
+    monkeypatch.setattr(joint_coref_linker, "find_hard_cases", lambda kb, gold, top_k: [(kb, top_k)])
+    calls = []
+
+    def fake_joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard):
+        calls.append((folder, suffix, hard))
+        return [row(f"global{suffix}_seed1", dataset, "elh_f", 0.4, trained)]
+
+    monkeypatch.setattr(joint_coref_linker, "joint_seed_rows", fake_joint_seed_rows)
+    args = SimpleNamespace(models=str(tmp_path))
+    rows = joint_coref_linker.model_set_rows(args, "gum-converged", "_converged", "trained on gum", "gum-test", [], peers=False)
+    assert calls == [("gum-converged", "_converged", [("the kb", 16)])]
+    assert [r["system"] for r in rows] == ["global_converged_seed1"]
+    # no seed model either: no rows
+    monkeypatch.setattr(joint_coref_linker, "first_seed_model", lambda args, folder: None)
+    assert joint_coref_linker.model_set_rows(args, "gum-converged", "_converged", "trained on gum", "gum-test", [],
+                                             peers=False) == []
+
+
+def test_first_seed_model_looks_through_the_seed_folders_only(tmp_path: Path):
+    (tmp_path / "gum-converged" / "global" / "model-best").mkdir(parents=True)  # seed 0: not a seed model
+    (tmp_path / "gum-converged-seed1").mkdir()
+    assert joint_coref_linker.first_seed_model(SimpleNamespace(models=str(tmp_path)), "gum-converged") is None
