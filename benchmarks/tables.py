@@ -51,6 +51,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_ontogum": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_litbank_refinements": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_coarse": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_coarse_ee": DOCS / "joint_coref_linker.md",
     "coref_ceiling": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
@@ -671,6 +672,42 @@ PROSE: Dict[str, Prose] = {
          "n560": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=560"),
          "c_best": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=960"),
          "n_best": ("coref_none_converged", "litbank-dev", "coref_avg_f@step=960")},
+    ),
+    "joint_coref_linker_coarse_ee": Prose(
+        "joint_coref_linker.json",
+        "Entity Equalization against none with coarse-to-fine antecedents, over two seeds "
+        "(`train-jcl-litbank-converged-coarse` and `-coarse-seed1` with `--vars.refinement entity_equalization`, the "
+        "same 1,200 steps, each model selected on dev; {ee_minutes} min for seed 0 at one torch thread beside seed 1's "
+        "training): Entity Equalization scores {ee0} and {ee1} on LitBank test "
+        "(`coref_entity_equalization_converged_coarse`, `_seed1`), {ee_mean} over the two seeds, against {none0} and "
+        "{none1} for refinement none, {none_mean} over the two. With the antecedents chosen on dev, {ee0_swept} and "
+        "{ee1_swept} against {none0_swept} and {none1_swept}; without the singletons, {ee0_nos} and {ee1_nos} against "
+        "{none0_nos} and {none1_nos}. With the singletons the two refinements differ by less than the two seeds of "
+        "either; without them Entity Equalization is ahead on both seeds, by about as much as none's two seeds differ. "
+        "So on LitBank, as on OntoGUM ([gpu.md](gpu.md)), it shows no clear gain over none at convergence. Its dev "
+        "score starts lower ({ee_80} at step 80, against {none_80}), trails at step 560 ({ee_560} against {none_560}) "
+        "and is level at both runs' best, step 960 ({ee_960} against {none_960}).",
+        {"ee0": ("coref_entity_equalization_converged_coarse", "litbank-test", "coref_avg_f"),
+         "ee1": ("coref_entity_equalization_converged_coarse_seed1", "litbank-test", "coref_avg_f"),
+         "ee_mean": ("coref_entity_equalization_converged_coarse_seed_mean", "litbank-test", "coref_avg_f"),
+         "none0": ("coref_none_converged_coarse", "litbank-test", "coref_avg_f"),
+         "none1": ("coref_none_converged_coarse_seed1", "litbank-test", "coref_avg_f"),
+         "none_mean": ("coref_none_converged_coarse_seed_mean", "litbank-test", "coref_avg_f"),
+         "ee0_swept": ("coref_entity_equalization_converged_coarse_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "ee1_swept": ("coref_entity_equalization_converged_coarse_seed1_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "none0_swept": ("coref_none_converged_coarse_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "none1_swept": ("coref_none_converged_coarse_seed1_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "ee0_nos": ("coref_entity_equalization_converged_coarse", "litbank-test", "coref_avg_f_no_singletons"),
+         "ee1_nos": ("coref_entity_equalization_converged_coarse_seed1", "litbank-test", "coref_avg_f_no_singletons"),
+         "none0_nos": ("coref_none_converged_coarse", "litbank-test", "coref_avg_f_no_singletons"),
+         "none1_nos": ("coref_none_converged_coarse_seed1", "litbank-test", "coref_avg_f_no_singletons"),
+         "ee_minutes": ("coref_entity_equalization_converged_coarse", "litbank-train", "train_minutes"),
+         "ee_80": ("coref_entity_equalization_converged_coarse", "litbank-dev", "coref_avg_f@step=80"),
+         "none_80": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=80"),
+         "ee_560": ("coref_entity_equalization_converged_coarse", "litbank-dev", "coref_avg_f@step=560"),
+         "none_560": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=560"),
+         "ee_960": ("coref_entity_equalization_converged_coarse", "litbank-dev", "coref_avg_f@step=960"),
+         "none_960": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=960")},
     ),
     "joint_coref_linker_gum_coarse": Prose(
         "joint_coref_linker.json",
