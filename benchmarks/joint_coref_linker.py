@@ -810,15 +810,14 @@ def seed_means_across_runs(new_rows: Sequence[Row], earlier: Optional[Path] = No
     fresh = {(r["system"], r["dataset"], r["metric"]) for r in new_rows}
     older = json.loads(earlier.read_text(encoding="utf8"))["rows"] if earlier is not None and earlier.exists() else []
     rows = [r for r in older if (r["system"], r["dataset"], r["metric"]) not in fresh] + list(new_rows)
-    rows = [r for r in rows if not r["system"].endswith("_seed_mean")]
-    seeded_systems = {(seed_of(r)[0], r["dataset"]) for r in rows if seed_of(r)[1]}
-    touched = sorted({(seed_of(r)[0], r["dataset"]) for r in new_rows} & seeded_systems)
+    by_seed: Dict[Tuple[str, str], Dict[int, List[Row]]] = {}  # (system, test set) -> seed -> its rows
+    for r in rows:
+        if not r["system"].endswith("_seed_mean"):
+            system, seed = seed_of(r)
+            by_seed.setdefault((system, r["dataset"]), {}).setdefault(seed, []).append(r)
     means: List[Row] = []
-    for system, dataset in touched:
-        scored: Dict[int, List[Row]] = {}
-        for r in rows:
-            if r["dataset"] == dataset and seed_of(r)[0] == system:
-                scored.setdefault(seed_of(r)[1], []).append(r)
+    for system, dataset in sorted({(seed_of(r)[0], r["dataset"]) for r in new_rows}):
+        scored = by_seed.get((system, dataset), {})  # one seed alone makes no mean (seed_mean_rows)
         means += seed_mean_rows(system, dataset, scored, required_seeds or sorted(scored), metrics)
     return means
 
