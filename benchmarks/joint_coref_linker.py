@@ -61,7 +61,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import spacy
 import torch
@@ -84,7 +84,7 @@ from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluat
                      timed, timed_pipe, using_encoder_dtype, words_per_s)
 from .common import generator_recall as recall_of_generator
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown, suffix_table
+from .tables import PAGES, format_value, markdown_table, publish_table, results_to_markdown, suffix_table
 
 NAME = "joint_coref_linker"
 JOINT = ("local", "global", "global_ee", "global_ee_mean")
@@ -925,6 +925,53 @@ def is_converged(r: Row) -> bool:
     return "converged" in r["system"]
 
 
+class SeedColumn(NamedTuple):
+    """A column of :func:`seed_table`: ``metric`` of each seed's row (``swept``: of its row with the antecedents
+    chosen on dev, :data:`SWEPT`), or with ``mean`` of the ``_seed_mean`` row (the swept rows have no mean)."""
+    header: str
+    metric: str
+    mean: bool = False
+    swept: bool = False
+
+
+#: A value that a comparison lacks so far: its model is not trained or not scored yet.
+NOT_YET = "–"
+
+
+def seed_table(results: Path, label: str, systems: Sequence[Tuple[str, str]], dataset: str,
+               columns: Sequence[SeedColumn], seeds: Sequence[int] = (0, 1)) -> str:
+    """A comparison over seeds on ``dataset``: one line per ``(name, system)`` of ``systems`` (the first column,
+    headed ``label``, gives the name), one cell per column: the seeds' values in seed order joined by " / ", or
+    the mean. :data:`NOT_YET` stands for a row the results lack, so the table also says which runs of the
+    comparison are still to do."""
+    values = {(r["system"], r["metric"]): r["value"] for r in json.loads(results.read_text(encoding="utf8"))["rows"]
+              if r["dataset"] == dataset}
+
+    def cell(system: str, column: SeedColumn) -> str:
+        names = ([f"{system}_seed_mean"] if column.mean else
+                 [seeded(system, seed) + (SWEPT if column.swept else "") for seed in seeds])
+        return " / ".join(format_value(values[name, column.metric]) if (name, column.metric) in values else NOT_YET
+                          for name in names)
+
+    return markdown_table([label, *(column.header for column in columns)],
+                          [[name, *(cell(system, column) for column in columns)] for name, system in systems])
+
+
+#: The two comparisons over seeds at convergence (issue 30): the refinements of the coarse-to-fine LitBank
+#: resolver, and the joint models against Standalone on GUM (nearest window). Each is ``(marker, label,
+#: systems, test set, columns)``.
+SEED_COMPARISONS = (
+    ("refinement_seeds", "refinement", [(r, f"coref_{r}_converged_coarse") for r in REFINEMENTS], "litbank-test",
+     (SeedColumn("coref avg F1, seeds 0 / 1", "coref_avg_f"), SeedColumn("mean", "coref_avg_f", mean=True),
+      SeedColumn("antecedents chosen on dev", "coref_avg_f", swept=True),
+      SeedColumn("no singletons", "coref_avg_f_no_singletons"))),
+    ("mode_seeds", "system", [(s, f"{s}_converged") for s in ("standalone", "local", "global")], "gum-test",
+     (SeedColumn("coref avg F1, seeds 0 / 1", "coref_avg_f"), SeedColumn("mean", "coref_avg_f", mean=True),
+      SeedColumn("ELh, seeds 0 / 1", "elh_f"), SeedColumn("mean", "elh_f", mean=True),
+      SeedColumn("hard cases, seeds 0 / 1", "hard_case_accuracy"))),
+)
+
+
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     """The docs page's section: joint EL + coreference, the hard cases (paper Table 4), the refinement
     comparison, speed and memory."""
@@ -958,6 +1005,8 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
     publish_table(readme, NAME, table)
     curve = suffix_table(results, CURVE_STEP, "step", (*CURVE_METRICS, "train_minutes"))
     publish_table(readme, f"{NAME}_curve", curve)
+    for marker, label, systems, dataset, columns in SEED_COMPARISONS:
+        publish_table(readme, f"{NAME}_{marker}", seed_table(results, label, systems, dataset, columns))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ PAGES: Dict[str, Path] = {
     "ner_stack_lstm": DOCS / "ner_stack_lstm.md",
     "joint_coref_linker": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_curve": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_refinement_seeds": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_mode_seeds": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_converged": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_local_converged": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_standalone_converged": DOCS / "joint_coref_linker.md",

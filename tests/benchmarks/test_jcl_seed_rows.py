@@ -223,3 +223,22 @@ def test_first_seed_model_looks_through_the_seed_folders_only(tmp_path: Path):
     (tmp_path / "gum-converged" / "global" / "model-best").mkdir(parents=True)  # seed 0: not a seed model
     (tmp_path / "gum-converged-seed1").mkdir()
     assert joint_coref_linker.first_seed_model(SimpleNamespace(models=str(tmp_path)), "gum-converged") is None
+
+
+def test_seed_table_gives_each_seed_the_mean_and_the_swept_rows_and_marks_what_is_missing(tmp_path: Path):
+    from benchmarks.joint_coref_linker import NOT_YET, SeedColumn, seed_table
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"rows": [
+        row("coref_none_x", "litbank-test", "coref_avg_f", 0.6), row("coref_none_x_seed1", "litbank-test", "coref_avg_f", 0.7),
+        row("coref_none_x_seed_mean", "litbank-test", "coref_avg_f", 0.65),
+        row("coref_none_x_seed1_predict_antecedents", "litbank-test", "coref_avg_f", 0.71),
+        row("coref_ee_x", "litbank-test", "coref_avg_f", 0.5),
+        row("coref_ee_x_seed1", "gum-test", "coref_avg_f", 0.9),  # another test set: not this table's
+    ]}))
+    table = seed_table(results, "refinement", [("none", "coref_none_x"), ("ee", "coref_ee_x")], "litbank-test",
+                       (SeedColumn("seeds", "coref_avg_f"), SeedColumn("mean", "coref_avg_f", mean=True),
+                        SeedColumn("swept", "coref_avg_f", swept=True)))
+    assert table.splitlines() == [
+        "| refinement | seeds | mean | swept |", "|---|---|---|---|",
+        f"| none | 0.600 / 0.700 | 0.650 | {NOT_YET} / 0.710 |",
+        f"| ee | 0.500 / {NOT_YET} | {NOT_YET} | {NOT_YET} / {NOT_YET} |"]
