@@ -774,6 +774,10 @@ def seeded(system: str, seed: int) -> str:
     return system + (f"_seed{seed}" if seed else "")
 
 
+#: The results-file suffix of a system's mean over its seeds: ``<system>_seed_mean`` (:func:`seed_mean_rows`).
+SEED_MEAN = "_seed_mean"
+
+
 def seed_mean_rows(system: str, dataset: str, scored: Dict[int, List[Row]], seeds: Sequence[int],
                    metrics: Sequence[str]) -> List[Row]:
     """``<system>_seed_mean`` rows: each of ``metrics`` averaged over ``seeds`` (``scored[seed]``: that
@@ -785,7 +789,7 @@ def seed_mean_rows(system: str, dataset: str, scored: Dict[int, List[Row]], seed
     for metric in metrics:
         values = [r["value"] for seed in seeds for r in scored[seed] if r["metric"] == metric]
         if len(values) == len(seeds):
-            rows.append(row(f"{system}_seed_mean", dataset, metric, round(sum(values) / len(values), 4),
+            rows.append(row(f"{system}{SEED_MEAN}", dataset, metric, round(sum(values) / len(values), 4),
                             f"mean over seeds {', '.join(map(str, seeds))}"))
     return rows
 
@@ -812,7 +816,7 @@ def seed_means_across_runs(new_rows: Sequence[Row], earlier: Optional[Path] = No
     rows = [r for r in older if (r["system"], r["dataset"], r["metric"]) not in fresh] + list(new_rows)
     by_seed: Dict[Tuple[str, str], Dict[int, List[Row]]] = {}  # (system, test set) -> seed -> its rows
     for r in rows:
-        if not r["system"].endswith("_seed_mean"):
+        if not r["system"].endswith(SEED_MEAN):
             system, seed = seed_of(r)
             by_seed.setdefault((system, r["dataset"]), {}).setdefault(seed, []).append(r)
     means: List[Row] = []
@@ -948,7 +952,7 @@ def seed_table(results: Path, label: str, systems: Sequence[Tuple[str, str]], da
               if r["dataset"] == dataset}
 
     def cell(system: str, column: SeedColumn) -> str:
-        names = ([f"{system}_seed_mean"] if column.mean else
+        names = ([system + SEED_MEAN] if column.mean else
                  [seeded(system, seed) + (SWEPT if column.swept else "") for seed in seeds])
         return " / ".join(format_value(values[name, column.metric]) if (name, column.metric) in values else NOT_YET
                           for name in names)

@@ -4,7 +4,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from benchmarks import joint_coref_linker
-from benchmarks.joint_coref_linker import JOINT, seed_folders, seed_mean_rows, seed_means_across_runs, seeded
+from benchmarks.joint_coref_linker import (JOINT, NOT_YET, SeedColumn, seed_folders, seed_mean_rows, seed_means_across_runs,
+                                           seed_table, seeded)
 from benchmarks.results_io import row
 
 
@@ -226,7 +227,6 @@ def test_first_seed_model_looks_through_the_seed_folders_only(tmp_path: Path):
 
 
 def test_seed_table_gives_each_seed_the_mean_and_the_swept_rows_and_marks_what_is_missing(tmp_path: Path):
-    from benchmarks.joint_coref_linker import NOT_YET, SeedColumn, seed_table
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"rows": [
         row("coref_none_x", "litbank-test", "coref_avg_f", 0.6), row("coref_none_x_seed1", "litbank-test", "coref_avg_f", 0.7),
