@@ -431,7 +431,9 @@ def main(argv: Sequence[str] = ()) -> None:
                + (" --skip-workflow" if args.skip_workflow else "")
                + (f" --seeds {','.join(map(str, sorted(seeds)))}" if args.study in SEEDED and seeds != set(SEEDS) else ""))
     if args.study in SEEDED:  # the means over this run's seeds and the file's others, made once
-        rows = [r for r in rows if not r["system"].endswith("_seed_mean")]
+        from .joint_coref_linker import SEED_MEAN
+
+        rows = [r for r in rows if not r["system"].endswith(SEED_MEAN)]
         rows += seed_means_across_runs(Path(args.out), rows, args.study)
     if Path(args.out).exists():  # the rows of another study or an earlier run stay, unless these replace them
         rows = merge_rerun(Path(args.out), rows, command)

@@ -514,32 +514,49 @@ def _dev_split(data: str, corpus: str, limit: int) -> Tuple[Doc, ...]:
 
 def antecedent_sweep(args: argparse.Namespace, nlp: Language, name: str, corpus: str, dataset: str,
                      joint: bool) -> Tuple[Optional[int], List[Row]]:
-    """``predict_max_antecedents`` chosen on ``corpus``'s dev split from :data:`ANTECEDENT_SWEEP`, by the score
+    """``predict_max_antecedents`` chosen on ``corpus``'s dev split from :data:`ANTECEDENT_SWEEP`
+    (:func:`prediction_sweep`). RETURNS ``(value, dev rows)``; ``(None, [])`` without a dev split."""
+    k, rows = prediction_sweep(args, nlp, name, corpus, dataset, joint, "predict_max_antecedents", ANTECEDENT_SWEEP)
+    return (None if k is None else int(k)), rows
+
+
+def prediction_sweep(args: argparse.Namespace, nlp: Language, name: str, corpus: str, dataset: str, joint: bool,
+                     setting: str, values: Sequence[float]) -> Tuple[Optional[float], List[Row]]:
+    """The component ``setting`` chosen on ``corpus``'s dev split from ``values`` (cheapest first), by the score
     the model was selected by in training: coreference average F1 (singletons as ``dataset``'s rows count them),
     and for a joint model its mean with ELh (the component's score weights). Leaves ``nlp`` predicting with it.
     RETURNS ``(value, dev rows)``; ``(None, [])`` without a dev split."""
     dev = dev_docs(args, corpus)
     if not dev:
-        print(f"no {corpus} dev split: no {name}{SWEPT} rows")
+        print(f"no {corpus} dev split: no {setting} chosen for {name}")
         return None, []
     pipe = nlp.get_pipe(NAME)
     keep_singletons = scores_singletons(dataset)
 
-    def score(k: int) -> float:
-        pipe.configure(predict_max_antecedents=k)
-        pred, _ = predict(nlp, dev, args.batch_size)
-        pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(dev, pred)]
-        coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")["coref_avg_f"]
-        if not joint:
-            return round(coref, 4)
-        elh = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(dev, pred)])["elh_f"]
-        return round((coref + elh) / 2, 4)
+    def score(value: float) -> float:
+        pipe.configure(**{setting: value})
+        return selection_score(dev, predict(nlp, dev, args.batch_size)[0], keep_singletons, joint)
 
-    print(f"{corpus}-dev: {name} sweep of predict_max_antecedents")
-    metric = "coref_elh_mean" if joint else "coref_avg_f"
-    k, rows = dev_sweep(name, metric, "predict_max_antecedents", ANTECEDENT_SWEEP, score, dataset=f"{corpus}-dev")
-    pipe.configure(predict_max_antecedents=k)
-    return int(k), rows
+    print(f"{corpus}-dev: {name} sweep of {setting}")
+    value, rows = dev_sweep(name, selection_metric(joint), setting, values, score, dataset=f"{corpus}-dev")
+    pipe.configure(**{setting: value})
+    return value, rows
+
+
+def selection_metric(joint: bool) -> str:
+    """The name of :func:`selection_score`'s metric."""
+    return "coref_elh_mean" if joint else "coref_avg_f"
+
+
+def selection_score(gold: Sequence[Doc], pred: Sequence[Doc], keep_singletons: bool, joint: bool) -> float:
+    """The score a model was selected by in training, to 4 places: coreference average F1 (with or without the
+    singletons), and for a joint model its mean with ELh (the component's score weights)."""
+    pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
+    coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")["coref_avg_f"]
+    if not joint:
+        return round(coref, 4)
+    elh = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(gold, pred)])["elh_f"]
+    return round((coref + elh) / 2, 4)
 
 
 def peer_rows(dataset: str, gold: List[Doc], global_pred: List[Doc], kb, note: str,

@@ -56,6 +56,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_coarse_ee": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_coarse_aa": DOCS / "joint_coref_linker.md",
     "coref_ceiling": DOCS / "joint_coref_linker.md",
+    "jcl_mention_budget": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
     "entqa-k": DOCS / "entqa.md",
@@ -112,7 +113,8 @@ PAGES: Dict[str, Path] = {
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "candidates", "encoder_dtype", "kb_scale", "kb_from_dumps", "ner_constrained_linker",
              "ner_stack_lstm", "joint_coref_linker", "entqa", "pipelines", "annotate", "project_timings",
-             "jcl_train_speed", "jcl_train_profile", "jcl_train_memory", "jcl_inference_speed", "jcl_pruning_speed", "pretrained", "gpu", "coref_ceiling")
+             "jcl_train_speed", "jcl_train_profile", "jcl_train_memory", "jcl_inference_speed", "jcl_pruning_speed", "pretrained", "gpu", "coref_ceiling",
+             "jcl_mention_budget")
 
 
 def format_value(value: Any) -> str:

@@ -193,6 +193,11 @@ class JointCorefLinkerSettings(ComponentSettings):
     is faster; with ``antecedent_pruning = "coarse"`` the antecedents dropped are those the coarse score ranks
     lowest, so little is lost (docs/joint_coref_linker.md has the measured trade-off). Training is unaffected;
     the evaluations during training use it.
+    predict_span_ratio (mention recall): at prediction, keep this many spans per token after pruning instead of
+    the model's ``span_ratio`` (0 = the model's). More kept spans can only add mentions (each still written only
+    when it joins a cluster or passes ``singleton_threshold``) and cost speed; it helps where gold mentions are
+    dense (GUM annotates about 0.28 a token, LitBank and OntoGUM about 0.13, against the default 0.4 kept).
+    Training is unaffected (its gold mentions are always kept); the evaluations during training use it.
     held_out_priors: in training, the kept spans' candidates come from alias priors without the document's
     own mentions (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted
     contributed). Prediction is unaffected.
@@ -222,6 +227,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     early_steps: int = setting(0, low=0)
     early_max_antecedents: int = setting(0, low=0)
     predict_max_antecedents: int = setting(0, low=0)
+    predict_span_ratio: float = setting(0.0, low=0.0, high=5.0)
     encoder_checkpointing: bool = False
     held_out_priors: bool = False
     similarity_weight: float = setting(0.0, low=0.0)
@@ -275,6 +281,7 @@ def make_joint_coref_linker(
     early_steps: int = 0,
     early_max_antecedents: int = 0,
     predict_max_antecedents: int = 0,
+    predict_span_ratio: float = 0.0,
     encoder_checkpointing: bool = False,
     held_out_priors: bool = False,
     similarity_weight: float = 0.0,
@@ -289,7 +296,7 @@ def make_joint_coref_linker(
         gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
         el_scorer=el_scorer, frozen_encoder_layers=frozen_encoder_layers, encoder_cache_mb=encoder_cache_mb,
         early_steps=early_steps, early_max_antecedents=early_max_antecedents,
-        predict_max_antecedents=predict_max_antecedents,
+        predict_max_antecedents=predict_max_antecedents, predict_span_ratio=predict_span_ratio,
         encoder_checkpointing=encoder_checkpointing, held_out_priors=held_out_priors,
         similarity_weight=similarity_weight, singleton_threshold=singleton_threshold, save_encoder=save_encoder,
     )
@@ -461,6 +468,7 @@ class JointCorefLinker(KBTorchPipe):
             inputs.append(make_doc_inputs(
                 self.model, doc, candidates, gold, similarities=similarities, given=self._given_mentions(doc),
                 enumerate_all=enumerate_all, excluded=self._unlinkable_ents(doc),
+                span_ratio=(self.settings.predict_span_ratio or None) if predicting else None,
             ))
         return JointCorefBatch(inputs, similarity_weight=self.settings.similarity_weight if predicting else 0.0)
 
@@ -468,19 +476,34 @@ class JointCorefLinker(KBTorchPipe):
     def predict(self, docs: Iterable[Doc]) -> List[List[Dict[str, Any]]]:
         """Per doc, the clusters to write: mentions, link, scores and per-mention candidates."""
         docs = list(docs)
+        return [self._clusters(out, doc) for out, doc in zip(self._predicted(docs), docs)]
+
+    def kept_spans(self, docs: Iterable[Doc]) -> List[List[Span]]:
+        """Per doc, the spans pruning keeps at prediction, in document order: the only spans the decoder can
+        write as mentions (``predict_span_ratio`` of them per token, or the model's ``span_ratio``, ranked by the
+        mention score). For finding where mentions are lost; ``benchmarks/jcl_mention_budget.py`` uses it."""
+        docs = list(docs)
+        outputs = self._predicted(docs)
+        return [[doc[int(start):int(end)] for start, end in (out.spans.tolist() if out is not None else [])]
+                for out, doc in zip(outputs, docs)]
+
+    def _predicted(self, docs: List[Doc]) -> List[Any]:
+        """The model's :class:`~spacy_el.ml.joint_coref.model.DocPrediction` of each of ``docs``, or None for
+        each when no doc has a span to score."""
         self._check_initialized()
         if not docs:
             return []
         batch = self._batch(docs)
         if not any(len(d.spans) for d in batch.docs):
-            return [[] for _ in docs]
+            return [None] * len(docs)
         batch.max_antecedents = self.settings.predict_max_antecedents or None
         _, outputs = self.model.predict(batch)
-        return [self._clusters(out, doc) for out, doc in zip(outputs, docs)]
+        return outputs
 
     def _clusters(self, out: Any, doc: Doc) -> List[Dict[str, Any]]:
-        """out: the model's numpy :class:`~spacy_el.ml.joint_coref.model.DocPrediction` of ``doc``."""
-        decoding = out.decoding
+        """out: the model's numpy :class:`~spacy_el.ml.joint_coref.model.DocPrediction` of ``doc`` (None: nothing
+        scored)."""
+        decoding = out.decoding if out is not None else None
         if decoding is None:
             return []
         upstream = {(e.start, e.end): e.kb_id_ for e in doc.ents}

@@ -580,6 +580,36 @@ def test_predict_max_antecedents_is_the_scorers_budget_at_prediction_only(traine
         pipe.configure(predict_max_antecedents=-1)
 
 
+def test_predict_span_ratio_is_the_pruning_budget_at_prediction_only(trained):
+    nlp, _ = trained
+    other = copy_of(nlp)  # configured below: the shared fixture stays as it is
+    pipe = other.get_pipe(NAME)
+    doc = other.make_doc(TRAIN[0][0])
+    model_ratio = pipe.model.attrs["span_ratio"]
+
+    def kept(batch_of) -> int:
+        return batch_of([doc]).docs[0].n_keep
+
+    assert kept(pipe._batch) == math.ceil(model_ratio * len(doc)), "0 (the default) leaves the model's own"
+    docs = plain_docs(other)
+    with_model_ratio = predicted([other(d) for d in docs])
+    pipe.configure(predict_span_ratio=model_ratio)
+    assert predicted([other(d) for d in docs]) == with_model_ratio, "the model's own ratio given predicts the same"
+    kept_before = pipe.kept_spans([doc])[0]
+    pipe.configure(predict_span_ratio=2 * model_ratio)
+    assert kept(pipe._batch) == math.ceil(2 * model_ratio * len(doc))
+    kept_after = pipe.kept_spans([doc])[0]
+    assert len(kept_before) < len(kept_after) <= math.ceil(2 * model_ratio * len(doc))
+    written = {mention for cluster in get_clusters(other(doc.text)) for mention in cluster}
+    assert written and written <= {(s.start, s.end) for s in kept_after}, "every mention written is a kept span"
+    assert pipe.kept_spans([other.make_doc(""), other.make_doc("  ")]) == [[], []] and pipe.kept_spans([]) == []
+    example = make_examples(other)[0]
+    training_batch = pipe._batch([example.predicted], [pipe._gold(example)])
+    assert training_batch.docs[0].n_keep == math.ceil(model_ratio * len(example.predicted)), "training keeps the model's"
+    with pytest.raises(ValueError, match="predict_span_ratio"):
+        pipe.configure(predict_span_ratio=-0.1)
+
+
 def test_singleton_threshold_decides_which_nil_singletons_are_written(trained):
     other = copy_of(trained[0])
     pipe = other.get_pipe(NAME)

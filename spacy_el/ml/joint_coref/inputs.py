@@ -173,6 +173,7 @@ def make_doc_inputs(
     given: Sequence[Tuple[int, int]] = (),
     enumerate_all: bool = True,
     excluded: Sequence[Tuple[int, int]] = (),
+    span_ratio: Optional[float] = None,
 ) -> DocInputs:
     """Numpy inputs of ``doc`` (module docstring). gold: clusters of ``(start, end)`` token spans of
     ``doc`` with a KB row or None. similarities: the generator's similarities of ``candidates``' lists
@@ -180,7 +181,8 @@ def make_doc_inputs(
     spans are added to the enumerated ones and always kept, if not wider than ``max_span_width``
     (wider ones cannot be embedded: they are dropped from the gold, and the caller reports the given
     ones). enumerate_all=False: only gold and given spans are scored (no pruning). excluded: spans
-    left out of the enumerated ones (entities that are never linked; gold spans are still added)."""
+    left out of the enumerated ones (entities that are never linked; gold spans are still added). span_ratio:
+    spans kept per token by pruning (None: the model's ``span_ratio``)."""
     a = model.attrs
     width = a["max_span_width"]
     spans = candidate_spans(doc, width) if enumerate_all else np.zeros((0, 2), dtype=np.int64)
@@ -199,7 +201,8 @@ def make_doc_inputs(
     if gold is not None:
         gold_idx = [(tuple(sorted({position[m] for m in mentions})), row) for mentions, row in gold]
     forced = np.array(sorted({position[m] for m in forced_spans}), dtype=np.int64)
-    n_keep = min(len(spans), max(1, math.ceil(a["span_ratio"] * len(doc)))) if len(spans) and enumerate_all else 0
+    ratio = a["span_ratio"] if span_ratio is None else span_ratio
+    n_keep = min(len(spans), max(1, math.ceil(ratio * len(doc)))) if len(spans) and enumerate_all else 0
     empty = np.zeros(0, dtype=np.int64)
     inputs = DocInputs(
         input_ids=np.zeros((0, 0), dtype=np.int64), attention_mask=np.zeros((0, 0), dtype=np.int64),
