@@ -28,6 +28,7 @@ table in docs/joint_coref_linker.md.
 """
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -43,7 +44,7 @@ from spacy_el.training.tune import kept_index
 from .common import SHARED_DATA
 from .joint_coref_linker import (NAME as COMPONENT, predict, read_split, reachable_share, scores_singletons,
                                  selection_metric, selection_score)
-from .results_io import RESULTS_DIR, Row, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, format_value, markdown_table, publish_table
 
 NAME = "jcl_mention_budget"
@@ -196,8 +197,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     rows = gold_rows(args.corpus, splits)
     for system, path in models:
         rows += model_rows(system, spacy.load(path), args.corpus, splits["dev"], splits["test"], ratios, args.batch_size)
-    command = (f"python -m benchmarks.jcl_mention_budget --corpus {args.corpus} --ratios {args.ratios} "
-               + " ".join(f"--model {system}={path}" for system, path in models))
+    command = " ".join([f"python -m benchmarks.jcl_mention_budget --corpus {args.corpus} --ratios {args.ratios}",
+                        *(f"--model {system}={os.path.relpath(path.resolve(), ROOT)}" for system, path in models)])
     out = Path(args.out)
     if out.exists():
         rows = merge_rerun(out, rows, command)

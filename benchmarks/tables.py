@@ -57,6 +57,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_coarse_aa": DOCS / "joint_coref_linker.md",
     "coref_ceiling": DOCS / "joint_coref_linker.md",
     "jcl_mention_budget": DOCS / "joint_coref_linker.md",
+    "jcl_mention_budget_litbank": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
     "entqa-k": DOCS / "entqa.md",
@@ -746,6 +747,28 @@ PROSE: Dict[str, Prose] = {
          "aa_minutes": ("coref_antecedent_averaging_converged_coarse", "litbank-train", "train_minutes"),
          "aa_best": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f@step=1040"),
          "none_best": ("coref_none_converged_coarse", "litbank-dev", "coref_avg_f@step=960")},
+    ),
+    "jcl_mention_budget_litbank": Prose(
+        "jcl_mention_budget.json",
+        "GUM annotates {gum} gold mentions per token (GUM test; singletons included), about twice LitBank's "
+        "{litbank} and OntoGUM's {ontogum} (no singletons), while the configs for all three keep 0.4 spans per token. On LitBank "
+        "pruning is not where mentions are lost: the antecedent-averaging resolver keeps {kept} of LitBank test's gold "
+        "mentions, of the {reachable} no wider than its `max_span_width`, and writes {written} (precision "
+        "{precision}): the mentions lost are lost at the decoder. More spans per token gain nothing: its LitBank dev "
+        "score is {d40} with 0.4, {d60} with 0.6 and {d80} with 0.8, and with the ratio best on dev it scores "
+        "{chosen} on test against {own} as trained.",
+        {"gum": ("gold", "gum-test", "gold_mentions_per_token"),
+         "litbank": ("gold", "litbank-test", "gold_mentions_per_token"),
+         "ontogum": ("gold", "ontogum-test", "gold_mentions_per_token"),
+         "kept": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "mention_kept_r"),
+         "reachable": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_reachable"),
+         "written": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_r"),
+         "precision": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_p"),
+         "d40": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f_predict_span_ratio_0.4"),
+         "d60": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f_predict_span_ratio_0.6"),
+         "d80": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f_predict_span_ratio_0.8"),
+         "chosen": ("coref_antecedent_averaging_converged_coarse_predict_span_ratio", "litbank-test", "coref_avg_f"),
+         "own": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_avg_f")},
     ),
     "joint_coref_linker_gum_coarse": Prose(
         "joint_coref_linker.json",

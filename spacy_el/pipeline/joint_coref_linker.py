@@ -194,10 +194,11 @@ class JointCorefLinkerSettings(ComponentSettings):
     lowest, so little is lost (docs/joint_coref_linker.md has the measured trade-off). Training is unaffected;
     the evaluations during training use it.
     predict_span_ratio (mention recall): at prediction, keep this many spans per token after pruning instead of
-    the model's ``span_ratio`` (0 = the model's). More kept spans can only add mentions (each still written only
-    when it joins a cluster or passes ``singleton_threshold``) and cost speed; it helps where gold mentions are
-    dense (GUM annotates about 0.28 a token, LitBank and OntoGUM about 0.13, against the default 0.4 kept).
-    Training is unaffected (its gold mentions are always kept); the evaluations during training use it.
+    the model's ``span_ratio`` (0 = the model's). More kept spans give the decoder more mentions to choose from
+    (each written only when it joins a cluster or passes ``singleton_threshold``) and cost speed; it may help
+    where gold mentions are dense, as GUM's are (``benchmarks/jcl_mention_budget.py`` measures where a model
+    loses them). Training is unaffected (its gold mentions are always kept); the evaluations during training
+    use it.
     held_out_priors: in training, the kept spans' candidates come from alias priors without the document's
     own mentions (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted
     contributed). Prediction is unaffected.
