@@ -2,6 +2,7 @@
 import json
 import os
 import platform
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -100,5 +101,19 @@ def write_results(out: Path, command: str, rows: List[Row], machine: Optional[Di
     """The results file ``out``; ``machine``: where the rows were measured, when not on this machine."""
     result = {"command": command, "created": utc_now(), "machine": machine or this_machine(), "rows": rows}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+    replace_text(out, json.dumps(result, indent=2) + "\n")
     return out
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file beside it, renamed into place: an interrupted write
+    leaves the old file whole. (Not ``spacy_el``'s own helper: the tables must render without importing torch.)"""
+    with tempfile.NamedTemporaryFile("w", encoding="utf8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                     delete=False) as tmp:
+        tmp.write(text)
+    try:
+        os.chmod(tmp.name, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # not the temporary file's 0600
+        os.replace(tmp.name, path)
+    except OSError:
+        os.unlink(tmp.name)
+        raise

@@ -20,7 +20,7 @@ import string
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from .results_io import RESULTS_DIR, ROOT
+from .results_io import RESULTS_DIR, ROOT, replace_text
 
 PathLike = Union[str, Path]
 Row = Dict[str, Any]
@@ -242,7 +242,7 @@ def update_readme_section(readme_path: PathLike, marker_name: str, table_md: str
     if not pattern.search(text):
         return False
     replacement = f"{start}\n{table_md.rstrip()}\n{end}"
-    path.write_text(pattern.sub(lambda _: replacement, text, count=1), encoding="utf8")
+    replace_text(path, pattern.sub(lambda _: replacement, text, count=1))
     return True
 
 
