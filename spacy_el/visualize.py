@@ -22,6 +22,7 @@ from spacy import displacy
 from spacy.tokens import Doc, Span
 
 from .extensions import CLUSTER_PREFIX, NIL, is_linked, register_extensions
+from .files import write_atomic
 from .scoring.scorers import cluster_groups
 
 DEFAULT_KB_URL = "https://en.wikipedia.org/wiki/{}"
@@ -99,10 +100,11 @@ def render(
 
 
 def save_html(docs: Iterable[Doc], path: Union[str, Path], **kwargs: Any) -> Path:
-    """Write :func:`render`'s standalone page to ``path`` (folders created) and return the path."""
+    """Write :func:`render`'s standalone page to ``path`` (folders created; through a temporary file renamed into
+    place) and return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(list(docs), page=True, **kwargs), encoding="utf8")
+    write_atomic(path, render(list(docs), page=True, **kwargs).encode("utf8"))
     return path
 
 

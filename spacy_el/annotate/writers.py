@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..kb.serialization import create_temp_file
+from ..files import fsync_dir, write_atomic
 
 MANIFEST = "manifest.json"
 ERRORS = "errors.jsonl"
@@ -49,31 +49,6 @@ def output_format_of(path: Path, output_format: Optional[str] = None, docbin: bo
             raise ValueError(f"[spacy_el] Unknown output format {output_format!r}; choose one of {', '.join(OUTPUT_FORMATS)}.")
         return output_format
     return "parquet" if Path(path).suffix.lower() == ".parquet" else "jsonl"
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename in ``path`` durable (where the OS allows opening a directory)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``target``, fsync it and rename it onto ``target``."""
-    tmp, fd = create_temp_file(target.parent, target.name)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
-    fsync_dir(target.parent)
 
 
 def jsonl_bytes(records: List[Dict[str, Any]]) -> bytes:

@@ -9,6 +9,7 @@ from typing import Callable, Dict, List, Optional
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
+from ..files import write_atomic
 from ._util import PathLike, ensure_dir, ensure_file
 from .aida_tsv import read_aida_tsv
 from .conll2003_aida import read_aida
@@ -126,8 +127,9 @@ def convert_corpus(
 
 
 def write_docbin(docs: List[Doc], path: PathLike) -> Path:
-    """Write ``docs`` to a ``.spacy`` DocBin with user data (doc ids, clusters, extension values)."""
+    """Write ``docs`` to a ``.spacy`` DocBin with user data (doc ids, clusters, extension values), through a
+    temporary file renamed into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    DocBin(docs=docs, store_user_data=True).to_disk(path)
+    write_atomic(path, DocBin(docs=docs, store_user_data=True).to_bytes())
     return path

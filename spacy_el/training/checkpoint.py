@@ -38,7 +38,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 from thinc.api import Model, Optimizer, get_current_ops
 
-from ..annotate.writers import fsync_dir, write_atomic
+from ..files import fsync_dir, write_atomic
 
 __all__ = [
     "CHECKPOINTS", "LATEST", "Checkpoint", "param_paths", "optimizer_state", "restore_optimizer", "rng_state",

@@ -56,7 +56,7 @@ from spacy.training.loop import (
 from thinc.api import Config, fix_random_seed, set_gpu_allocator
 from wasabi import Printer
 
-from ..annotate.writers import fsync_dir, write_atomic
+from ..files import fsync_dir, write_atomic
 from .batches import ResumableBatches
 from .checkpoint import (
     CHECKPOINTS, Checkpoint, checkpoint_dirs, param_paths, read_checkpoint, restore_optimizer, set_rng_state,
