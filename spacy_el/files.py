@@ -3,7 +3,7 @@ fsynced and renamed onto it (the rename is atomic on POSIX filesystems), then th
 import os
 from pathlib import Path
 
-from .kb.serialization import create_temp_file
+from .kb.serialization import atomic_write
 
 __all__ = ["fsync_dir", "write_atomic"]
 
@@ -23,16 +23,7 @@ def fsync_dir(path: Path) -> None:
 
 
 def write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``target``, fsync it and rename it onto ``target``; a failed write
-    removes the temporary file and leaves ``target`` as it was."""
-    tmp, fd = create_temp_file(target.parent, target.name)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``data`` to a temporary file beside ``target``, fsync it and rename it onto ``target``, then fsync the
+    folder; a failed write removes the temporary file and leaves ``target`` as it was."""
+    atomic_write(target, lambda f: f.write(data))
     fsync_dir(target.parent)

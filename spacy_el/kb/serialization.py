@@ -66,6 +66,21 @@ def create_temp_file(directory: Path, name: str) -> Tuple[Path, int]:
             continue
 
 
+def atomic_write(path: Path, write: Callable[[Any], None], mode: str = "wb") -> None:
+    """``write(file)`` to a temporary file beside ``path`` (:func:`create_temp_file`), fsync, then rename it to
+    ``path``; a failed write removes the temporary file and leaves ``path`` as it was."""
+    tmp, fd = create_temp_file(path.parent, path.name)
+    try:
+        with os.fdopen(fd, mode, **({"encoding": "utf8"} if "b" not in mode else {})) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 # id(array) -> (a weak reference to the array, the .npy file it maps); see ``map_built_npy``.
 _BUILT_FILES: Dict[int, Tuple["weakref.ReferenceType[np.ndarray]", Path]] = {}
 

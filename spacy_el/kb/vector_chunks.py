@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
 
-from .serialization import create_temp_file
+from .serialization import atomic_write, create_temp_file
 
 __all__ = ["encode_in_chunks", "remove_work_dir", "texts_sha256", "chunk_file", "DEFAULT_CHUNK_SIZE", "META_FILE", "VECTORS_FILE"]
 
@@ -51,20 +51,6 @@ def texts_sha256(texts_of: TextsOf, n: int, block: int = DEFAULT_CHUNK_SIZE) -> 
     return digest.hexdigest()
 
 
-def _atomic_write(path: Path, write: Callable[[Any], None], mode: str = "wb") -> None:
-    """``write(file)`` to a temporary file beside ``path``, fsync, then rename it to ``path``."""
-    tmp, fd = create_temp_file(path.parent, path.name)
-    try:
-        with os.fdopen(fd, mode, **({"encoding": "utf8"} if "b" not in mode else {})) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _describe(field: str, value: Any) -> str:
     if field == "encoder" and isinstance(value, dict):
         return f"{value.get('name')} (sha256 {str(value.get('sha256'))[:12]}...)"
@@ -84,7 +70,7 @@ def _check_or_write_meta(work_dir: Path, meta: Dict[str, Any]) -> None:
                 "give an empty or new folder (--vectors-work-dir)."
             )
         work_dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=2) + "\n"), mode="w")
+        atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=2) + "\n"), mode="w")
         return
     try:
         old = json.loads(meta_path.read_text(encoding="utf8"))
@@ -173,7 +159,7 @@ def encode_in_chunks(
                 raise ValueError(f"[spacy_el] The encoder returned {chunk.shape} for rows {start}..{end - 1}, expected {(end - start, dim)}.")
             if not np.isfinite(chunk).all():
                 raise ValueError(f"[spacy_el] The encoder returned NaN or infinite values for rows {start}..{end - 1}.")
-            _atomic_write(chunk_file(work_dir, k), lambda f: np.save(f, chunk, allow_pickle=False))
+            atomic_write(chunk_file(work_dir, k), lambda f: np.save(f, chunk, allow_pickle=False))
     return _stitch(work_dir, bounds, n, dim)
 
 
