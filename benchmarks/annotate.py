@@ -44,7 +44,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 
 from .common import SHARED_DATA, reset_peak_rss
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "annotate"
 COMMAND = "python -m spacy project run annotate-benchmark projects/pipelines"
@@ -468,6 +468,7 @@ def finish(args: argparse.Namespace, rows: List[Row]) -> None:
         write_tables(args.out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, notes=True))
 

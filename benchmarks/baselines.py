@@ -39,7 +39,7 @@ from spacy_el.scoring import ed_accuracy, el_scores, ner_scores
 from .common import (AIDA_CORPUS, EL_BASELINE, MENTION_ENCODER, NER_BASELINE, dev_sweep, fix_tie_breaks, generator_recall,
                      linked_ents, read_docs, timed, timed_pipe, words_per_s)
 from .results_io import RESULTS_DIR, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run baselines projects/baselines"
 BATCH_SIZE = 64
@@ -219,6 +219,7 @@ def main() -> None:
     write_tables(args.out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / "baselines.json", page: Path = PAGES["baselines"]) -> None:
     """The peers' table, then the AIDA dev sweep of the entity_linker's threshold when it has run."""
     table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: "_threshold_" not in r["metric"])

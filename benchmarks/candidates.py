@@ -45,7 +45,7 @@ from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .common import ELEVANT_SETS, MENTION_ENCODER, SHARED_DATA, timed
 from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run bench-candidates projects/candidates"
 HELD_OUT_COMMAND = "python -m spacy project run bench-held-out-priors projects/candidates"
@@ -340,6 +340,7 @@ def is_recall(result: Dict) -> bool:
     return result["metric"].startswith("cand_recall_at_") or result["metric"] == "mentions"
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / "candidates.json", page: Path = PAGES["candidates"]) -> None:
     publish_table(page, "candidates", results_to_markdown(results, pivot=True, notes=False, select=is_recall))
     publish_table(page, "candidates_speed_table", results_to_markdown(

@@ -35,7 +35,7 @@ from spacy_el.scoring.scorers import cluster_groups, doc_clusters
 from .common import SHARED_DATA
 from .joint_coref_linker import load_datasets, scores_singletons
 from .results_io import RESULTS_DIR, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "coref_ceiling"
 COMMAND = "python -m benchmarks.coref_ceiling"
@@ -134,6 +134,7 @@ def main() -> None:
     write_tables(out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, pivot=True, notes=False))
 

@@ -32,7 +32,7 @@ from spacy_el.ml.torch_io import load_encoder
 
 from .common import DTYPES, best_seconds, using_encoder_dtype
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "encoder_dtype"
 COMMAND = "python -m benchmarks.encoder_dtype"
@@ -111,6 +111,7 @@ def main() -> None:
     write_tables(out, Path(args.readme))
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, pivot=False, notes=True))
 

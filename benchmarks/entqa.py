@@ -64,7 +64,7 @@ from .baselines import gold_links, link_with_prior, predicted_links
 from .common import (AIDA_CORPUS, EL_BASELINE, ELEVANT_SETS, MENTION_ENCODER, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
                      temporarily, timed_pipe, words_per_s)
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, results_to_markdown, suffix_table, update_readme_section
+from .tables import PAGES, published_only, results_to_markdown, suffix_table, update_readme_section
 
 COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
 KS = (10, 30, 100)
@@ -371,7 +371,7 @@ def main() -> None:
     args = parser.parse_args()
     fix_tie_breaks()
     if args.tables_only:
-        print(write_tables(args.out))
+        write_tables(args.out)
         return
     rows = evaluate(args)
     if args.datasets:
@@ -380,11 +380,13 @@ def main() -> None:
             command += " --ents-candidates " + " ".join(args.ents_candidates)
         rows = merge_rerun(args.out, rows, command)
     write_results(args.out, COMMAND, rows)
-    print(write_tables(args.out))
+    write_tables(args.out)
 
 
-def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> str:
-    """The three EntQA tables of docs/entqa.md from the results file (main, γ sweep, K trade-off)."""
+@published_only
+def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> None:
+    """The EntQA tables of docs/entqa.md from the results file (main, γ sweep, K trade-off, curve, strides),
+    then print them."""
     main_table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"] in MAIN_METRICS,
                                      column_order=MAIN_METRICS)
     sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
@@ -395,7 +397,7 @@ def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> str:
               ("entqa-stride", strides))
     for name, table in tables:
         update_readme_section(PAGES[name], name, table)
-    return "\n".join(table for _, table in tables)
+    print("\n".join(table for _, table in tables))
 
 
 if __name__ == "__main__":

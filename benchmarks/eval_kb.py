@@ -28,7 +28,7 @@ from spacy_el.pipeline.joint_coref_linker import DEFAULT_CANDIDATES as JCL_DEFAU
 
 from .common import SHARED_DATA
 from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run eval-kb projects/kb"
 KS = (1, 10, 30, 100)
@@ -107,6 +107,7 @@ def main() -> None:
     write_tables(args.out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / "eval_kb.json", page: Path = PAGES["eval_kb"]) -> None:
     publish_table(page, "eval_kb", results_to_markdown(results, pivot=True, notes=True))
 

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown, suffix_table
+from .tables import PAGES, publish_table, published_only, results_to_markdown, suffix_table
 
 NAME = "gpu"
 #: The ``test`` workflow's pipelines, one per component (and the composed ones).
@@ -457,6 +457,7 @@ def compare_files(gpu_predictions: Path, cpu_predictions: Path, gpu_id: int, out
     write_tables(out, readme)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     """Four tables: the component checks, the coreference test scores (OntoGUM, LitBank), the systems study
     (GUM), the learning curves."""

@@ -40,7 +40,7 @@ from .common import SHARED_DATA
 from .joint_coref_linker import NAME as COMPONENT
 from .joint_coref_linker import coref_only_rows, load_datasets, long_doc_run, span_width_of
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "jcl_inference_speed"
 COMMAND = "python -m benchmarks.jcl_inference_speed"
@@ -200,6 +200,7 @@ def main() -> None:
     write_tables(out, Path(args.readme))
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     """One line per pipeline and test set, then how each test set was run (the notes its speed rows share)."""
     table = results_to_markdown(results, pivot=True, notes=False,

@@ -45,7 +45,7 @@ from .common import SHARED_DATA
 from .joint_coref_linker import (NAME as COMPONENT, predict, read_split, reachable_share, scores_singletons,
                                  selection_metric, selection_score)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, format_value, markdown_table, publish_table
+from .tables import PAGES, format_value, markdown_table, publish_table, published_only
 
 NAME = "jcl_mention_budget"
 RATIOS = (0.4, 0.6, 0.8)
@@ -212,6 +212,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     write_tables(out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, budget_table(json.loads(Path(results).read_text())["rows"]))
 

@@ -29,7 +29,7 @@ from spacy_el.ml.joint_coref.span_representations import prune_spans
 from .common import SHARED_DATA, torch_module
 from .joint_coref_linker import read_split
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "jcl_pruning_speed"
 COMMAND = "python -m benchmarks.jcl_pruning_speed"
@@ -121,6 +121,7 @@ def main() -> None:
     write_tables(out, Path(args.readme))
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, pivot=True))
 

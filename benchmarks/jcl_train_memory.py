@@ -22,7 +22,7 @@ from typing import Any, Dict, List
 
 from .common import SHARED_DATA, proc_status_mb, timed
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "jcl_train_memory"
 CONFIG = ROOT / "configs" / "joint_coref_linker_coref.cfg"
@@ -87,6 +87,7 @@ def main(argv: List[str]) -> None:
     write_tables(out, args.readme)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     publish_table(readme, NAME, results_to_markdown(results, pivot=True))
 

@@ -52,7 +52,7 @@ import spacy_el.ml.joint_coref.modules as jcl_modules
 
 from .common import SHARED_DATA, torch_module
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "jcl_train_profile"
 COMMAND = "python -m benchmarks.jcl_train_profile"
@@ -244,6 +244,7 @@ def part_rows(times: Dict[Tuple[str, str], float], optimizer_s: float, step_s: f
     return rows
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, pivot=True))
 

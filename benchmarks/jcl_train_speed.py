@@ -44,7 +44,7 @@ from spacy_el.ml.autocast import cpu_has_native_bf16, resolve_encoder_dtype
 
 from .common import SHARED_DATA, torch_module
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "jcl_train_speed"
 COMMAND = "python -m benchmarks.jcl_train_speed"
@@ -161,6 +161,7 @@ def main() -> None:
     write_tables(out, Path(args.readme))
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, pivot=False, notes=True))
 

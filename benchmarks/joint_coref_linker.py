@@ -84,7 +84,8 @@ from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluat
                      timed, timed_pipe, using_encoder_dtype, words_per_s)
 from .common import generator_recall as recall_of_generator
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, format_value, markdown_table, publish_table, results_to_markdown, suffix_table
+from .tables import (PAGES, format_value, markdown_table, publish_table, published_only, results_to_markdown,
+                     suffix_table)
 
 NAME = "joint_coref_linker"
 JOINT = ("local", "global", "global_ee", "global_ee_mean")
@@ -993,6 +994,7 @@ SEED_COMPARISONS = (
 )
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     """The docs page's section: joint EL + coreference, the hard cases (paper Table 4), the refinement
     comparison, speed and memory."""

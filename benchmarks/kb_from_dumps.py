@@ -36,7 +36,7 @@ from typing import Any, Dict, List
 
 from .results_io import RESULTS_DIR, ROOT, merge_rerun, write_results
 from .results_io import row as result_row
-from .tables import PAGES, results_to_markdown, update_readme_section
+from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
 COMMAND = "python -m benchmarks.kb_from_dumps"
 SYSTEM = "spacy_el kb from-dumps"
@@ -224,6 +224,7 @@ def guide_lines(rows: List[Row]) -> str:
     return "\n".join(lines)
 
 
+@published_only
 def write_tables(out: Path = RESULTS_DIR / "kb_from_dumps.json") -> None:
     table = results_to_markdown(out, pivot=True, notes=True)
     updated = update_readme_section(PAGES["kb_from_dumps"], "kb_from_dumps", table)

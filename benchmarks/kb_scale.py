@@ -47,7 +47,7 @@ from spacy_el.kb.dense_index import BLAS_THRESHOLD, DenseIndex  # noqa: E402
 
 from .results_io import RESULTS_DIR, ROOT, write_results  # noqa: E402
 from .results_io import row as result_row  # noqa: E402
-from .tables import PAGES, results_to_markdown, update_readme_section  # noqa: E402
+from .tables import PAGES, published_only, results_to_markdown, update_readme_section  # noqa: E402
 
 COMMAND = "python -m benchmarks.kb_scale"
 DIM = 384
@@ -480,6 +480,7 @@ def main() -> None:
         update_docs(out)
 
 
+@published_only
 def update_docs(out: Path = RESULTS_DIR / "kb_scale.json") -> None:
     """Regenerate the docs tables from the JSON (two pivot tables: dense index, KB; then every row)."""
     dense = results_to_markdown(out, pivot=True, notes=False, select=lambda r: r["system"].startswith("faiss"))

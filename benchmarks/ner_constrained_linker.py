@@ -52,7 +52,7 @@ from .baselines import gold_links, link_with_prior, predicted_links, with_gold_m
 from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, dev_sweep, fix_tie_breaks, timed,
                      using_encoder_dtype)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown, results_to_matrix
+from .tables import PAGES, publish_table, published_only, results_to_markdown, results_to_matrix
 
 COMMAND = "python -m spacy project run ner4el-benchmark projects/ner_constrained_linker"
 BATCH_SIZE = 64
@@ -366,6 +366,7 @@ def main() -> None:
         write_tables(args.out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / "ner_constrained_linker.json",
                  page: Path = PAGES["ner_constrained_linker"]) -> None:
     accuracy = results_to_matrix(results, "ed_accuracy")

@@ -56,7 +56,7 @@ from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, lin
 from .common import AIDA_CORPUS, dev_sweep, fix_tie_breaks, linked_ents, read_docs, timed_pipe, words_per_s
 from .common import generator_recall as recall_of_generator
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run nsl-benchmark projects/ner_stack_lstm"
 TRAINING = ROOT / "training"
@@ -275,6 +275,7 @@ def main() -> None:
         write_tables(args.out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / "ner_stack_lstm.json", page: Path = PAGES["ner_stack_lstm"]) -> None:
     def swept(r: Row) -> bool:
         return "_similarity_weight_" in r["metric"]

@@ -39,7 +39,7 @@ from spacy_el.scoring.scorers import doc_clusters, doc_linked_clusters
 from .baselines import gold_entities, gold_links, link_with_prior, predicted_links
 from .common import AIDA_CORPUS, EL_BASELINE, fix_tie_breaks, read_corpus, timed, timed_pipe, words_per_s
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown
+from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "pipelines"
 DATASET = "aida-test"
@@ -129,6 +129,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     return rows
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     publish_table(readme, NAME, results_to_markdown(results, pivot=True, notes=False))
 

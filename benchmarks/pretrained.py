@@ -26,7 +26,7 @@ from spacy_el.training.tune import TUNED_META
 from .common import SHARED_DATA, curve_rows, fix_tie_breaks, read_corpus, words_per_s
 from .joint_coref_linker import CURVE_METRICS, NAME as JCL, find_hard_cases, predict, score_rows, training_steps
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, row, write_results
-from .tables import PAGES, publish_table, results_to_markdown, suffix_table
+from .tables import PAGES, publish_table, published_only, results_to_markdown, suffix_table
 
 NAME = "pretrained"
 SYSTEM = "en_spacy_el_coref"
@@ -70,6 +70,7 @@ def main() -> None:
     write_tables(out)
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
     scores = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] == "gum-test")
     curve = suffix_table(results, CURVE_STEP, "step", (*CURVE_METRICS, "train_minutes"))

@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import srsly
 
 from .results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, row, write_results
-from .tables import PAGES, markdown_table, publish_table, update_readme_section
+from .tables import PAGES, markdown_table, publish_table, published_only, update_readme_section
 
 NAME = "project_timings"
 TOTAL = "(workflow total)"
@@ -227,6 +227,7 @@ def timings_summary(rows: Sequence[Row], cores: int, workflows: Optional[Dict[st
     return text + "\n"
 
 
+@published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
     data = srsly.read_json(results)
     publish_table(readme, NAME, timings_table(data["rows"]))

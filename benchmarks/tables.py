@@ -11,9 +11,15 @@ README or the docs goes stale when its benchmark runs again.
 ``python -m benchmarks.tables`` re-renders every table from the results files as they are, without running
 any benchmark (each benchmark's ``write_tables``, then the README's summary, ``summary_table``, then the
 sentences of ``PROSE``).
+
+Only the published results (files directly under ``benchmarks/results``) reach the docs: each
+``write_tables`` is wrapped in ``published_only``, so a smoke run with ``--out /tmp/...`` prints its rows'
+file and leaves the pages alone.
 """
 import argparse
+import functools
 import importlib
+import inspect
 import json
 import re
 import string
@@ -245,6 +251,35 @@ def update_readme_section(readme_path: PathLike, marker_name: str, table_md: str
     replacement = f"{start}\n{table_md.rstrip()}\n{end}"
     replace_text(path, pattern.sub(lambda _: replacement, text, count=1))
     return True
+
+
+def published_only(write_tables: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a benchmark's ``write_tables(results, [page])`` so that results written elsewhere than
+    ``benchmarks/results`` (a smoke run's ``--out /tmp/...``) never reach the published docs.
+
+    The tables are rendered as asked when the results file is the published one, or when the caller names
+    its own page (a test writing into a temporary page). Otherwise the call says why and writes nothing.
+    """
+    signature = inspect.signature(write_tables)
+
+    @functools.wraps(write_tables)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        results, *pages = bound.arguments.items()
+        own_page = any(Path(value) != Path(signature.parameters[name].default) for name, value in pages)
+        if own_page or is_published(results[1]):
+            return write_tables(*args, **kwargs)
+        print(f"Docs left as they are: {results[1]} is not under {RESULTS_DIR.relative_to(ROOT)}, "
+              f"so its tables are not published (python -m benchmarks.tables renders the published results).")
+        return None
+
+    return guarded
+
+
+def is_published(results: PathLike) -> bool:
+    """Whether a results file lies under ``benchmarks/results``, the files the docs are rendered from."""
+    return Path(results).resolve().parent == RESULTS_DIR.resolve()
 
 
 def publish_table(readme_path: PathLike, marker_name: str, table_md: str) -> None:
