@@ -96,6 +96,8 @@ def test_cli_runs_a_pipeline_and_writes_html(tmp_path):
     assert result.exit_code == 0, result.output
     html = out.read_text(encoding="utf8")
     assert html.count("<figure") == 2 and html.count('<span title="link: (none)">PER</span>') == 2
+    again = CliRunner().invoke(app, ["visualize", str(tmp_path / "pipeline"), str(texts), str(out)])
+    assert "Wrote" in result.output and "Replaced" in again.output and "Wrote" not in again.output
     bad = CliRunner().invoke(app, ["visualize", str(tmp_path / "pipeline"), str(texts), str(out), "--kb-url-template", "x"])
     assert bad.exit_code == 1 and "{}" in bad.output
 

@@ -101,6 +101,8 @@ def convert_cli(
         msg.fail(f"Could not convert {input_path} as {corpus.value}", str(err), exits=1)
     rows = []
     for name, docs in parts.items():
+        # Replaced like spaCy's own convert does, so a project step can rerun; said aloud, never silent.
+        replaced = (output_dir / f"{name}.spacy").exists()
         path = write_docbin(docs, output_dir / f"{name}.spacy")
         stats = corpus_stats(docs)
         rows.append(
@@ -115,6 +117,6 @@ def convert_cli(
                 stats["clusters"],
             )
         )
-        msg.good(f"Wrote {path} ({stats['docs']} docs)")
+        msg.good(f"{'Replaced' if replaced else 'Wrote'} {path} ({stats['docs']} docs)")
     header = ("file", "docs", "tokens", "ents", "linked", "NIL", "mentions", "clusters")
     msg.table(rows, header=header, divider=True)

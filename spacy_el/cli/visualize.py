@@ -42,5 +42,6 @@ def visualize_cli(
     if not texts:
         msg.fail(f"No documents in {input_path}", exits=1)
     docs = list(nlp.pipe(texts))
+    replaced = output.exists()  # replaced as a project step reruns it; said aloud, never silent
     path = save_html(docs, output, kb_url_template=kb_url_template)
-    msg.good(f"Wrote {len(docs)} document(s) to {path}")
+    msg.good(f"{'Replaced' if replaced else 'Wrote'} {path} with {len(docs)} document(s)")

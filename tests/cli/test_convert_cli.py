@@ -60,6 +60,15 @@ def test_convert_n_docs(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert len(DocBin().from_disk(tmp_path / "gap-toy.spacy")) == 1
+    assert "Wrote" in result.output and "Replaced" not in result.output
+
+
+def test_convert_says_when_it_replaces_a_file(tmp_path):
+    command = ["convert", "gap", str(FIXTURES / "gap" / "gap-toy.tsv"), str(tmp_path), "-n", "1"]
+    runner.invoke(app, command)
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert "Replaced" in result.output and "Wrote" not in result.output
 
 
 def test_convert_reports_bad_input(tmp_path):
