@@ -1,5 +1,5 @@
-"""Where a trained ``joint_coref_linker`` loses gold mentions, and what a larger mention budget at prediction wins
-(issue 30).
+"""Where a trained ``joint_coref_linker`` loses gold mentions, and what a larger mention budget or a lower singleton
+threshold at prediction wins (issue 30).
 
 A gold mention reaches the output only when it passes three gates:
 
@@ -11,20 +11,23 @@ A gold mention reaches the output only when it passes three gates:
 
 The corpora differ in how dense their gold mentions are (``gold_mentions_per_token``): GUM annotates every
 entity mention, singletons included, and a fixed budget per token may cost it at gate 2 what it does not cost the
-others. The component setting ``predict_span_ratio`` changes that budget at prediction without retraining.
+others. Two component settings move the gates at prediction without retraining (``--setting``):
+``predict_span_ratio`` the budget of gate 2, ``singleton_threshold`` gate 3 (a mention that joins no cluster and
+gets no link is written when its mention probability is above it).
 
 The rows of system ``gold`` give ``gold_mentions_per_token`` of each split (no model needed). For each model
-(``--model SYSTEM=PATH``, trained on ``--corpus``), on the corpus's dev split and for each of
-``--ratios`` (cheapest first): rows ``<metric>_predict_span_ratio_<R>`` for ``mention_kept_r``,
+(``--model SYSTEM=PATH``, trained on ``--corpus``), on the corpus's dev split and for each of ``--values`` of the
+setting (the model's own first, then cheapest first): rows ``<metric>_<setting>_<V>`` for ``mention_kept_r``,
 ``coref_mention_r``, ``coref_mention_p`` and the score the model was selected by in training (coreference average
-F1, for a joint model its mean with ELh), which chooses the ratio (ties: the cheaper). On the test split: rows
-``<SYSTEM>`` with the model's own ratio and ``<SYSTEM>_predict_span_ratio`` with the one chosen on dev. Singletons
+F1, for a joint model its mean with ELh), which chooses the value (ties: the earlier). On the test split: rows
+``<SYSTEM>`` with the model's own settings and ``<SYSTEM>_<setting>`` with the value chosen on dev. Singletons
 count as ``benchmarks/joint_coref_linker.py`` counts them on each corpus. Writes
 ``benchmarks/results/jcl_mention_budget.json`` (a rerun replaces its systems' rows and keeps the others) and its
 table in docs/joint_coref_linker.md.
 
     python -m benchmarks.jcl_mention_budget --corpus litbank \\
         --model coref_none_converged_coarse=training/jcl/litbank-converged-coarse/none/model-best
+    python -m benchmarks.jcl_mention_budget --corpus litbank --setting singleton_threshold --model ...
 """
 import argparse
 import json
@@ -48,9 +51,9 @@ from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, format_value, markdown_table, publish_table, published_only
 
 NAME = "jcl_mention_budget"
-RATIOS = (0.4, 0.6, 0.8)
-SETTING = "predict_span_ratio"
-CHOSEN = f"_{SETTING}"
+#: The prediction settings this benchmark sweeps, each with its default values: the component's default first
+#: (``predict_span_ratio`` 0.4 is every config's ``span_ratio``), then by cost, so that a tie keeps the cheaper.
+SWEEPS: Dict[str, Tuple[float, ...]] = {"predict_span_ratio": (0.4, 0.6, 0.8), "singleton_threshold": (0.5, 0.4, 0.3, 0.6)}
 #: The metrics measured at each ratio, beside the selection score; the table's columns, in order.
 MENTION_METRICS = ("mention_kept_r", "coref_mention_r", "coref_mention_p")
 Offsets = Tuple[int, int]
@@ -76,14 +79,14 @@ def kept_recall(nlp: Language, gold: Sequence[Doc], keep_singletons: bool) -> fl
     return found / max(total, 1)
 
 
-def budget_scores(nlp: Language, gold: Sequence[Doc], keep_singletons: bool, joint: bool,
-                  batch_size: int) -> Dict[str, float]:
-    """``MENTION_METRICS`` and the selection score (:func:`selection_metric`) of ``nlp`` as it is configured."""
+def written_scores(nlp: Language, gold: Sequence[Doc], keep_singletons: bool, joint: bool,
+                   batch_size: int) -> Dict[str, float]:
+    """``coref_mention_r``, ``coref_mention_p`` and the selection score (:func:`selection_metric`) of ``nlp`` as it
+    is configured."""
     pred, _ = predict(nlp, gold, batch_size)
     pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
     coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
-    return {"mention_kept_r": round(kept_recall(nlp, gold, keep_singletons), 4),
-            "coref_mention_r": round(coref["coref_mention_r"], 4), "coref_mention_p": round(coref["coref_mention_p"], 4),
+    return {"coref_mention_r": round(coref["coref_mention_r"], 4), "coref_mention_p": round(coref["coref_mention_p"], 4),
             selection_metric(joint): selection_score(gold, pred, keep_singletons, joint)}
 
 
@@ -99,58 +102,70 @@ def gold_rows(corpus: str, splits: Dict[str, List[Doc]]) -> List[Row]:
     return rows
 
 
-def model_rows(system: str, nlp: Language, corpus: str, dev: List[Doc], test: List[Doc], ratios: Sequence[float],
-               batch_size: int) -> List[Row]:
-    """The dev sweep of ``predict_span_ratio`` and the test rows of ``system`` (module docstring)."""
+def model_rows(system: str, nlp: Language, corpus: str, dev: List[Doc], test: List[Doc], setting: str,
+               values: Sequence[float], batch_size: int) -> List[Row]:
+    """The dev sweep of ``setting`` over ``values`` and the test rows of ``system`` (module docstring)."""
     pipe = nlp.get_pipe(COMPONENT)
     attrs = pipe.model.attrs
     joint = attrs["mode"] in ("global", "local")
     keep = scores_singletons(f"{corpus}-test")
-    own = pipe.settings.predict_span_ratio
+    own = getattr(pipe.settings, setting)
+    splits = {"dev": dev, "test": test}
     rows = [row(system, f"{corpus}-{split}", "coref_mention_reachable", reachable_share(docs, attrs["max_span_width"], keep),
                 f"gold mentions no wider than max_span_width {attrs['max_span_width']}")
-            for split, docs in (("dev", dev), ("test", test))]
+            for split, docs in splits.items()]
+    kept: Dict[Tuple[str, float], float] = {}  # (split, span ratio) -> mention_kept_r: only the ratio moves pruning
+
+    def effective() -> Tuple[float, float]:
+        """(span ratio, singleton threshold) as the component is configured now: what its predictions depend on."""
+        return pipe.settings.predict_span_ratio or attrs["span_ratio"], pipe.settings.singleton_threshold
+
+    def scores_at(split: str, value: float) -> Dict[str, float]:
+        print(f"{corpus}-{split}: {system} with {setting} {value:g}", flush=True)
+        pipe.configure(**{setting: value})
+        ratio = effective()[0]
+        if (split, ratio) not in kept:
+            kept[(split, ratio)] = round(kept_recall(nlp, splits[split], keep), 4)
+        return {"mention_kept_r": kept[(split, ratio)], **written_scores(nlp, splits[split], keep, joint, batch_size)}
+
     scored: List[Tuple[float, float]] = []
-    for ratio in ratios:
-        print(f"{corpus}-dev: {system} with {SETTING} {ratio:g}", flush=True)
-        pipe.configure(**{SETTING: ratio})
-        scores = budget_scores(nlp, dev, keep, joint, batch_size)
-        rows += [row(system, f"{corpus}-dev", f"{metric}_{SETTING}_{ratio:g}", value, "dev sweep")
-                 for metric, value in scores.items()]
-        scored.append((ratio, scores[selection_metric(joint)]))
+    for value in values:
+        scores = scores_at("dev", value)
+        rows += [row(system, f"{corpus}-dev", f"{metric}_{setting}_{value:g}", measured, "dev sweep")
+                 for metric, measured in scores.items()]
+        scored.append((value, scores[selection_metric(joint)]))
     chosen = scored[kept_index(scored)][0]
-    trained = attrs["span_ratio"]
-
-    def test_scores(ratio: float) -> Dict[str, float]:
-        print(f"{corpus}-test: {system} with {SETTING} {ratio:g}", flush=True)
-        pipe.configure(**{SETTING: ratio})
-        return budget_scores(nlp, test, keep, joint, batch_size)
-
-    as_trained = test_scores(0.0)
-    best = as_trained if chosen == trained else test_scores(chosen)  # the model's own ratio won: the same predictions
-    for name, scores, note in ((system, as_trained, f"the model's span_ratio {trained:g}"),
-                               (f"{system}{CHOSEN}", best, f"{SETTING} {chosen:g} (best on {corpus} dev)")):
+    as_saved = scores_at("test", own)
+    saved = effective()
+    pipe.configure(**{setting: chosen})
+    # The model's own value won (as 0.4 and 0, the saved "model's span ratio", do): the same predictions.
+    best = as_saved if effective() == saved else scores_at("test", chosen)
+    for name, scores, note in ((system, as_saved, f"as saved: span ratio {saved[0]:g}, singleton_threshold {saved[1]:g}"),
+                               (f"{system}_{setting}", best, f"{setting} {chosen:g} (best on {corpus} dev)")):
         rows += [row(name, f"{corpus}-test", metric, value, note) for metric, value in scores.items()]
-    pipe.configure(**{SETTING: own})
+    pipe.configure(**{setting: own})
     return rows
 
 
 def budget_table(rows: Sequence[Row]) -> str:
-    """The gold density of each split, then one line per model, split and ratio: the dev sweep's ratios, then the
-    test rows with the model's own ratio and with the one chosen on dev."""
+    """The gold density of each split, then one line per model, split and setting: the dev sweeps' values, then the
+    test rows with the model's own settings and with each value chosen on dev."""
     values = {(r["system"], r["dataset"], r["metric"]): r["value"] for r in rows}
     density = [[dataset, format_value(value)] for (system, dataset, metric), value in values.items()
                if system == "gold" and metric == "gold_mentions_per_token"]
-    header = ["system", "dataset", SETTING, "reachable (width)", *MENTION_METRICS, "selection score"]
+    header = ["system", "dataset", "prediction setting", "reachable (width)", *MENTION_METRICS, "selection score"]
     lines = []
     for system, dataset in dict.fromkeys((r["system"], r["dataset"]) for r in rows):
-        if system == "gold" or system.endswith(CHOSEN):
+        if system == "gold" or any(system.endswith(f"_{setting}") for setting in SWEEPS):
             continue
         reachable = format_value(values[(system, dataset, "coref_mention_reachable")])
         if dataset.endswith("-dev"):
-            measured = [(f"{ratio:g}", system, f"_{SETTING}_{ratio:g}") for ratio in swept_ratios(values, system, dataset)]
+            measured = [(f"{setting} {value:g}", system, f"_{setting}_{value:g}") for setting in SWEEPS
+                        for value in swept_values(values, system, dataset, setting)]
         else:
-            measured = [("the model's", system, ""), ("best on dev", f"{system}{CHOSEN}", "")]
+            measured = [("the model's", system, "")]
+            measured += [(f"{setting} best on dev", f"{system}_{setting}", "") for setting in SWEEPS
+                         if (f"{system}_{setting}", dataset, MENTION_METRICS[0]) in values]
         for label, name, suffix in measured:
             metric = next(m for m in ("coref_elh_mean", "coref_avg_f") if (name, dataset, m + suffix) in values)
             lines.append([name, dataset, label, reachable,
@@ -160,11 +175,11 @@ def budget_table(rows: Sequence[Row]) -> str:
             + markdown_table(header, lines))
 
 
-def swept_ratios(values: Dict[Tuple[str, str, str], float], system: str, dataset: str) -> List[float]:
-    """The ``predict_span_ratio`` values of ``system``'s dev sweep on ``dataset``, in increasing order."""
-    prefix = f"{MENTION_METRICS[0]}_{SETTING}_"
-    return sorted(float(metric[len(prefix):]) for name, split, metric in values
-                  if name == system and split == dataset and metric.startswith(prefix))
+def swept_values(values: Dict[Tuple[str, str, str], float], system: str, dataset: str, setting: str) -> List[float]:
+    """The values of ``setting`` in ``system``'s dev sweep on ``dataset``, in the order they were measured."""
+    prefix = f"{MENTION_METRICS[0]}_{setting}_"
+    return [float(metric[len(prefix):]) for name, split, metric in values
+            if name == system and split == dataset and metric.startswith(prefix)]
 
 
 def parse_models(specs: Sequence[str]) -> List[Tuple[str, Path]]:
@@ -184,25 +199,30 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", required=True, choices=("gum", "ontogum", "litbank"))
     parser.add_argument("--model", action="append", default=[], metavar="SYSTEM=PATH", help="a trained pipeline (repeat)")
-    parser.add_argument("--ratios", default=",".join(map(str, RATIOS)), help="predict_span_ratio values, cheapest first")
+    parser.add_argument("--setting", default="predict_span_ratio", choices=sorted(SWEEPS), help="the setting swept on dev")
+    parser.add_argument("--values", "--ratios", help="its values, the model's own first, then cheapest first "
+                                                     "(default: predict_span_ratio 0.4,0.6,0.8; singleton_threshold 0.5,0.4,0.3,0.6)")
     parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--limit", type=int, default=0, help="the first N documents of each split (0: all)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     args = parser.parse_args(argv)
     models = parse_models(args.model)  # none: only the gold density rows
+    values_arg = args.values or ",".join(f"{value:g}" for value in SWEEPS[args.setting])
     try:
-        ratios = [float(part) for part in args.ratios.split(",")]
+        values = [float(part) for part in values_arg.split(",")]
     except ValueError:
-        parser.error(f"--ratios must be comma-separated numbers, got {args.ratios!r}")
+        parser.error(f"--values must be comma-separated numbers, got {values_arg!r}")
     splits = {split: (read_split(Path(args.data), args.corpus, split, spacy.blank("en")) or [])[: args.limit or None]
               for split in ("dev", "test")}
     if not all(splits.values()):
         raise SystemExit(f"[{NAME}] {args.corpus}'s dev and test splits are not both under {args.data}")
     rows = gold_rows(args.corpus, splits)
     for system, path in models:
-        rows += model_rows(system, spacy.load(path), args.corpus, splits["dev"], splits["test"], ratios, args.batch_size)
-    command = " ".join([f"python -m benchmarks.jcl_mention_budget --corpus {args.corpus} --ratios {args.ratios}",
+        rows += model_rows(system, spacy.load(path), args.corpus, splits["dev"], splits["test"], args.setting, values,
+                           args.batch_size)
+    command = " ".join([f"python -m benchmarks.jcl_mention_budget --corpus {args.corpus} --setting {args.setting} "
+                        f"--values {values_arg}",
                         *(f"--model {system}={os.path.relpath(path.resolve(), ROOT)}" for system, path in models)])
     out = Path(args.out)
     if out.exists():

@@ -3,7 +3,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from benchmarks.jcl_mention_budget import CHOSEN, SETTING, budget_table, gold_mentions, gold_rows, kept_recall, parse_models
+from benchmarks.jcl_mention_budget import budget_table, gold_mentions, gold_rows, kept_recall, parse_models
 from benchmarks.results_io import row
 from spacy_el.extensions import set_clusters
 
@@ -63,22 +63,27 @@ def test_gold_rows_give_the_mentions_per_token_of_each_split(doc):
     assert no_singletons[0]["value"] == round(2 / 15, 4) and "(no singletons)" in no_singletons[0]["notes"]
 
 
-def test_the_table_lists_the_dev_sweep_then_the_test_rows():
+def test_the_table_lists_each_dev_sweep_then_the_test_rows():
     rows = [row("gold", "toy-dev", "gold_mentions_per_token", 0.25), row("gold", "toy-test", "gold_mentions_per_token", 0.3)]
     for split in ("dev", "test"):
         rows.append(row("m", f"toy-{split}", "coref_mention_reachable", 0.9))
-    for ratio, score in ((0.4, 0.5), (0.6, 0.55)):
-        suffix = f"_{SETTING}_{ratio:g}"
-        rows += [row("m", "toy-dev", f"mention_kept_r{suffix}", ratio), row("m", "toy-dev", f"coref_mention_r{suffix}", 0.7),
+    sweeps = (("predict_span_ratio", 0.4, 0.5), ("predict_span_ratio", 0.6, 0.55), ("singleton_threshold", 0.5, 0.5),
+              ("singleton_threshold", 0.3, 0.52))
+    for setting, value, score in sweeps:
+        suffix = f"_{setting}_{value:g}"
+        rows += [row("m", "toy-dev", f"mention_kept_r{suffix}", value), row("m", "toy-dev", f"coref_mention_r{suffix}", 0.7),
                  row("m", "toy-dev", f"coref_mention_p{suffix}", 0.8), row("m", "toy-dev", f"coref_avg_f{suffix}", score)]
-    for name, score in (("m", 0.51), (f"m{CHOSEN}", 0.56)):
+    for name, score in (("m", 0.51), ("m_predict_span_ratio", 0.56), ("m_singleton_threshold", 0.53)):
         rows += [row(name, "toy-test", metric, value) for metric, value in
                  (("mention_kept_r", 0.9), ("coref_mention_r", 0.7), ("coref_mention_p", 0.8), ("coref_avg_f", score))]
     table = budget_table(rows)
     assert "| toy-dev | 0.250 |" in table and "| toy-test | 0.300 |" in table
     lines = [line for line in table.splitlines() if line.startswith("| m")]
-    assert [line.split(" | ")[2] for line in lines] == ["0.4", "0.6", "the model's", "best on dev"]
-    assert lines[1].endswith("| 0.550 (coref_avg_f) |") and lines[3].startswith(f"| m{CHOSEN} | toy-test |")
+    assert [line.split(" | ")[2] for line in lines] == [
+        "predict_span_ratio 0.4", "predict_span_ratio 0.6", "singleton_threshold 0.5", "singleton_threshold 0.3",
+        "the model's", "predict_span_ratio best on dev", "singleton_threshold best on dev"]
+    assert lines[1].endswith("| 0.550 (coref_avg_f) |") and lines[5].startswith("| m_predict_span_ratio | toy-test |")
+    assert lines[6].endswith("| 0.530 (coref_avg_f) |")
 
 
 def test_models_are_system_and_folder_pairs(tmp_path):
