@@ -21,7 +21,9 @@ setting (the model's own first, then cheapest first): rows ``<metric>_<setting>_
 ``coref_mention_r``, ``coref_mention_p`` and the score the model was selected by in training (coreference average
 F1, for a joint model its mean with ELh), which chooses the value (ties: the earlier). On the test split: rows
 ``<SYSTEM>`` with the model's own settings and ``<SYSTEM>_<setting>`` with the value chosen on dev. Singletons
-count as ``benchmarks/joint_coref_linker.py`` counts them on each corpus. Writes
+count as ``benchmarks/joint_coref_linker.py`` counts them on each corpus; where they count, the model's own test
+rows also give gates 2 and 3 for gold singletons and for the mentions of gold clusters apart
+(``<metric>_singleton``, ``<metric>_clustered``, and ``gold_share_<kind>``). Writes
 ``benchmarks/results/jcl_mention_budget.json`` (a rerun replaces its systems' rows and keeps the others) and its
 table in docs/joint_coref_linker.md.
 
@@ -33,7 +35,7 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import spacy
 from spacy.language import Language
@@ -56,6 +58,9 @@ NAME = "jcl_mention_budget"
 SWEEPS: Dict[str, Tuple[float, ...]] = {"predict_span_ratio": (0.4, 0.6, 0.8), "singleton_threshold": (0.5, 0.4, 0.3, 0.6)}
 #: The metrics measured at each ratio, beside the selection score; the table's columns, in order.
 MENTION_METRICS = ("mention_kept_r", "coref_mention_r", "coref_mention_p")
+#: Gold singletons and the mentions of gold clusters, measured apart (:func:`kind_scores`) on test, as saved.
+KINDS = ("singleton", "clustered")
+KIND_METRICS = tuple(f"{metric}_{kind}" for kind in KINDS for metric in ("gold_share", "mention_kept_r", "coref_mention_r"))
 Offsets = Tuple[int, int]
 
 
@@ -65,25 +70,45 @@ def gold_mentions(doc: Doc, keep_singletons: bool) -> List[Offsets]:
             for span in group]
 
 
-def kept_recall(nlp: Language, gold: Sequence[Doc], keep_singletons: bool) -> float:
-    """The share of ``gold``'s mentions among the spans the pipeline's pruning keeps in the same texts
-    (:meth:`~spacy_el.pipeline.joint_coref_linker.JointCorefLinker.kept_spans`), matched by character offsets."""
+def kept_offsets(nlp: Language, gold: Sequence[Doc]) -> List[Set[Offsets]]:
+    """Per doc of ``gold``, the character offsets of the spans the pipeline's pruning keeps in its text
+    (:meth:`~spacy_el.pipeline.joint_coref_linker.JointCorefLinker.kept_spans`)."""
     pipe = nlp.get_pipe(COMPONENT)
-    found = total = 0
-    for doc in gold:
-        made = nlp.make_doc(doc.text)
-        kept = {(span.start_char, span.end_char) for span in pipe.kept_spans([made])[0]}
-        mentions = gold_mentions(doc, keep_singletons)
-        found += sum(mention in kept for mention in mentions)
-        total += len(mentions)
-    return found / max(total, 1)
+    return [{(span.start_char, span.end_char) for span in pipe.kept_spans([nlp.make_doc(doc.text)])[0]}
+            for doc in gold]
 
 
-def written_scores(nlp: Language, gold: Sequence[Doc], keep_singletons: bool, joint: bool,
-                   batch_size: int) -> Dict[str, float]:
-    """``coref_mention_r``, ``coref_mention_p`` and the selection score (:func:`selection_metric`) of ``nlp`` as it
-    is configured."""
-    pred, _ = predict(nlp, gold, batch_size)
+def found_share(mentions: Sequence[Sequence[Offsets]], found: Sequence[Set[Offsets]]) -> float:
+    """The share of the mentions (per doc) that are in the doc's ``found`` set; 0 without mentions."""
+    total = sum(len(doc_mentions) for doc_mentions in mentions)
+    return sum(m in doc_found for doc_mentions, doc_found in zip(mentions, found) for m in doc_mentions) / max(total, 1)
+
+
+def kept_recall(nlp: Language, gold: Sequence[Doc], keep_singletons: bool) -> float:
+    """The share of ``gold``'s mentions among the spans the pipeline's pruning keeps in the same texts, matched by
+    character offsets."""
+    return found_share([gold_mentions(doc, keep_singletons) for doc in gold], kept_offsets(nlp, gold))
+
+
+def kind_scores(gold: Sequence[Doc], kept: Sequence[Set[Offsets]], pred: Sequence[Doc]) -> Dict[str, float]:
+    """Gates 2 and 3 for gold singletons and for the mentions of gold clusters apart: ``mention_kept_r_<kind>``,
+    ``coref_mention_r_<kind>`` (the share of them written, in any predicted cluster or as a predicted singleton),
+    and ``gold_share_<kind>`` (their share of the gold mentions)."""
+    written = [{offsets for cluster in doc_clusters(doc) for offsets in cluster} for doc in pred]
+    by_kind = {kind: [[(span.start_char, span.end_char) for group in cluster_groups(doc)
+                       if (len(group) == 1) == (kind == "singleton") for span in group] for doc in gold]
+               for kind in KINDS}
+    total = sum(len(mentions) for kind in by_kind.values() for mentions in kind)
+    scores = {}
+    for kind, mentions in by_kind.items():
+        scores[f"gold_share_{kind}"] = round(sum(map(len, mentions)) / max(total, 1), 4)
+        scores[f"mention_kept_r_{kind}"] = round(found_share(mentions, kept), 4)
+        scores[f"coref_mention_r_{kind}"] = round(found_share(mentions, written), 4)
+    return scores
+
+
+def written_scores(gold: Sequence[Doc], pred: Sequence[Doc], keep_singletons: bool, joint: bool) -> Dict[str, float]:
+    """``coref_mention_r``, ``coref_mention_p`` and the selection score (:func:`selection_metric`) of ``pred``."""
     pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
     coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
     return {"coref_mention_r": round(coref["coref_mention_r"], 4), "coref_mention_p": round(coref["coref_mention_p"], 4),
@@ -114,19 +139,25 @@ def model_rows(system: str, nlp: Language, corpus: str, dev: List[Doc], test: Li
     rows = [row(system, f"{corpus}-{split}", "coref_mention_reachable", reachable_share(docs, attrs["max_span_width"], keep),
                 f"gold mentions no wider than max_span_width {attrs['max_span_width']}")
             for split, docs in splits.items()]
-    kept: Dict[Tuple[str, float], float] = {}  # (split, span ratio) -> mention_kept_r: only the ratio moves pruning
+    kept: Dict[Tuple[str, float], List[Set[Offsets]]] = {}  # (split, span ratio) -> kept spans: only the ratio moves them
 
     def effective() -> Tuple[float, float]:
         """(span ratio, singleton threshold) as the component is configured now: what its predictions depend on."""
         return pipe.settings.predict_span_ratio or attrs["span_ratio"], pipe.settings.singleton_threshold
 
-    def scores_at(split: str, value: float) -> Dict[str, float]:
+    def scores_at(split: str, value: float, by_kind: bool = False) -> Dict[str, float]:
+        """The gates' scores on ``split`` with ``setting`` at ``value``; ``by_kind``: with :func:`kind_scores`."""
         print(f"{corpus}-{split}: {system} with {setting} {value:g}", flush=True)
         pipe.configure(**{setting: value})
-        ratio = effective()[0]
-        if (split, ratio) not in kept:
-            kept[(split, ratio)] = round(kept_recall(nlp, splits[split], keep), 4)
-        return {"mention_kept_r": kept[(split, ratio)], **written_scores(nlp, splits[split], keep, joint, batch_size)}
+        gold = splits[split]
+        key = (split, effective()[0])
+        if key not in kept:
+            kept[key] = kept_offsets(nlp, gold)
+        pred, _ = predict(nlp, gold, batch_size)
+        scores = {"mention_kept_r": round(found_share([gold_mentions(doc, keep) for doc in gold], kept[key]), 4),
+                  **written_scores(gold, pred, keep, joint)}
+        # Where singletons count, whether it is they or the clusters' mentions that are lost (the model as saved).
+        return {**scores, **kind_scores(gold, kept[key], pred)} if by_kind and keep else scores
 
     scored: List[Tuple[float, float]] = []
     for value in values:
@@ -135,11 +166,12 @@ def model_rows(system: str, nlp: Language, corpus: str, dev: List[Doc], test: Li
                  for metric, measured in scores.items()]
         scored.append((value, scores[selection_metric(joint)]))
     chosen = scored[kept_index(scored)][0]
-    as_saved = scores_at("test", own)
+    as_saved = scores_at("test", own, by_kind=True)
     saved = effective()
     pipe.configure(**{setting: chosen})
     # The model's own value won (as 0.4 and 0, the saved "model's span ratio", do): the same predictions.
-    best = as_saved if effective() == saved else scores_at("test", chosen)
+    swept = {metric: value for metric, value in as_saved.items() if metric not in KIND_METRICS}
+    best = swept if effective() == saved else scores_at("test", chosen)
     for name, scores, note in ((system, as_saved, f"as saved: span ratio {saved[0]:g}, singleton_threshold {saved[1]:g}"),
                                (f"{system}_{setting}", best, f"{setting} {chosen:g} (best on {corpus} dev)")):
         rows += [row(name, f"{corpus}-test", metric, value, note) for metric, value in scores.items()]
@@ -171,8 +203,16 @@ def budget_table(rows: Sequence[Row]) -> str:
             lines.append([name, dataset, label, reachable,
                           *(format_value(values[(name, dataset, m + suffix)]) for m in MENTION_METRICS),
                           f"{format_value(values[(name, dataset, metric + suffix)])} ({metric})"])
-    return (markdown_table(["dataset", "gold mentions per token"], density) + "\n"
-            + markdown_table(header, lines))
+    kinds = [[system, dataset, kind, *(format_value(values[(system, dataset, f"{m}_{kind}")])
+                                       for m in ("gold_share", "mention_kept_r", "coref_mention_r"))]
+             for system, dataset in dict.fromkeys((r["system"], r["dataset"]) for r in rows) for kind in KINDS
+             if (system, dataset, f"gold_share_{kind}") in values]
+    tables = [markdown_table(["dataset", "gold mentions per token"], density), markdown_table(header, lines)]
+    if kinds:
+        tables.append("Gold singletons and the mentions of gold clusters apart (test, the model's settings):\n\n"
+                      + markdown_table(["system", "dataset", "gold mentions", "share", "mention_kept_r",
+                                        "coref_mention_r"], kinds))
+    return "\n".join(tables)
 
 
 def swept_values(values: Dict[Tuple[str, str, str], float], system: str, dataset: str, setting: str) -> List[float]:
@@ -200,8 +240,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--corpus", required=True, choices=("gum", "ontogum", "litbank"))
     parser.add_argument("--model", action="append", default=[], metavar="SYSTEM=PATH", help="a trained pipeline (repeat)")
     parser.add_argument("--setting", default="predict_span_ratio", choices=sorted(SWEEPS), help="the setting swept on dev")
-    parser.add_argument("--values", "--ratios", help="its values, the model's own first, then cheapest first "
-                                                     "(default: predict_span_ratio 0.4,0.6,0.8; singleton_threshold 0.5,0.4,0.3,0.6)")
+    parser.add_argument("--values", "--ratios", help="its values, the model's own first, then cheapest first (default: "
+                                                     "predict_span_ratio 0.4,0.6,0.8; singleton_threshold 0.5,0.4,0.3,0.6)")
     parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--limit", type=int, default=0, help="the first N documents of each split (0: all)")
     parser.add_argument("--batch-size", type=int, default=8)

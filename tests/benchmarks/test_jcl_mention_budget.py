@@ -3,7 +3,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc
 
-from benchmarks.jcl_mention_budget import budget_table, gold_mentions, gold_rows, kept_recall, parse_models
+from benchmarks.jcl_mention_budget import budget_table, gold_mentions, gold_rows, kept_recall, kind_scores, parse_models
 from benchmarks.results_io import row
 from spacy_el.extensions import set_clusters
 
@@ -55,6 +55,16 @@ def test_kept_recall_is_the_share_of_gold_mentions_among_the_kept_spans(doc):
     assert kept_recall(Pipeline(KeepingPipe([])), [doc], keep_singletons=True) == 0.0
 
 
+def test_singletons_and_cluster_mentions_are_scored_apart(doc):
+    # kept: the long mention and "the harbour master" (a singleton); written: the long mention and "he"
+    kept = [{(doc[0:7].start_char, doc[0:7].end_char), (doc[10:13].start_char, doc[10:13].end_char)}]
+    pred = Doc(doc.vocab, words=WORDS)
+    set_clusters(pred, [[(0, 7), (8, 9)]])
+    scores = kind_scores([doc], kept, [pred])
+    assert scores == {"gold_share_singleton": 0.5, "mention_kept_r_singleton": 0.5, "coref_mention_r_singleton": 0.0,
+                      "gold_share_clustered": 0.5, "mention_kept_r_clustered": 0.5, "coref_mention_r_clustered": 1.0}
+
+
 def test_gold_rows_give_the_mentions_per_token_of_each_split(doc):
     rows = gold_rows("litbank", {"dev": [doc], "test": [doc, doc]})
     assert [(r["dataset"], r["value"]) for r in rows] == [("litbank-dev", round(4 / 15, 4)), ("litbank-test", round(4 / 15, 4))]
@@ -84,6 +94,18 @@ def test_the_table_lists_each_dev_sweep_then_the_test_rows():
         "the model's", "predict_span_ratio best on dev", "singleton_threshold best on dev"]
     assert lines[1].endswith("| 0.550 (coref_avg_f) |") and lines[5].startswith("| m_predict_span_ratio | toy-test |")
     assert lines[6].endswith("| 0.530 (coref_avg_f) |")
+    assert "apart" not in table  # no singleton rows: no third table
+
+
+def test_the_singleton_rows_make_a_third_table():
+    rows = [row("gold", "toy-test", "gold_mentions_per_token", 0.3), row("m", "toy-test", "coref_mention_reachable", 0.9)]
+    rows += [row("m", "toy-test", metric, 0.5) for metric in ("mention_kept_r", "coref_mention_r", "coref_mention_p", "coref_avg_f")]
+    for kind, share in (("singleton", 0.25), ("clustered", 0.75)):
+        rows += [row("m", "toy-test", f"gold_share_{kind}", share), row("m", "toy-test", f"mention_kept_r_{kind}", 0.9),
+                 row("m", "toy-test", f"coref_mention_r_{kind}", 0.6 if kind == "singleton" else 0.95)]
+    table = budget_table(rows)
+    assert "| m | toy-test | singleton | 0.250 | 0.900 | 0.600 |" in table
+    assert "| m | toy-test | clustered | 0.750 | 0.900 | 0.950 |" in table
 
 
 def test_models_are_system_and_folder_pairs(tmp_path):
