@@ -56,7 +56,7 @@ NAME = "jcl_mention_budget"
 #: The prediction settings this benchmark sweeps, each with its default values: the component's default first
 #: (``predict_span_ratio`` 0.4 is every config's ``span_ratio``), then by cost, so that a tie keeps the cheaper.
 SWEEPS: Dict[str, Tuple[float, ...]] = {"predict_span_ratio": (0.4, 0.6, 0.8), "singleton_threshold": (0.5, 0.4, 0.3, 0.6)}
-#: The metrics measured at each ratio, beside the selection score; the table's columns, in order.
+#: The metrics measured at each value swept, beside the selection score; the table's columns, in order.
 MENTION_METRICS = ("mention_kept_r", "coref_mention_r", "coref_mention_p")
 #: Gold singletons and the mentions of gold clusters, measured apart (:func:`kind_scores`) on test, as saved.
 KINDS = ("singleton", "clustered")
@@ -169,7 +169,8 @@ def model_rows(system: str, nlp: Language, corpus: str, dev: List[Doc], test: Li
     as_saved = scores_at("test", own, by_kind=True)
     saved = effective()
     pipe.configure(**{setting: chosen})
-    # The model's own value won (as 0.4 and 0, the saved "model's span ratio", do): the same predictions.
+    # Where the value chosen predicts as the saved settings do (span ratio 0.4 and 0, "the model's", are one),
+    # its test rows are the saved settings' own.
     swept = {metric: value for metric, value in as_saved.items() if metric not in KIND_METRICS}
     best = swept if effective() == saved else scores_at("test", chosen)
     for name, scores, note in ((system, as_saved, f"as saved: span ratio {saved[0]:g}, singleton_threshold {saved[1]:g}"),
