@@ -24,19 +24,10 @@ def load_pipeline(pipeline: Any):
 
     if isinstance(pipeline, Language):
         return pipeline
-    import spacy
+    from ..pipeline.configure import load_pipeline as load
 
     name, settings = (pipeline.name, pipeline.settings) if isinstance(pipeline, ConfiguredPipeline) else (pipeline, {})
-    try:
-        nlp = spacy.load(name)
-    except (OSError, ValueError, ImportError) as err:
-        first = " ".join(str(err).split())[:300]
-        raise OSError(f"[spacy_el] Cannot load the pipeline {str(name)!r}: {first}") from err
-    if settings:
-        from ..pipeline.configure import configure_pipeline
-
-        configure_pipeline(nlp, settings, "annotate")
-    return nlp
+    return load(name, settings, "annotate")
 
 
 def error_text(err: BaseException) -> str:

@@ -44,13 +44,15 @@ def evaluate_cli(
     import srsly
     from spacy.training import Corpus
 
+    from ..pipeline.configure import load_pipeline
+
     names = list(scorer or SCORERS)
     unknown = [n for n in names if n not in SCORERS]
     if unknown:
         msg.fail(f"Unknown scorer {unknown[0]!r}; choose from {', '.join(SCORERS)}", exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     examples = list(Corpus(data_path, gold_preproc=gold_preproc)(nlp))
     predicted = nlp.pipe(eg.predicted for eg in examples)
     for eg, doc in zip(examples, predicted):

@@ -43,6 +43,7 @@ def tune_cli(
     import spacy
     from spacy.training import Corpus
 
+    from ..pipeline.configure import load_pipeline
     from ..training.tune import TUNED_META, save_pipeline, tune_setting
 
     tried = parse_values(values)
@@ -50,7 +51,7 @@ def tune_cli(
         msg.fail(f"{output} exists: give another output folder, or --force to replace it", exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     try:
         tuned = tune_setting(nlp, Corpus(dev_path), component, setting, tried, min_gain=min_gain,
                              on_value=lambda value, score: msg.info(f"{setting} = {value}: {score:.4f}"))

@@ -29,13 +29,14 @@ def visualize_cli(
     """Run a pipeline on documents and write its entity links and coreference clusters as HTML."""
     import spacy
 
+    from ..pipeline.configure import load_pipeline
     from ..visualize import save_html
 
     if "{}" not in kb_url_template:
         msg.fail("--kb-url-template must contain {} where the KB id goes", exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     texts = read_texts(input_path, nlp)
     if limit:
         texts = texts[:limit]

@@ -8,13 +8,29 @@ corpus; ``spacy-el.ComponentSettings.v1`` sets them in a composed pipeline's con
 :func:`configure_pipeline`. ``spacy.load(path, config={"components": {NAME: {SETTING: value}}})`` works too
 (``KBTorchPipe.from_disk`` keeps a setting the config changed over the saved one).
 """
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, Mapping, Optional
 
 from spacy.language import Language
 
 from .obsolete_settings import refuse_obsolete
 
-__all__ = ["check_settings", "configurable_pipe", "configure_pipeline", "settings_from_overrides"]
+__all__ = ["check_settings", "configurable_pipe", "configure_pipeline", "load_pipeline", "settings_from_overrides"]
+
+
+def load_pipeline(name: str, settings: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                  command: str = "load") -> Language:
+    """``spacy.load(name)`` (a package name or a pipeline folder), then ``settings`` applied
+    (:func:`configure_pipeline`). A pipeline that cannot be loaded is an ``OSError`` that names it and says why in
+    one line, which the command line prints instead of a traceback."""
+    import spacy
+
+    try:
+        nlp = spacy.load(name)
+    except (OSError, ValueError, ImportError) as err:
+        first = " ".join(str(err).split())[:300]
+        raise OSError(f"[spacy_el] Cannot load the pipeline {str(name)!r}: {first} Give a pipeline folder (one with "
+                      "a config.cfg, as spacy train or nlp.to_disk writes) or the name of an installed package.") from err
+    return configure_pipeline(nlp, settings, command) if settings else nlp
 
 
 def configurable_pipe(nlp: Language, component: str, command: str) -> Any:
