@@ -28,8 +28,10 @@ def load_pipeline(name: str, settings: Optional[Mapping[str, Mapping[str, Any]]]
         nlp = spacy.load(name)
     except (OSError, ValueError, ImportError) as err:
         first = " ".join(str(err).split())[:300]
-        raise OSError(f"[spacy_el] Cannot load the pipeline {str(name)!r}: {first} Give a pipeline folder (one with "
-                      "a config.cfg, as spacy train or nlp.to_disk writes) or the name of an installed package.") from err
+        # spaCy's E050: nothing of that name, neither a folder nor an installed package.
+        hint = (" Give a pipeline folder (one with a config.cfg, as spacy train or nlp.to_disk writes) or the name of "
+                "an installed package." if "[E050]" in first else "")
+        raise OSError(f"[spacy_el] Cannot load the pipeline {str(name)!r}: {first}{hint}") from err
     return configure_pipeline(nlp, settings, command) if settings else nlp
 
 
