@@ -65,6 +65,7 @@ PAGES: Dict[str, Path] = {
     "coref_ceiling": DOCS / "joint_coref_linker.md",
     "jcl_mention_budget": DOCS / "joint_coref_linker.md",
     "jcl_mention_budget_litbank": DOCS / "joint_coref_linker.md",
+    "jcl_mention_budget_gum": DOCS / "joint_coref_linker.md",
     "entqa": DOCS / "entqa.md",
     "entqa-gamma": DOCS / "entqa.md",
     "entqa-k": DOCS / "entqa.md",
@@ -816,6 +817,35 @@ PROSE: Dict[str, Prose] = {
             for kind, metric in (("w", "coref_mention_r"), ("s", "coref_avg_f")) for value in (0.3, 0.4, 0.5, 0.6)},
          "st": ("coref_antecedent_averaging_converged_coarse_singleton_threshold", "litbank-test", "coref_avg_f"),
          **{f"{kind[0]}{label}": ("coref_antecedent_averaging_converged_coarse", "litbank-test", f"{metric}_{kind}")
+            for kind in ("singleton", "clustered")
+            for label, metric in (("share", "gold_share"), ("kept", "mention_kept_r"), ("written", "coref_mention_r"))}},
+    ),
+    "jcl_mention_budget_gum": Prose(
+        "jcl_mention_budget.json",
+        "On GUM, Global (seed 1, `global_converged_seed1`) loses gold mentions at every gate: {reachable} of GUM "
+        "test's gold mentions are no wider than its `max_span_width` of 8 tokens, pruning keeps {kept} and the "
+        "decoder writes {written} (precision {precision}). Neither setting at prediction helps. More spans per "
+        "token keep more gold mentions on GUM dev ({k40} with 0.4, {k60} with 0.6, {k80} with 0.8) but write no "
+        "more ({w40}, {w60}, {w80}) and score lower ({d40}, {d60}, {d80}, the mean of coreference average F1 and "
+        "ELh); lowering `singleton_threshold` to 0.3 writes more ({t30} against {t50}) at lower precision "
+        "({p30} against {p50}) for a dev score of {s30} against {s50}; the value best on dev scores {st} on test "
+        "against {own} as trained. Gold singletons are {sshare} of GUM test's gold mentions: pruning keeps {skept} of them and the "
+        "decoder writes {swritten}, against {ckept} and {cwritten} of the mentions of gold clusters. The width is "
+        "the gate no prediction setting opens; the ceiling table above gives what a wider `max_span_width` would "
+        "reach (`gold_width_<W>`).",
+        {"reachable": ("global_converged_seed1", "gum-test", "coref_mention_reachable"),
+         "kept": ("global_converged_seed1", "gum-test", "mention_kept_r"),
+         "written": ("global_converged_seed1", "gum-test", "coref_mention_r"),
+         "precision": ("global_converged_seed1", "gum-test", "coref_mention_p"),
+         **{f"{kind}{round(value * 100)}": ("global_converged_seed1", "gum-dev", f"{metric}_predict_span_ratio_{value:g}")
+            for kind, metric in (("k", "mention_kept_r"), ("w", "coref_mention_r"), ("d", "coref_elh_mean"))
+            for value in (0.4, 0.6, 0.8)},
+         **{f"{kind}{round(value * 100)}": ("global_converged_seed1", "gum-dev", f"{metric}_singleton_threshold_{value:g}")
+            for kind, metric in (("t", "coref_mention_r"), ("p", "coref_mention_p"), ("s", "coref_elh_mean"))
+            for value in (0.3, 0.5)},
+         "st": ("global_converged_seed1_singleton_threshold", "gum-test", "coref_elh_mean"),
+         "own": ("global_converged_seed1", "gum-test", "coref_elh_mean"),
+         **{f"{kind[0]}{label}": ("global_converged_seed1", "gum-test", f"{metric}_{kind}")
             for kind in ("singleton", "clustered")
             for label, metric in (("share", "gold_share"), ("kept", "mention_kept_r"), ("written", "coref_mention_r"))}},
     ),
