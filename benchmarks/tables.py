@@ -322,6 +322,13 @@ HEADLINES: Tuple[Headline, ...] = (
 )
 
 
+def mention_kind_figures(system: str, dataset: str) -> Dict[str, Tuple[str, str, str]]:
+    """The figures ``{sshare}``, ``{skept}``, ``{swritten}`` (gold singletons) and ``{cshare}``, ``{ckept}``,
+    ``{cwritten}`` (the mentions of gold clusters) of ``benchmarks.jcl_mention_budget``'s rows by kind."""
+    return {f"{kind[0]}{label}": (system, dataset, f"{metric}_{kind}") for kind in ("singleton", "clustered")
+            for label, metric in (("share", "gold_share"), ("kept", "mention_kept_r"), ("written", "coref_mention_r"))}
+
+
 class Prose(NamedTuple):
     """A sentence (or list item) of the README or a docs page that quotes figures: typed once here as a
     template, its figures filled in from one results file, so that no figure in the text is typed by hand.
@@ -816,9 +823,7 @@ PROSE: Dict[str, Prose] = {
                                            f"{metric}_singleton_threshold_{value:g}")
             for kind, metric in (("w", "coref_mention_r"), ("s", "coref_avg_f")) for value in (0.3, 0.4, 0.5, 0.6)},
          "st": ("coref_antecedent_averaging_converged_coarse_singleton_threshold", "litbank-test", "coref_avg_f"),
-         **{f"{kind[0]}{label}": ("coref_antecedent_averaging_converged_coarse", "litbank-test", f"{metric}_{kind}")
-            for kind in ("singleton", "clustered")
-            for label, metric in (("share", "gold_share"), ("kept", "mention_kept_r"), ("written", "coref_mention_r"))}},
+         **mention_kind_figures("coref_antecedent_averaging_converged_coarse", "litbank-test")},
     ),
     "jcl_mention_budget_gum": Prose(
         "jcl_mention_budget.json",
@@ -845,9 +850,7 @@ PROSE: Dict[str, Prose] = {
             for value in (0.3, 0.5)},
          "st": ("global_converged_seed1_singleton_threshold", "gum-test", "coref_elh_mean"),
          "own": ("global_converged_seed1", "gum-test", "coref_elh_mean"),
-         **{f"{kind[0]}{label}": ("global_converged_seed1", "gum-test", f"{metric}_{kind}")
-            for kind in ("singleton", "clustered")
-            for label, metric in (("share", "gold_share"), ("kept", "mention_kept_r"), ("written", "coref_mention_r"))}},
+         **mention_kind_figures("global_converged_seed1", "gum-test")},
     ),
     "joint_coref_linker_coarse_eem": Prose(
         "joint_coref_linker.json",
