@@ -678,6 +678,8 @@ VARIANTS = (
      "(antecedent_pruning coarse)"),
     ("converged_coarse_antecedents100", "converged-coarse-antecedents100", "training to a dev plateau with "
      "coarse-to-fine antecedents (antecedent_pruning coarse) and max_antecedents 100"),
+    ("converged_coarse_width16", "converged-coarse-width16", "training to a dev plateau with coarse-to-fine "
+     "antecedents (antecedent_pruning coarse) and max_span_width 16"),
 )
 
 
