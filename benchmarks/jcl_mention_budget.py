@@ -84,10 +84,10 @@ def found_share(mentions: Sequence[Sequence[Offsets]], found: Sequence[Set[Offse
     return sum(m in doc_found for doc_mentions, doc_found in zip(mentions, found) for m in doc_mentions) / max(total, 1)
 
 
-def kept_recall(nlp: Language, gold: Sequence[Doc], keep_singletons: bool) -> float:
-    """The share of ``gold``'s mentions among the spans the pipeline's pruning keeps in the same texts, matched by
-    character offsets."""
-    return found_share([gold_mentions(doc, keep_singletons) for doc in gold], kept_offsets(nlp, gold))
+def kept_recall(gold: Sequence[Doc], kept: Sequence[Set[Offsets]], keep_singletons: bool) -> float:
+    """The share of ``gold``'s mentions among the spans pruning keeps in the same texts (``kept``, from
+    :func:`kept_offsets`), matched by character offsets."""
+    return found_share([gold_mentions(doc, keep_singletons) for doc in gold], kept)
 
 
 def kind_scores(gold: Sequence[Doc], kept: Sequence[Set[Offsets]], pred: Sequence[Doc]) -> Dict[str, float]:
@@ -154,7 +154,7 @@ def model_rows(system: str, nlp: Language, corpus: str, dev: List[Doc], test: Li
         if key not in kept:
             kept[key] = kept_offsets(nlp, gold)
         pred, _ = predict(nlp, gold, batch_size)
-        scores = {"mention_kept_r": round(found_share([gold_mentions(doc, keep) for doc in gold], kept[key]), 4),
+        scores = {"mention_kept_r": round(kept_recall(gold, kept[key], keep), 4),
                   **written_scores(gold, pred, keep, joint)}
         # Where singletons count, whether it is they or the clusters' mentions that are lost (the model as saved).
         return {**scores, **kind_scores(gold, kept[key], pred)} if by_kind and keep else scores
