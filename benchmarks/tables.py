@@ -267,11 +267,11 @@ def published_only(write_tables: Callable[..., Any]) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        results, *pages = bound.arguments.items()
+        (_, results), *pages = bound.arguments.items()
         own_page = any(Path(value) != Path(signature.parameters[name].default) for name, value in pages)
-        if own_page or is_published(results[1]):
+        if own_page or is_published(results):
             return write_tables(*args, **kwargs)
-        print(f"Docs left as they are: {results[1]} is not under {RESULTS_DIR.relative_to(ROOT)}, "
+        print(f"Docs left as they are: {results} is not under {RESULTS_DIR.relative_to(ROOT)}, "
               f"so its tables are not published (python -m benchmarks.tables renders the published results).")
         return None
 
@@ -320,6 +320,14 @@ HEADLINES: Tuple[Headline, ...] = (
     Headline("`entqa_reader` (EntQA, `reader_mode = \"joint\"`)", "entqa.json", "aida-test", "el_micro_f", "entqa_joint",
              (("spaCy `ner` + `entity_linker`", "spacy_entity_linker"),), "docs/entqa.md"),
 )
+
+
+def sweep_figures(system: str, dataset: str, setting: str, metrics: Dict[str, str],
+                  values: Sequence[float]) -> Dict[str, Tuple[str, str, str]]:
+    """The figures ``{<letter><V x 100>}`` (``{d40}`` for ``metrics = {"d": ...}`` at 0.4) of
+    ``benchmarks.jcl_mention_budget``'s dev sweep of ``setting``: each metric at each value."""
+    return {f"{letter}{round(value * 100)}": (system, dataset, f"{metric}_{setting}_{value:g}")
+            for letter, metric in metrics.items() for value in values}
 
 
 def mention_kind_figures(system: str, dataset: str) -> Dict[str, Tuple[str, str, str]]:
@@ -814,14 +822,12 @@ PROSE: Dict[str, Prose] = {
          "reachable": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_reachable"),
          "written": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_r"),
          "precision": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_p"),
-         "d40": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f_predict_span_ratio_0.4"),
-         "d60": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f_predict_span_ratio_0.6"),
-         "d80": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f_predict_span_ratio_0.8"),
+         **sweep_figures("coref_antecedent_averaging_converged_coarse", "litbank-dev", "predict_span_ratio",
+                         {"d": "coref_avg_f"}, (0.4, 0.6, 0.8)),
          "chosen": ("coref_antecedent_averaging_converged_coarse_predict_span_ratio", "litbank-test", "coref_avg_f"),
          "own": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_avg_f"),
-         **{f"{kind}{round(value * 100)}": ("coref_antecedent_averaging_converged_coarse", "litbank-dev",
-                                           f"{metric}_singleton_threshold_{value:g}")
-            for kind, metric in (("w", "coref_mention_r"), ("s", "coref_avg_f")) for value in (0.3, 0.4, 0.5, 0.6)},
+         **sweep_figures("coref_antecedent_averaging_converged_coarse", "litbank-dev", "singleton_threshold",
+                         {"w": "coref_mention_r", "s": "coref_avg_f"}, (0.3, 0.4, 0.5, 0.6)),
          "st": ("coref_antecedent_averaging_converged_coarse_singleton_threshold", "litbank-test", "coref_avg_f"),
          **mention_kind_figures("coref_antecedent_averaging_converged_coarse", "litbank-test")},
     ),
@@ -842,12 +848,10 @@ PROSE: Dict[str, Prose] = {
          "kept": ("global_converged_seed1", "gum-test", "mention_kept_r"),
          "written": ("global_converged_seed1", "gum-test", "coref_mention_r"),
          "precision": ("global_converged_seed1", "gum-test", "coref_mention_p"),
-         **{f"{kind}{round(value * 100)}": ("global_converged_seed1", "gum-dev", f"{metric}_predict_span_ratio_{value:g}")
-            for kind, metric in (("k", "mention_kept_r"), ("w", "coref_mention_r"), ("d", "coref_elh_mean"))
-            for value in (0.4, 0.6, 0.8)},
-         **{f"{kind}{round(value * 100)}": ("global_converged_seed1", "gum-dev", f"{metric}_singleton_threshold_{value:g}")
-            for kind, metric in (("t", "coref_mention_r"), ("p", "coref_mention_p"), ("s", "coref_elh_mean"))
-            for value in (0.3, 0.5)},
+         **sweep_figures("global_converged_seed1", "gum-dev", "predict_span_ratio",
+                         {"k": "mention_kept_r", "w": "coref_mention_r", "d": "coref_elh_mean"}, (0.4, 0.6, 0.8)),
+         **sweep_figures("global_converged_seed1", "gum-dev", "singleton_threshold",
+                         {"t": "coref_mention_r", "p": "coref_mention_p", "s": "coref_elh_mean"}, (0.3, 0.5)),
          "st": ("global_converged_seed1_singleton_threshold", "gum-test", "coref_elh_mean"),
          "own": ("global_converged_seed1", "gum-test", "coref_elh_mean"),
          **mention_kind_figures("global_converged_seed1", "gum-test")},
