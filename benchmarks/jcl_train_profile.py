@@ -20,7 +20,8 @@ module's calls, without changing the model's code:
 
 A backward op is given the part of the forward op it differentiates: autograd's sequence number links the two.
 Each part's time is the sum of its ops' own CPU time (their wall time on the thread that runs them). The row
-``dropout_masks`` counts the random masks of dropout (``aten::bernoulli_``) once more, across the parts that
+``dropout_masks`` counts the random masks of dropout (``aten::bernoulli_``, and ``aten::uniform_`` with
+``dropout_masks = "uniform"``) once more, across the parts that
 draw them. ``step`` is the wall clock of an update under the profiler, which slows small ops most.
 
 Rows per part: ``ms_per_step`` (forward + backward), ``forward_ms``, ``backward_ms`` and ``share`` (of the
@@ -64,7 +65,9 @@ OTHER = "other"
 #: Parts whose calls of other parts count as theirs: span pruning embeds every enumerated span.
 ABSORBING = ("span_pruning",)
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
-DROPOUT_OPS = ("aten::bernoulli_",)
+#: The draws of dropout masks: torch's (``nn.Dropout``, attention's ``dropout_p``) and the uniform ones of
+#: ``dropout_masks = "uniform"`` (:mod:`spacy_el.ml.dropout`).
+DROPOUT_OPS = ("aten::bernoulli_", "aten::uniform_")
 #: Per corpus: the config, its path overrides and the dataset name of the rows.
 CORPORA = {
     "gum": ("joint_coref_linker.cfg", lambda data: {
@@ -238,7 +241,7 @@ def part_rows(times: Dict[Tuple[str, str], float], optimizer_s: float, step_s: f
                     "finish_update by the clock (Thinc's Adam on numpy views, gradients zeroed)"))
     rows.append(row("jcl_optimizer", dataset, "share", round(optimizer_s / step_s, 3)))
     rows.append(row("jcl_dropout_masks", dataset, "ms_per_step", round(dropout_us / steps / 1000, 1),
-                    "aten::bernoulli_, inside the parts above"))
+                    "aten::bernoulli_ and aten::uniform_, inside the parts above"))
     rows.append(row("jcl_dropout_masks", dataset, "share", round(dropout_us / 1000 / steps / step_ms, 3)))
     rows.append(row("jcl_step", dataset, "ms_per_step", round(step_ms, 1), f"wall clock of an update under the profiler; {note}"))
     return rows

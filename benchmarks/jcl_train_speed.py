@@ -15,6 +15,8 @@ Variants (the component's settings, ``configure``; ``encoder_float32`` sets the 
 * ``encoder_float32``: the encoder in float32;
 * ``frozen_N``, ``frozen_N_cache``: ``frozen_encoder_layers = N``, without and with ``encoder_cache_mb``;
 * ``early_K``: ``early_max_antecedents = K`` (as in the first ``early_steps`` updates);
+* ``dropout_bernoulli``, ``dropout_uniform``: the model's ``dropout_masks`` (torch's ``nn.Dropout`` masks, or
+  uniform draws compared with ``p``: :mod:`spacy_el.ml.dropout`);
 * ``no_memo`` (with ``--candidates hybrid``): the kept spans' candidates generated at every step, as before the
   training memo (which holds the warm-up round's spans, as it holds an earlier epoch's for the spans kept again).
 
@@ -41,6 +43,7 @@ from thinc.api import Adam
 import spacy_el  # noqa: F401  (registers the factories and readers)
 from spacy_el.candidates import CandidateMemo
 from spacy_el.ml.autocast import cpu_has_native_bf16, resolve_encoder_dtype
+from spacy_el.ml.dropout import DROPOUT_MASKS, set_dropout_masks
 
 from .common import SHARED_DATA, torch_module
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
@@ -49,7 +52,8 @@ from .tables import PAGES, publish_table, published_only, results_to_markdown
 NAME = "jcl_train_speed"
 COMMAND = "python -m benchmarks.jcl_train_speed"
 COMPONENT = "joint_coref_linker"
-DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25")
+DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25",
+                    "dropout_bernoulli", "dropout_uniform")
 
 
 def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
@@ -58,6 +62,7 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
     module = torch_module(nlp, COMPONENT)
     dtype = module.encoder_dtype
     memo = pipe._training_memo
+    masks = module.dropout_masks
     settings: Dict[str, Any] = {}
     if name.startswith("frozen_"):
         parts = name.split("_")
@@ -66,6 +71,8 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
     elif name.startswith("early_"):
         settings["early_max_antecedents"] = int(name.split("_")[1])
         settings["early_steps"] = 10**9
+    elif name.startswith("dropout_") and name[len("dropout_"):] in DROPOUT_MASKS:
+        masks = name[len("dropout_"):]
     elif name not in ("default", "encoder_float32", "no_memo"):
         raise ValueError(f"unknown variant {name!r}")
 
@@ -73,6 +80,7 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
         pipe.configure(frozen_encoder_layers=0, encoder_cache_mb=0, early_max_antecedents=0, early_steps=0)
         pipe.configure(**settings)
         module.encoder_dtype = "float32" if name == "encoder_float32" else dtype
+        set_dropout_masks(module, masks)
         pipe._training_memo = CandidateMemo(limit=0) if name == "no_memo" else memo
 
     return apply
@@ -147,7 +155,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     note = (f"first {len(examples)} GUM train docs ({words:,} words), one per step, {args.rounds} timed round(s) after a "
             f"warm-up; learning rate 0; {args.threads} torch threads; default encoder dtype {dtype} (native bfloat16: "
-            f"{cpu_has_native_bf16()}); load average {load:.1f} at the end")
+            f"{cpu_has_native_bf16()}); default dropout masks {module.dropout_masks}; load average {load:.1f} at the end")
     note += "; " + ("the config's alias candidates" if args.candidates == "config" else "hybrid candidates")
     prefix = COMPONENT if args.candidates == "config" else f"{COMPONENT}_hybrid"
     command = COMMAND if args.candidates == "config" else f"{COMMAND} --candidates hybrid"

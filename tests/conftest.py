@@ -61,25 +61,36 @@ def toy_kb_with_vectors() -> ElKnowledgeBase:
     return build_toy_kb(vectors=True)
 
 
-@pytest.fixture(scope="session")
-def tiny_encoder(tmp_path_factory) -> str:
-    """A randomly initialised (seed 0) 1-layer BERT with the packaged MiniLM's tokenizer: a stand-in
-    encoder that the torch-backed components' tests train in seconds."""
+def save_tiny_bert(path: Path, layers: int) -> str:
+    """A randomly initialised (seed 0) BERT of ``layers`` layers of width 32 with the packaged MiniLM's tokenizer,
+    saved at ``path``."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from spacy_el.kb.encoder import default_model_path
 
     torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny_bert")
     tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
     config = BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
         intermediate_size=64, max_position_embeddings=512,
     )
     BertModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A 1-layer :func:`save_tiny_bert`: a stand-in encoder that the torch-backed components' tests train in
+    seconds."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), layers=1)
+
+
+@pytest.fixture(scope="session")
+def two_layer_encoder(tmp_path_factory) -> str:
+    """A 2-layer :func:`save_tiny_bert` (one layer to freeze, one to train)."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny_bert_2"), layers=2)
 
 
 @pytest.fixture

@@ -142,6 +142,7 @@ width_emb = 20
 distance_width = 20
 entity_proj = 150
 dropout = 0.1
+dropout_masks = "uniform"
 nil_score = "learned"
 distance = "spans"
 score_bound = 10.0

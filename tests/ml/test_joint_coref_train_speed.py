@@ -25,29 +25,12 @@ TRAIN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def two_layer_encoder(tmp_path_factory) -> str:
-    """The tiny encoder of tests/conftest.py with two layers (one to freeze, one to train)."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from spacy_el.kb.encoder import default_model_path
-
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("tiny_bert_2")
-    tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512)
-    BertModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return str(path)
-
-
 def build(encoder: str, tmp_path: Any, **settings: Any) -> Tuple[Any, Any, list]:
     build_invented_kb(True, dim=8).to_disk(tmp_path / "kb")
     nlp = spacy.blank("en")
     model = {"encoder": encoder, "max_span_width": 3, "window": 16, "stride": 8, "ffnn": 16, "ffnn_depth": 1,
              "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 2,
-             "encoder_dtype": "float32"}
+             "encoder_dtype": "float32", **settings.pop("model", {})}
     pipe = nlp.add_pipe("joint_coref_linker", config={"model": model, **settings})
     examples = []
     for text, clusters in TRAIN:

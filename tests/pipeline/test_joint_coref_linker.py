@@ -165,6 +165,7 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({}, {"candidates": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 0}}, "top_k"),
         ({"dropout": 1.5}, {}, "dropout"),
         ({"encoder_dtype": "float16"}, {}, "encoder_dtype"),
+        ({"dropout_masks": "gaussian"}, {}, "dropout_masks"),
         ({"encoder_lr_scale": -0.1}, {}, "encoder_lr_scale"),
         ({"antecedent_pruning": "farthest"}, {}, "antecedent_pruning"),
         ({}, {"mode": "joint"}, "mode"),

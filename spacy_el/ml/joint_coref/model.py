@@ -32,6 +32,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model
 
 from ..autocast import ENCODER_DTYPES
+from ..dropout import DROPOUT_MASKS
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
 from ..torch_io import EncoderLRShim, load_encoder, torch_layer
 from .decoding import JointDecoding, decode
@@ -96,6 +97,7 @@ def build_joint_coref_linker(
     prior_feature: bool = False,
     encoder_lr_scale: float = 1.0,
     antecedent_pruning: str = "nearest",
+    dropout_masks: str = "bernoulli",
 ) -> Model:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
     in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
@@ -115,7 +117,10 @@ def build_joint_coref_linker(
     with AVX512-BF16/AMX) and float32 elsewhere (:mod:`spacy_el.ml.autocast`); its weights and
     everything after it stay float32. prior_feature: add a learned multiple of the
     log alias-table prior to Phi_l (Kolitsas et al. 2018; not in the paper's Phi_l, off by default).
-    encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder)."""
+    encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder).
+    dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how every dropout layer, the encoder's too, draws
+    its masks in training; "uniform" draws the same masks in distribution at about half the cost on CPU
+    (:mod:`spacy_el.ml.dropout`). The default is the kind that models trained before the setting used."""
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
     _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
     _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
@@ -140,6 +145,7 @@ def build_joint_coref_linker(
            and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
     _check("prior_feature", isinstance(prior_feature, bool), "true or false", prior_feature)
     _check("encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
+    _check("dropout_masks", dropout_masks in DROPOUT_MASKS, f"one of {DROPOUT_MASKS}", dropout_masks)
     _check("mention_loss_weight", isinstance(mention_loss_weight, (int, float)) and mention_loss_weight >= 0,
            "a number >= 0", mention_loss_weight)
     return Model(
@@ -156,7 +162,7 @@ def build_joint_coref_linker(
             "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch,
             "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype,
             "prior_feature": prior_feature, "encoder_lr_scale": float(encoder_lr_scale),
-            "antecedent_pruning": antecedent_pruning,
+            "antecedent_pruning": antecedent_pruning, "dropout_masks": dropout_masks,
         },
     )
 

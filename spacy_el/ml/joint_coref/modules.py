@@ -43,6 +43,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from ..autocast import encoder_autocast, resolve_encoder_dtype
+from ..dropout import set_dropout_masks
 from ..encoder_reference import check_encoder_reference, encoder_reference
 from .frozen_encoder import LowerLayerCache, split_encode
 from .inputs import DocInputs
@@ -89,6 +90,9 @@ class JointCorefModule(nn.Module):
             prior_feature=attrs.get("prior_feature", False),
             antecedent_pruning=attrs.get("antecedent_pruning", "nearest"),
         )
+        # The encoder's dropout layers and the heads': torch's masks, or uniform draws (spacy_el.ml.dropout)
+        self.dropout_masks: str = attrs.get("dropout_masks", "bernoulli")
+        set_dropout_masks(self, self.dropout_masks)
         # Training with frozen lower encoder layers: their outputs per document (not state: never saved)
         self.lower_cache = LowerLayerCache()
         # Where the encoder comes from ("" = the packaged MiniLM), and whether its weights are saved (the

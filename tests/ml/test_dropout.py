@@ -1,0 +1,107 @@
+"""spacy_el.ml.dropout: uniform-draw dropout masks (issue 30: a training step's dropout masks cost 11% of it).
+The masks keep the Bernoulli(1 - p) distribution and nn.Dropout's scaling, the gradient is the same mask, and
+set_dropout_masks swaps a module's dropout layers both ways without touching its state."""
+from typing import Any, Tuple
+
+import pytest
+import torch
+from torch import nn
+
+from spacy_el.ml.dropout import DROPOUT_MASKS, UniformDropout, set_dropout_masks, uniform_dropout
+
+from .test_joint_coref_train_speed import build, torch_module
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_masks_keep_the_rate_and_the_scale(p, dtype):
+    torch.manual_seed(0)
+    x = torch.ones(400, 500, dtype=dtype)
+    out = uniform_dropout(x, p)
+    assert out.dtype == dtype and out.shape == x.shape
+    dropped = (out == 0).float().mean().item()
+    assert abs(dropped - p) < 0.005  # 200,000 draws: the standard error is at most 0.0012
+    kept = out[out != 0].float()
+    assert torch.allclose(kept, torch.full_like(kept, 1 / (1 - p)), rtol=1e-2)
+
+
+def test_the_gradient_is_the_scaled_mask():
+    torch.manual_seed(0)
+    x = torch.randn(64, 32, requires_grad=True)
+    out = uniform_dropout(x, 0.3)
+    out.sum().backward()
+    expected = torch.where(out != 0, torch.tensor(1 / 0.7), torch.tensor(0.0))
+    assert torch.allclose(x.grad, expected)
+
+
+def test_the_same_seed_draws_the_same_mask_and_another_seed_another():
+    x = torch.ones(1000)
+    masks = []
+    for seed in (0, 0, 1):
+        torch.manual_seed(seed)
+        masks.append(uniform_dropout(x, 0.2))
+    assert torch.equal(masks[0], masks[1]) and not torch.equal(masks[0], masks[2])
+
+
+def test_rates_zero_and_one_and_eval_mode():
+    x = torch.randn(8, 4)
+    assert uniform_dropout(x, 0.0) is x
+    assert torch.equal(uniform_dropout(x, 1.0), torch.zeros_like(x))
+    layer = UniformDropout(0.5).eval()
+    assert layer(x) is x
+
+
+def small_model() -> nn.Module:
+    return nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Sequential(nn.ReLU(), nn.Dropout(0.3)), nn.Linear(4, 1))
+
+
+def test_set_dropout_masks_swaps_both_ways_keeping_rates_modes_and_state():
+    model = small_model()
+    model[2].eval()  # a layer in eval mode stays in eval mode
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    assert set_dropout_masks(model, "uniform") == 2
+    assert [type(m) for m in model.modules() if isinstance(m, nn.Dropout)] == [UniformDropout, UniformDropout]
+    assert [m.p for m in model.modules() if isinstance(m, nn.Dropout)] == [0.2, 0.3]
+    assert model[1].training and not model[2][1].training
+    assert set_dropout_masks(model, "uniform") == 0  # already so
+    assert set_dropout_masks(model, "bernoulli") == 2
+    assert all(type(m) is nn.Dropout for m in model.modules() if isinstance(m, nn.Dropout))
+    assert model.state_dict().keys() == state.keys()
+    assert all(torch.equal(model.state_dict()[k], v) for k, v in state.items())
+
+
+def test_set_dropout_masks_refuses_an_unknown_kind():
+    with pytest.raises(ValueError, match="dropout_masks must be one of"):
+        set_dropout_masks(small_model(), "gaussian")
+    assert DROPOUT_MASKS == ("bernoulli", "uniform")
+
+
+def test_the_architecture_defaults_to_the_masks_of_models_trained_before_the_setting():
+    """A config written before ``dropout_masks`` (a checkpoint's) fills in the architecture's default, so it must be
+    the kind those models trained with; the component's default config (a new pipeline) asks for uniform draws."""
+    from spacy_el.ml.joint_coref.model import build_joint_coref_linker
+    from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL
+
+    assert build_joint_coref_linker().attrs["dropout_masks"] == "bernoulli"
+    assert DEFAULT_MODEL["dropout_masks"] == "uniform"
+
+
+def dropout_types(module: nn.Module) -> Tuple[Any, ...]:
+    return tuple(sorted({type(m).__name__ for m in module.modules() if isinstance(m, nn.Dropout)}))
+
+
+@pytest.mark.parametrize("masks, expected", [(None, ("UniformDropout",)), ("bernoulli", ("Dropout",)),
+                                             ("uniform", ("UniformDropout",))])
+def test_joint_coref_linker_draws_the_masks_its_config_names(two_layer_encoder, tmp_path, one_torch_thread, masks,
+                                                              expected):
+    model = {} if masks is None else {"dropout_masks": masks}
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path, model=model)
+    module = torch_module(pipe)
+    assert dropout_types(module) == expected  # the encoder's layers and the heads' alike
+    assert dropout_types(module.encoder) == expected
+    optimizer = nlp.create_optimizer()
+    losses: dict = {}
+    for _ in range(2):
+        for eg in examples:
+            pipe.update([eg], sgd=optimizer, losses=losses)
+    assert all(torch.isfinite(torch.tensor(v)) for v in losses.values())
