@@ -1,4 +1,5 @@
 from pathlib import Path
+from typing import Any, List, Sequence, Tuple
 
 import pytest
 
@@ -59,6 +60,41 @@ def toy_kb() -> ElKnowledgeBase:
 @pytest.fixture
 def toy_kb_with_vectors() -> ElKnowledgeBase:
     return build_toy_kb(vectors=True)
+
+
+#: Two toy documents of ``joint_coref_linker``'s tests: per document its words (space-separated) and its
+#: coreference clusters, each as its mentions' token offsets and the KB id (or NIL) of the cluster.
+LINKED_CLUSTER_DOCS: List[Tuple[str, List[Tuple[List[Tuple[int, int]], str]]]] = [
+    ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
+     [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
+    ("Brisk winds reached Velda where Quill waited , and Quill left Velda at noon .",
+     [([(3, 4), (12, 13)], "Velda"), ([(5, 6), (9, 10)], "NIL")]),
+]
+
+
+def linked_cluster_doc(vocab: Any, text: str, clusters: Sequence[Tuple[Sequence[Tuple[int, int]], str]]) -> Any:
+    """The reference ``Doc`` of ``text`` (words separated by spaces) with ``clusters`` in ``doc.spans``, every
+    mention's span carrying its cluster's KB id (as the GUM converter's links would)."""
+    from spacy.tokens import Doc, Span
+
+    from spacy_el.extensions import set_clusters
+
+    doc = Doc(vocab, words=text.split())
+    set_clusters(doc, [mentions for mentions, _ in clusters])
+    for key in [k for k in doc.spans if k.startswith("coref_clusters_")]:
+        spans = list(doc.spans[key])
+        kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
+        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id) for s in spans]
+    return doc
+
+
+def linked_cluster_examples(nlp: Any, docs: Sequence[Tuple[str, Any]] = LINKED_CLUSTER_DOCS) -> List[Any]:
+    """Training examples of ``docs`` (:data:`LINKED_CLUSTER_DOCS`), references by :func:`linked_cluster_doc`."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    return [Example(Doc(nlp.vocab, words=text.split()), linked_cluster_doc(nlp.vocab, text, clusters))
+            for text, clusters in docs]
 
 
 def save_tiny_bert(path: Path, layers: int) -> str:

@@ -8,21 +8,11 @@ from typing import Any, Tuple
 import pytest
 import spacy
 import torch
-from spacy.tokens import Doc, Span
-from spacy.training import Example
 
-from spacy_el.extensions import set_clusters
 from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.ml.joint_coref.frozen_encoder import LowerLayerCache, frozen_parameters
 
-from ..conftest import build_invented_kb
-
-TRAIN = [
-    ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
-     [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
-    ("Brisk winds reached Velda where Quill waited , and Quill left Velda at noon .",
-     [([(3, 4), (12, 13)], "Velda"), ([(5, 6), (9, 10)], "NIL")]),
-]
+from ..conftest import build_invented_kb, linked_cluster_examples
 
 
 def build(encoder: str, tmp_path: Any, **settings: Any) -> Tuple[Any, Any, list]:
@@ -32,15 +22,7 @@ def build(encoder: str, tmp_path: Any, **settings: Any) -> Tuple[Any, Any, list]
              "width_emb": 8, "distance_width": 8, "entity_proj": 16, "dropout": 0.1, "encoder_batch": 2,
              "encoder_dtype": "float32", **settings.pop("model", {})}
     pipe = nlp.add_pipe("joint_coref_linker", config={"model": model, **settings})
-    examples = []
-    for text, clusters in TRAIN:
-        reference = Doc(nlp.vocab, words=text.split())
-        set_clusters(reference, [mentions for mentions, _ in clusters])
-        for key in [k for k in reference.spans if k.startswith("coref_clusters_")]:
-            spans = list(reference.spans[key])
-            kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
-            reference.spans[key] = [Span(reference, s.start, s.end, kb_id=kb_id) for s in spans]
-        examples.append(Example(Doc(nlp.vocab, words=text.split()), reference))
+    examples = linked_cluster_examples(nlp)
     pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))
     return nlp, pipe, examples
 

@@ -16,12 +16,11 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
-from spacy_el.extensions import set_clusters
 from spacy_el.kb import KBBuilder
 from spacy_el.kb.dense_index import DenseIndex
 from spacy_el.kb.loaders import kb_from_disk
 
-from ..conftest import build_invented_kb
+from ..conftest import build_invented_kb, linked_cluster_examples
 
 #: The components under contract, in the order the tests are parametrised (each is also the pipe's name in its
 #: pipeline; ``entqa_reader_joint`` is the entqa_reader factory with ``reader_mode = "joint"``).
@@ -173,21 +172,7 @@ def build_joint_coref_linker(
     settings = FACTORIES.get(name, ("joint_coref_linker", {}))[1]
     nlp.add_pipe("joint_coref_linker", name=name,
                  config={"model": model, **settings, **({"candidates": candidates} if candidates else {})})
-    train = [
-        ("Mercer painted the harbour at dawn , and later Mercer met Tobin because Tobin sold paint .",
-         [([(0, 1), (9, 10)], "Ada_Mercer"), ([(11, 12), (13, 14)], "NIL")]),
-        ("Brisk winds reached Velda where Quill waited , and Quill left Velda at noon .",
-         [([(3, 4), (12, 13)], "Velda"), ([(5, 6), (9, 10)], "NIL")]),
-    ]
-    examples = []
-    for text, clusters in train:
-        reference = Doc(nlp.vocab, words=text.split())
-        set_clusters(reference, [mentions for mentions, _ in clusters])
-        for key in [k for k in reference.spans if k.startswith("coref_clusters_")]:
-            spans = list(reference.spans[key])
-            kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
-            reference.spans[key] = [Span(reference, s.start, s.end, kb_id=kb_id) for s in spans]
-        examples.append(Example(Doc(nlp.vocab, words=text.split()), reference))
+    examples = linked_cluster_examples(nlp)
     nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
     _train(nlp, examples, steps=4, learn_rate=0.005)
     return nlp

@@ -19,7 +19,7 @@ from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.pipeline.component_settings import component_settings
 
-from ..conftest import build_invented_kb
+from ..conftest import build_invented_kb, linked_cluster_doc
 from spacy_el.ml.joint_coref.inputs import (
     candidate_spans, encoder_windows, make_doc_inputs, most_central_window, token_wordpiece_pairs,
 )
@@ -49,19 +49,8 @@ TRAIN = [
 ]
 
 
-def reference_doc(vocab, text, clusters) -> Doc:
-    doc = Doc(vocab, words=text.split())
-    set_clusters(doc, [mentions for mentions, _ in clusters])
-    # Links on the cluster spans (reassigned groups), as the GUM converter's doc.ents would carry them.
-    for key in [k for k in doc.spans if k.startswith("coref_clusters_")]:
-        spans = list(doc.spans[key])
-        kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
-        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id) for s in spans]
-    return doc
-
-
 def make_examples(nlp: Language):
-    return [Example(Doc(nlp.vocab, words=text.split()), reference_doc(nlp.vocab, text, clusters)) for text, clusters in TRAIN]
+    return [Example(Doc(nlp.vocab, words=text.split()), linked_cluster_doc(nlp.vocab, text, clusters)) for text, clusters in TRAIN]
 
 
 def make_nlp(tiny_encoder: str, tmp_path, model=None, **cfg):
@@ -189,7 +178,7 @@ def test_initialize_warns_when_gold_mentions_are_wider_than_max_span_width(tiny_
         warnings.simplefilter("error")  # every toy mention is one token wide: nothing to say
         initialize(nlp, kb_dir)
     text = "The old harbour of Velda at dawn was calm , and Velda slept ."
-    wide = Example(Doc(nlp.vocab, words=text.split()), reference_doc(nlp.vocab, text, [([(0, 7), (11, 12)], "Velda")]))
+    wide = Example(Doc(nlp.vocab, words=text.split()), linked_cluster_doc(nlp.vocab, text, [([(0, 7), (11, 12)], "Velda")]))
     with pytest.warns(UserWarning, match=r"50\.0% of the training data's gold mentions \(1 of 2\) are wider than "
                       r"max_span_width = 3 tokens \(the widest: 7\).*max_span_width = 7 covers all but 0\.0%"):
         pipe.initialize(lambda: [wide], nlp=nlp, kb_loader=kb_from_disk(kb_dir))

@@ -3,16 +3,14 @@ batcher whose size schedule runs across epochs, a learning-rate schedule, parame
 ``joint_coref_linker`` on the tiny encoder (torch parameters through a shim, torch dropout, numpy draws of
 ``gold_candidate_dropout``). All texts and entities are invented."""
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict
 
 import pytest
 import spacy
-from spacy.tokens import Doc, DocBin, Span
+from spacy.tokens import Doc, DocBin
 from thinc.api import Config
 
-from spacy_el.extensions import set_clusters
-
-from ..conftest import REPO_ROOT, build_invented_kb
+from ..conftest import REPO_ROOT, build_invented_kb, linked_cluster_doc
 from ..pipeline.conftest import LABELS, texts
 
 NER_TRAIN_DOCS = 7
@@ -82,16 +80,6 @@ JCL_DEV = [
 ]
 
 
-def _cluster_doc(nlp: Any, text: str, clusters: List[Tuple[List[Tuple[int, int]], str]]) -> Doc:
-    doc = Doc(nlp.vocab, words=text.split())
-    set_clusters(doc, [mentions for mentions, _ in clusters])
-    for key in [k for k in doc.spans if k.startswith("coref_clusters_")]:
-        spans = list(doc.spans[key])
-        kb_id = next(kb for mentions, kb in clusters if (spans[0].start, spans[0].end) in mentions)
-        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id) for s in spans]
-    return doc
-
-
 @pytest.fixture(scope="session")
 def jcl_config(tmp_path_factory, tiny_encoder) -> Path:
     """configs/test/joint_coref_linker.cfg on the tiny encoder and the invented KB: 4 train docs, one per
@@ -100,7 +88,7 @@ def jcl_config(tmp_path_factory, tiny_encoder) -> Path:
     build_invented_kb(True, dim=8).to_disk(tmp / "kb")
     nlp = spacy.blank("en")
     for name, part in (("train", JCL_TRAIN), ("dev", JCL_DEV)):
-        DocBin(docs=[_cluster_doc(nlp, t, c) for t, c in part]).to_disk(tmp / f"{name}.spacy")
+        DocBin(docs=[linked_cluster_doc(nlp.vocab, t, c) for t, c in part]).to_disk(tmp / f"{name}.spacy")
     config = Config().from_disk(REPO_ROOT / "configs" / "test" / "joint_coref_linker.cfg", interpolate=False)
     settings: Dict[str, Any] = {
         "paths.train": str(tmp / "train.spacy"), "paths.dev": str(tmp / "dev.spacy"), "paths.kb": str(tmp / "kb"),

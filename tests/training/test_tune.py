@@ -9,7 +9,8 @@ import spacy_el.cli  # noqa: F401  (registers every command)
 from spacy_el.cli._app import app
 from spacy_el.training.tune import TUNED_META, kept_index, save_pipeline, tune_setting
 
-from ..pipeline.test_joint_coref_linker import NAME, TRAIN, reference_doc, saved_initialized
+from ..conftest import linked_cluster_doc
+from ..pipeline.test_joint_coref_linker import NAME, TRAIN, saved_initialized
 
 runner = CliRunner()
 
@@ -20,7 +21,7 @@ def saved(tiny_encoder, tmp_path_factory):
     root = tmp_path_factory.mktemp("tune")
     nlp = saved_initialized(tiny_encoder, root)
     dev = root / "dev.spacy"
-    DocBin(docs=[reference_doc(nlp.vocab, text, clusters) for text, clusters in TRAIN]).to_disk(dev)
+    DocBin(docs=[linked_cluster_doc(nlp.vocab, text, clusters) for text, clusters in TRAIN]).to_disk(dev)
     return root / "model", dev
 
 
