@@ -680,6 +680,8 @@ VARIANTS = (
      "coarse-to-fine antecedents (antecedent_pruning coarse) and max_antecedents 100"),
     ("converged_coarse_width16", "converged-coarse-width16", "training to a dev plateau with coarse-to-fine "
      "antecedents (antecedent_pruning coarse) and max_span_width 16"),
+    ("converged_coarse_mention_loss3", "converged-coarse-mention-loss3", "training to a dev plateau with "
+     "coarse-to-fine antecedents (antecedent_pruning coarse) and mention_loss_weight 3"),
 )
 
 
