@@ -4,9 +4,10 @@
 ``joint_coref_linker`` training step on GUM it took 11% of the step (``python -m benchmarks.jcl_train_profile``,
 row ``jcl_dropout_masks``). :class:`UniformDropout` keeps an element where a uniform draw in ``[0, 1)`` is at
 least ``p``: the same Bernoulli(``1 - p``) mask in distribution, from a vectorised generator, and one
-multiplication by the scaled mask instead of two. :func:`set_dropout_masks` puts it in place of every
-``nn.Dropout`` of a module (the encoder's too), or puts ``nn.Dropout`` back: dropout layers hold no weights,
-so the state dict and its files stay the same.
+multiplication by the scaled mask instead of two. On a GPU it leaves the masks to torch, whose dropout draws and
+applies them in one fused kernel there. :func:`set_dropout_masks` puts it in place of every ``nn.Dropout`` of a
+module (the encoder's too), or puts ``nn.Dropout`` back: dropout layers hold no weights, so the state dict and
+its files stay the same.
 
 The draws are different numbers from those of ``nn.Dropout``, so a model trained with one kind of mask is
 not bit for bit the model trained with the other; a resumed training keeps the kind it started with
@@ -18,6 +19,7 @@ from typing import Tuple
 
 import torch
 from torch import Tensor, nn
+from torch.nn import functional as F
 
 __all__ = ["DROPOUT_MASKS", "UniformDropout", "set_dropout_masks", "uniform_dropout"]
 
@@ -45,12 +47,15 @@ def uniform_dropout(x: Tensor, p: float) -> Tensor:
 
 
 class UniformDropout(nn.Dropout):
-    """``nn.Dropout`` with the mask of :func:`uniform_dropout` (an ``nn.Dropout`` still, for code that finds
-    dropout layers by type). In eval mode, or with ``p = 0``, it returns its input."""
+    """``nn.Dropout`` with the mask of :func:`uniform_dropout` on CPU (an ``nn.Dropout`` still, for code that
+    finds dropout layers by type). On another device it is torch's dropout, which there draws and applies the
+    mask in one fused kernel. In eval mode, or with ``p = 0``, it returns its input."""
 
     def forward(self, x: Tensor) -> Tensor:
         if not self.training:
             return x
+        if x.device.type != "cpu":
+            return F.dropout(x, self.p, training=True)
         return uniform_dropout(x, self.p)
 
 

@@ -51,6 +51,19 @@ def test_rates_zero_and_one_and_eval_mode():
     assert layer(x) is x
 
 
+def test_other_devices_keep_torchs_fused_dropout(monkeypatch):
+    import spacy_el.ml.dropout as dropout
+
+    def uniform_draws(x, p):
+        raise AssertionError("uniform draws off the CPU")
+
+    monkeypatch.setattr(dropout, "uniform_dropout", uniform_draws)
+    out = UniformDropout(0.5)(torch.empty(4, 3, device="meta"))
+    assert out.shape == (4, 3) and out.device.type == "meta"
+    with pytest.raises(AssertionError, match="uniform draws"):
+        UniformDropout(0.5)(torch.ones(4, 3))
+
+
 def small_model() -> nn.Module:
     return nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Sequential(nn.ReLU(), nn.Dropout(0.3)), nn.Linear(4, 1))
 
