@@ -20,9 +20,11 @@ module's calls, without changing the model's code:
 
 A backward op is given the part of the forward op it differentiates: autograd's sequence number links the two.
 Each part's time is the sum of its ops' own CPU time (their wall time on the thread that runs them). The row
-``dropout_masks`` counts the random masks of dropout (``aten::bernoulli_``, and ``aten::uniform_`` with
-``dropout_masks = "uniform"``) once more, across the parts that
-draw them. ``step`` is the wall clock of an update under the profiler, which slows small ops most.
+``dropout_masks`` counts the random masks of dropout once more, across the parts that draw them, and
+``dropout_masks_bernoulli`` and ``dropout_masks_uniform`` split it by generator: torch's (``aten::bernoulli_``: every
+``nn.Dropout``, and the dropout inside the encoder's ``scaled_dot_product_attention``) and the uniform draws of
+``dropout_masks = "uniform"`` (``aten::uniform_``, :mod:`spacy_el.ml.dropout`). ``step`` is the wall clock of an
+update under the profiler, which slows small ops most.
 
 Rows per part: ``ms_per_step`` (forward + backward), ``forward_ms``, ``backward_ms`` and ``share`` (of the
 step). Writes ``benchmarks/results/jcl_train_profile.json`` and its table in docs/training.md::
@@ -65,9 +67,9 @@ OTHER = "other"
 #: Parts whose calls of other parts count as theirs: span pruning embeds every enumerated span.
 ABSORBING = ("span_pruning",)
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
-#: The draws of dropout masks: torch's (``nn.Dropout``, attention's ``dropout_p``) and the uniform ones of
-#: ``dropout_masks = "uniform"`` (:mod:`spacy_el.ml.dropout`).
-DROPOUT_OPS = ("aten::bernoulli_", "aten::uniform_")
+#: The draws of dropout masks, by the row that counts them: torch's (``nn.Dropout``, attention's ``dropout_p``) and
+#: the uniform ones of ``dropout_masks = "uniform"`` (:mod:`spacy_el.ml.dropout`).
+DROPOUT_OPS = {"aten::bernoulli_": "bernoulli", "aten::uniform_": "uniform"}
 #: Per corpus: the config, its path overrides and the dataset name of the rows.
 CORPORA = {
     "gum": ("joint_coref_linker.cfg", lambda data: {
@@ -157,9 +159,10 @@ def scopes(module: Any) -> contextlib.ExitStack:
     return stack
 
 
-def profile_steps(nlp: Any, examples: List[Any], rounds: int) -> Tuple[Dict[Tuple[str, str], float], float, float, float, int]:
-    """``(part times in µs, optimizer seconds, step seconds, dropout-mask µs, steps)`` over ``rounds`` profiled
-    rounds of one update per example, after a warm-up round."""
+def profile_steps(nlp: Any, examples: List[Any], rounds: int) -> Tuple[Dict[Tuple[str, str], float], float, float,
+                                                                      Dict[str, float], int]:
+    """``(part times in µs, optimizer seconds, step seconds, dropout-mask µs per generator, steps)`` over
+    ``rounds`` profiled rounds of one update per example, after a warm-up round."""
     pipe = nlp.get_pipe(COMPONENT)
     optimizer = Adam(0.0)  # the weights stay the same: every round does the same work
     for eg in examples:
@@ -185,7 +188,10 @@ def profile_steps(nlp: Any, examples: List[Any], rounds: int) -> Tuple[Dict[Tupl
     finally:
         del pipe.finish_update
     events = prof.events()
-    dropout = sum(e.self_cpu_time_total for e in events if e.name in DROPOUT_OPS)
+    dropout = {generator: 0.0 for generator in DROPOUT_OPS.values()}
+    for event in events:
+        if event.name in DROPOUT_OPS:
+            dropout[DROPOUT_OPS[event.name]] += event.self_cpu_time_total
     return attribute(events, PARTS, ABSORBING), optimizer_seconds, step_seconds, dropout, rounds * len(examples)
 
 
@@ -219,8 +225,8 @@ def main() -> None:
     write_tables(out, Path(args.readme))
 
 
-def part_rows(times: Dict[Tuple[str, str], float], optimizer_s: float, step_s: float, dropout_us: float, steps: int,
-              dataset: str, note: str) -> List[Row]:
+def part_rows(times: Dict[Tuple[str, str], float], optimizer_s: float, step_s: float, dropout_us: Dict[str, float],
+              steps: int, dataset: str, note: str) -> List[Row]:
     """The rows of one profile: per part (and the optimizer, the dropout masks and the step) ms per step and its
     share of the step; ``note`` (the setup) goes on the step's row."""
     step_ms = step_s / steps * 1000
@@ -240,9 +246,15 @@ def part_rows(times: Dict[Tuple[str, str], float], optimizer_s: float, step_s: f
     rows.append(row("jcl_optimizer", dataset, "ms_per_step", round(optimizer_s / steps * 1000, 1),
                     "finish_update by the clock (Thinc's Adam on numpy views, gradients zeroed)"))
     rows.append(row("jcl_optimizer", dataset, "share", round(optimizer_s / step_s, 3)))
-    rows.append(row("jcl_dropout_masks", dataset, "ms_per_step", round(dropout_us / steps / 1000, 1),
+    masks_us = sum(dropout_us.values())
+    rows.append(row("jcl_dropout_masks", dataset, "ms_per_step", round(masks_us / steps / 1000, 1),
                     "aten::bernoulli_ and aten::uniform_, inside the parts above"))
-    rows.append(row("jcl_dropout_masks", dataset, "share", round(dropout_us / 1000 / steps / step_ms, 3)))
+    rows.append(row("jcl_dropout_masks", dataset, "share", round(masks_us / 1000 / steps / step_ms, 3)))
+    for generator, op in (("bernoulli", "aten::bernoulli_: torch's nn.Dropout and attention dropout"),
+                          ("uniform", "aten::uniform_: dropout_masks = \"uniform\"")):
+        us = dropout_us.get(generator, 0.0)
+        rows.append(row(f"jcl_dropout_masks_{generator}", dataset, "ms_per_step", round(us / steps / 1000, 1), op))
+        rows.append(row(f"jcl_dropout_masks_{generator}", dataset, "share", round(us / 1000 / steps / step_ms, 3)))
     rows.append(row("jcl_step", dataset, "ms_per_step", round(step_ms, 1), f"wall clock of an update under the profiler; {note}"))
     return rows
 

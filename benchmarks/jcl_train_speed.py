@@ -52,8 +52,8 @@ from .tables import PAGES, publish_table, published_only, results_to_markdown
 NAME = "jcl_train_speed"
 COMMAND = "python -m benchmarks.jcl_train_speed"
 COMPONENT = "joint_coref_linker"
-DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache", "early_25",
-                    "dropout_bernoulli", "dropout_uniform")
+DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache",
+                    "early_25", "dropout_bernoulli", "dropout_uniform")
 
 
 def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
@@ -155,7 +155,8 @@ def main() -> None:
     load = os.getloadavg()[0]
     note = (f"first {len(examples)} GUM train docs ({words:,} words), one per step, {args.rounds} timed round(s) after a "
             f"warm-up; learning rate 0; {args.threads} torch threads; default encoder dtype {dtype} (native bfloat16: "
-            f"{cpu_has_native_bf16()}); default dropout masks {module.dropout_masks}; load average {load:.1f} at the end")
+            f"{cpu_has_native_bf16()}); default dropout masks {module.dropout_masks}; load average {load:.1f} "
+            f"at the end")
     note += "; " + ("the config's alias candidates" if args.candidates == "config" else "hybrid candidates")
     prefix = COMPONENT if args.candidates == "config" else f"{COMPONENT}_hybrid"
     command = COMMAND if args.candidates == "config" else f"{COMMAND} --candidates hybrid"

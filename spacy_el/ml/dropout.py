@@ -12,14 +12,17 @@ its files stay the same.
 The draws are different numbers from those of ``nn.Dropout``, so a model trained with one kind of mask is
 not bit for bit the model trained with the other; a resumed training keeps the kind it started with
 (``spacy_el.training.resume`` refuses a changed setting). Dropout that a module applies without a
-``nn.Dropout`` layer (the ``dropout_p`` of ``scaled_dot_product_attention`` in a Hugging Face encoder's
-attention) keeps torch's masks.
+``nn.Dropout`` layer keeps torch's masks, but for BERT's attention dropout: SDPA applies it inside
+``scaled_dot_product_attention``, so with uniform masks the attention runs its eager forward in training
+(:mod:`spacy_el.ml.eager_attention`; prediction stays SDPA).
 """
 from typing import Tuple
 
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
+
+from .eager_attention import set_training_eager_attention
 
 __all__ = ["DROPOUT_MASKS", "UniformDropout", "set_dropout_masks", "uniform_dropout"]
 
@@ -63,7 +66,9 @@ def set_dropout_masks(module: nn.Module, masks: str) -> int:
     """Make every dropout layer of ``module`` draw its masks the ``masks`` way (:data:`DROPOUT_MASKS`), in place.
 
     Each ``nn.Dropout`` (or :class:`UniformDropout`) is replaced by the other class with the same ``p`` and
-    training mode where it is not already of the wanted class.
+    training mode where it is not already of the wanted class. With ``"uniform"``, BERT's SDPA self-attention
+    layers run their eager forward in training (:mod:`spacy_el.ml.eager_attention`), so that their attention
+    dropout is their dropout layer, uniform too; ``"bernoulli"`` makes them SDPA throughout again.
 
     Returns:
         The number of dropout layers replaced.
@@ -82,4 +87,6 @@ def set_dropout_masks(module: nn.Module, masks: str) -> int:
                 layer.train(child.training)
                 setattr(parent, name, layer)
                 replaced += 1
+    # BERT's SDPA attention drops out inside scaled_dot_product_attention: eager in training, it uses its layer
+    set_training_eager_attention(module, eager=masks == "uniform")
     return replaced

@@ -59,3 +59,15 @@ def test_scopes_are_removed_after():
         with record_function("outside"):
             assert namespace.function([1, 2]) == 2
     assert namespace.function is len
+
+
+def test_the_dropout_rows_split_the_masks_by_generator():
+    from benchmarks.jcl_train_profile import part_rows
+
+    rows = part_rows({}, optimizer_s=0.1, step_s=2.0, dropout_us={"bernoulli": 300_000.0, "uniform": 100_000.0},
+                     steps=2, dataset="gum-train", note="")
+    value = {(r["system"], r["metric"]): r["value"] for r in rows}
+    assert value[("jcl_dropout_masks", "ms_per_step")] == 200.0  # (300 + 100) ms over 2 steps
+    assert value[("jcl_dropout_masks_bernoulli", "ms_per_step")] == 150.0
+    assert value[("jcl_dropout_masks_uniform", "ms_per_step")] == 50.0
+    assert value[("jcl_dropout_masks_uniform", "share")] == 0.05  # of a 1,000 ms step
