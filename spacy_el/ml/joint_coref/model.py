@@ -119,8 +119,9 @@ def build_joint_coref_linker(
     log alias-table prior to Phi_l (Kolitsas et al. 2018; not in the paper's Phi_l, off by default).
     encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder).
     dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how every dropout layer, the encoder's too, draws
-    its masks in training; "uniform" draws the same masks in distribution at about half the cost on CPU
-    (:mod:`spacy_el.ml.dropout`). The default is the kind that models trained before the setting used."""
+    its masks in training; "uniform" draws the same masks in distribution more cheaply on CPU, with BERT's
+    attention eager in training to use them too (:mod:`spacy_el.ml.dropout`; a GUM training step 1.19 times as
+    fast, ``benchmarks/jcl_train_speed.py``). The default is the kind that models trained before the setting used."""
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
     _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
     _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
