@@ -2,7 +2,7 @@
 
 ``torch.nn.Dropout`` draws its mask with ``aten::bernoulli_``, which on CPU draws element by element: in a
 ``joint_coref_linker`` training step on GUM it took 11% of the step (``python -m benchmarks.jcl_train_profile``,
-row ``jcl_dropout_masks``). :class:`UniformDropout` keeps an element where a uniform draw in ``[0, 1)`` is at
+row ``jcl_dropout_masks`` at commit 8de5214). :class:`UniformDropout` keeps an element where a uniform draw in ``[0, 1)`` is at
 least ``p``: the same Bernoulli(``1 - p``) mask in distribution, from a vectorised generator, and one
 multiplication by the scaled mask instead of two. On a GPU it leaves the masks to torch, whose dropout draws and
 applies them in one fused kernel there. :func:`set_dropout_masks` puts it in place of every ``nn.Dropout`` of a
