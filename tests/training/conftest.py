@@ -1,7 +1,7 @@
 """Tiny training configs for the resumable-training tests: a spaCy ``tok2vec`` + ``ner`` (Thinc parameters, a
 batcher whose size schedule runs across epochs, a learning-rate schedule, parameter averages) and a
-``joint_coref_linker`` on the tiny encoder (torch parameters through a shim, torch dropout, numpy draws of
-``gold_candidate_dropout``). All texts and entities are invented."""
+``joint_coref_linker`` on the tiny encoder (torch parameters through a shim, uniform dropout masks with the attention
+eager in training, numpy draws of ``gold_candidate_dropout``). All texts and entities are invented."""
 from pathlib import Path
 from typing import Any, Dict
 
