@@ -11,6 +11,7 @@ same modules, so the state dict is unchanged.
 The class derives from transformers' own, which takes seconds to import, so it is made on first use: this module's
 ``__getattr__`` builds it, and pickling finds it again by its name in a new process.
 """
+import sys
 from typing import Any, Optional
 
 from torch import nn
@@ -39,12 +40,22 @@ def _build_class() -> Optional[type]:
     return cls
 
 
-def __getattr__(name: str) -> Any:
-    if name == TRAINING_EAGER_ATTENTION:
+def _training_eager_class() -> Optional[type]:
+    """The class, built once and kept in this module (None without transformers' BERT SDPA class)."""
+    cls = globals().get(TRAINING_EAGER_ATTENTION)
+    if cls is None:
         cls = _build_class()
+        if cls is not None:
+            globals()[TRAINING_EAGER_ATTENTION] = cls
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    """The class on first use of its name (by :func:`set_training_eager_attention`, or by an unpickling)."""
+    if name == TRAINING_EAGER_ATTENTION:
+        cls = _training_eager_class()
         if cls is None:
             raise AttributeError(f"{name} needs transformers' BertSdpaSelfAttention")
-        globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -57,9 +68,9 @@ def set_training_eager_attention(module: nn.Module, eager: bool) -> int:
         attention, or a transformers without the class).
     """
     sdpa = _sdpa_class()
-    if sdpa is None:
+    training_eager = _training_eager_class() if sdpa is not None else None
+    if training_eager is None:
         return 0
-    training_eager = globals().get(TRAINING_EAGER_ATTENTION) or __getattr__(TRAINING_EAGER_ATTENTION)
     wanted, other = (training_eager, sdpa) if eager else (sdpa, training_eager)
     changed = 0
     for child in module.modules():
@@ -72,7 +83,5 @@ def set_training_eager_attention(module: nn.Module, eager: bool) -> int:
 def _sdpa_class() -> Optional[type]:
     """transformers' ``BertSdpaSelfAttention`` where it is already imported (an encoder that has one was built from
     it), else None: no transformers import only to find that a module has none."""
-    import sys
-
     bert = sys.modules.get("transformers.models.bert.modeling_bert")
     return getattr(bert, "BertSdpaSelfAttention", None)
