@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 import pytest
 import spacy
+import torch
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example
@@ -173,6 +174,7 @@ def build_joint_coref_linker(
     nlp.add_pipe("joint_coref_linker", name=name,
                  config={"model": model, **settings, **({"candidates": candidates} if candidates else {})})
     examples = linked_cluster_examples(nlp)
+    torch.manual_seed(0)  # the heads' first weights: the same pipeline whichever tests ran before
     nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
     _train(nlp, examples, steps=4, learn_rate=0.005)
     return nlp
