@@ -296,7 +296,7 @@ class Headline(NamedTuple):
     dataset: str
     metric: str
     system: str
-    peers: Tuple[Tuple[str, str], ...]  # (label, system) in the same file, dataset and metric
+    peers: Tuple[Tuple[str, str], ...]  # (label, system) in the same file, dataset and metric; () where none exists
     page: str  # the docs page with the detailed tables
 
 
@@ -310,9 +310,12 @@ HEADLINES: Tuple[Headline, ...] = (
              "docs/ner_constrained_linker.md"),
     Headline("`ner_stack_lstm` (joint NER + EL)", "ner_stack_lstm.json", "aida-test", "el_micro_f", "ner_stack_lstm",
              (("spaCy `ner` + `entity_linker`, same features", "spacy_entity_linker"),), "docs/ner_stack_lstm.md"),
-    Headline("`joint_coref_linker` (coreference + EL)", "joint_coref_linker.json", "aida-test", "elh_f", "global",
-             (("Standalone", "standalone"), ("spaCy `entity_linker` on its clusters", "spacy_entity_linker")),
+    Headline("`joint_coref_linker` (coreference + EL, trained to convergence)", "joint_coref_linker.json", "gum-test",
+             "elh_f", "global_converged", (("Standalone, trained to convergence", "standalone_converged"),),
              "docs/joint_coref_linker.md"),
+    Headline("`joint_coref_linker` (coreference alone, two seeds)", "joint_coref_linker.json", "litbank-test",
+             "coref_avg_f", "coref_antecedent_averaging_converged_coarse_seed_mean", (),
+             "docs/joint_coref_linker.md#results"),
     Headline("candidate generation (`spacy-el.HybridCandidates.v1`)", "candidates.json", "aida-test",
              "cand_recall_at_30", "hybrid", (("alias table", "alias"),), "docs/candidates.md"),
     Headline("`entity_retriever` (EntQA)", "entqa.json", "aida-test", "recall_at_100", "entity_retriever",
@@ -1142,7 +1145,7 @@ def summary_table(headlines: Sequence[Headline] = HEADLINES, results_dir: PathLi
                               for label, system in h.peers)
         except KeyError as error:
             raise KeyError(f"{path.name}: {error.args[0]}") from None
-        lines.append([h.component, f"`{h.metric}`", h.dataset, format_value(ours), peers,
+        lines.append([h.component, f"`{h.metric}`", h.dataset, format_value(ours), peers or "–",
                       f"[{Path(h.page).stem}]({h.page})"])
     return markdown_table(["component", "metric", "dataset", "spacy_el", "peers", "details"], lines)
 
