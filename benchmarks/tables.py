@@ -75,6 +75,7 @@ PAGES: Dict[str, Path] = {
     "annotate": DOCS / "annotate.md",
     "prediction_parity": DOCS / "prediction_parity.md",
     "jcl_train_speed": DOCS / "training.md",
+    "dropout_masks": DOCS / "training.md",
     "jcl_train_profile": DOCS / "training.md",
     "jcl_pruning_speed": DOCS / "joint_coref_linker.md",
     "jcl_train_memory": DOCS / "training.md",
@@ -122,7 +123,7 @@ PAGES: Dict[str, Path] = {
 # ``python -m benchmarks.tables`` order (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "candidates", "encoder_dtype", "kb_scale", "kb_from_dumps", "ner_constrained_linker",
              "ner_stack_lstm", "joint_coref_linker", "entqa", "pipelines", "annotate", "project_timings",
-             "jcl_train_speed", "jcl_train_profile", "jcl_train_memory", "jcl_inference_speed", "jcl_pruning_speed", "pretrained", "gpu", "coref_ceiling",
+             "jcl_train_speed", "dropout_masks", "jcl_train_profile", "jcl_train_memory", "jcl_inference_speed", "jcl_pruning_speed", "pretrained", "gpu", "coref_ceiling",
              "jcl_mention_budget")
 
 

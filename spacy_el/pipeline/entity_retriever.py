@@ -62,6 +62,7 @@ init_scale = 20.0
 encoder_dtype = "auto"
 encoder_batch = 64
 encoder_lr_scale = 1.0
+dropout_masks = "uniform"
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_RETRIEVER_MODEL)["model"]
 RECALL_AT = (10, 30, 100)

@@ -84,6 +84,7 @@ span_reduction = "sum"
 encoder_dtype = "auto"
 encoder_batch = 64
 encoder_lr_scale = 1.0
+dropout_masks = "uniform"
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_READER_MODEL)["model"]
 ENT_LABEL = "ENT"

@@ -65,6 +65,7 @@ encoder = ""
 hidden_width = 256
 max_length = 128
 typed_entities = false
+dropout_masks = "uniform"
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_NER4EL_MODEL)["model"]
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores

@@ -58,6 +58,7 @@ learned_width = 64
 dropout = 0.3
 use_sentence_rep = true
 use_mention_rep = true
+dropout_masks = "uniform"
 
 [model.tok2vec]
 @architectures = "spacy.Tok2Vec.v2"

@@ -118,3 +118,78 @@ def test_joint_coref_linker_draws_the_masks_its_config_names(two_layer_encoder, 
         for eg in examples:
             pipe.update([eg], sgd=optimizer, losses=losses)
     assert all(torch.isfinite(torch.tensor(v)) for v in losses.values())
+
+
+def _retriever(encoder: str, **kwargs: Any) -> Any:
+    from spacy_el.ml.entqa.model import build_entity_retriever
+
+    model = build_entity_retriever(encoder=encoder, **kwargs)
+    model.set_dim("nE", 32)  # the tiny encoder's width, which the retriever's entity vectors must have
+    return model
+
+
+def _reader(encoder: str, **kwargs: Any) -> Any:
+    from spacy_el.ml.entqa.model import build_entqa_reader
+
+    model = build_entqa_reader(encoder=encoder, **kwargs)
+    model.set_dim("nE", 32)
+    return model
+
+
+def _ner4el(encoder: str, **kwargs: Any) -> Any:
+    from spacy_el.ml.ner4el.model import build_ner4el_scorer
+
+    model = build_ner4el_scorer(encoder=encoder, hidden_width=16, **kwargs)
+    model.set_dim("nE", 8)
+    model.set_dim("nT", 4)
+    return model
+
+
+def _stack_lstm(encoder: str, **kwargs: Any) -> Any:
+    from thinc.api import noop
+
+    from spacy_el.ml.stack_lstm.model import build_stack_lstm_ner_el
+
+    model = build_stack_lstm_ner_el(noop(), hidden_width=8, action_width=4, attention_width=8, el_hidden_width=8,
+                                    nil_hidden_width=8, learned_width=4, **kwargs)
+    for dim, size in (("nW", 16), ("nA", 5), ("nE", 8), ("nL", 0)):
+        model.set_dim(dim, size)
+    return model
+
+
+OTHER_MODELS = {"entity_retriever": _retriever, "entqa_reader": _reader, "ner_constrained_linker": _ner4el,
+                "ner_stack_lstm": _stack_lstm}
+
+
+def _built_module(component: str, encoder: str, **kwargs: Any) -> nn.Module:
+    """The torch module of ``component``'s architecture, built (lazily, as at initialize) with ``kwargs``."""
+    import importlib
+
+    model = OTHER_MODELS[component](encoder, **kwargs)
+    package = {"entity_retriever": "entqa", "entqa_reader": "entqa", "ner_constrained_linker": "ner4el",
+               "ner_stack_lstm": "stack_lstm"}[component]
+    importlib.import_module(f"spacy_el.ml.{package}.model").build_torch_layer(model)
+    return next(shim._model for node in model.walk() for shim in node.shims)
+
+
+@pytest.mark.parametrize("component", sorted(OTHER_MODELS))
+@pytest.mark.parametrize("masks, expected", [(None, ("Dropout",)), ("bernoulli", ("Dropout",)),
+                                             ("uniform", ("UniformDropout",))])
+def test_the_other_torch_components_draw_the_masks_their_model_names(tiny_encoder, component, masks, expected):
+    # None: a config written before the setting, whose models trained with torch's masks
+    kwargs = {} if masks is None else {"dropout_masks": masks}
+    module = _built_module(component, tiny_encoder, **kwargs)
+    assert dropout_types(module) == expected  # the encoder's layers and the heads' alike
+
+
+@pytest.mark.parametrize("component", sorted(OTHER_MODELS))
+def test_the_other_torch_components_refuse_an_unknown_kind_of_masks(tiny_encoder, component):
+    with pytest.raises(ValueError, match="dropout_masks must be one of"):
+        OTHER_MODELS[component](tiny_encoder, dropout_masks="gaussian")
+
+
+@pytest.mark.parametrize("module_name", ["entity_retriever", "entqa_reader", "ner_constrained_linker", "ner_stack_lstm"])
+def test_the_components_default_configs_draw_uniform_masks(module_name):
+    import importlib
+
+    assert importlib.import_module(f"spacy_el.pipeline.{module_name}").DEFAULT_MODEL["dropout_masks"] == "uniform"

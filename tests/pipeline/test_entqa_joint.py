@@ -262,8 +262,11 @@ def test_spacy_train_with_the_joint_config(trained_pipelines, tiny_encoder, tmp_
     reader.cfg["threshold"] = 0.0
     text = TRAIN_LINKS[0][0]
     first = nlp(text)
-    assert len(first.spans["entqa"]) > 0
     nlp.to_disk(tmp_path / "again")
-    again = spacy.load(tmp_path / "again")(text)
+    reloaded = spacy.load(tmp_path / "again")
+    # Four steps may leave every candidate's best span the null one (no prediction), so the weights are compared
+    # too; the contract suite checks the joint reader's non-empty predictions across round trips.
+    assert reloaded.get_pipe("entqa_reader").model.to_bytes() == reader.model.to_bytes()
+    again = reloaded(text)
     assert [(s.start, s.end, s.kb_id_, s._.link_score) for s in again.spans["entqa"]] == \
         [(s.start, s.end, s.kb_id_, s._.link_score) for s in first.spans["entqa"]]

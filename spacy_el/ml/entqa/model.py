@@ -21,6 +21,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model
 
 from ..autocast import ENCODER_DTYPES
+from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
 from ..torch_io import EncoderLRShim, load_encoder, torch_layer
 from .inputs import RetrieverBatch
@@ -42,9 +43,10 @@ def _is_int(value: Any) -> bool:
 
 
 def _check_common(arch: str, encoder: str, encoder_dtype: str, encoder_batch: int, encoder_lr_scale: float,
-                  topic: str, max_topic: int) -> None:
+                  topic: str, max_topic: int, dropout_masks: str) -> None:
     _check(arch, "encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
     _check(arch, "encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
+    _check(arch, "dropout_masks", dropout_masks in DROPOUT_MASKS, f"one of {DROPOUT_MASKS}", dropout_masks)
     _check(arch, "encoder_batch", _is_int(encoder_batch) and encoder_batch >= 1, "an int >= 1", encoder_batch)
     _check(arch, "encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
            and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
@@ -64,15 +66,19 @@ def build_entity_retriever(
     encoder_dtype: str = "auto",
     encoder_batch: int = 64,
     encoder_lr_scale: float = 1.0,
+    dropout_masks: str = "bernoulli",
 ) -> Model:
     """EntQA's passage encoder. encoder: local Hugging Face path ("" = packaged MiniLM), the encoder the
     KB's entity vectors were computed with (the entity side of the dual encoder). passage_length /
     stride: L and S in wordpieces (paper 32 / 16). topic: "first_token" (paper) | "first_sentence" |
     "none"; max_topic: its wordpiece budget. pooling: "mean" | "cls" (use the KB encoder's). init_scale:
     initial score scale s. encoder_dtype: autocast dtype of the transformer. encoder_batch: passages per
-    transformer call. encoder_lr_scale: the transformer's learning rate is the optimizer's times this."""
+    transformer call. encoder_lr_scale: the transformer's learning rate is the optimizer's times this.
+    dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how the transformer's dropout layers draw their
+    masks in training (:mod:`spacy_el.ml.dropout`: the same masks in distribution, cheaper on CPU); the default
+    is the kind that models trained before the setting used."""
     arch = "EntityRetriever"
-    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic)
+    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic, dropout_masks)
     _check(arch, "passage_length", _is_int(passage_length) and passage_length >= 1, "an int >= 1", passage_length)
     _check(arch, "stride", _is_int(stride) and 1 <= stride <= passage_length if _is_int(passage_length) else False,
            f"an int in [1, passage_length = {passage_length}]", stride)
@@ -83,7 +89,7 @@ def build_entity_retriever(
         attrs={"kind": "retriever", "encoder": encoder, "passage_length": passage_length, "stride": stride,
                "topic": topic, "max_topic": max_topic, "pooling": pooling, "init_scale": float(init_scale),
                "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
-               "encoder_lr_scale": float(encoder_lr_scale)},
+               "encoder_lr_scale": float(encoder_lr_scale), "dropout_masks": dropout_masks},
     )
 
 
@@ -99,13 +105,14 @@ def build_entqa_reader(
     encoder_dtype: str = "auto",
     encoder_batch: int = 64,
     encoder_lr_scale: float = 1.0,
+    dropout_masks: str = "bernoulli",
 ) -> Model:
     """EntQA's reader (cross-encoder). max_passage_length: wordpieces read of each retrieved passage.
     max_entity_length: wordpieces of title ⊕ description. topic / max_topic: as the retriever's.
     dropout: on the encoder output. span_reduction: "sum" (eq. 2) | "marginal" over a candidate's gold
-    spans. encoder_*: as the retriever's."""
+    spans. encoder_*, dropout_masks: as the retriever's (dropout_masks covers the output dropout too)."""
     arch = "EntQAReader"
-    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic)
+    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic, dropout_masks)
     for name, value in (("max_passage_length", max_passage_length), ("max_entity_length", max_entity_length)):
         _check(arch, name, _is_int(value) and value >= 1, "an int >= 1", value)
     _check(arch, "dropout", isinstance(dropout, (int, float)) and 0 <= dropout < 1, "a number in [0, 1)", dropout)
@@ -115,7 +122,7 @@ def build_entqa_reader(
         attrs={"kind": "reader", "encoder": encoder, "max_passage_length": max_passage_length,
                "max_entity_length": max_entity_length, "topic": topic, "max_topic": max_topic, "dropout": float(dropout),
                "span_reduction": span_reduction, "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
-               "encoder_lr_scale": float(encoder_lr_scale)},
+               "encoder_lr_scale": float(encoder_lr_scale), "dropout_masks": dropout_masks},
     )
 
 
@@ -137,6 +144,7 @@ def build_torch_layer(model: Model) -> None:
         module = JointReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
     else:
         module = ReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
+    set_dropout_masks(module, a.get("dropout_masks", "bernoulli"))  # attrs saved before the setting: torch's
     model.layers.append(
         torch_layer(module, _convert_inputs, _convert_outputs, model.name, shim_class=EncoderLRShim,
                     encoder_lr_scale=a["encoder_lr_scale"])

@@ -17,6 +17,7 @@ from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 from ..autocast import ENCODER_DTYPES, encoder_autocast
+from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import torch_layer_forward, torch_to_numpy
 from ..torch_io import load_encoder, torch_layer
 from .inputs import Ner4elBatch
@@ -36,6 +37,7 @@ def build_ner4el_scorer(
     encoder_dtype: str = "auto",
     inference_dtype: Optional[str] = None,
     dense_feature: bool = False,
+    dropout_masks: str = "bernoulli",
 ) -> Model[Ner4elBatch, Output]:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM); hidden_width: comparison space
     width; max_length: wordpieces per marked window; typed_entities: NER4EL contribution 1;
@@ -45,7 +47,10 @@ def build_ner4el_scorer(
     (training always runs in float32); "auto" is bfloat16 only where the device computes it natively
     (:mod:`spacy_el.ml.autocast`). bfloat16 is faster on CPUs with bf16 instructions and on GPUs, with
     slightly different scores. inference_dtype: the former name of encoder_dtype, still read from saved
-    configs (a config that gives both must give the same value, unless encoder_dtype is "auto")."""
+    configs (a config that gives both must give the same value, unless encoder_dtype is "auto"). dropout_masks:
+    "bernoulli" (torch's nn.Dropout) | "uniform": how the encoder's dropout layers draw their masks in training
+    (:mod:`spacy_el.ml.dropout`: the same masks in distribution, cheaper on CPU); the default is the kind that
+    models trained before the setting used."""
     if inference_dtype is not None:
         if inference_dtype not in ENCODER_DTYPES:
             raise ValueError(
@@ -59,13 +64,16 @@ def build_ner4el_scorer(
         encoder_dtype = inference_dtype
     if encoder_dtype not in ENCODER_DTYPES:
         raise ValueError(f"[spacy_el] encoder_dtype must be one of {ENCODER_DTYPES}, got {encoder_dtype!r}.")
+    if dropout_masks not in DROPOUT_MASKS:
+        raise ValueError(f"[spacy_el] Ner4elScorer: dropout_masks must be one of {DROPOUT_MASKS}, got {dropout_masks!r}.")
     return Model(
         "ner4el_scorer",
         forward,
         init=init,
         dims={"nE": None, "nT": None},
         attrs={"encoder": encoder, "hidden_width": hidden_width, "max_length": max_length,
-               "typed_entities": typed_entities, "encoder_dtype": encoder_dtype, "dense_feature": dense_feature},
+               "typed_entities": typed_entities, "encoder_dtype": encoder_dtype, "dense_feature": dense_feature,
+               "dropout_masks": dropout_masks},
     )
 
 
@@ -78,6 +86,7 @@ def build_torch_layer(model: Model) -> None:
         encoder, model.get_dim("nE"), model.get_dim("nT"), model.attrs["hidden_width"], model.attrs["typed_entities"],
         model.attrs.get("dense_feature", False),
     )
+    set_dropout_masks(module, model.attrs.get("dropout_masks", "bernoulli"))  # attrs saved before the setting: torch's
     # Thread-safe prediction (EvalModeShim: never back to train mode mid-prediction of another thread).
     model.layers.append(torch_layer(module, _convert_inputs, _convert_outputs, "ner_constrained_linker"))
 

@@ -29,6 +29,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
+from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import scalar_loss_outputs
 from ..torch_io import torch_layer
 from .inputs import StackLstmBatch
@@ -51,13 +52,16 @@ def build_stack_lstm_ner_el(
     use_sentence_rep: bool = True,
     use_mention_rep: bool = True,
     candidate_evidence: bool = False,
+    dropout_masks: str = "bernoulli",
 ) -> Model[StackLstmBatch, Tuple[Any, StackLstmOutput]]:
     """tok2vec: the word features. hidden_width: every LSTM's width (the paper: 100). entity_vectors:
     "kb" (the KB's vectors), "learned" (an embedding per entity seen in training, others share one)
     or "kb+learned" (both, concatenated). use_sentence_rep / use_mention_rep: the paper's ablations.
     candidate_evidence: the candidate generator's similarity joins each candidate's features and the
     chunk's candidate evidence the NIL classifier's input (for the dense and hybrid generators; not in
-    the paper; :mod:`~spacy_el.ml.stack_lstm.modules`)."""
+    the paper; :mod:`~spacy_el.ml.stack_lstm.modules`). dropout_masks: "bernoulli" (torch's nn.Dropout) |
+    "uniform": how the dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`: the same masks in
+    distribution, cheaper on CPU); the default is the kind that models trained before the setting used."""
     for name, value in (("hidden_width", hidden_width), ("action_width", action_width), ("attention_width", attention_width),
                         ("el_hidden_width", el_hidden_width), ("nil_hidden_width", nil_hidden_width), ("learned_width", learned_width)):
         if not isinstance(value, int) or value < 1:
@@ -66,11 +70,13 @@ def build_stack_lstm_ner_el(
         raise ValueError(f"[spacy_el] entity_vectors must be one of {ENTITY_VECTORS}, got {entity_vectors!r}.")
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"[spacy_el] dropout must be in [0, 1), got {dropout}.")
+    if dropout_masks not in DROPOUT_MASKS:
+        raise ValueError(f"[spacy_el] StackLstmNerEl dropout_masks must be one of {DROPOUT_MASKS}, got {dropout_masks!r}.")
     attrs = {
         "hidden_width": hidden_width, "action_width": action_width, "attention_width": attention_width,
         "el_hidden_width": el_hidden_width, "nil_hidden_width": nil_hidden_width, "entity_vectors": entity_vectors,
         "learned_width": learned_width, "dropout": dropout, "use_sentence_rep": use_sentence_rep,
-        "use_mention_rep": use_mention_rep, "candidate_evidence": candidate_evidence,
+        "use_mention_rep": use_mention_rep, "candidate_evidence": candidate_evidence, "dropout_masks": dropout_masks,
     }
     return Model(
         "stack_lstm_ner_el", forward, init=init, layers=[tok2vec], refs={"tok2vec": tok2vec},
@@ -91,7 +97,9 @@ def build_torch_layer(model: Model) -> None:
         use_mention_rep=a["use_mention_rep"], entity_vectors=a["entity_vectors"],
         candidate_evidence=a.get("candidate_evidence", False),
     )
-    model.layers.append(torch_layer(StackLstmForward(StackLstmNerEl(sizes)), _convert_inputs, _convert_outputs, "ner_stack_lstm"))
+    net = StackLstmForward(StackLstmNerEl(sizes))
+    set_dropout_masks(net, a.get("dropout_masks", "bernoulli"))  # attrs saved before the setting: torch's
+    model.layers.append(torch_layer(net, _convert_inputs, _convert_outputs, "ner_stack_lstm"))
 
 
 def set_learned_entities(model: Model, rows: np.ndarray) -> None:
