@@ -19,7 +19,7 @@ Rows, per component on ``aida-train``: ``ms_per_step_bernoulli`` and ``ms_per_st
 and rounds), and ``speedup``, torch's masks' total time over the uniform masks'. Writes ``benchmarks/results/dropout_masks.json``
 and its table in docs/training.md.
 
-    python -m benchmarks.dropout_masks --docs 8 --rounds 2
+    python -m benchmarks.dropout_masks --docs 16 --rounds 3
 """
 import argparse
 import os
@@ -139,8 +139,8 @@ def main(argv: Sequence[str] = None) -> None:
     parser.add_argument("--components", default=",".join(SETUPS), help="comma-separated, of: " + ", ".join(SETUPS))
     parser.add_argument("--corpus", default=str(ROOT / "corpus" / "aida"), help="AIDA .spacy files (convert-aida)")
     parser.add_argument("--kb", default=str(ROOT / "kb" / "eval"))
-    parser.add_argument("--docs", type=int, default=8, help="AIDA train documents (the first ones)")
-    parser.add_argument("--rounds", type=int, default=2, help="timed rounds (after one warm-up round)")
+    parser.add_argument("--docs", type=int, default=16, help="AIDA train documents (the first ones)")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds (after one warm-up round)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")

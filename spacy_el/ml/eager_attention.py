@@ -3,10 +3,11 @@
 A Hugging Face BERT loaded with SDPA attention (``BertSdpaSelfAttention``, transformers' default) applies its
 attention dropout inside ``scaled_dot_product_attention`` (``dropout_p``), where the masks are torch's
 ``aten::bernoulli_`` and no dropout layer can be swapped. ``TrainingEagerBertAttention`` is that class with one
-change: in training it runs the parent's eager forward (``BertSelfAttention.forward``: the same attention,
+change: in training on CPU it runs the parent's eager forward (``BertSelfAttention.forward``: the same attention,
 whose dropout is the module's ``self.dropout`` layer, so it draws the masks that
-:func:`spacy_el.ml.dropout.set_dropout_masks` chose); in prediction it is SDPA, unchanged. The weights are the
-same modules, so the state dict is unchanged.
+:func:`spacy_el.ml.dropout.set_dropout_masks` chose); in prediction, and on other devices, where SDPA's fused kernel
+draws the masks itself (as :class:`~spacy_el.ml.dropout.UniformDropout` leaves them to torch there), it is SDPA,
+unchanged. The weights are the same modules, so the state dict is unchanged.
 
 The class derives from transformers' own, which takes seconds to import, so it is made on first use: this module's
 ``__getattr__`` builds it, and pickling finds it again by its name in a new process.
@@ -29,7 +30,9 @@ def _build_class() -> Optional[type]:
         return None
 
     def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.training:
+        hidden_states = args[0] if args else kwargs["hidden_states"]
+        # Off the CPU, SDPA's fused kernel draws the attention masks cheaply: eager would only be slower there
+        if self.training and hidden_states.device.type == "cpu":
             return BertSelfAttention.forward(self, *args, **kwargs)
         return BertSdpaSelfAttention.forward(self, *args, **kwargs)
 

@@ -74,6 +74,23 @@ def test_training_draws_attention_dropout_outside_sdpa(encoder, monkeypatch):
     assert calls == [0.0, 0.0]  # two layers, no dropout in prediction
 
 
+def test_training_off_the_cpu_keeps_sdpa(encoder, monkeypatch):
+    # Off the CPU, SDPA's fused kernel draws the attention masks: eager would only be slower (the meta device
+    # stands in for a GPU: it runs the same code without computing)
+    set_dropout_masks(encoder, "uniform")
+    calls = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("dropout_p"))
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", counted)
+    attention = encoder.encoder.layer[0].attention.self.to("meta").train()
+    attention(torch.zeros(2, 12, encoder.config.hidden_size, device="meta"))
+    assert calls == [attention.dropout.p] and calls[0] > 0  # the dropout inside SDPA
+
+
 def test_the_class_pickles_by_name_where_it_is_not_built_yet(encoder, monkeypatch):
     set_dropout_masks(encoder, "uniform")
     data = pickle.dumps(encoder)
