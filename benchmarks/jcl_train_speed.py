@@ -18,8 +18,15 @@ Variants (the component's settings, ``configure``; ``encoder_float32`` sets the 
 * ``dropout_bernoulli``, ``dropout_uniform``: the model's ``dropout_masks`` (torch's ``nn.Dropout`` masks, or
   uniform draws compared with ``p``: :mod:`spacy_el.ml.dropout`);
 * ``no_memo`` (with ``--candidates hybrid``): the kept spans' candidates generated at every step, as before the
-  training memo (which holds the warm-up round's spans, as it holds an earlier epoch's for the spans kept again).
+  training memo (which holds the warm-up round's spans, as it holds an earlier epoch's for the spans kept again);
+* ``batch_N``: N documents per update (the config's ``batcher.size``) instead of one. Run last, in a block of its own:
+  the documents in consecutive groups of N, each group once as N one-document updates of the default and once as
+  one update of N, in alternating order. Its ``ms_per_step`` is per update (N documents), its ``speedup`` the
+  default's time over its own on the same groups. Fewer updates per epoch is another training: its scores are
+  not measured here.
 
+``--config configs/joint_coref_linker_aida.cfg`` trains on AIDA+ (``--aida``, the ``convert-aida`` output), whose
+documents are short (about 200 tokens against GUM's 900), the case for ``batch_N``.
 ``--candidates hybrid`` trains on the hybrid generator (``spacy-el.HybridCandidates.v1``, the encoder that
 ``--kb`` carries) instead of the config's alias table.
 
@@ -33,7 +40,7 @@ import os
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 from spacy import util
@@ -56,6 +63,11 @@ DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", 
                     "early_25", "dropout_bernoulli", "dropout_uniform")
 
 
+def is_batch(name: str) -> bool:
+    """Whether ``name`` is a ``batch_N`` variant (N >= 2 documents per update)."""
+    return name.startswith("batch_") and name[len("batch_"):].isdigit() and int(name[len("batch_"):]) >= 2
+
+
 def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
     """A callable that puts the component in variant ``name`` (from the default state)."""
     pipe = nlp.get_pipe(COMPONENT)
@@ -73,7 +85,7 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
         settings["early_steps"] = 10**9
     elif name.startswith("dropout_") and name[len("dropout_"):] in DROPOUT_MASKS:
         masks = name[len("dropout_"):]
-    elif name not in ("default", "encoder_float32", "no_memo"):
+    elif name not in ("default", "encoder_float32", "no_memo") and not is_batch(name):
         raise ValueError(f"unknown variant {name!r}")
 
     def apply() -> None:
@@ -94,7 +106,7 @@ def measure(nlp: Any, examples: List[Any], variants: List[str], rounds: int) -> 
     optimizer = Adam(0.0)  # the weights stay the same: every variant does the same work
     setters = {name: variant_setter(nlp, name) for name in variants}
     seconds: Dict[str, List[float]] = {name: [] for name in variants}
-    interleaved = [name for name in variants if not name.endswith("_cache")]
+    interleaved = [name for name in variants if not name.endswith("_cache") and not is_batch(name)]
 
     def step(name: str, eg: Any, timed: bool) -> None:
         setters[name]()
@@ -118,16 +130,53 @@ def measure(nlp: Any, examples: List[Any], variants: List[str], rounds: int) -> 
                 for eg in examples:
                     step(name, eg, timed=r > 0)
             print(f"{name}: {statistics.median(seconds[name]) * 1000:.0f} ms; cache hits {cache.hits}, misses {cache.misses}", flush=True)
+    for name in variants:
+        if is_batch(name):
+            seconds[name], seconds[f"{name}_default"] = measure_batched(pipe, setters["default"], examples,
+                                                                       int(name[len("batch_"):]), rounds, optimizer)
+            print(f"{name}: {statistics.median(seconds[name]) * 1000:.0f} ms per update", flush=True)
     setters["default"]()
     return seconds
+
+
+def measure_batched(pipe: Any, set_default: Callable[[], None], examples: List[Any], size: int, rounds: int,
+                    optimizer: Any) -> Tuple[List[float], List[float]]:
+    """Seconds of each update of ``size`` documents, and of the default's one-document updates on the same groups
+    (consecutive groups of ``size``; a last, smaller group is left out), the two in alternating order."""
+    set_default()
+    groups = [examples[i:i + size] for i in range(0, len(examples) - size + 1, size)]
+    batched: List[float] = []
+    singles: List[float] = []
+    for r in range(rounds + 1):
+        for i, group in enumerate(groups):
+            runs = [(batched, [group]), (singles, [[eg] for eg in group])]
+            for times, updates in runs if (r + i) % 2 == 0 else runs[::-1]:
+                start = time.perf_counter()
+                for update in updates:
+                    pipe.update(update, sgd=optimizer, losses={})
+                if r:
+                    times.append(time.perf_counter() - start)
+    return batched, singles
+
+
+def corpus_overrides(config_path: str, gum: str, aida: str) -> Tuple[Dict[str, str], str]:
+    """The overrides that point ``config_path``'s training corpus at ``gum`` (a config with ``paths.gum``) or at
+    ``aida``'s ``train.spacy`` (one with ``paths.train``: AIDA+), and the corpus' name (``gum``, ``aida``)."""
+    paths = util.load_config(config_path, interpolate=False)["paths"]
+    if "gum" in paths:
+        return {"paths.gum": gum}, "gum"
+    if "train" in paths:
+        return {"paths.train": str(Path(aida) / "train.spacy"), "paths.dev": str(Path(aida) / "dev.spacy")}, "aida"
+    raise ValueError(f"{config_path}: no paths.gum or paths.train to point at a training corpus")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(ROOT / "configs" / "joint_coref_linker.cfg"))
     parser.add_argument("--gum", default=str(SHARED_DATA / "gum"))
+    parser.add_argument("--aida", default=str(ROOT / "corpus" / "aida"), help="AIDA+ .spacy files (convert-aida)")
     parser.add_argument("--kb", default=str(ROOT / "kb" / "eval"))
-    parser.add_argument("--docs", type=int, default=2, help="GUM train documents (the first ones)")
+    parser.add_argument("--docs", type=int, default=2, help="training documents (the first ones)")
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds (after one warm-up round)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
@@ -140,7 +189,8 @@ def main() -> None:
     variants = args.variants.split(",")
     if variants[0] != "default":
         variants = ["default"] + [v for v in variants if v != "default"]
-    overrides = {"paths.gum": args.gum, "paths.kb": args.kb}
+    overrides, corpus_name = corpus_overrides(args.config, args.gum, args.aida)
+    overrides["paths.kb"] = args.kb
     if args.candidates == "hybrid":
         overrides[f"components.{COMPONENT}.candidates.@misc"] = "spacy-el.HybridCandidates.v1"
     config = util.load_config(args.config, overrides=overrides, interpolate=False)
@@ -153,18 +203,32 @@ def main() -> None:
     dtype = resolve_encoder_dtype(module.encoder_dtype, torch.device("cpu"))
     base = sum(seconds["default"])
     load = os.getloadavg()[0]
-    note = (f"first {len(examples)} GUM train docs ({words:,} words), one per step, {args.rounds} timed round(s) after a "
-            f"warm-up; learning rate 0; {args.threads} torch threads; default encoder dtype {dtype} (native bfloat16: "
-            f"{cpu_has_native_bf16()}); default dropout masks {module.dropout_masks}; load average {load:.1f} "
-            f"at the end")
+    config_name = Path(args.config).name
+    note = (f"{config_name}, first {len(examples)} {corpus_name.upper() if corpus_name == 'aida' else 'GUM'} train docs "
+            f"({words:,} words), {{per_step}} per step, {args.rounds} timed round(s) after a warm-up; learning rate 0; "
+            f"{args.threads} torch threads; default encoder dtype {dtype} (native bfloat16: {cpu_has_native_bf16()}); "
+            f"default dropout masks {module.dropout_masks}; load average {load:.1f} at the end")
     note += "; " + ("the config's alias candidates" if args.candidates == "config" else "hybrid candidates")
-    prefix = COMPONENT if args.candidates == "config" else f"{COMPONENT}_hybrid"
-    command = COMMAND if args.candidates == "config" else f"{COMMAND} --candidates hybrid"
+    prefix, command = COMPONENT, COMMAND
+    if corpus_name == "aida":
+        prefix, command = f"{prefix}_aida", f"{command} --config configs/{config_name}"
+    if args.candidates == "hybrid":
+        prefix, command = f"{prefix}_hybrid", f"{command} --candidates hybrid"
+    dataset = f"{corpus_name}-train"
     rows: List[Row] = []
     for name in variants:
-        rows.append(row(f"{prefix}_{name}", "gum-train", "ms_per_step", round(statistics.median(seconds[name]) * 1000), note))
-        rows.append(row(f"{prefix}_{name}", "gum-train", "speedup", round(base / sum(seconds[name]), 2), "default's time / the variant's"))
-    # A run on one generator keeps the other's rows.
+        per_step = name[len("batch_"):] if is_batch(name) else "one"
+        rows.append(row(f"{prefix}_{name}", dataset, "ms_per_step", round(statistics.median(seconds[name]) * 1000),
+                        note.format(per_step=per_step)))
+        if is_batch(name):  # against the default's one-document updates of the same groups, timed beside it
+            rows.append(row(f"{prefix}_{name}", dataset, "speedup",
+                            round(sum(seconds[f"{name}_default"]) / sum(seconds[name]), 2),
+                            f"{name[len('batch_'):]} documents per update; the default's time on the same documents / "
+                            "the variant's"))
+        else:
+            rows.append(row(f"{prefix}_{name}", dataset, "speedup", round(base / sum(seconds[name]), 2),
+                            "default's time / the variant's"))
+    # A run on another corpus or generator keeps the other runs' rows.
     out = write_results(Path(args.out), command, merge_rerun(Path(args.out), rows, command))
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))

@@ -1,9 +1,11 @@
 """The training-speed benchmark's variants (benchmarks/jcl_train_speed.py): each puts the component in its state
 from whatever state the previous step left, and the dropout variants swap the masks of every dropout layer."""
+from pathlib import Path
+
 import pytest
 from torch import nn
 
-from benchmarks.jcl_train_speed import variant_setter
+from benchmarks.jcl_train_speed import corpus_overrides, is_batch, measure_batched, variant_setter
 from spacy_el.ml.dropout import UniformDropout
 
 from ..ml.test_joint_coref_train_speed import build, torch_module
@@ -32,3 +34,35 @@ def test_an_unknown_variant_is_refused(two_layer_encoder, tmp_path, one_torch_th
     nlp, _, _ = build(two_layer_encoder, tmp_path)
     with pytest.raises(ValueError, match="unknown variant 'dropout_gaussian'"):
         variant_setter(nlp, "dropout_gaussian")
+    with pytest.raises(ValueError, match="unknown variant 'batch_1'"):  # one document per update is the default
+        variant_setter(nlp, "batch_1")
+
+
+def test_batch_names():
+    assert is_batch("batch_4") and is_batch("batch_2")
+    assert not is_batch("batch_1") and not is_batch("batch_x") and not is_batch("frozen_3")
+
+
+class CountingPipe:
+    def __init__(self):
+        self.updates = []
+
+    def update(self, examples, sgd=None, losses=None):
+        self.updates.append(list(examples))
+
+
+def test_batched_updates_and_the_defaults_single_updates_cover_the_same_whole_groups():
+    pipe, defaults = CountingPipe(), []
+    batched, singles = measure_batched(pipe, lambda: defaults.append(1), list(range(7)), 3, rounds=2, optimizer=None)
+    assert defaults == [1]
+    assert len(batched) == len(singles) == 2 * 2  # two whole groups of 3 (the 7th document left out), 2 timed rounds
+    per_round = pipe.updates[: len(pipe.updates) // 3]  # 3 rounds: the warm-up and the 2 timed ones
+    assert sorted(map(tuple, per_round)) == sorted([(0, 1, 2), (0,), (1,), (2,), (3, 4, 5), (3,), (4,), (5,)])
+
+
+def test_the_corpus_follows_the_config():
+    root = Path(__file__).resolve().parents[2] / "configs"
+    assert corpus_overrides(str(root / "joint_coref_linker.cfg"), "G", "A") == ({"paths.gum": "G"}, "gum")
+    overrides, corpus = corpus_overrides(str(root / "joint_coref_linker_aida.cfg"), "G", "A")
+    assert corpus == "aida" and overrides == {"paths.train": str(Path("A") / "train.spacy"),
+                                              "paths.dev": str(Path("A") / "dev.spacy")}
