@@ -31,14 +31,20 @@ class SpacyElGroup(TyperGroup):
             raise typer.Exit(code=1) from err
 
 
+# Help texts are plain text: with rich markup on, "[initialize] vectors" and "pip install 'spacy_el[ray]'" lose
+# their brackets, read as style tags.
+PLAIN_HELP = None
 app = typer.Typer(
     name="spacy_el",
     help="spacy_el: entity linking, NER and coreference components for spaCy.",
     no_args_is_help=True,
     add_completion=False,
     cls=SpacyElGroup,
+    rich_markup_mode=PLAIN_HELP,
 )
-kb_app = typer.Typer(help="Build, inspect and query a spacy_el knowledge base.", no_args_is_help=True)
+kb_app = typer.Typer(help="Build, inspect and query a spacy_el knowledge base.", no_args_is_help=True,
+                     rich_markup_mode=PLAIN_HELP)
 app.add_typer(kb_app, name="kb")
-candidates_app = typer.Typer(help="Candidate generation: train the dense mention encoder.", no_args_is_help=True)
+candidates_app = typer.Typer(help="Candidate generation: train the dense mention encoder.", no_args_is_help=True,
+                             rich_markup_mode=PLAIN_HELP)
 app.add_typer(candidates_app, name="candidates")

@@ -29,6 +29,13 @@ def test_every_command_has_help(path):
     assert "Usage" in result.output
 
 
+@pytest.mark.parametrize("path, text", [(("vectors",), "[initialize] vectors"), (("annotate",), "spacy_el[ray]")])
+def test_help_keeps_square_brackets(path, text):
+    # plain help, as spaCy's CLI: rich markup would read "[ray]" as a style tag and drop it
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0 and text in " ".join(result.output.split())
+
+
 def test_kb_build_info_lookup(tmp_path, jsonl_files):
     out = tmp_path / "kb"
     result = runner.invoke(app, ["kb", "build", *map(str, jsonl_files), str(out), "--title-aliases"])
