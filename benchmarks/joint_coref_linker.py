@@ -672,6 +672,8 @@ VARIANTS = (
     ("converged", "converged", "training to a dev plateau (resumable, one evaluation per epoch)"),
     ("converged_hybrid", "converged-hybrid", "training to a dev plateau on hybrid candidates (alias + dense, "
      "reciprocal-rank fusion)"),
+    ("converged_hybrid_batch4", "converged-hybrid-batch4", "training to a dev plateau on hybrid candidates, 4 "
+     "documents per update (the same epochs in a quarter of the updates)"),
     ("converged_width16", "converged-width16", "training to a dev plateau with max_span_width 16"),
     ("converged_antecedents150", "converged-antecedents150", "training to a dev plateau with max_antecedents 150"),
     ("converged_coarse", "converged-coarse", "training to a dev plateau with coarse-to-fine antecedents "
