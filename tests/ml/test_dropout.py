@@ -157,17 +157,17 @@ def _stack_lstm(encoder: str, **kwargs: Any) -> Any:
     return model
 
 
-OTHER_MODELS = {"entity_retriever": _retriever, "entqa_reader": _reader, "ner_constrained_linker": _ner4el,
-                "ner_stack_lstm": _stack_lstm}
+#: component -> (a builder of its architecture with dims set, the spacy_el.ml package whose build_torch_layer builds it)
+OTHER_MODELS = {"entity_retriever": (_retriever, "entqa"), "entqa_reader": (_reader, "entqa"),
+                "ner_constrained_linker": (_ner4el, "ner4el"), "ner_stack_lstm": (_stack_lstm, "stack_lstm")}
 
 
 def _built_module(component: str, encoder: str, **kwargs: Any) -> nn.Module:
     """The torch module of ``component``'s architecture, built (lazily, as at initialize) with ``kwargs``."""
     import importlib
 
-    model = OTHER_MODELS[component](encoder, **kwargs)
-    package = {"entity_retriever": "entqa", "entqa_reader": "entqa", "ner_constrained_linker": "ner4el",
-               "ner_stack_lstm": "stack_lstm"}[component]
+    build, package = OTHER_MODELS[component]
+    model = build(encoder, **kwargs)
     importlib.import_module(f"spacy_el.ml.{package}.model").build_torch_layer(model)
     return next(shim._model for node in model.walk() for shim in node.shims)
 
@@ -185,10 +185,10 @@ def test_the_other_torch_components_draw_the_masks_their_model_names(tiny_encode
 @pytest.mark.parametrize("component", sorted(OTHER_MODELS))
 def test_the_other_torch_components_refuse_an_unknown_kind_of_masks(tiny_encoder, component):
     with pytest.raises(ValueError, match="dropout_masks must be one of"):
-        OTHER_MODELS[component](tiny_encoder, dropout_masks="gaussian")
+        OTHER_MODELS[component][0](tiny_encoder, dropout_masks="gaussian")
 
 
-@pytest.mark.parametrize("module_name", ["entity_retriever", "entqa_reader", "ner_constrained_linker", "ner_stack_lstm"])
+@pytest.mark.parametrize("module_name", sorted(OTHER_MODELS))
 def test_the_components_default_configs_draw_uniform_masks(module_name):
     import importlib
 
