@@ -182,8 +182,15 @@ def temporarily(settings: MutableMapping[str, Any], key: str, value: Any) -> Ite
 
 
 def torch_module(nlp: Language, pipe: str) -> Any:
-    """The PyTorch module inside the Thinc model of the component ``pipe``."""
-    return nlp.get_pipe(pipe).model.layers[0].shims[0]._model
+    """The PyTorch module inside the Thinc model of the component ``pipe``, wherever in the model its PyTorch
+    layer is (the first layer of most; after the tok2vec in ``ner_stack_lstm``'s)."""
+    from thinc.api import PyTorchShim
+
+    for node in nlp.get_pipe(pipe).model.walk():
+        for shim in node.shims:
+            if isinstance(shim, PyTorchShim):
+                return shim._model
+    raise ValueError(f"{pipe} has no PyTorch layer")
 
 
 @contextmanager

@@ -33,11 +33,12 @@ from spacy import util
 from spacy.language import Language
 from spacy.training import Example
 from spacy.training.initialize import init_nlp
-from thinc.api import Adam, Config, PyTorchShim
+from thinc.api import Adam, Config
 
 import spacy_el  # noqa: F401  (registers the factories and readers)
 from spacy_el.ml.dropout import DROPOUT_MASKS, set_dropout_masks
 
+from .common import torch_module
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
@@ -84,15 +85,6 @@ def training_config(component: str, kb: str, corpus: Path) -> Config:
                                      if n in setup.pipeline and n not in setup.untrained]
     training["annotating_components"] = [n for n in training["annotating_components"] if n in setup.pipeline]
     return config
-
-
-def torch_module(nlp: Language, component: str) -> torch.nn.Module:
-    """The torch module inside ``component``'s Thinc model (wherever in the model its PyTorch layer is)."""
-    for node in nlp.get_pipe(component).model.walk():
-        for shim in node.shims:
-            if isinstance(shim, PyTorchShim):
-                return shim._model
-    raise ValueError(f"{component} has no PyTorch layer")
 
 
 def training_batches(nlp: Language, component: str, docs: int) -> List[List[Example]]:
