@@ -39,7 +39,9 @@ Systems and what is measured
   ``<system>_seed_mean`` rows (coreference average F1; for the joint systems also ELm, ELh and the
   accuracies on multi-mention clusters and hard cases, where the paper's Global and Local differ). A partial
   rerun (``--datasets``, ``--variants``) makes the means with the seeds' rows that the results file already
-  holds, so that seeds trained in different sessions make a mean though a checkout keeps no models.
+  holds, so that seeds trained in different sessions make a mean though a checkout keeps no models. A seed's
+  Standalone pair may be split across sessions too: each half's predictions are recorded when its model is
+  scored (``benchmarks/results/standalone_halves/``, :mod:`.standalone_halves`) and read back once it is gone.
 
 Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM, AIDA+ and LitBank, which annotate them and
 whose literature counts them; left out on both sides on OntoGUM, as in CoNLL-2012 evaluation; LitBank's
@@ -84,6 +86,7 @@ from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluat
                      timed, timed_pipe, using_encoder_dtype, words_per_s)
 from .common import generator_recall as recall_of_generator
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .standalone_halves import HALVES_DIR, Half, half_path, read_half, write_half
 from .tables import (PAGES, format_value, markdown_table, publish_table, published_only, results_to_markdown,
                      suffix_table)
 
@@ -623,15 +626,40 @@ def score_model(args: argparse.Namespace, folder: str, system: str, name: str, d
 def score_standalone(args: argparse.Namespace, folder: str, name: str, dataset: str, gold: List[Doc], trained: str,
                      hard: Sequence[Sequence[HardCase]]) -> Optional[List[Row]]:
     """Rows named ``name`` for Standalone from ``<models>/<folder>/coref`` and ``.../link`` (:func:`standalone`);
-    None when either is missing."""
+    None while either half is missing. A half whose model is there is predicted with and recorded
+    (:mod:`.standalone_halves`, not on a ``--limit`` run); a half whose model is gone is read from its record, so
+    that the two may be trained in different sessions."""
     print(f"{dataset}: {name}")
-    paths = {system: model_path(args, folder, system, report_missing=False) for system in ("coref", "link")}
-    if None in paths.values():
+    halves: Dict[str, Half] = {}
+    for mode in ("coref", "link"):
+        half = standalone_half(args, folder, mode, dataset, gold)
+        if half is not None:
+            halves[mode] = half
+    if len(halves) < 2:
+        if halves:
+            print(f"  (no {name} rows yet: only its {next(iter(halves))} half is trained)")
         return None
-    coref, link = (spacy.load(paths[system]) for system in ("coref", "link"))
-    pred = standalone(predict(coref, gold, args.batch_size)[0], predict(link, gold, args.batch_size)[0])
-    return score_rows(name, dataset, gold, pred, f"{trained}, {training_steps(coref)}; predicted mentions", hard,
-                      max_span_width=span_width_of(coref))
+    coref = halves["coref"]
+    pred = standalone(coref.docs, halves["link"].docs)
+    return score_rows(name, dataset, gold, pred, f"{trained}, {coref.note}; predicted mentions", hard,
+                      max_span_width=coref.max_span_width)
+
+
+def standalone_half(args: argparse.Namespace, folder: str, mode: str, dataset: str, gold: List[Doc]) -> Optional[Half]:
+    """The ``mode`` half of the Standalone pair of ``<models>/<folder>/``: its model's predictions, recorded
+    (unless ``--limit``), or where the model is gone its record; None where neither is there."""
+    path = half_path(getattr(args, "halves", HALVES_DIR), folder, mode, dataset)
+    model = model_path(args, folder, mode, report_missing=False)
+    if model is None:
+        recorded = read_half(path, gold, spacy.blank("en"))
+        if recorded is not None:
+            print(f"  ({mode}: the predictions recorded in {path})")
+        return recorded
+    nlp = spacy.load(model)
+    half = Half(predict(nlp, gold, args.batch_size)[0], training_steps(nlp), span_width_of(nlp))
+    if not getattr(args, "limit", 0):
+        write_half(path, gold, half)
+    return half
 
 
 def first_seed_model(args: argparse.Namespace, folder: str) -> Optional[Language]:
@@ -933,6 +961,9 @@ def main() -> None:
                         help="evaluate only the models of these variants (e.g. hybrid: training/jcl/<corpus>-hybrid/); "
                              "their rows are merged into --out as with --datasets")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
+    parser.add_argument("--halves", default=str(HALVES_DIR),
+                        help="where the predictions of each half of a seed's Standalone pair are recorded, and read "
+                             "back once its model is gone (benchmarks/standalone_halves.py)")
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
     fix_tie_breaks()

@@ -99,9 +99,9 @@ def test_a_seed_folder_with_coref_and_link_models_gives_standalone_seed_rows(tmp
     assert [(r["system"], r["value"]) for r in rows] == [("standalone_converged_seed1", 0.3)]
 
 
-def test_standalone_needs_both_of_a_seeds_models(tmp_path: Path):
-    (tmp_path / "gum-converged-seed1" / "coref" / "model-best").mkdir(parents=True)
-    args = SimpleNamespace(models=str(tmp_path), batch_size=1)
+def test_standalone_needs_both_of_a_seeds_halves(tmp_path: Path):
+    args = SimpleNamespace(models=str(tmp_path / "models"), batch_size=1, halves=tmp_path / "halves", limit=0)
+    (tmp_path / "models" / "gum-converged-seed1").mkdir(parents=True)
     assert joint_coref_linker.score_standalone(args, "gum-converged-seed1", "standalone_converged_seed1", "gum-test",
                                                [], "trained on gum, seed 1", []) is None
 
