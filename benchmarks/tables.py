@@ -607,8 +607,7 @@ PROSE: Dict[str, Prose] = {
         "Local trained the same way (`local_converged`, {minutes} min) ends level with Global on GUM test in "
         "coreference and ELh and ahead in ELm: coreference average F1 {coref} against {coref_global}, ELm {elm} against {elm_global}, ELh {elh} against "
         "{elh_global}; on the hard cases (paper Table 4) it scores {hard} against Global's {hard_global}, the "
-        "opposite of the paper's ordering (one seed each; the two-seed comparison is one of the GPU studies, "
-        "[gpu.md](gpu.md)).",
+        "opposite of the paper's ordering (seed 0; both seeds are in the table of the two comparisons above).",
         {"coref": ("local_converged", "gum-test", "coref_avg_f"), "coref_global": ("global_converged", "gum-test", "coref_avg_f"),
          "elm": ("local_converged", "gum-test", "elm_f"), "elm_global": ("global_converged", "gum-test", "elm_f"),
          "elh": ("local_converged", "gum-test", "elh_f"), "elh_global": ("global_converged", "gum-test", "elh_f"),
