@@ -41,7 +41,7 @@ Systems and what is measured
   rerun (``--datasets``, ``--variants``) makes the means with the seeds' rows that the results file already
   holds, so that seeds trained in different sessions make a mean though a checkout keeps no models. A seed's
   Standalone pair may be split across sessions too: each half's predictions are recorded when its model is
-  scored (``benchmarks/results/standalone_halves/``, :mod:`.standalone_halves`) and read back once it is gone.
+  scored (``benchmarks/records/standalone_halves/``, :mod:`.standalone_halves`) and read back once it is gone.
 
 Metrics: ``coref_{muc,b3,ceafe,avg}_f`` (singletons kept on GUM, AIDA+ and LitBank, which annotate them and
 whose literature counts them; left out on both sides on OntoGUM, as in CoNLL-2012 evaluation; LitBank's

@@ -21,10 +21,11 @@ from spacy.tokens import Doc, Span
 
 from spacy_el.extensions import cluster_keys, set_clusters
 
-from .results_io import RESULTS_DIR, replace_text
+from .results_io import ROOT, replace_text
 
-#: Where the benchmark keeps the records: ``<folder>/<mode>-<dataset>.json``, committed with the results.
-HALVES_DIR = RESULTS_DIR / "standalone_halves"
+#: Where the benchmark keeps the records: ``<folder>/<mode>-<dataset>.json``, committed beside the results (not
+#: among them: ``benchmarks/results/`` holds the results files only).
+HALVES_DIR = ROOT / "benchmarks" / "records" / "standalone_halves"
 #: The record format's version, checked on reading.
 VERSION = 1
 
