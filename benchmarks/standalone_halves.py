@@ -4,8 +4,8 @@ Standalone (``benchmarks/joint_coref_linker.py``) pairs two models, the corefere
 the EL model (mode ``link``), each trained to a plateau in about two hours of 2 CPU cores. Its rows need both
 models' predictions at once, and a working session is too short to train both, while a checkout does not keep
 trained models from one session to the next (it keeps the committed results). So whenever the benchmark predicts
-with one half of a seed's pair it records that half (:data:`HALVES_DIR`), and a half whose model is gone is read back from its
-record: the pair can be trained in two sessions.
+with one half of a seed's pair it records that half (:data:`HALVES_DIR`), and a half whose model is gone is read
+back from its record: the pair can be trained in two sessions.
 
 A record holds, for each document, its clusters as character offsets with each mention's KB id, the model's
 training note and its ``max_span_width``: never text. A fingerprint of the test documents' texts makes sure it is
