@@ -18,7 +18,7 @@ from spacy.util import registry
 from tqdm import tqdm
 
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
-from spacy_el.extensions import is_linked
+from spacy_el.extensions import cluster_keys, is_linked
 from spacy_el.scoring.candidates import candidate_recall_at_k
 from spacy_el.training.tune import kept_index
 
@@ -234,3 +234,10 @@ def reset_peak_rss() -> bool:
     except OSError:
         return False
     return proc_status_mb("VmHWM") is not None
+
+
+def set_mention_links(doc: Doc, kb_id_of: Callable[[Span], str]) -> None:
+    """Give every cluster mention of ``doc`` the link ``kb_id_of(span)`` (groups are reassigned:
+    ``kb_id_`` set on a span read from a group does not reach the group)."""
+    for key in cluster_keys(doc):
+        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id_of(s)) for s in doc.spans[key]]

@@ -83,7 +83,7 @@ from spacy_el.training.resume import EVALUATIONS, FINISHED
 
 from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, curve_rows, dev_sweep, first,
                      fix_tie_breaks, proc_status_mb, process_peak_mb, read_corpus, read_evaluations, reset_peak_rss,
-                     timed, timed_pipe, using_encoder_dtype, words_per_s)
+                     set_mention_links, timed, timed_pipe, using_encoder_dtype, words_per_s)
 from .common import generator_recall as recall_of_generator
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .standalone_halves import HALVES_DIR, Half, half_path, read_half, write_half
@@ -153,13 +153,6 @@ def model_path(args: argparse.Namespace, folder: str, system: str, report_missin
 def predict(nlp: Language, gold: Sequence[Doc], batch_size: int) -> Tuple[List[Doc], float]:
     """``nlp`` on the texts of ``gold``: the docs and the seconds it took."""
     return timed_pipe(nlp, [g.text for g in gold], batch_size)
-
-
-def set_mention_links(doc: Doc, kb_id_of: Callable[[Span], str]) -> None:
-    """Give every cluster mention of ``doc`` the link ``kb_id_of(span)`` (groups are reassigned:
-    ``kb_id_`` set on a span read from a group does not reach the group)."""
-    for key in cluster_keys(doc):
-        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id_of(s)) for s in doc.spans[key]]
 
 
 def relink(docs: List[Doc], link: Callable[[Doc, List[Span]], Dict[Offsets, str]]) -> List[Doc]:

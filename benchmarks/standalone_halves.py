@@ -17,10 +17,11 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import srsly
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 
 from spacy_el.extensions import cluster_keys, set_clusters
 
+from .common import set_mention_links
 from .results_io import ROOT, replace_text
 
 #: Where the benchmark keeps the records: ``<folder>/<mode>-<dataset>.json``, committed beside the results (not
@@ -89,7 +90,6 @@ def read_half(path: Path, gold: Sequence[Doc], nlp: Language) -> Optional[Half]:
                              "pipeline's tokenizer: rebuild the record with the model that made it.")
         set_clusters(doc, [[(s.start, s.end) for s in cluster] for cluster in spans])
         links = {(s.start, s.end): s.kb_id_ for cluster in spans for s in cluster}
-        for key in cluster_keys(doc):  # kb_id_ set on a span read from a group does not reach the group
-            doc.spans[key] = [Span(doc, s.start, s.end, kb_id=links[(s.start, s.end)]) for s in doc.spans[key]]
+        set_mention_links(doc, lambda span: links[(span.start, span.end)])
         docs.append(doc)
     return Half(docs, record["note"], int(record["max_span_width"]))

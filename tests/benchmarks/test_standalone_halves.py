@@ -7,6 +7,7 @@ import pytest
 import spacy
 
 from benchmarks import joint_coref_linker
+from benchmarks.common import set_mention_links
 from benchmarks.standalone_halves import Half, half_path, read_half, write_half
 from spacy_el.extensions import get_clusters, set_clusters
 
@@ -20,7 +21,7 @@ def predicted(nlp, texts, clusters, kb_id):
     for text, doc_clusters in zip(texts, clusters):
         doc = nlp.make_doc(text)
         set_clusters(doc, doc_clusters)
-        joint_coref_linker.set_mention_links(doc, lambda span: kb_id)
+        set_mention_links(doc, lambda span: kb_id)
         docs.append(doc)
     return docs
 
