@@ -29,6 +29,8 @@ from .results_io import ROOT, replace_text
 HALVES_DIR = ROOT / "benchmarks" / "records" / "standalone_halves"
 #: The record format's version, checked on reading.
 VERSION = 1
+#: The keys every record has.
+RECORD_KEYS = {"version", "fingerprint", "note", "max_span_width", "docs"}
 
 
 class Half(NamedTuple):
@@ -68,15 +70,20 @@ def write_half(path: Path, gold: Sequence[Doc], half: Half) -> None:
 
 def read_half(path: Path, gold: Sequence[Doc], nlp: Language) -> Optional[Half]:
     """The half recorded at ``path``, its docs rebuilt on ``nlp``'s tokenization of ``gold``'s texts; None when there
-    is no record. Raises ValueError for a record of other documents or of another format, or a mention that is not
-    on ``nlp``'s token boundaries."""
+    is no record. Raises ValueError, naming the file, for a file that is not a record of this format, a record of
+    other documents, or a mention that is not on ``nlp``'s token boundaries."""
     path = Path(path)
     if not path.exists():
         return None
-    record = srsly.read_json(path)
-    if record.get("version") != VERSION:
-        raise ValueError(f"[benchmarks] {path}: a record of format {record.get('version')!r}, not {VERSION}: "
-                         "predict with the model again (rerun the benchmark where it is) or delete the record.")
+    try:
+        record = srsly.read_json(path)
+    except ValueError as error:
+        raise ValueError(f"[benchmarks] {path} is not JSON ({error}): delete it and predict with the model "
+                         "again.") from None
+    if not isinstance(record, dict) or record.get("version") != VERSION or not RECORD_KEYS <= record.keys():
+        found = record.get("version") if isinstance(record, dict) else None
+        raise ValueError(f"[benchmarks] {path}: not a record of format {VERSION} with {sorted(RECORD_KEYS)} (format "
+                         f"{found!r}): predict with the model again (rerun the benchmark where it is) or delete it.")
     if record["fingerprint"] != fingerprint(gold) or len(record["docs"]) != len(gold):
         raise ValueError(f"[benchmarks] {path} was recorded on other documents than these {len(gold)} (another "
                          "--limit, or another version of the corpus): score with the documents it was made on, or "

@@ -88,3 +88,13 @@ def test_a_record_is_read_only_against_its_own_documents(tmp_path: Path):
     with pytest.raises(ValueError, match="other documents"):
         read_half(path, gold[:1], nlp)
     assert read_half(tmp_path / "missing.json", gold, nlp) is None
+
+
+@pytest.mark.parametrize("text,message", [("{not json", "is not JSON"), ('{"version": 1}', "not a record of format 1"),
+                                          ('{"version": 0, "docs": []}', "format 0"), ("[]", "not a record")])
+def test_a_broken_record_is_refused_naming_its_file(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "coref-gum-test.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as error:
+        read_half(path, [], spacy.blank("en"))
+    assert str(path) in str(error.value)
