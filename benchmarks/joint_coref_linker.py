@@ -405,26 +405,23 @@ def learning_curve_rows(args: argparse.Namespace, folder: str, systems: Dict[str
 def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: str, dataset: str,
                    gold: List[Doc], peers: bool) -> List[Row]:
     """Rows for the models of ``<models>/<folder>/``: ``standalone<suffix>`` (from its ``coref`` and ``link``
-    models), ``<system><suffix>`` for each of :data:`JOINT`, with ``peers`` the peers re-linking Global's
-    mentions, and the seed rows of any ``<models>/<folder>-seed<N>/``. The seed-0 folder reports the
-    models it lacks; the others hold only some systems, so theirs go unmentioned."""
+    halves, :func:`score_standalone`: a half whose model is gone is read from its record), ``<system><suffix>``
+    for each of :data:`JOINT`, with ``peers`` the peers re-linking Global's mentions, and the seed rows of any
+    ``<models>/<folder>-seed<N>/``. The seed-0 folder reports the models it lacks; the others hold only some
+    systems, so theirs go unmentioned. The hard cases come from the KB and generator of the first model found
+    (the seeds and halves share them)."""
     report = not suffix
     loaded: Dict[str, Language] = {}
-    for system in ("coref", "link", *JOINT):
+    for system in JOINT:
         print(f"{dataset}: {system}{suffix}")
         path = model_path(args, folder, system, report_missing=report)
         if path is not None:
             loaded[system] = spacy.load(path)
-    if not loaded:  # seed 0's models are gone (a checkout keeps results, not models) or were never trained
-        seed_model = first_seed_model(args, folder)
-        if seed_model is None:
-            return []
-        pipe = seed_model.get_pipe(NAME)  # the seeds share the KB and the generator: the same hard cases
-        return joint_seed_rows(args, folder, suffix, trained, dataset, gold,
-                               find_hard_cases(pipe.kb, gold, pipe.candidates.top_k))
-    any_nlp = next(iter(loaded.values()))
-    kb = any_nlp.get_pipe(NAME).kb
-    generator = any_nlp.get_pipe(NAME).candidates
+    reference = next(iter(loaded.values()), None) or first_model(args, folder)
+    if reference is None:  # no model in this folder or its seeds (a checkout keeps results, not models)
+        return []
+    kb = reference.get_pipe(NAME).kb
+    generator = reference.get_pipe(NAME).candidates
     hard = find_hard_cases(kb, gold, generator.top_k)
     # Models on another generator than the alias table: its recall in the notes, and the hard cases its
     # own lists define too (<system>_own_cases), since they make the gold reachable for other mentions.
@@ -433,24 +430,23 @@ def model_set_rows(args: argparse.Namespace, folder: str, suffix: str, trained: 
         own_hard = find_hard_cases(kb, gold, generator.top_k, generator)
         k = generator.top_k or 100  # a generator that keeps all its candidates: recall@100
         recall_note = f"; {generator.name} candidates, cand_recall_at_{k}={generator_recall(kb, gold, generator, k):.3f}"
-    preds = {system: predict(nlp, gold, args.batch_size)[0] for system, nlp in loaded.items()}
     rows: List[Row] = []
-    if "coref" in preds and "link" in preds:
-        note = f"{trained}, {training_steps(loaded['coref'])}; predicted mentions{recall_note}"
-        rows += score_rows(f"standalone{suffix}", dataset, gold, standalone(preds["coref"], preds["link"]), note, hard,
-                           max_span_width=span_width_of(loaded["coref"]))
-    for system in JOINT:
-        if system in preds:
-            note = f"{trained}, {training_steps(loaded[system])}; predicted mentions{recall_note}"
-            rows += score_rows(f"{system}{suffix}", dataset, gold, preds[system], note, hard,
-                               max_span_width=span_width_of(loaded[system]))
-            if getattr(args, "sweep_antecedents", False):
-                rows += swept_joint_rows(args, loaded[system], f"{system}{suffix}", dataset, gold, note, hard)
-            if own_hard is not None:
-                rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, preds[system], own_hard,
-                                       f"{note}; the cases of its own {generator.name} top {generator.top_k}")
-            if own_hard is not None and dataset == "aida-test":
-                rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, preds[system], note, hard)
+    standalone_rows = score_standalone(args, folder, f"standalone{suffix}", dataset, gold, trained, hard, recall_note)
+    if standalone_rows is None and report:
+        print(f"  (no standalone{suffix} rows: its coref and link halves are not both trained or recorded)")
+    rows += standalone_rows or []
+    preds = {system: predict(nlp, gold, args.batch_size)[0] for system, nlp in loaded.items()}
+    for system, pred in preds.items():
+        note = f"{trained}, {training_steps(loaded[system])}; predicted mentions{recall_note}"
+        rows += score_rows(f"{system}{suffix}", dataset, gold, pred, note, hard,
+                           max_span_width=span_width_of(loaded[system]))
+        if getattr(args, "sweep_antecedents", False):
+            rows += swept_joint_rows(args, loaded[system], f"{system}{suffix}", dataset, gold, note, hard)
+        if own_hard is not None:
+            rows += hard_case_rows(f"{system}{suffix}_own_cases", dataset, pred, own_hard,
+                                   f"{note}; the cases of its own {generator.name} top {generator.top_k}")
+        if own_hard is not None and dataset == "aida-test":
+            rows += similarity_rows(args, loaded[system], f"{system}{suffix}", gold, pred, note, hard)
     if peers and "global" in preds:
         rows += peer_rows(dataset, gold, preds["global"], kb, f"{trained}; predicted mentions", hard)
     return rows + joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard)
@@ -617,9 +613,9 @@ def score_model(args: argparse.Namespace, folder: str, system: str, name: str, d
 
 
 def score_standalone(args: argparse.Namespace, folder: str, name: str, dataset: str, gold: List[Doc], trained: str,
-                     hard: Sequence[Sequence[HardCase]]) -> Optional[List[Row]]:
+                     hard: Sequence[Sequence[HardCase]], recall_note: str = "") -> Optional[List[Row]]:
     """Rows named ``name`` for Standalone from ``<models>/<folder>/coref`` and ``.../link`` (:func:`standalone`);
-    None while either half is missing. A half whose model is there is predicted with and recorded
+    None while either half is missing. ``recall_note`` ends the rows' note (the generator's recall). A half whose model is there is predicted with and recorded
     (:mod:`.standalone_halves`, not on a ``--limit`` run); a half whose model is gone is read from its record, so
     that the two may be trained in different sessions."""
     print(f"{dataset}: {name}")
@@ -634,7 +630,7 @@ def score_standalone(args: argparse.Namespace, folder: str, name: str, dataset: 
         return None
     coref = halves["coref"]
     pred = standalone(coref.docs, halves["link"].docs)
-    return score_rows(name, dataset, gold, pred, f"{trained}, {coref.note}; predicted mentions", hard,
+    return score_rows(name, dataset, gold, pred, f"{trained}, {coref.note}; predicted mentions{recall_note}", hard,
                       max_span_width=coref.max_span_width)
 
 
@@ -655,11 +651,11 @@ def standalone_half(args: argparse.Namespace, folder: str, mode: str, dataset: s
     return half
 
 
-def first_seed_model(args: argparse.Namespace, folder: str) -> Optional[Language]:
-    """The first model of ``<models>/<folder>-seed<N>/`` (seeds in order, then coref, link, and :data:`JOINT`),
-    loaded; None where no seed folder has one."""
-    for seed_folder, _ in seed_folders(args.models, folder)[1:]:
-        for system in ("coref", "link", *JOINT):
+def first_model(args: argparse.Namespace, folder: str) -> Optional[Language]:
+    """The first model of ``<models>/<folder>/`` and then of its seed folders ``<folder>-seed<N>/`` (seeds in
+    order; in each, :data:`JOINT`, then coref and link), loaded; None where none has one."""
+    for seed_folder, _ in seed_folders(args.models, folder):
+        for system in (*JOINT, "coref", "link"):
             path = model_path(args, seed_folder, system, report_missing=False)
             if path is not None:
                 return spacy.load(path)

@@ -7,6 +7,7 @@ from benchmarks import joint_coref_linker
 from benchmarks.joint_coref_linker import (JOINT, NOT_YET, SeedColumn, seed_folders, seed_mean_rows, seed_means_across_runs,
                                            seed_table, seeded)
 from benchmarks.results_io import row
+from spacy_el.candidates import AliasCandidates
 
 
 def test_seed_folders_in_seed_order_and_only_the_corpus_own(tmp_path: Path):
@@ -200,30 +201,56 @@ def test_a_variant_whose_seed_0_folder_is_gone_is_still_scored_for_its_seeds(tmp
 
 
 def test_without_seed_0_models_the_seed_rows_use_a_seed_models_hard_cases(tmp_path: Path, monkeypatch):
-    pipe = SimpleNamespace(kb="the kb", candidates=SimpleNamespace(top_k=16))
-    monkeypatch.setattr(joint_coref_linker, "first_seed_model", lambda args, folder: SimpleNamespace(get_pipe=lambda name: pipe))
+    pipe = SimpleNamespace(kb="the kb", candidates=AliasCandidates(top_k=16))
+    monkeypatch.setattr(joint_coref_linker, "first_model", lambda args, folder: SimpleNamespace(get_pipe=lambda name: pipe))
     monkeypatch.setattr(joint_coref_linker, "find_hard_cases", lambda kb, gold, top_k: [(kb, top_k)])
-    calls = []
+    standalone_calls, calls = [], []
+
+    def fake_score_standalone(args, folder, name, dataset, gold, trained, hard, recall_note=""):
+        standalone_calls.append((folder, name, hard, recall_note))
+        return None  # neither half trained nor recorded
 
     def fake_joint_seed_rows(args, folder, suffix, trained, dataset, gold, hard):
         calls.append((folder, suffix, hard))
         return [row(f"global{suffix}_seed1", dataset, "elh_f", 0.4, trained)]
 
+    monkeypatch.setattr(joint_coref_linker, "score_standalone", fake_score_standalone)
     monkeypatch.setattr(joint_coref_linker, "joint_seed_rows", fake_joint_seed_rows)
     args = SimpleNamespace(models=str(tmp_path))
     rows = joint_coref_linker.model_set_rows(args, "gum-converged", "_converged", "trained on gum", "gum-test", [], peers=False)
+    # seed 0's Standalone is still tried (its halves may be recorded), with the seed model's hard cases
+    assert standalone_calls == [("gum-converged", "standalone_converged", [("the kb", 16)], "")]
     assert calls == [("gum-converged", "_converged", [("the kb", 16)])]
     assert [r["system"] for r in rows] == ["global_converged_seed1"]
-    # no seed model either: no rows
-    monkeypatch.setattr(joint_coref_linker, "first_seed_model", lambda args, folder: None)
+    # no model in the folder or its seeds: no rows
+    monkeypatch.setattr(joint_coref_linker, "first_model", lambda args, folder: None)
     assert joint_coref_linker.model_set_rows(args, "gum-converged", "_converged", "trained on gum", "gum-test", [],
                                              peers=False) == []
 
 
-def test_first_seed_model_looks_through_the_seed_folders_only(tmp_path: Path):
-    (tmp_path / "gum-converged" / "global" / "model-best").mkdir(parents=True)  # seed 0: not a seed model
+def test_seed_0_standalone_rows_come_from_its_halves_beside_the_joint_seed_rows(tmp_path: Path, monkeypatch):
+    pipe = SimpleNamespace(kb="the kb", candidates=AliasCandidates(top_k=16))
+    monkeypatch.setattr(joint_coref_linker, "first_model", lambda args, folder: SimpleNamespace(get_pipe=lambda name: pipe))
+    monkeypatch.setattr(joint_coref_linker, "find_hard_cases", lambda kb, gold, top_k: [])
+    monkeypatch.setattr(joint_coref_linker, "score_standalone",
+                        lambda args, folder, name, dataset, gold, trained, hard, recall_note="":
+                        [row(name, dataset, "elh_f", 0.25, trained)])
+    monkeypatch.setattr(joint_coref_linker, "joint_seed_rows", lambda *args: [])
+    rows = joint_coref_linker.model_set_rows(SimpleNamespace(models=str(tmp_path)), "gum-converged", "_converged",
+                                             "trained on gum", "gum-test", [], peers=False)
+    assert [(r["system"], r["value"]) for r in rows] == [("standalone_converged", 0.25)]
+
+
+def test_first_model_looks_through_the_folder_then_its_seeds(tmp_path: Path, monkeypatch):
+    args = SimpleNamespace(models=str(tmp_path))
     (tmp_path / "gum-converged-seed1").mkdir()
-    assert joint_coref_linker.first_seed_model(SimpleNamespace(models=str(tmp_path)), "gum-converged") is None
+    assert joint_coref_linker.first_model(args, "gum-converged") is None
+    loads = []
+    monkeypatch.setattr(joint_coref_linker.spacy, "load", lambda path: loads.append(path) or path)
+    for folder in ("gum-converged-seed1/coref", "gum-converged/link", "gum-converged/global"):
+        (tmp_path / folder / "model-best").mkdir(parents=True)
+    # seed 0 before the seeds; in a folder, the joint models before the halves
+    assert joint_coref_linker.first_model(args, "gum-converged") == tmp_path / "gum-converged/global/model-best"
 
 
 def test_seed_table_gives_each_seed_the_mean_and_the_swept_rows_and_marks_what_is_missing(tmp_path: Path):
