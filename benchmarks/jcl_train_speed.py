@@ -15,6 +15,9 @@ Variants (the component's settings, ``configure``; ``encoder_float32`` sets the 
 * ``encoder_float32``: the encoder in float32;
 * ``frozen_N``, ``frozen_N_cache``: ``frozen_encoder_layers = N``, without and with ``encoder_cache_mb``;
 * ``early_K``: ``early_max_antecedents = K`` (as in the first ``early_steps`` updates);
+* ``window_N``: encoder windows of N wordpieces (the model's ``window``, at most the encoder's 512 positions)
+  ``N / 2`` apart (its ``stride``), instead of the config's 128 and 64: as many wordpieces encoded (each in two
+  windows), each with more context, at the cost of longer self-attention;
 * ``dropout_bernoulli``, ``dropout_uniform``: the model's ``dropout_masks`` (torch's ``nn.Dropout`` masks, or
   uniform draws compared with ``p``: :mod:`spacy_el.ml.dropout`);
 * ``no_memo`` (with ``--candidates hybrid``): the kept spans' candidates generated at every step, as before the
@@ -75,6 +78,8 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
     dtype = module.encoder_dtype
     memo = pipe._training_memo
     masks = module.dropout_masks
+    attrs = pipe.model.attrs
+    window = (attrs["window"], attrs["stride"])  # the model's; DocInputs read them at every step
     settings: Dict[str, Any] = {}
     if name.startswith("frozen_"):
         parts = name.split("_")
@@ -85,6 +90,12 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
         settings["early_steps"] = 10**9
     elif name.startswith("dropout_") and name[len("dropout_"):] in DROPOUT_MASKS:
         masks = name[len("dropout_"):]
+    elif name.startswith("window_") and name[len("window_"):].isdigit():
+        size = int(name[len("window_"):])
+        limit = getattr(module.encoder.config, "max_position_embeddings", size)
+        if not 4 <= size <= limit:
+            raise ValueError(f"variant {name!r}: a window is 4 to {limit} wordpieces (the encoder's positions)")
+        window = (size, size // 2)
     elif name not in ("default", "encoder_float32", "no_memo") and not is_batch(name):
         raise ValueError(f"unknown variant {name!r}")
 
@@ -93,6 +104,7 @@ def variant_setter(nlp: Any, name: str) -> Callable[[], None]:
         pipe.configure(**settings)
         module.encoder_dtype = "float32" if name == "encoder_float32" else dtype
         set_dropout_masks(module, masks)
+        attrs["window"], attrs["stride"] = window
         pipe._training_memo = CandidateMemo(limit=0) if name == "no_memo" else memo
 
     return apply

@@ -701,6 +701,8 @@ VARIANTS = (
      "antecedents (antecedent_pruning coarse) and max_span_width 16"),
     ("converged_coarse_mention_loss3", "converged-coarse-mention-loss3", "training to a dev plateau with "
      "coarse-to-fine antecedents (antecedent_pruning coarse) and mention_loss_weight 3"),
+    ("converged_coarse_window512", "converged-coarse-window512", "training to a dev plateau with coarse-to-fine "
+     "antecedents (antecedent_pruning coarse) and encoder windows of 512 wordpieces, 256 apart"),
 )
 
 

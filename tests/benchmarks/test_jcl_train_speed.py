@@ -7,6 +7,7 @@ from torch import nn
 
 from benchmarks.jcl_train_speed import corpus_overrides, is_batch, measure_batched, variant_setter
 from spacy_el.ml.dropout import UniformDropout
+from spacy_el.ml.joint_coref.inputs import make_doc_inputs
 
 from ..ml.test_joint_coref_train_speed import build, torch_module
 
@@ -36,6 +37,22 @@ def test_an_unknown_variant_is_refused(two_layer_encoder, tmp_path, one_torch_th
         variant_setter(nlp, "dropout_gaussian")
     with pytest.raises(ValueError, match="unknown variant 'batch_1'"):  # one document per update is the default
         variant_setter(nlp, "batch_1")
+
+
+def test_window_variants_set_the_window_and_its_stride_and_the_default_restores_them(two_layer_encoder, tmp_path,
+                                                                                 one_torch_thread):
+    nlp, pipe, examples = build(two_layer_encoder, tmp_path)  # windows of 16 wordpieces, 8 apart
+    own = (pipe.model.attrs["window"], pipe.model.attrs["stride"])
+    setters = {name: variant_setter(nlp, name) for name in ("default", "window_8")}
+    setters["window_8"]()
+    assert (pipe.model.attrs["window"], pipe.model.attrs["stride"]) == (8, 4)
+    inputs = make_doc_inputs(pipe.model, examples[0].predicted, lambda spans: [[] for _ in spans])
+    assert inputs.input_ids.shape[1] <= 8 and len(inputs.input_ids) > 1  # what a training step encodes
+    setters["default"]()
+    assert (pipe.model.attrs["window"], pipe.model.attrs["stride"]) == own
+    positions = torch_module(pipe).encoder.config.max_position_embeddings
+    with pytest.raises(ValueError, match=f"a window is 4 to {positions} wordpieces"):
+        variant_setter(nlp, f"window_{positions + 1}")
 
 
 def test_batch_names():
