@@ -63,7 +63,7 @@ NAME = "jcl_train_speed"
 COMMAND = "python -m benchmarks.jcl_train_speed"
 COMPONENT = "joint_coref_linker"
 DEFAULT_VARIANTS = ("default", "encoder_float32", "frozen_3", "frozen_3_cache", "frozen_6", "frozen_6_cache",
-                    "early_25", "dropout_bernoulli", "dropout_uniform")
+                    "early_25", "dropout_bernoulli", "dropout_uniform", "window_256", "window_512")
 
 
 def is_batch(name: str) -> bool:
