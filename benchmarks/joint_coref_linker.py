@@ -701,8 +701,9 @@ VARIANTS = (
      "antecedents (antecedent_pruning coarse) and max_span_width 16"),
     ("converged_coarse_mention_loss3", "converged-coarse-mention-loss3", "training to a dev plateau with "
      "coarse-to-fine antecedents (antecedent_pruning coarse) and mention_loss_weight 3"),
-    ("converged_coarse_window512", "converged-coarse-window512", "training to a dev plateau with coarse-to-fine "
-     "antecedents (antecedent_pruning coarse) and encoder windows of 512 wordpieces, 256 apart"),
+    *((f"converged_coarse_window{size}", f"converged-coarse-window{size}", "training to a dev plateau with "
+       f"coarse-to-fine antecedents (antecedent_pruning coarse) and encoder windows of {size} wordpieces, "
+       f"{size // 2} apart") for size in (256, 512)),
 )
 
 

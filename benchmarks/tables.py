@@ -57,6 +57,8 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_similarity": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_aida_converged": DOCS / "joint_coref_linker.md",
     "jcl_batch4_scores": DOCS / "training.md",
+    "jcl_dropout_masks_speed": DOCS / "training.md",
+    "jcl_window_speed": DOCS / "training.md",
     "joint_coref_linker_ontogum": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_litbank_refinements": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_coarse": DOCS / "joint_coref_linker.md",
@@ -653,6 +655,27 @@ PROSE: Dict[str, Prose] = {
          "dev_1892": ("global_converged_hybrid", "aida-dev", "elh_f@step=1892"),
          "dev_2365": ("global_converged_hybrid", "aida-dev", "elh_f@step=2365"),
          "dev_2838": ("global_converged_hybrid", "aida-dev", "elh_f@step=2838")},
+    ),
+    "jcl_dropout_masks_speed": Prose(
+        "jcl_train_speed.json",
+        "In `jcl_train_speed` the default step (uniform masks) takes {default} ms against {bernoulli} ms with torch's "
+        "masks (`dropout_bernoulli`, speedup {speedup}: the default's time over the variant's), in the same run.",
+        {"default": ("joint_coref_linker_default", "gum-train", "ms_per_step"),
+         "bernoulli": ("joint_coref_linker_dropout_bernoulli", "gum-train", "ms_per_step"),
+         "speedup": ("joint_coref_linker_dropout_bernoulli", "gum-train", "speedup")},
+    ),
+    "jcl_window_speed": Prose(
+        "jcl_train_speed.json",
+        "Wider encoder windows (`window_256`, `window_512`: windows of 256 or 512 wordpieces, half a window apart) "
+        "encode as many wordpieces as the default's 128 (64 apart), each with more context, and pay for the longer "
+        "self-attention: a step takes {w256} ms and {w512} ms against the default's {default} ms in the same run "
+        "(speedups {w256_speedup} and {w512_speedup}). Whether the context pays on GUM is the question of "
+        "`train-jcl-gum-converged-coarse-window` (`--vars.window 256` or `512`; not run yet).",
+        {"default": ("joint_coref_linker_default", "gum-train", "ms_per_step"),
+         "w256": ("joint_coref_linker_window_256", "gum-train", "ms_per_step"),
+         "w512": ("joint_coref_linker_window_512", "gum-train", "ms_per_step"),
+         "w256_speedup": ("joint_coref_linker_window_256", "gum-train", "speedup"),
+         "w512_speedup": ("joint_coref_linker_window_512", "gum-train", "speedup")},
     ),
     "jcl_batch4_scores": Prose(
         "joint_coref_linker.json",
