@@ -615,9 +615,10 @@ def score_model(args: argparse.Namespace, folder: str, system: str, name: str, d
 def score_standalone(args: argparse.Namespace, folder: str, name: str, dataset: str, gold: List[Doc], trained: str,
                      hard: Sequence[Sequence[HardCase]], recall_note: str = "") -> Optional[List[Row]]:
     """Rows named ``name`` for Standalone from ``<models>/<folder>/coref`` and ``.../link`` (:func:`standalone`);
-    None while either half is missing. ``recall_note`` ends the rows' note (the generator's recall). A half whose model is there is predicted with and recorded
+    None while either half is missing. A half whose model is there is predicted with and recorded
     (:mod:`.standalone_halves`, not on a ``--limit`` run); a half whose model is gone is read from its record, so
-    that the two may be trained in different sessions."""
+    that the two may be trained in different sessions. ``recall_note`` ends the rows' note (the generator's
+    recall, where it is not the alias table)."""
     print(f"{dataset}: {name}")
     halves: Dict[str, Half] = {}
     for mode in ("coref", "link"):
