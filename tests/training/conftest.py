@@ -108,3 +108,18 @@ def jcl_config(tmp_path_factory, tiny_encoder) -> Path:
     path = tmp / "jcl.cfg"
     config.to_disk(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def jcl_frozen_config(tmp_path_factory, jcl_config, two_layer_encoder) -> Path:
+    """:func:`jcl_config` as ``train-jcl-gum-converged-coarse-frozen3`` trains: coarse-to-fine antecedents and the
+    encoder's lower layer frozen with its outputs cached (here 1 of the 2 layers of ``two_layer_encoder``)."""
+    config = Config().from_disk(jcl_config, interpolate=False)
+    for key, value in {"components.joint_coref_linker.model.encoder": two_layer_encoder,
+                       "components.joint_coref_linker.model.antecedent_pruning": "coarse",
+                       "components.joint_coref_linker.frozen_encoder_layers": 1,
+                       "components.joint_coref_linker.encoder_cache_mb": 16}.items():
+        _set(config, key, value)
+    path = tmp_path_factory.mktemp("jcl_frozen_config") / "jcl_frozen.cfg"
+    config.to_disk(path)
+    return path

@@ -62,11 +62,14 @@ def scramble_rngs() -> None:
     ("ner_config", 6, 5),  # mid-epoch (3 batches an epoch), 1 step after the checkpoint, before an evaluation
     ("ner_config", 3, 3),  # right after a checkpoint
     ("jcl_config", 6, 5),
+    ("jcl_frozen_config", 6, 5),  # frozen, cached layers: the cache starts empty again after the resume
 ])
 def test_resumed_run_equals_uninterrupted(request, tmp_path, one_torch_thread, config_name, stop_at, resumes_after):
     config = request.getfixturevalue(config_name)
     full, full_log = run(config, tmp_path / "full")
     assert full_log[-1]["step"] == util.load_config(config)["training"]["max_steps"]
+    if config_name == "jcl_frozen_config":  # the frozen layers' cache was read: later epochs reuse the first's outputs
+        assert full.get_pipe("joint_coref_linker").model.layers[0].shims[0]._model.lower_cache.hits > 0
     assert any(entry["epoch"] >= 2 for entry in full_log)
 
     interrupted, first_log = run(config, tmp_path / "split", stop_at=stop_at)
