@@ -9,7 +9,8 @@ from benchmarks.jcl_train_speed import corpus_overrides, is_batch, measure_batch
 from spacy_el.ml.dropout import UniformDropout
 from spacy_el.ml.joint_coref.inputs import make_doc_inputs
 
-from ..ml.test_joint_coref_train_speed import build, torch_module
+from ..ml.test_joint_coref_train_speed import build
+from ..torch_modules import torch_module
 
 
 def dropout_classes(module: nn.Module) -> set:

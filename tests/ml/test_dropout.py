@@ -9,7 +9,8 @@ from torch import nn
 
 from spacy_el.ml.dropout import DROPOUT_MASKS, UniformDropout, set_dropout_masks, uniform_dropout
 
-from .test_joint_coref_train_speed import build, torch_module
+from ..torch_modules import torch_module
+from .test_joint_coref_train_speed import build
 
 
 @pytest.mark.parametrize("p", [0.1, 0.5])

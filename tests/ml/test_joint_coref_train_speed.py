@@ -13,6 +13,7 @@ from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.ml.joint_coref.frozen_encoder import LowerLayerCache, frozen_parameters
 
 from ..conftest import build_invented_kb, linked_cluster_examples
+from ..torch_modules import torch_module
 
 
 def build(encoder: str, tmp_path: Any, **settings: Any) -> Tuple[Any, Any, list]:
@@ -25,10 +26,6 @@ def build(encoder: str, tmp_path: Any, **settings: Any) -> Tuple[Any, Any, list]
     examples = linked_cluster_examples(nlp)
     pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))
     return nlp, pipe, examples
-
-
-def torch_module(pipe: Any) -> Any:
-    return pipe.model.layers[0].shims[0]._model
 
 
 def test_frozen_layers_keep_their_weights_and_the_upper_ones_train(two_layer_encoder, tmp_path, one_torch_thread):

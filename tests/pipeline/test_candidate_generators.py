@@ -6,6 +6,7 @@ import spacy
 
 from spacy_el.candidates import AliasCandidates, DenseCandidates, HybridCandidates
 
+from ..torch_modules import torch_module
 from .conftest import build_joint_coref_linker, build_ner_constrained_linker, build_ner_stack_lstm
 
 GENERATORS = {
@@ -69,7 +70,7 @@ def test_ner4el_scores_with_the_generators_similarity_when_asked(tiny_encoder, t
     weight moved, and the pipeline reloads with identical predictions."""
     nlp = build_ner_constrained_linker(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"], dense_feature=True)
     pipe = nlp.get_pipe("ner_constrained_linker")
-    module = pipe.model.layers[0].shims[0]._model
+    module = torch_module(pipe)
     assert module.dense_feature and module.combine[0].in_features == 5
     assert float(module.dense_weight.abs().item()) > 0  # trained: the feature's gradient reached it
     doc = nlp.make_doc("Ada painted Mercer .")
@@ -89,8 +90,8 @@ def test_ner_stack_lstm_reads_the_candidate_evidence_when_asked(tiny_encoder, tm
     hybrid generator's similarities reach them, and the pipeline reloads with identical predictions."""
     nlp = build_ner_stack_lstm(tiny_encoder, tmp_path, candidates=GENERATORS["hybrid"], candidate_evidence=True)
     pipe = nlp.get_pipe("ner_stack_lstm")
-    net = pipe.model.layers[1].shims[0]._model.net
-    plain = build_ner_stack_lstm(tiny_encoder, tmp_path / "plain").get_pipe("ner_stack_lstm").model.layers[1].shims[0]._model.net
+    net = torch_module(pipe, 1).net
+    plain = torch_module(build_ner_stack_lstm(tiny_encoder, tmp_path / "plain").get_pipe("ner_stack_lstm"), 1).net
     assert net.el_hidden.in_features == plain.el_hidden.in_features + 2
     assert net.nil_hidden.in_features == plain.nil_hidden.in_features + 4
     arrays = pipe._candidates([nlp.make_doc("Ada painted .")[0:1]])

@@ -23,6 +23,7 @@ from spacy.training import Example
 from spacy_el.extensions import set_clusters
 from spacy_el.kb.serialization import is_memory_mapped
 
+from ..torch_modules import torch_module
 from .conftest import COMPONENTS, FACTORIES, texts
 
 pytest.importorskip("torch")
@@ -113,7 +114,7 @@ def test_two_threads_give_the_sequential_outputs(trained_pipelines, component):
 def test_training_still_uses_dropout_after_prediction(trained_pipelines):
     """Prediction leaves the torch module in eval mode; an update switches it back to train mode."""
     nlp = copy_of(trained_pipelines.get("joint_coref_linker"))
-    module = nlp.get_pipe("joint_coref_linker").model.layers[0].shims[0]._model
+    module = torch_module(nlp.get_pipe("joint_coref_linker"))
     nlp("Mercer painted the harbour at dawn .")
     assert not module.training
     modes: List[bool] = []

@@ -17,6 +17,7 @@ from spacy_el.extensions import set_clusters
 from spacy_el.kb.loaders import kb_from_disk
 
 from ..conftest import build_invented_kb
+from ..torch_modules import torch_module
 from .conftest import HEADS_ONLY, texts
 from .test_contract import copy_of, outputs
 
@@ -61,7 +62,7 @@ def _pipeline(tmp_path: Path, encoder: str, steps: int = 0, model_settings=None,
 
 
 def _module(nlp):
-    return nlp.get_pipe(NAME).model.layers[0].shims[0]._model
+    return torch_module(nlp.get_pipe(NAME))
 
 
 def test_the_weights_file_holds_the_heads_and_a_reference(trained_pipelines):
@@ -71,7 +72,7 @@ def test_the_weights_file_holds_the_heads_and_a_reference(trained_pipelines):
     from spacy_el.ml.torch_io import serialize_state, state_references
 
     pipe = trained_pipelines.get("joint_coref_linker_heads").get_pipe("joint_coref_linker_heads")
-    module = pipe.model.layers[0].shims[0]._model
+    module = torch_module(pipe)
     set_save_encoder(pipe.model, False)
     data = serialize_state(module)
     keys = set(load(data))

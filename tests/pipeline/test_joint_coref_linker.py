@@ -20,6 +20,7 @@ from spacy_el.kb.loaders import kb_from_disk
 from spacy_el.pipeline.component_settings import component_settings
 
 from ..conftest import build_invented_kb, linked_cluster_doc
+from ..torch_modules import torch_module
 from spacy_el.ml.joint_coref.inputs import (
     candidate_spans, encoder_windows, make_doc_inputs, most_central_window, token_wordpiece_pairs,
 )
@@ -254,7 +255,7 @@ def test_doc_longer_than_one_window_is_fully_encoded(trained):
     doc = nlp.make_doc(text)
     inputs = make_doc_inputs(pipe.model, doc, pipe._candidate_fns(doc)[0])
     assert inputs.input_ids.shape[0] > 4 and inputs.input_ids.shape[1] <= 16
-    module = pipe.model.layers[0].shims[0]._model
+    module = torch_module(pipe)
     with torch.no_grad():
         vectors = module.token_vectors([inputs])[0]
     assert vectors.shape[0] == len(doc)
@@ -509,7 +510,7 @@ def test_prior_feature_trains_with_the_thinc_optimizer_and_round_trips(tiny_enco
     nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"prior_feature": True})
     initialize(nlp, kb_dir)
     optimizer = nlp.create_optimizer()
-    scorer = nlp.get_pipe(NAME).model.layers[0].shims[0]._model.scorer
+    scorer = torch_module(nlp.get_pipe(NAME)).scorer
     before = float(scorer.prior_weight.detach()[0])
     for _ in range(3):
         losses = {}
@@ -525,7 +526,7 @@ def test_coarse_antecedent_pruning_trains_with_the_thinc_optimizer_and_round_tri
     nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"antecedent_pruning": "coarse", "max_antecedents": 2})
     initialize(nlp, kb_dir)
     optimizer = nlp.create_optimizer()
-    scorer = nlp.get_pipe(NAME).model.layers[0].shims[0]._model.scorer
+    scorer = torch_module(nlp.get_pipe(NAME)).scorer
     before = scorer.coarse_antecedent.weight.detach().clone()
     for _ in range(3):
         losses = {}
@@ -533,7 +534,7 @@ def test_coarse_antecedent_pruning_trains_with_the_thinc_optimizer_and_round_tri
         assert np.isfinite(losses[NAME])
     assert not torch.equal(scorer.coarse_antecedent.weight.detach(), before), "the coarse score is trained"
     other = copy_of(nlp)
-    assert other.get_pipe(NAME).model.layers[0].shims[0]._model.scorer.antecedent_pruning == "coarse"
+    assert torch_module(other.get_pipe(NAME)).scorer.antecedent_pruning == "coarse"
     assert other.get_pipe(NAME).to_bytes() == nlp.get_pipe(NAME).to_bytes()
     docs = plain_docs(nlp)
     assert predicted([nlp(d) for d in docs]) == predicted([other(Doc(nlp.vocab, words=[t.text for t in d])) for d in docs])
@@ -549,7 +550,7 @@ def test_predict_max_antecedents_is_the_scorers_budget_at_prediction_only(traine
     nlp, _ = trained
     other = copy_of(nlp)  # updated below: the shared fixture stays as it is
     pipe = other.get_pipe(NAME)
-    scorer = pipe.model.layers[0].shims[0]._model.scorer
+    scorer = torch_module(pipe).scorer
     budgets = []
     forward = scorer.forward
     monkeypatch.setattr(scorer, "forward", lambda *a, **kw: budgets.append(kw.get("max_antecedents")) or forward(*a, **kw))
@@ -638,7 +639,7 @@ def test_encoder_learns_at_its_own_rate(tiny_encoder, tmp_path, scale):
     """encoder_lr_scale 0 freezes the encoder; otherwise both the encoder and the new layers move."""
     nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"encoder_lr_scale": scale})
     initialize(nlp, kb_dir)
-    module = nlp.get_pipe(NAME).model.layers[0].shims[0]._model
+    module = torch_module(nlp.get_pipe(NAME))
     encoder_before = [p.detach().clone() for p in module.encoder.parameters()]
     scorer_before = [p.detach().clone() for p in module.scorer.parameters()]
     nlp.update(make_examples(nlp), sgd=nlp.create_optimizer())

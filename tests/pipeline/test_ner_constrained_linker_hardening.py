@@ -10,6 +10,7 @@ from spacy.tokens import Doc, Span
 from spacy_el.kb.loaders import kb_from_disk
 
 from ..conftest import build_invented_kb
+from ..torch_modules import torch_module
 from .test_ner_constrained_linker import make_examples
 
 SENTENCE = "Mercer painted the harbour near Velda while Lumen played ."
@@ -50,7 +51,7 @@ class EncoderCalls:
     """Records the number of windows (rows of input_ids) of every call of the linker's encoder."""
 
     def __init__(self, nlp: Language) -> None:
-        self.encoder = nlp.get_pipe("ner_constrained_linker").model.layers[0].shims[0]._model.encoder
+        self.encoder = torch_module(nlp.get_pipe("ner_constrained_linker")).encoder
         self.sizes: List[int] = []
 
     def _hook(self, module, args, kwargs) -> None:

@@ -18,6 +18,7 @@ from spacy_el.ml.stack_lstm.inputs import gold_actions, segment_doc
 from spacy_el.ml.stack_lstm.modules import GoldActions, StackLstmNerEl, StackLstmSizes
 
 from ..conftest import build_invented_kb
+from ..torch_modules import torch_module
 
 NAME = "ner_stack_lstm"
 DIM = 8
@@ -353,14 +354,14 @@ def test_transformer_listener_word_features(tmp_path, tiny_encoder):
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     transformer = nlp.get_pipe("transformer").model
-    before = [p.detach().clone() for p in transformer.layers[0].shims[0]._model.parameters()]
+    before = [p.detach().clone() for p in torch_module(transformer).parameters()]
     optimizer = nlp.create_optimizer()
     history = []
     for _ in range(15):
         losses = {}
         nlp.update(examples, sgd=optimizer, losses=losses)
         history.append(losses[NAME])
-    after = list(transformer.layers[0].shims[0]._model.parameters())
+    after = list(torch_module(transformer).parameters())
     assert history[-1] < history[0]
     assert any(not torch.equal(a, b) for a, b in zip(after, before)), "the listener passes gradients upstream"
     doc = nlp(TRAIN[1][0])
