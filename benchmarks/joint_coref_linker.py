@@ -703,6 +703,8 @@ VARIANTS = (
     ("converged_coarse_frozen3", "converged-coarse-frozen3", "training to a dev plateau with coarse-to-fine "
      "antecedents (antecedent_pruning coarse), the encoder's embeddings and lowest 3 layers frozen and their "
      "outputs cached (frozen_encoder_layers 3, encoder_cache_mb 2048)"),
+    ("converged_coarse_averaging", "converged-coarse-averaging", "training to a dev plateau with coarse-to-fine "
+     "antecedents (antecedent_pruning coarse) and antecedent averaging (refinement antecedent_averaging)"),
     ("converged_coarse_mention_loss3", "converged-coarse-mention-loss3", "training to a dev plateau with "
      "coarse-to-fine antecedents (antecedent_pruning coarse) and mention_loss_weight 3"),
     *((f"converged_coarse_window{size}", f"converged-coarse-window{size}", "training to a dev plateau with "
