@@ -86,6 +86,7 @@ PAGES: Dict[str, Path] = {
     "jcl_inference_speed": DOCS / "joint_coref_linker.md",
     "jcl_inference_speed_reading": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_gum_coarse": DOCS / "joint_coref_linker.md",
+    "joint_coref_linker_gum_width16": DOCS / "joint_coref_linker.md",
     "jcl_inference_speed_gum_reading": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_predict_antecedents": DOCS / "joint_coref_linker.md",
     "candidates": DOCS / "candidates.md",
@@ -986,6 +987,42 @@ PROSE: Dict[str, Prose] = {
          "d250": ("global_converged_coarse", "gum-dev", "coref_elh_mean_predict_max_antecedents_250"),
          "tuned": ("global_converged_coarse_predict_antecedents", "gum-test", "coref_avg_f"),
          "tuned_elh": ("global_converged_coarse_predict_antecedents", "gum-test", "elh_f")},
+    ),
+    "joint_coref_linker_gum_width16": Prose(
+        "joint_coref_linker.json",
+        "Mentions of up to 16 tokens instead of 8 (`train-jcl-gum-converged-coarse-width16`, Global with "
+        "coarse-to-fine antecedents, the same 2,865 steps; {minutes} min of wall clock over two sessions) raise the "
+        "share of GUM test's gold mentions the model can propose from {reach8} to {reach16} and the share it writes "
+        "from {found8} to {found16}. Coreference on GUM test moves from {coref8} to {coref16} (MUC {muc8} to "
+        "{muc16}, B³ {b38} to {b316}, CEAF-e {ceafe8} to {ceafe16}), ELh from {elh8} to {elh16}; with the "
+        "antecedents chosen on dev, {tuned8} to {tuned16}. On dev the gain is not there: coreference {dev8} "
+        "against {dev16} at the last step, and the dev score of each run's selected model (the mean of coreference "
+        "and ELh) {best8} against {best16}. One seed each, where the two seeds of Global with the nearest window score "
+        "{seed0} and {seed1} on GUM test: a gain about as large as a seed's, which a second seed would have to "
+        "confirm.",
+        {"minutes": ("global_converged_coarse_width16", "gum-train", "train_minutes"),
+         "reach8": ("global_converged_coarse", "gum-test", "coref_mention_reachable"),
+         "reach16": ("global_converged_coarse_width16", "gum-test", "coref_mention_reachable"),
+         "found8": ("global_converged_coarse", "gum-test", "coref_mention_r"),
+         "found16": ("global_converged_coarse_width16", "gum-test", "coref_mention_r"),
+         "coref8": ("global_converged_coarse", "gum-test", "coref_avg_f"),
+         "coref16": ("global_converged_coarse_width16", "gum-test", "coref_avg_f"),
+         "muc8": ("global_converged_coarse", "gum-test", "coref_muc_f"),
+         "muc16": ("global_converged_coarse_width16", "gum-test", "coref_muc_f"),
+         "b38": ("global_converged_coarse", "gum-test", "coref_b3_f"),
+         "b316": ("global_converged_coarse_width16", "gum-test", "coref_b3_f"),
+         "ceafe8": ("global_converged_coarse", "gum-test", "coref_ceafe_f"),
+         "ceafe16": ("global_converged_coarse_width16", "gum-test", "coref_ceafe_f"),
+         "elh8": ("global_converged_coarse", "gum-test", "elh_f"),
+         "elh16": ("global_converged_coarse_width16", "gum-test", "elh_f"),
+         "tuned8": ("global_converged_coarse_predict_antecedents", "gum-test", "coref_avg_f"),
+         "tuned16": ("global_converged_coarse_width16_predict_antecedents", "gum-test", "coref_avg_f"),
+         "dev8": ("global_converged_coarse", "gum-dev", "coref_avg_f@step=2865"),
+         "dev16": ("global_converged_coarse_width16", "gum-dev", "coref_avg_f@step=2865"),
+         "seed0": ("global_converged", "gum-test", "coref_avg_f"),
+         "seed1": ("global_converged_seed1", "gum-test", "coref_avg_f"),
+         "best8": ("global_converged_coarse", "gum-dev", "coref_elh_mean_predict_max_antecedents_50"),
+         "best16": ("global_converged_coarse_width16", "gum-dev", "coref_elh_mean_predict_max_antecedents_50")},
     ),
     "jcl_inference_speed_gum_reading": Prose(
         "jcl_inference_speed.json",
