@@ -992,7 +992,7 @@ PROSE: Dict[str, Prose] = {
     "joint_coref_linker_gum_width16": Prose(
         "joint_coref_linker.json",
         "Mentions of up to 16 tokens instead of 8 (`train-jcl-gum-converged-coarse-width16`, Global with "
-        "coarse-to-fine antecedents, the same 2,865 steps; {minutes} min of wall clock, resumed runs added up) raise the "
+        "coarse-to-fine antecedents, the same 2,865 steps; {minutes} min of wall clock, resumed runs added up, part of it beside other jobs) raise the "
         "share of GUM test's gold mentions the model can propose from {reach8} to {reach16} and the share it writes "
         "from {found8} to {found16}. Coreference on GUM test moves from {coref8} to {coref16} (MUC {muc8} to "
         "{muc16}, B³ {b38} to {b316}, CEAF-e {ceafe8} to {ceafe16}), ELh from {elh8} to {elh16}; with the "
