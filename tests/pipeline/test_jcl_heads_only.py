@@ -61,10 +61,6 @@ def _pipeline(tmp_path: Path, encoder: str, steps: int = 0, model_settings=None,
     return nlp
 
 
-def _module(nlp):
-    return torch_module(nlp.get_pipe(NAME))
-
-
 def test_the_weights_file_holds_the_heads_and_a_reference(trained_pipelines):
     from safetensors.torch import load
 
@@ -152,7 +148,7 @@ def test_over_the_packaged_minilm_the_heads_are_a_few_mb(tmp_path, monkeypatch):
     nlp.to_disk(tmp_path / "heads")
     size = (tmp_path / "heads" / NAME / "model").stat().st_size
     assert size < 5 * 2**20, f"{size:,} bytes"
-    encoder_size = 4 * sum(p.numel() for p in _module(nlp).encoder.parameters())
+    encoder_size = 4 * sum(p.numel() for p in torch_module(nlp.get_pipe(NAME)).encoder.parameters())
     assert encoder_size > 80 * 2**20
     loaded = spacy.load(tmp_path / "heads")
     inputs = texts(3)
