@@ -72,6 +72,7 @@ from spacy.tokens import Doc, Span
 
 import spacy_el  # noqa: F401  (registers the readers and factories)
 from spacy_el.candidates import AliasCandidates
+from spacy_el.corpora.masked import is_text_masked
 from spacy_el.corpora.stats import share_wider_than
 from spacy_el.extensions import NIL, cluster_keys, get_clusters, is_linked, set_clusters
 from spacy_el.scoring.candidates import has_own_candidate
@@ -316,11 +317,13 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
                hard: Optional[Sequence[Sequence[HardCase]]] = None, keep_singletons: bool = True,
                max_span_width: Optional[int] = None) -> List[Row]:
     """Coreference rows; with ``hard`` (the dataset's Table 4 cases), also the EL rows; with the model's
-    ``max_span_width``, also ``coref_mention_reachable`` (:func:`reachable_share`)."""
+    ``max_span_width``, also ``coref_mention_reachable`` (:func:`reachable_share`); where some documents are
+    text-masked, also :func:`unmasked_rows`."""
     pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
     coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
     metrics = ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_mention_r")  # + mention detection recall
     rows = [row(system, dataset, m, round(coref[m], 4), note) for m in metrics]
+    rows += unmasked_rows(system, dataset, gold, pred, note, keep_singletons, joint=hard is not None)
     if max_span_width is not None:
         rows.append(row(system, dataset, "coref_mention_reachable", reachable_share(gold, max_span_width, keep_singletons),
                         f"{note}; gold mentions no wider than max_span_width {max_span_width}"))
@@ -331,6 +334,29 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
     for group, (right, n) in cluster_accuracy(gold, pred).items():
         rows.append(row(system, dataset, f"cluster_accuracy_{group}", round(right / max(n, 1), 4), f"{note}; {n} gold clusters"))
     return rows + hard_case_rows(system, dataset, pred, hard, note)
+
+
+#: The suffix of a metric scored on the documents that have their text (:func:`unmasked_rows`).
+UNMASKED = "_unmasked"
+
+
+def unmasked_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note: str, keep_singletons: bool,
+                  joint: bool) -> List[Row]:
+    """``coref_avg_f_unmasked`` (and, for a joint model, ``elh_f_unmasked``): the same scores over the documents
+    that have their text, the text-masked ones (GUM's Reddit documents, :mod:`spacy_el.corpora.masked`) left out
+    on both sides; none where no document is masked. What a model predicts on underscores is arbitrary, and
+    GUM's masked documents are long enough to sway the scores over all of them."""
+    kept = [(g, p) for g, p in zip(gold, pred) if not is_text_masked(g)]
+    if len(kept) == len(gold):
+        return []
+    subset = f"{note}; the {len(kept)} documents with text, the {len(gold) - len(kept)} text-masked ones left out"
+    coref = coref_scores([(doc_clusters(g), doc_clusters(p)) for g, p in kept], keep_singletons=keep_singletons,
+                         on_overlap="first")
+    rows = [row(system, dataset, f"coref_avg_f{UNMASKED}", round(coref["coref_avg_f"], 4), subset)]
+    if joint:
+        el = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in kept])
+        rows.append(row(system, dataset, f"elh_f{UNMASKED}", round(el["elh_f"], 4), subset))
+    return rows
 
 
 def swept_joint_rows(args: argparse.Namespace, nlp: Language, name: str, dataset: str, gold: List[Doc], note: str,

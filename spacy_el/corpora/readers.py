@@ -3,7 +3,9 @@
 Every reader returns a callable ``(nlp) -> Iterator[Example]``, like ``spacy.Corpus.v1``. The corpus is
 converted once, with ``nlp.vocab`` (raw-text corpora: with ``nlp``'s tokenizer), on the first call and
 cached for later epochs. The predicted doc is ``nlp.make_doc(reference.text)``, or the reference's own
-tokens with ``gold_preproc = true``. ``limit`` > 0 keeps only the first ``limit`` documents.
+tokens with ``gold_preproc = true``. ``limit`` > 0 keeps only the first ``limit`` documents. The GUM and
+CoNLL-2012 readers take ``skip_masked = true`` to leave out text-masked documents (GUM's Reddit documents,
+:mod:`.masked`: underscores for words), naming how many they left out in a warning.
 """
 
 from pathlib import Path
@@ -14,6 +16,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
+from ._util import warn
 from .aida_plus import read_aida_plus
 from .aida_tsv import read_aida_tsv
 from .conll2003_aida import read_aida_split
@@ -23,6 +26,7 @@ from .gap import read_gap
 from .gum import read_gum
 from .gum_conll import read_gum_conll
 from .litbank_entities import read_litbank_entities
+from .masked import is_text_masked
 
 ExampleReader = Callable[[Language], Iterator[Example]]
 
@@ -30,18 +34,28 @@ ExampleReader = Callable[[Language], Iterator[Example]]
 class CachedDocReader:
     """Convert a corpus once per vocab and yield ``Example`` objects from it on every call."""
 
-    def __init__(self, load: Callable[[Language], List[Doc]], limit: int = 0, gold_preproc: bool = False):
+    def __init__(self, load: Callable[[Language], List[Doc]], limit: int = 0, gold_preproc: bool = False,
+                 skip_masked: bool = False):
         self.load = load
         self.limit = limit
         self.gold_preproc = gold_preproc
+        self.skip_masked = skip_masked
         self._docs: Optional[List[Doc]] = None
         self._vocab = None
 
     def docs(self, nlp: Language) -> List[Doc]:
-        """The reference docs, converted with ``nlp`` (cached while ``nlp.vocab`` stays the same)."""
+        """The reference docs, converted with ``nlp`` (cached while ``nlp.vocab`` stays the same); with
+        ``skip_masked``, the text-masked ones left out (after ``limit``, which counts the documents read)."""
         if self._docs is None or self._vocab is not nlp.vocab:
             docs = self.load(nlp)
-            self._docs = docs[: self.limit] if self.limit else docs
+            docs = docs[: self.limit] if self.limit else docs
+            if self.skip_masked:
+                kept = [doc for doc in docs if not is_text_masked(doc)]
+                if len(kept) < len(docs):
+                    warn(f"[spacy_el] skip_masked: left out {len(docs) - len(kept)} text-masked document(s) of "
+                         f"{len(docs)} (every word underscores, as in GUM's Reddit documents)")
+                docs = kept
+            self._docs = docs
             self._vocab = nlp.vocab
         return self._docs
 
@@ -104,9 +118,10 @@ def create_gum_reader(
     wiki_map_path: Optional[Path] = None,
     limit: int = 0,
     gold_preproc: bool = False,
+    skip_masked: bool = False,
 ) -> ExampleReader:
     """GUM WebAnno TSV: mentions, links, clusters (singletons included), linked ents."""
-    return _gum_reader(read_gum, path, split, splits_path, wiki_map_path, limit, gold_preproc)
+    return _gum_reader(read_gum, path, split, splits_path, wiki_map_path, limit, gold_preproc, skip_masked)
 
 
 @registry.readers("spacy-el.GumConllReader.v1")
@@ -117,9 +132,10 @@ def create_gum_conll_reader(
     wiki_map_path: Optional[Path] = None,
     limit: int = 0,
     gold_preproc: bool = False,
+    skip_masked: bool = False,
 ) -> ExampleReader:
     """GUM's CoNLL coreference files (same annotation as the TSV, no sentence starts)."""
-    return _gum_reader(read_gum_conll, path, split, splits_path, wiki_map_path, limit, gold_preproc)
+    return _gum_reader(read_gum_conll, path, split, splits_path, wiki_map_path, limit, gold_preproc, skip_masked)
 
 
 def _gum_reader(
@@ -130,12 +146,14 @@ def _gum_reader(
     wiki_map_path: Optional[Path],
     limit: int,
     gold_preproc: bool,
+    skip_masked: bool,
 ) -> ExampleReader:
     """A cached reader over ``read_gum`` or ``read_gum_conll`` (both take the same arguments)."""
     return CachedDocReader(
         lambda nlp: read(path, split, splits_path=splits_path, wiki_map_path=wiki_map_path, nlp=nlp, limit=limit),
         limit,
         gold_preproc,
+        skip_masked,
     )
 
 
@@ -146,6 +164,7 @@ def create_coref_conll_reader(
     splits_path: Optional[Path] = None,
     limit: int = 0,
     gold_preproc: bool = False,
+    skip_masked: bool = False,
 ) -> ExampleReader:
     """CoNLL-2012-style coreference files (LitBank ``coref/conll``, OntoGUM ``coref/ontogum/conll``);
     ``splits_path`` = LitBank splits.json or GUM splits.md."""
@@ -153,6 +172,7 @@ def create_coref_conll_reader(
         lambda nlp: read_conll2012_dir(path, split, splits_path=splits_path, nlp=nlp, limit=limit),
         limit,
         gold_preproc,
+        skip_masked,
     )
 
 

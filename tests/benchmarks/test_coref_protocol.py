@@ -24,3 +24,28 @@ def test_ontogum_leaves_the_singletons_out():
     ontogum = scores("ontogum-test")
     assert ontogum["coref_avg_f"] == (1.0, "trained; singletons left out on both sides")
     assert NO_SINGLETONS_METRIC not in ontogum
+
+
+def test_masked_documents_are_also_left_out_of_the_unmasked_rows():
+    import spacy
+
+    from benchmarks.joint_coref_linker import score_rows
+    from spacy_el.extensions import set_clusters
+
+    masked = spacy.blank("en")("____ __ ____ _")
+    set_clusters(masked, [[(0, 1), (2, 3)]])
+    nothing = spacy.blank("en")(masked.text)  # the model found nothing on the underscores
+    rows = {r["metric"]: r for r in score_rows("coref_none", "ontogum-test", [GOLD, masked], [GOLD, nothing], "trained",
+                                               keep_singletons=False)}
+    assert rows["coref_avg_f"]["value"] < 1.0
+    assert rows["coref_avg_f_unmasked"]["value"] == 1.0
+    assert rows["coref_avg_f_unmasked"]["notes"] == "trained; the 1 documents with text, the 1 text-masked ones left out"
+    assert "elh_f_unmasked" not in rows  # a coreference-only row has no links
+    joint = {r["metric"]: r["value"] for r in score_rows("global", "gum-test", [GOLD, masked], [GOLD, nothing],
+                                                         "trained", hard=[[], []])}
+    assert joint["elh_f_unmasked"] == 1.0
+
+
+def test_no_unmasked_rows_where_every_document_has_text():
+    rows = coref_only_rows("coref_none", "ontogum-test", [GOLD], [GOLD], "trained", max_span_width=8)
+    assert not [r for r in rows if r["metric"].endswith("_unmasked")]

@@ -78,3 +78,21 @@ def test_gum_reader_clusters(nlp):
     assert len(get_clusters(eg.reference)) == 3
     # entity annotation aligns with the predicted tokenisation
     assert eg.get_aligned_ner()[0] == "B-person"
+
+
+def test_skip_masked_leaves_out_the_text_masked_documents_and_says_so():
+    from spacy_el.corpora.readers import CachedDocReader
+
+    nlp = spacy.blank("en")
+    docs = [nlp("Byron wrote ."), nlp("_____ ____ _"), nlp("He left .")]
+    with pytest.warns(UserWarning, match="left out 1 text-masked document"):
+        kept = [eg.reference.text for eg in CachedDocReader(lambda _: docs, skip_masked=True)(nlp)]
+    assert kept == ["Byron wrote .", "He left ."]
+    assert len(list(CachedDocReader(lambda _: docs)(nlp))) == 3  # kept by default
+
+
+@pytest.mark.parametrize("name", ["spacy-el.GumReader.v1", "spacy-el.GumConllReader.v1", "spacy-el.CorefConllReader.v1"])
+def test_the_gum_and_conll_readers_take_skip_masked(name):
+    args = next(kwargs for reader, kwargs, _ in READERS if reader == name)
+    reader = registry.readers.get(name)(**args, skip_masked=True)
+    assert reader.skip_masked

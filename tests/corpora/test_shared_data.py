@@ -252,3 +252,12 @@ def test_no_aida_text_in_corpora_fixtures_or_code():
                 ), f"{path}: Reuters text near {words[i:i + n]}"
         checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_masked_gum_documents_are_the_reddit_ones(gum, split):
+    from spacy_el.corpora.masked import is_text_masked
+
+    masked = {d.user_data["doc_id"] for d in gum[split] if is_text_masked(d)}
+    assert masked == {d.user_data["doc_id"] for d in gum[split] if d.user_data["doc_id"].startswith("GUM_reddit_")}
+    assert len(masked) == GUM_COUNTS[split][1]
