@@ -38,12 +38,14 @@ def evaluate_cli(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the scores to this JSON file"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for CPU"),
     gold_preproc: bool = typer.Option(False, "--gold-preproc", "-G", help="Use the gold tokenisation"),
+    skip_masked: bool = typer.Option(False, "--skip-masked", help="Leave out the text-masked documents (GUM's Reddit documents: underscores for words)"),
 ) -> None:
     """Run a pipeline on a .spacy corpus and print spacy_el's metrics."""
     import spacy
     import srsly
     from spacy.training import Corpus
 
+    from ..corpora.masked import without_masked
     from ..pipeline.configure import load_pipeline
 
     names = list(scorer or SCORERS)
@@ -53,7 +55,10 @@ def evaluate_cli(
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     nlp = load_pipeline(model)
-    examples = list(Corpus(data_path, gold_preproc=gold_preproc)(nlp))
+    corpus = Corpus(data_path, gold_preproc=gold_preproc)
+    examples = list((without_masked(corpus) if skip_masked else corpus)(nlp))
+    if skip_masked and not examples:
+        msg.fail(f"{data_path} has no documents with text to score (--skip-masked left out all of them)", exits=1)
     predicted = nlp.pipe(eg.predicted for eg in examples)
     for eg, doc in zip(examples, predicted):
         eg.predicted = doc

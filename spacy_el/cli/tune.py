@@ -36,6 +36,7 @@ def tune_cli(
     min_gain: float = typer.Option(0.0, "--min-gain", min=0.0, help="Give --values cheapest first: a later value is kept only when its dev score beats the one kept so far by more than this (0: the best)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to run on; -1 for CPU"),
     force: bool = typer.Option(False, "--force", help="Replace OUTPUT if it exists"),
+    skip_masked: bool = typer.Option(False, "--skip-masked", help="Leave out the text-masked documents (GUM's Reddit documents: underscores for words)"),
 ) -> None:
     """Choose a prediction setting of a trained pipeline on a dev corpus, by the weighted score training selected
     the model by (training.score_weights), and save the pipeline with it; what was tried is recorded in its meta.
@@ -43,6 +44,7 @@ def tune_cli(
     import spacy
     from spacy.training import Corpus
 
+    from ..corpora.masked import without_masked
     from ..pipeline.configure import load_pipeline
     from ..training.tune import TUNED_META, save_pipeline, tune_setting
 
@@ -52,8 +54,9 @@ def tune_cli(
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     nlp = load_pipeline(model)
+    dev_corpus = without_masked(Corpus(dev_path)) if skip_masked else Corpus(dev_path)
     try:
-        tuned = tune_setting(nlp, Corpus(dev_path), component, setting, tried, min_gain=min_gain,
+        tuned = tune_setting(nlp, dev_corpus, component, setting, tried, min_gain=min_gain,
                              on_value=lambda value, score: msg.info(f"{setting} = {value}: {score:.4f}"))
     except ValueError as err:
         msg.fail(str(err), exits=1)

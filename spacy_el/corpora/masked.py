@@ -9,9 +9,11 @@ benchmarks/joint_coref_linker.py leave them out). This module says which documen
 readers and the benchmarks.
 """
 
-from typing import Iterable, List
+from typing import Callable, Iterable, Iterator, List
 
+from spacy.language import Language
 from spacy.tokens import Doc
+from spacy.training import Example
 
 #: The character that replaces every character of a masked document's tokens.
 MASK_CHAR = "_"
@@ -30,3 +32,12 @@ def is_text_masked(doc: Doc) -> bool:
 def unmasked(docs: Iterable[Doc]) -> List[Doc]:
     """The documents of ``docs`` that are not text-masked (:func:`is_text_masked`), in order."""
     return [doc for doc in docs if not is_text_masked(doc)]
+
+
+def without_masked(corpus: Callable[[Language], Iterable[Example]]) -> Callable[[Language], Iterator[Example]]:
+    """``corpus`` (a spaCy corpus: ``nlp -> examples``) without the examples whose reference is text-masked."""
+
+    def examples(nlp: Language) -> Iterator[Example]:
+        return (eg for eg in corpus(nlp) if not is_text_masked(eg.reference))
+
+    return examples

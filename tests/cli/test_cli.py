@@ -136,6 +136,17 @@ def test_evaluate_prints_spacy_el_metrics(tmp_path):
     assert "el_micro_f" in result.output
     bad = runner.invoke(app, ["evaluate", str(tmp_path / "model"), str(tmp_path / "gold.spacy"), "-s", "nope"])
     assert bad.exit_code == 1
+    # A text-masked document (underscores for words) where the ruler finds nothing: --skip-masked leaves it out.
+    masked = nlp.make_doc("___ ___ ___ _")
+    masked.ents = [masked.char_span(0, 3, "PER", kb_id="Ada_Lovelace")]
+    DocBin(docs=[gold, masked]).to_disk(tmp_path / "with_masked.spacy")
+    for flags, recall in (([], 1 / 3), (["--skip-masked"], 0.5)):
+        args = ["evaluate", str(tmp_path / "model"), str(tmp_path / "with_masked.spacy"), "-s", "el", "-o", str(out)]
+        assert runner.invoke(app, args + flags).exit_code == 0
+        assert json.loads(out.read_text())["el_micro_r"] == pytest.approx(recall)
+    DocBin(docs=[masked]).to_disk(tmp_path / "masked_only.spacy")
+    empty = runner.invoke(app, ["evaluate", str(tmp_path / "model"), str(tmp_path / "masked_only.spacy"), "--skip-masked"])
+    assert empty.exit_code == 1 and "no documents with text" in empty.output
 
 
 def test_summary_prints_one_row_per_metrics_file(tmp_path):
