@@ -26,7 +26,7 @@ from .gap import read_gap
 from .gum import read_gum
 from .gum_conll import read_gum_conll
 from .litbank_entities import read_litbank_entities
-from .masked import is_text_masked
+from .masked import unmasked
 
 ExampleReader = Callable[[Language], Iterator[Example]]
 
@@ -50,7 +50,7 @@ class CachedDocReader:
             docs = self.load(nlp)
             docs = docs[: self.limit] if self.limit else docs
             if self.skip_masked:
-                kept = [doc for doc in docs if not is_text_masked(doc)]
+                kept = unmasked(docs)
                 if len(kept) < len(docs):
                     warn(f"[spacy_el] skip_masked: left out {len(docs) - len(kept)} text-masked document(s) of "
                          f"{len(docs)} (every word underscores, as in GUM's Reddit documents)")
