@@ -320,16 +320,17 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
     ``max_span_width``, also ``coref_mention_reachable`` (:func:`reachable_share`); where some documents are
     text-masked, also :func:`unmasked_rows`."""
     pairs = [(doc_clusters(g), doc_clusters(p)) for g, p in zip(gold, pred)]
+    linked = None if hard is None else [(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(gold, pred)]
     coref = coref_scores(pairs, keep_singletons=keep_singletons, on_overlap="first")
     metrics = ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_mention_r")  # + mention detection recall
     rows = [row(system, dataset, m, round(coref[m], 4), note) for m in metrics]
-    rows += unmasked_rows(system, dataset, gold, pred, note, keep_singletons, joint=hard is not None)
+    rows += unmasked_rows(system, dataset, [is_text_masked(g) for g in gold], pairs, linked, note, keep_singletons)
     if max_span_width is not None:
         rows.append(row(system, dataset, "coref_mention_reachable", reachable_share(gold, max_span_width, keep_singletons),
                         f"{note}; gold mentions no wider than max_span_width {max_span_width}"))
-    if hard is None:
+    if linked is None:
         return rows
-    el = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in zip(gold, pred)])
+    el = cluster_el_scores(linked)
     rows += [row(system, dataset, m, round(el[m], 4), note) for m in ("elm_f", "elh_f")]
     for group, (right, n) in cluster_accuracy(gold, pred).items():
         rows.append(row(system, dataset, f"cluster_accuracy_{group}", round(right / max(n, 1), 4), f"{note}; {n} gold clusters"))
@@ -340,21 +341,21 @@ def score_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note
 UNMASKED = "_unmasked"
 
 
-def unmasked_rows(system: str, dataset: str, gold: List[Doc], pred: List[Doc], note: str, keep_singletons: bool,
-                  joint: bool) -> List[Row]:
-    """``coref_avg_f_unmasked`` (and, for a joint model, ``elh_f_unmasked``): the same scores over the documents
-    that have their text, the text-masked ones (GUM's Reddit documents, :mod:`spacy_el.corpora.masked`) left out
-    on both sides; none where no document is masked. What a model predicts on underscores is arbitrary, and
-    GUM's masked documents are long enough to sway the scores over all of them."""
-    kept = [(g, p) for g, p in zip(gold, pred) if not is_text_masked(g)]
-    if len(kept) == len(gold):
+def unmasked_rows(system: str, dataset: str, masked: Sequence[bool], pairs: Sequence[Tuple[Any, Any]],
+                  linked: Optional[Sequence[Tuple[Any, Any]]], note: str, keep_singletons: bool) -> List[Row]:
+    """``coref_avg_f_unmasked`` (and, given the joint model's ``linked`` cluster pairs, ``elh_f_unmasked``): the
+    scores of :func:`score_rows`'s gold/predicted ``pairs`` over the documents that have their text, the
+    text-masked ones (``masked``: GUM's Reddit documents, :mod:`spacy_el.corpora.masked`) left out on both sides;
+    none where no document is masked. What a model predicts on underscores is arbitrary, and GUM's masked
+    documents are long enough to sway the scores over all of them."""
+    if not any(masked):
         return []
-    subset = f"{note}; the {len(kept)} documents with text, the {len(gold) - len(kept)} text-masked ones left out"
-    coref = coref_scores([(doc_clusters(g), doc_clusters(p)) for g, p in kept], keep_singletons=keep_singletons,
-                         on_overlap="first")
+    keep = [not m for m in masked]
+    subset = f"{note}; the {sum(keep)} documents with text, the {len(keep) - sum(keep)} text-masked ones left out"
+    coref = coref_scores([p for p, k in zip(pairs, keep) if k], keep_singletons=keep_singletons, on_overlap="first")
     rows = [row(system, dataset, f"coref_avg_f{UNMASKED}", round(coref["coref_avg_f"], 4), subset)]
-    if joint:
-        el = cluster_el_scores([(doc_linked_clusters(g), doc_linked_clusters(p)) for g, p in kept])
+    if linked is not None:
+        el = cluster_el_scores([p for p, k in zip(linked, keep) if k])
         rows.append(row(system, dataset, f"elh_f{UNMASKED}", round(el["elh_f"], 4), subset))
     return rows
 
