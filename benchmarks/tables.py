@@ -9,8 +9,8 @@ Sentences that quote figures are generated too, between the same markers: ``PROS
 README or the docs goes stale when its benchmark runs again.
 
 ``python -m benchmarks.tables`` re-renders every table from the results files as they are, without running
-any benchmark (each benchmark's ``write_tables``, then the README's summary, ``summary_table``, then the
-sentences of ``PROSE``).
+any benchmark (each benchmark's ``write_tables``, then the README's summary, ``summary_table``, the
+sentences of ``PROSE``, and the coreference targets, ``benchmarks.targets``).
 
 Only the published results (files directly under ``benchmarks/results``) reach the docs: each
 ``write_tables`` is wrapped in ``published_only``, so a smoke run with ``--out /tmp/...`` prints its rows'
@@ -89,6 +89,7 @@ PAGES: Dict[str, Path] = {
     "joint_coref_linker_gum_width16": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_gum_averaging": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_ontogum_coarse": DOCS / "joint_coref_linker.md",
+    "coref_targets": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_mention_loss3_seeds": DOCS / "joint_coref_linker.md",
     "jcl_inference_speed_gum_reading": DOCS / "joint_coref_linker.md",
     "joint_coref_linker_predict_antecedents": DOCS / "joint_coref_linker.md",
@@ -1349,8 +1350,8 @@ def summary_table(headlines: Sequence[Headline] = HEADLINES, results_dir: PathLi
 
 
 def render_all(names: Sequence[str] = RENDERERS) -> List[str]:
-    """Re-render the tables of ``names`` (benchmark modules), the README summary and the generated sentences
-    (``PROSE``) from the results files.
+    """Re-render the tables of ``names`` (benchmark modules), the README summary, the generated sentences
+    (``PROSE``) and the coreference targets from the results files.
 
     Runs no benchmark: each module's ``write_tables()`` reads its ``benchmarks/results/<name>.json``; a
     benchmark that has no results file yet is left out. RETURNS: the names rendered.
@@ -1364,14 +1365,17 @@ def render_all(names: Sequence[str] = RENDERERS) -> List[str]:
         done.append(name)
     update_readme_section(PAGES["summary"], "summary", summary_table())
     write_prose()
-    return done + ["summary", "prose"]
+    from .targets import write_targets  # here, not at the top: benchmarks.targets builds on this module
+    write_targets()
+    return done + ["summary", "prose", "targets"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description="Re-render the README and docs tables from benchmarks/results/*.json.")
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"benchmarks whose tables to render: {', '.join(RENDERERS)} (default: all); the README "
-                             "summary and the generated sentences (PROSE) are always rendered")
+                             "summary, the generated sentences (PROSE) and the coreference targets are always "
+                             "rendered")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.names) - set(RENDERERS))
     if unknown:
