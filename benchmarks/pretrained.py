@@ -45,7 +45,15 @@ def evaluate(model: Path, data: Path, batch_size: int, threads: int) -> List[Row
     rows = score_rows(SYSTEM, "gum-test", gold, pred, note, hard)
     rows.append(row(SYSTEM, "gum-test", "words_per_s", round(words_per_s(gold, seconds)),
                     f"nlp.pipe, batch_size {batch_size}, {threads} torch threads"))
-    return rows + curve_rows(model.parent / EVALUATIONS, SYSTEM, "gum-dev", CURVE_METRICS, train_dataset="gum-train")
+    return rows + curve_rows(model.parent / EVALUATIONS, SYSTEM, "gum-dev", CURVE_METRICS, dev_note(nlp),
+                             train_dataset="gum-train")
+
+
+def dev_note(nlp: Language) -> str:
+    """What the learning curve's dev scores were measured on, where training left GUM dev's text-masked documents
+    out (``skip_masked`` on the config's dev corpus); "" where it scored them all."""
+    dev = nlp.config.get("corpora", {}).get("dev", {})
+    return "GUM dev's documents with text (skip_masked: its text-masked ones left out)" if dev.get("skip_masked") else ""
 
 
 def tuned_note(nlp: Language) -> str:

@@ -21,3 +21,16 @@ def test_the_docs_section_has_the_test_scores_then_the_curve(tmp_path: Path):
     assert lines[scores + 2] == f"| {SYSTEM} | gum-test | 0.610 | 0.300 |"
     curve = [line for line in lines if line.startswith(f"| {SYSTEM} | gum-dev |")]
     assert curve == [f"| {SYSTEM} | gum-dev | 191 | 0.500 |  | 6 |"]
+
+
+def test_the_curve_says_when_its_dev_scores_left_the_masked_documents_out():
+    from thinc.api import Config
+
+    from benchmarks.pretrained import dev_note
+
+    class Pipeline:  # only the config is read
+        def __init__(self, dev):
+            self.config = Config({"corpora": {"dev": dev}})
+
+    assert "skip_masked" in dev_note(Pipeline({"skip_masked": True}))
+    assert dev_note(Pipeline({"skip_masked": False})) == dev_note(Pipeline({})) == ""
