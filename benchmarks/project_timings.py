@@ -12,8 +12,14 @@ stay, and every row says when, on which CPU and by which command it was measured
 total is written only once every one of its steps has a row; until then a ``steps_timed`` row says
 how many have one. A step that fails stops the run; its time is not recorded.
 
+A resumable training (``python -m spacy_el train ... --output DIR --resume``) may span several sessions, and
+running it again once it has finished only reloads its last checkpoint. With ``--recorded``, such a step is
+not run: its minutes are those the training recorded itself, the wall clock at its last evaluation in
+``DIR/evaluations.json`` (evaluations included, resumed runs added up), and only once it has finished.
+
     python -m benchmarks.project_timings demo                                   # the whole demo
     python -m benchmarks.project_timings all --steps kb-eval train-jcl-ontogum-none
+    python -m benchmarks.project_timings pretrained --steps pretrained-train --recorded
 
 Writes ``benchmarks/results/project_timings.json``, the table of docs/reproducing.md between
 ``<!-- results:project_timings -->`` markers, its summary (``timings_summary``) and the README's sentence on
@@ -40,6 +46,8 @@ METRIC = "wall_minutes"
 
 # A root command that runs a study of projects/ (``python projects/run.py STUDY STEP ...``).
 STUDY_COMMAND = re.compile(r"projects/run\.py\s+(\S+)\s+(\S+)")
+# A resumable training, which records its own wall clock: ``python -m spacy_el train CONFIG --output DIR ... --resume``.
+RESUMABLE_TRAINING = re.compile(r"-m spacy_el train\s.*?--output\s+(\S+)")
 
 
 def located_steps(steps: Sequence[str], project_dir: Path = ROOT) -> List[Tuple[str, Path]]:
@@ -94,6 +102,31 @@ def time_step(step: str, project_dir: Path = ROOT) -> float:
     return minutes
 
 
+def recorded_training_minutes(step: str, project_dir: Path = ROOT) -> Tuple[float, str]:
+    """The minutes a finished resumable training step recorded itself (module docstring) and where they come from;
+    exit, naming why, when ``step`` is not such a training or has not finished."""
+    from spacy_el.training.checkpoint import CHECKPOINTS
+    from spacy_el.training.resume import EVALUATIONS, FINISHED
+    from weasel.util import load_project_config
+
+    from .common import read_evaluations
+
+    commands = {c["name"]: c for c in load_project_config(project_dir, interpolate=True).get("commands", [])}
+    script = " ".join(" ".join(commands.get(step, {}).get("script", [])).split())
+    found = RESUMABLE_TRAINING.search(script)
+    if not found or "--resume" not in script.split():
+        raise SystemExit(f"--recorded: {step!r} is not a resumable training (python -m spacy_el train ... --output DIR "
+                         f"--resume); time it by running it, without --recorded")
+    run = project_dir / found.group(1)
+    if not (run / CHECKPOINTS / FINISHED).exists():
+        raise SystemExit(f"--recorded: the training of {step!r} in {run} has not finished (no "
+                         f"{CHECKPOINTS}/{FINISHED}); run the step to finish it first")
+    last = read_evaluations(run / EVALUATIONS)[-1]
+    where = (run / EVALUATIONS).resolve()
+    shown = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
+    return last["seconds"] / 60, f"recorded by the training in {shown} (step {last['step']:,}; resumed runs added)"
+
+
 def total_rows(workflow: str, steps: Sequence[str], rows: Sequence[Row]) -> List[Row]:
     """The workflow's total (every step timed) or how many of its steps are timed so far (``rows``: its step rows)."""
     minutes = {r["system"]: r["value"] for r in rows if r["metric"] == METRIC}
@@ -109,6 +142,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workflow", help="a workflow of project.yml (demo, all, test)")
     parser.add_argument("--steps", nargs="+", help="time only these steps of the workflow (default: all of them, in order)")
+    parser.add_argument("--recorded", action="store_true",
+                        help="take each step's minutes from its finished resumable training's own record instead of "
+                             "running it (module docstring)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args()
@@ -122,9 +158,13 @@ def main() -> None:
     command = "python -m benchmarks.project_timings " + " ".join(sys.argv[1:])
     folders = step_folders(args.workflow)
     for step in chosen:  # written after every step: a later failure keeps the earlier timings
-        minutes = time_step(step, folders[step])
+        if args.recorded:
+            minutes, how = recorded_training_minutes(step, folders[step])
+            notes = f"{machine}; {how}"
+        else:
+            minutes, notes = time_step(step, folders[step]), machine
         print(f"{step}: {minutes:.1f} min", flush=True)
-        rows = merge_rerun(out, [row(step, args.workflow, METRIC, round(minutes, 1), machine)], command)
+        rows = merge_rerun(out, [row(step, args.workflow, METRIC, round(minutes, 1), notes)], command)
         write_results(out, command, with_totals(rows))
     write_tables(out, Path(args.readme))
 

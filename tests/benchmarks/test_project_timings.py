@@ -94,3 +94,37 @@ def test_timings_summary_quotes_the_totals_dates_untimed_and_longest_steps():
         "timed steps, each timed on its own between 2026-01-02 and 2026-01-03 (the table says on which CPU). Steps "
         "of `all` not timed yet: `f`. The longest steps, in minutes: `c`, 70.0; `a`, 30.0.\n"
     )
+
+
+def _training_project(tmp_path, script: str):
+    (tmp_path / "project.yml").write_text(
+        "title: t\nvars:\n  out: training/run\ncommands:\n"
+        f"  - name: train\n    script:\n      - >-\n        {script}\n  - name: convert\n    script:\n      - echo hi\n",
+        encoding="utf8")
+    return tmp_path
+
+
+def test_a_finished_resumable_training_is_timed_from_its_own_record(tmp_path):
+    from benchmarks.project_timings import recorded_training_minutes
+
+    project = _training_project(tmp_path, "python -m spacy_el train cfg.cfg --output ${vars.out} --resume --gpu-id -1")
+    run = project / "training" / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "evaluations.json").write_text(json.dumps([{"step": 0, "seconds": 30, "scores": {}},
+                                                      {"step": 2655, "seconds": 6600, "scores": {}}]), encoding="utf8")
+    with pytest.raises(SystemExit, match=r"has not finished \(no checkpoints/finished.json\)"):
+        recorded_training_minutes("train", project)
+    (run / "checkpoints" / "finished.json").write_text("{}", encoding="utf8")
+    minutes, how = recorded_training_minutes("train", project)
+    assert minutes == 110.0
+    assert "evaluations.json (step 2,655; resumed runs added)" in how
+    with pytest.raises(SystemExit, match="'convert' is not a resumable training"):
+        recorded_training_minutes("convert", project)
+
+
+def test_a_training_without_resume_is_not_taken_from_a_record(tmp_path):
+    from benchmarks.project_timings import recorded_training_minutes
+
+    project = _training_project(tmp_path, "python -m spacy_el train cfg.cfg --output ${vars.out}")
+    with pytest.raises(SystemExit, match="'train' is not a resumable training"):
+        recorded_training_minutes("train", project)
