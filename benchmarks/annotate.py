@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Sequence, Tuple
 
 from .common import SHARED_DATA, reset_peak_rss
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, repo_relative, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "annotate"
@@ -285,9 +285,8 @@ def alive(pid: int) -> bool:
 
 def pipeline_label(pipeline: Path) -> str:
     """The pipeline as the notes name it (relative to the repository), with a warning for the tiny test one."""
-    path = pipeline.resolve()
-    label = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(pipeline)
-    if path == DEFAULT_PIPELINE.resolve():
+    label = repo_relative(pipeline)
+    if pipeline.resolve() == DEFAULT_PIPELINE.resolve():
         label += " (tiny test-workflow model)"
     return label
 

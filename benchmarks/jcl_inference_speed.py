@@ -39,7 +39,7 @@ import spacy_el  # noqa: F401  (registers the factories and readers)
 from .common import SHARED_DATA
 from .joint_coref_linker import NAME as COMPONENT
 from .joint_coref_linker import coref_only_rows, load_datasets, long_doc_run, span_width_of
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, Row, merge_rerun, repo_relative, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "jcl_inference_speed"
@@ -145,13 +145,6 @@ def replacing_test_set(out: Path, rows: List[Row], dataset: str) -> List[Row]:
             if r["dataset"] != dataset or (r["system"], r["dataset"], r["metric"]) in measured]
 
 
-def shown(path: Path) -> str:
-    """``path`` relative to the repository root where it lies inside it (the notes do not depend on the working
-    directory the benchmark ran in)."""
-    resolved = path.resolve()
-    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(path)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", required=True, help="name=path of each pipeline; the first is the baseline")
@@ -181,7 +174,7 @@ def main() -> None:
     texts = [g.text for g in gold]
     words = sum(len(g) for g in gold)
     seconds, predictions = measure(pipelines, texts, args.warmup)
-    described = "; ".join(f"{name}: {shown(path)}" + "".join(f", {k} {v}" for k, v in settings.get(name, {}).items())
+    described = "; ".join(f"{name}: {repo_relative(path)}" + "".join(f", {k} {v}" for k, v in settings.get(name, {}).items())
                           for name, path in models)
     note = (f"{len(texts)} documents ({words:,} words), one at a time, each by every pipeline in a rotating order, "
             f"after {args.warmup} untimed; {args.threads} torch threads; load average {os.getloadavg()[0]:.1f} at the end; "

@@ -36,7 +36,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import srsly
 
-from .results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, repo_relative, row, write_results
 from .tables import PAGES, markdown_table, publish_table, published_only, update_readme_section
 
 NAME = "project_timings"
@@ -122,9 +122,8 @@ def recorded_training_minutes(step: str, project_dir: Path = ROOT) -> Tuple[floa
         raise SystemExit(f"--recorded: the training of {step!r} in {run} has not finished (no "
                          f"{CHECKPOINTS}/{FINISHED}); run the step to finish it first")
     last = read_evaluations(run / EVALUATIONS)[-1]
-    where = (run / EVALUATIONS).resolve()
-    shown = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
-    return last["seconds"] / 60, f"recorded by the training in {shown} (step {last['step']:,}; resumed runs added)"
+    return (last["seconds"] / 60,
+            f"recorded by the training in {repo_relative(run / EVALUATIONS)} (step {last['step']:,}; resumed runs added)")
 
 
 def total_rows(workflow: str, steps: Sequence[str], rows: Sequence[Row]) -> List[Row]:

@@ -105,6 +105,13 @@ def write_results(out: Path, command: str, rows: List[Row], machine: Optional[Di
     return out
 
 
+def repo_relative(path: Path) -> str:
+    """``path`` relative to the repository root where it lies inside it, else as given: notes that name a file do
+    not depend on the working directory the benchmark ran in."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(path)
+
+
 def replace_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file beside it, renamed into place: an interrupted write
     leaves the old file whole. (Not ``spacy_el``'s own helper: the tables must render without importing torch.)"""
