@@ -373,6 +373,14 @@ CANDIDATE_SETTINGS = (("hybrid", "hybrid"), ("nooverlap", "hybrid_nooverlap"), (
 #: candidates merged, with the alias table's, and without.
 ENTS_SWITCH = (("_hybrid", "_ents_hybrid"), ("_alias", "_ents_alias"), ("", ""))
 
+#: en_spacy_el_coref's GUM test scores over all documents and over those with text, quoted by two sentences.
+PRETRAINED_GUM_TEST = {
+    "coref": ("en_spacy_el_coref", "gum-test", "coref_avg_f"),
+    "coref_text": ("en_spacy_el_coref", "gum-test", "coref_avg_f_unmasked"),
+    "elh": ("en_spacy_el_coref", "gum-test", "elh_f"),
+    "elh_text": ("en_spacy_el_coref", "gum-test", "elh_f_unmasked"),
+}
+
 #: Marker name (its page in ``PAGES``) -> the generated sentence between its markers.
 PROSE: Dict[str, Prose] = {
     "candidates_speed": Prose(
@@ -1254,20 +1262,14 @@ PROSE: Dict[str, Prose] = {
         "over the 30 with text, and ELh {elh} against {elh_text}. The study's Global models, trained with them, lose "
         "less there ([the targets](joint_coref_linker.md#targets) give both scores of each). Text given to the "
         "pipeline has words, so the scores over the documents with text are the ones to read.",
-        {"coref": ("en_spacy_el_coref", "gum-test", "coref_avg_f"),
-         "coref_text": ("en_spacy_el_coref", "gum-test", "coref_avg_f_unmasked"),
-         "elh": ("en_spacy_el_coref", "gum-test", "elh_f"),
-         "elh_text": ("en_spacy_el_coref", "gum-test", "elh_f_unmasked")},
+        PRETRAINED_GUM_TEST,
     ),
     "pretrained_scores": Prose(
         "pretrained.json",
         "Measured on GUM test's 30 documents with text ([docs/pretrained.md](docs/pretrained.md#scores)): coreference "
         "average F1 {coref_text}, ELh {elh_text} ({coref} and {elh} on all 32, with GUM's two text-masked ones); its "
         "training took {minutes} minutes of wall clock on {cores} CPU cores.",
-        {"coref": ("en_spacy_el_coref", "gum-test", "coref_avg_f"), "elh": ("en_spacy_el_coref", "gum-test", "elh_f"),
-         "coref_text": ("en_spacy_el_coref", "gum-test", "coref_avg_f_unmasked"),
-         "elh_text": ("en_spacy_el_coref", "gum-test", "elh_f_unmasked"),
-         "minutes": ("en_spacy_el_coref", "gum-train", "train_minutes")},
+        {**PRETRAINED_GUM_TEST, "minutes": ("en_spacy_el_coref", "gum-train", "train_minutes")},
     ),
     "pipelines_speed": Prose(
         "pipelines.json",

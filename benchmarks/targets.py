@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 from .results_io import RESULTS_DIR
-from .tables import PAGES, format_value, markdown_table, update_readme_section
+from .tables import PAGES, format_value, markdown_table, result_value, update_readme_section
 
 #: The metric suffix of a score over the documents with text (benchmarks.joint_coref_linker's ``unmasked_rows``).
 UNMASKED = "_unmasked"
@@ -48,8 +48,11 @@ TARGETS: Sequence[Target] = (
 
 
 def _value(rows: Sequence[Dict[str, Any]], system: str, dataset: str, metric: str) -> Optional[Any]:
-    found = [r["value"] for r in rows if (r["system"], r["dataset"], r["metric"]) == (system, dataset, metric)]
-    return found[0] if found else None
+    """:func:`benchmarks.tables.result_value`, or None where the row is absent (a reading that may not exist)."""
+    try:
+        return result_value(rows, system, dataset, metric)
+    except KeyError:
+        return None
 
 
 def target_line(target: Target, results_dir: Path = RESULTS_DIR) -> List[str]:
