@@ -1,11 +1,11 @@
 """Text-masked documents: documents distributed with their annotations but not their words.
 
-GUM's Reddit documents (``GUM_reddit_*``: 14 of its 191 training documents, 2 of 32 in dev and in test) are
-such: Reddit's terms keep their text out of the distribution, so every token is replaced by underscores of the
-same length, in the TSV, CoNLL and OntoGUM files alike, while the mentions and clusters stay. A model can learn
-nothing true from them, and what it predicts on them is arbitrary, yet it is scored with the rest: GUM dev's two
-hold about 6% of its tokens (the ``_unmasked`` rows of benchmarks/joint_coref_linker.py leave them out). This module says which documents are masked, once, for the
-readers and the benchmarks.
+GUM's Reddit documents (``GUM_reddit_*``: 14 of its 191 training documents, 2 of 32 in dev and in test) are such:
+Reddit's terms keep their text out of the distribution, so every token is replaced by underscores of the same
+length, in the TSV, CoNLL and OntoGUM files alike, while the mentions and clusters stay. A model can learn nothing
+true from them, and what it predicts on them is arbitrary, yet it is scored with the rest: GUM dev's two hold about
+6% of its tokens (the ``_unmasked`` rows of benchmarks/joint_coref_linker.py leave them out). This module says
+which documents are masked, once, for the readers and the benchmarks.
 """
 
 from typing import Callable, Iterable, Iterator, List
