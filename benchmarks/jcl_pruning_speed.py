@@ -1,17 +1,19 @@
-"""joint_coref_linker span pruning: the mention score of every enumerated span with ``Phi_p``'s first layer applied
-per token (``SpanEmbedder.projector``, what the component runs) against the same layer applied to each span's ``g``
-(``mention_ffnn(span_embedder(...))``, as before), on the same documents in the same run.
+"""joint_coref_linker span pruning: the mention score of every enumerated span three ways, on the same documents in
+the same run: ``Phi_p``'s first layer applied to each span's ``g`` (``mention_ffnn(span_embedder(...))``, the
+reference); applied per token, each span gathering the ``(W, H)`` rows of its tokens for its head part (the
+component until stop 65); and per token, one width at a time with a streaming softmax for the head part
+(``SpanEmbedder.rows_by_width``, what the component runs).
 
 A trained pipeline (``--model``) predicts the documents of ``--dataset`` once, which records the token vectors
 and the enumerated spans that its pruning step received for each document. Both ways then score those spans,
 document by document, in turn (the order alternating), ``--rounds`` times after a warm-up, without gradients
-and in chunks of ``PRUNE_CHUNK`` spans, as the component does. Rows: ``ms_per_doc`` (median over documents and
-rounds) and ``speedup`` (the reference's total time over the variant's) of each; for the per-token way also
-``same_kept_docs`` (documents whose kept spans, ``prune_spans`` of the scores, are identical) and
-``max_score_diff`` (the largest difference between the two ways' scores: float rounding).
+the first two in chunks of ``CHUNK`` spans. Rows: ``ms_per_doc`` (median over documents and rounds) and ``speedup``
+(the reference's total time over the variant's) of each; for the per-token ways also ``same_kept_docs`` (documents
+whose kept spans, ``prune_spans`` of the scores, are the reference's) and ``max_score_diff`` (the largest difference
+from the reference's scores: float rounding).
 Writes ``benchmarks/results/jcl_pruning_speed.json`` and its table in docs/joint_coref_linker.md::
 
-    python -m benchmarks.jcl_pruning_speed --model training/jcl/litbank-converged-coarse/none/model-best
+    python -m benchmarks.jcl_pruning_speed --model training/pretrained/coref/model-tuned --dataset gum-test
 """
 import argparse
 import os
@@ -28,14 +30,15 @@ from spacy_el.ml.joint_coref.span_representations import prune_spans
 
 from .common import SHARED_DATA, torch_module
 from .joint_coref_linker import read_split
-from .results_io import RESULTS_DIR, ROOT, Row, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, repo_relative, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "jcl_pruning_speed"
 COMMAND = "python -m benchmarks.jcl_pruning_speed"
 COMPONENT = "joint_coref_linker"
-#: The two ways: the reference first.
-WAYS = ("pruning_per_span", "pruning_per_token")
+#: The three ways: the reference first, the component's last.
+WAYS = ("pruning_per_span", "pruning_per_token", "pruning_per_width")
+CHUNK = 4096  # spans scored at once by the per-span and per-token ways
 
 
 def pruning_inputs(nlp: Any, texts: List[str]) -> List[Tuple[Any, Any, int]]:
@@ -56,29 +59,59 @@ def pruning_inputs(nlp: Any, texts: List[str]) -> List[Tuple[Any, Any, int]]:
     return recorded
 
 
+def per_token_gather(embedder: Any, vectors: Any, linear: Any) -> Callable[[Any], Any]:
+    """``linear(g)`` of any spans, its blocks applied once per token, each span gathering its tokens' ``(W, H)``
+    head rows (the component's pruning until stop 65, kept here as the peer)."""
+    d, hidden = embedder.width_in, linear.out_features
+    w_start, w_end, w_head, w_width = linear.weight.split([d, d, d, embedder.width_emb], dim=1)
+    start_rows, end_rows, head_rows = (vectors @ torch.cat([w_start, w_end, w_head]).t()).split(hidden, dim=1)
+    alpha = embedder.head_scorer(vectors).squeeze(-1)  # (T,)
+    width_rows = None if embedder.width_embedding is None else embedder.width_embedding.weight @ w_width.t()
+
+    def project(spans: Any) -> Any:
+        index, _ = embedder._token_index(spans, vectors.shape[0])  # (S, W)
+        head = torch.einsum("sw,swh->sh", embedder._attention(alpha, spans), head_rows[index])  # (S, H)
+        rows = start_rows[spans[:, 0]] + end_rows[spans[:, 1] - 1] + head
+        if width_rows is not None:
+            rows = rows + width_rows[spans[:, 1] - spans[:, 0] - 1]
+        return rows if linear.bias is None else rows + linear.bias
+
+    return project
+
+
 def scorers(module: Any) -> Dict[str, Callable[[Any, Any], Any]]:
-    """Each way's ``(vectors, spans) -> (S,)`` mention scores, in chunks: the per-token way is the module's own."""
+    """Each way's ``(vectors, spans) -> (S,)`` mention scores: the per-width way is the module's own."""
     ffnn, embedder = module.scorer.mention_ffnn, module.span_embedder
 
     def per_span(vectors: Any, spans: Any) -> Any:
-        return torch.cat([ffnn(embedder(vectors, chunk)).squeeze(-1) for chunk in spans.split(jcl_modules.PRUNE_CHUNK)])
+        return torch.cat([ffnn(embedder(vectors, chunk)).squeeze(-1) for chunk in spans.split(CHUNK)])
 
-    return {"pruning_per_span": per_span, "pruning_per_token": module.pruning_scores}
+    def per_token(vectors: Any, spans: Any) -> Any:
+        project = per_token_gather(embedder, vectors, ffnn[0])
+        return torch.cat([ffnn[1](project(chunk)).squeeze(-1) for chunk in spans.split(CHUNK)])
+
+    return {"pruning_per_span": per_span, "pruning_per_token": per_token, "pruning_per_width": module.pruning_scores}
 
 
-def measure(module: Any, inputs: List[Tuple[Any, Any, int]], rounds: int) -> Tuple[Dict[str, List[float]], int, float]:
-    """Seconds per document of each way, the documents whose kept spans agree, the largest score difference."""
+def measure(module: Any, inputs: List[Tuple[Any, Any, int]],
+            rounds: int) -> Tuple[Dict[str, List[float]], Dict[str, int], Dict[str, float]]:
+    """Seconds per document of each way and, for each variant, the documents whose kept spans are the
+    reference's and its largest score difference from the reference."""
     ways = scorers(module)
     seconds: Dict[str, List[float]] = {name: [] for name in WAYS}
-    same, max_diff = 0, 0.0
+    same = {name: 0 for name in WAYS[1:]}
+    max_diff = {name: 0.0 for name in WAYS[1:]}
     with torch.no_grad():
-        for vectors, spans, n_keep in inputs:  # warm-up, and the agreement of the two ways
+        for vectors, spans, n_keep in inputs:  # warm-up, and the agreement with the reference
             scores = {name: ways[name](vectors, spans) for name in WAYS}
-            max_diff = max(max_diff, float((scores[WAYS[0]] - scores[WAYS[1]]).abs().max()))
-            same += bool(torch.equal(*(prune_spans(scores[name], spans, n_keep) for name in WAYS)))
+            reference_kept = prune_spans(scores[WAYS[0]], spans, n_keep)
+            for name in WAYS[1:]:
+                max_diff[name] = max(max_diff[name], float((scores[WAYS[0]] - scores[name]).abs().max()))
+                same[name] += bool(torch.equal(reference_kept, prune_spans(scores[name], spans, n_keep)))
         for r in range(rounds):
             for i, (vectors, spans, _) in enumerate(inputs):
-                for name in (WAYS if (r + i) % 2 == 0 else WAYS[::-1]):
+                shift = (r + i) % len(WAYS)  # each way first in turn
+                for name in WAYS[shift:] + WAYS[:shift]:
                     start = time.perf_counter()
                     ways[name](vectors, spans)
                     seconds[name].append(time.perf_counter() - start)
@@ -87,8 +120,8 @@ def measure(module: Any, inputs: List[Tuple[Any, Any, int]], rounds: int) -> Tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(ROOT / "training" / "jcl" / "litbank-converged-coarse" / "none" / "model-best"))
-    parser.add_argument("--dataset", default="litbank-test", help="<corpus>-<split> of --data")
+    parser.add_argument("--model", default=str(ROOT / "training" / "pretrained" / "coref" / "model-tuned"))
+    parser.add_argument("--dataset", default="gum-test", help="<corpus>-<split> of --data")
     parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
@@ -105,17 +138,18 @@ def main() -> None:
     inputs = pruning_inputs(nlp, [doc.text for doc in docs])
     seconds, same, max_diff = measure(module, inputs, args.rounds)
     spans = sum(int(s.shape[0]) for _, s, _ in inputs)
-    model = os.path.relpath(Path(args.model).resolve(), ROOT)
-    note = (f"{model}, {len(inputs)} {args.dataset} documents ({spans:,} enumerated spans), {args.rounds} timed rounds "
-            f"after a warm-up, the two ways in turn; {args.threads} torch thread(s); load average {os.getloadavg()[0]:.1f}")
+    note = (f"{repo_relative(Path(args.model))} (mentions of up to {module.span_embedder.max_width} tokens), "
+            f"{len(inputs)} {args.dataset} documents ({spans:,} enumerated spans), {args.rounds} timed rounds "
+            f"after a warm-up, the three ways in turn; {args.threads} torch thread(s); load average {os.getloadavg()[0]:.1f}")
     base = sum(seconds[WAYS[0]])
     rows: List[Row] = []
     for name in WAYS:  # the setup in one note, on the reference's row; the columns are explained in the docs
         rows.append(row(name, args.dataset, "ms_per_doc", round(statistics.median(seconds[name]) * 1000, 1),
                         note if name == WAYS[0] else ""))
         rows.append(row(name, args.dataset, "speedup", round(base / sum(seconds[name]), 2)))
-    rows.append(row(WAYS[1], args.dataset, "same_kept_docs", same))
-    rows.append(row(WAYS[1], args.dataset, "max_score_diff", float(f"{max_diff:.2g}")))
+    for name in WAYS[1:]:
+        rows.append(row(name, args.dataset, "same_kept_docs", same[name]))
+        rows.append(row(name, args.dataset, "max_score_diff", float(f"{max_diff[name]:.2g}")))
     out = write_results(Path(args.out), COMMAND, rows)
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))

@@ -160,28 +160,30 @@ def test_prune_spans_non_crossing_sorted_top_n(seed):
 
 
 @pytest.mark.parametrize("width_emb, bias", [(20, True), (0, True), (8, False)])
-def test_projector_gives_the_first_layer_of_g_without_building_g(width_emb, bias):
+@pytest.mark.parametrize("n_tokens", [23, 3, 1])
+def test_rows_by_width_give_the_first_layer_of_g_without_building_g(width_emb, bias, n_tokens):
     torch.manual_seed(0)
     embedder = SpanEmbedder(width_in=16, max_width=5, width_emb=width_emb, ffnn=12, dropout=0.3).eval()
     linear = torch.nn.Linear(embedder.out_width, 10, bias=bias)
-    tokens = torch.randn(23, 16)
-    spans = enumerate_spans(23, 5)
-    expected = linear(embedder(tokens, spans))  # eval mode: no dropout
-    project = embedder.projector(tokens, linear)
-    assert torch.allclose(project(spans), expected, atol=1e-5)
-    chunked = torch.cat([project(chunk) for chunk in spans.split(17)])  # chunks of a long document
-    assert torch.allclose(chunked, expected, atol=1e-5)
-    assert project(spans[:0]).shape == (0, 10)
+    tokens = torch.randn(n_tokens, 16) * 3  # spread head scores: the streaming softmax rescales its running sums
+    rows = list(embedder.rows_by_width(tokens, linear))
+    assert [r.shape for r in rows] == [(n_tokens - w + 1, 10) for w in range(1, min(5, n_tokens) + 1)]
+    for width, got in enumerate(rows, start=1):
+        starts = torch.arange(n_tokens - width + 1)
+        spans = torch.stack([starts, starts + width], dim=1)
+        assert torch.allclose(got, linear(embedder(tokens, spans)), atol=1e-5)  # eval mode: no dropout
 
 
-def test_projector_refuses_what_forward_refuses():
+def test_rows_by_width_of_no_tokens_yield_nothing():
+    embedder = SpanEmbedder(width_in=4, max_width=3, width_emb=2)
+    assert list(embedder.rows_by_width(torch.randn(0, 4), torch.nn.Linear(embedder.out_width, 5))) == []
+
+
+def test_rows_by_width_refuse_a_mismatched_layer_or_tokens():
     embedder = SpanEmbedder(width_in=4, max_width=2, width_emb=3)
-    project = embedder.projector(torch.randn(6, 4), torch.nn.Linear(embedder.out_width, 5))
-    with pytest.raises(ValueError, match="max_width"):
-        project(torch.tensor([[0, 3]]))
-    with pytest.raises(ValueError, match="invalid span"):
-        project(torch.tensor([[4, 7]]))
     with pytest.raises(ValueError, match="15 features"):
-        embedder.projector(torch.randn(6, 4), torch.nn.Linear(14, 5))
+        next(embedder.rows_by_width(torch.randn(6, 4), torch.nn.Linear(14, 5)))
     with pytest.raises(ValueError, match="token_vectors"):
-        embedder.projector(torch.randn(6, 5), torch.nn.Linear(embedder.out_width, 5))
+        next(embedder.rows_by_width(torch.randn(6, 5), torch.nn.Linear(embedder.out_width, 5)))
+
+

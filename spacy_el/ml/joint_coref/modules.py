@@ -51,9 +51,8 @@ from .losses import GoldMentionCluster, compute_loss
 from .scorer import JointCorefScorer, JointScores
 from .span_representations import SpanEmbedder, prune_spans
 
-__all__ = ["JointCorefModule", "DocOutput", "PRUNE_CHUNK", "PRIOR_FLOOR", "ENCODER_PREFIX"]
+__all__ = ["JointCorefModule", "DocOutput", "PRIOR_FLOOR", "ENCODER_PREFIX"]
 
-PRUNE_CHUNK = 4096  # spans scored at once in the pruning pass
 PRIOR_FLOOR = 1e-6  # priors are clamped here before the log (a prior of 0 must not give -inf)
 ENCODER_PREFIX = "encoder."  # the encoder's keys in the module's state dict
 
@@ -171,12 +170,16 @@ class JointCorefModule(nn.Module):
         return result
 
     def pruning_scores(self, vectors: Any, spans: Any) -> Any:
-        """``(S,)`` ``Phi_p`` of every span of ``spans`` ``(S, 2)`` over token vectors ``(T, d)``, in chunks of
-        :data:`PRUNE_CHUNK` spans. ``Phi_p``'s first layer is applied per token, not per span
-        (:meth:`SpanEmbedder.projector`): no span's ``g`` is built."""
+        """``(S,)`` ``Phi_p`` of every span of ``spans`` ``(S, 2)`` (valid, at most ``max_width`` tokens) over token
+        vectors ``(T, d)``. ``Phi_p``'s first layer is applied per token, not per span, one width at a time
+        (:meth:`SpanEmbedder.rows_by_width`): no span's ``g`` is built. Every start and width is scored, in a
+        ``(T, W)`` grid, and ``spans`` (those within one sentence) read from it."""
         first, tail = self.scorer.mention_ffnn[0], self.scorer.mention_ffnn[1]
-        project = self.span_embedder.projector(vectors, first)
-        return torch.cat([tail(project(chunk)).squeeze(-1) for chunk in spans.split(PRUNE_CHUNK)])
+        grid = vectors.new_full((vectors.shape[0], self.span_embedder.max_width), float("nan"))  # (T, W)
+        for width, rows in enumerate(self.span_embedder.rows_by_width(vectors, first), start=1):
+            grid[: rows.shape[0], width - 1] = tail(rows).squeeze(-1)
+        spans = torch.as_tensor(spans, device=grid.device, dtype=torch.long)
+        return grid[spans[:, 0], spans[:, 1] - spans[:, 0] - 1]
 
     def _kept(self, vectors: Any, spans: Any, doc: DocInputs) -> Any:
         """Indices into ``doc.spans`` of the pruned spans plus the forced ones, in document order.

@@ -26,7 +26,7 @@ Conventions
   that *crosses* an accepted one (partial overlap; nesting is allowed), until ``n_keep`` are kept.
   The caller chooses ``n_keep`` (Lee et al.: ``ratio * n_tokens``, ``ratio = 0.4``).
 """
-from typing import Any, Callable, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import torch
 from torch import Tensor, nn
@@ -176,24 +176,26 @@ class SpanEmbedder(nn.Module):
             parts.append(self.width_embedding(widths - 1))
         return self.dropout(torch.cat(parts, dim=-1))
 
-    def projector(self, token_vectors: Tensor, linear: nn.Linear) -> Callable[[Tensor], Tensor]:
-        """``linear(g)`` of any spans of a document, without building ``g``.
+    def rows_by_width(self, token_vectors: Tensor, linear: nn.Linear) -> Iterator[Tensor]:
+        """``linear(g)`` of every span of a document, one width at a time, without building ``g``.
 
         ``linear``'s weight splits into the blocks that multiply ``x_start``, ``x_end``, ``x_hat`` and
-        ``phi(width)``. Each block is applied once per token (once per width), and a span only gathers and
-        adds ``(H,)`` rows, its head part weighted by the span's attention, since
-        ``W_hat x_hat = sum_t a_t W_hat x_t``. For the mention score of every enumerated span (pruning), that
-        is ``3 T d H`` multiply-adds for the tokens instead of ``S (3d + e) H`` for the spans, ``S`` being about
-        ``W T``, and ``(S, W, H)`` gathered instead of ``(S, W, d)``. The same values as
+        ``phi(width)``. Each block is applied once per token (once per width), since
+        ``W_hat x_hat = sum_t a_t W_hat x_t``: for the mention score of every enumerated span (pruning), that is
+        ``3 T d H`` multiply-adds for the tokens instead of ``S (3d + e) H`` for the spans, ``S`` being about
+        ``W T``. The head part of the spans of width ``w + 1`` comes from that of width ``w`` by one step of a
+        streaming softmax (each start's running maximum of ``alpha``, denominator and weighted sum of rows), so
+        the ``(S, W, H)`` rows of every span's tokens are never gathered: ``W T H`` multiply-adds in all, where
+        the gather moved ``W`` times as much memory (most of the pruning time at ``W = 16``). The same values as
         ``linear(self(token_vectors, spans))`` without dropout (eval mode), up to float rounding.
 
         Args:
             token_vectors: ``(T, d)`` contextual token vectors of one document.
             linear: an ``nn.Linear`` whose ``in_features`` is :attr:`out_width`.
 
-        Returns:
-            A function of ``(S, 2)`` valid spans (at most ``max_width`` tokens) to their ``(S, H)`` rows of
-            ``linear(g)``, ``H = linear.out_features``: call it on chunks of a long document's spans.
+        Yields:
+            For ``w = 1 .. min(W, T)``, the ``(T - w + 1, H)`` rows of ``linear(g)`` of the spans ``[s, s + w)``,
+            ``s = 0 .. T - w``; ``H = linear.out_features``. Memory stays ``O(T H)`` at any document length.
         """
         self._check_tokens(token_vectors)
         if linear.in_features != self.out_width:
@@ -203,19 +205,22 @@ class SpanEmbedder(nn.Module):
         start_rows, end_rows, head_rows = (token_vectors @ torch.cat([w_start, w_end, w_head]).t()).split(hidden, dim=1)
         alpha = self.head_scorer(token_vectors).squeeze(-1)  # (T,)
         width_rows = None if self.width_embedding is None else self.width_embedding.weight @ w_width.t()  # (W, H)
-
-        def project(spans: Tensor) -> Tensor:
-            spans = self._checked_spans(spans, n_tokens, token_vectors.device)
-            if spans.shape[0] == 0:
-                return token_vectors.new_zeros((0, hidden))
-            index, _ = self._token_index(spans, n_tokens)
-            head = torch.einsum("sw,swh->sh", self._attention(alpha, spans), head_rows[index])  # (S, H)
-            rows = start_rows[spans[:, 0]] + end_rows[spans[:, 1] - 1] + head
+        # Running softmax state of the spans [s, s + w) for every start s: max of alpha, sum of exp(alpha - max)
+        # and the sum of exp(alpha - max)-weighted head rows; at w = 1 a span is its one token.
+        peak, denominator, numerator = alpha, torch.ones_like(alpha), head_rows  # (T,), (T,), (T, H)
+        for width in range(1, min(self.max_width, n_tokens) + 1):
+            n_spans = n_tokens - width + 1
+            if width > 1:
+                new_alpha = alpha[width - 1:]  # (n_spans,) the token each span adds: s + w - 1
+                new_peak = torch.maximum(peak[:n_spans], new_alpha)
+                old_scale, new_weight = torch.exp(peak[:n_spans] - new_peak), torch.exp(new_alpha - new_peak)
+                denominator = denominator[:n_spans] * old_scale + new_weight
+                numerator = numerator[:n_spans] * old_scale[:, None] + new_weight[:, None] * head_rows[width - 1:]
+                peak = new_peak
+            rows = start_rows[:n_spans] + end_rows[width - 1:] + numerator / denominator[:, None]  # (n_spans, H)
             if width_rows is not None:
-                rows = rows + width_rows[spans[:, 1] - spans[:, 0] - 1]
-            return rows if linear.bias is None else rows + linear.bias
-
-        return project
+                rows = rows + width_rows[width - 1]
+            yield rows if linear.bias is None else rows + linear.bias
 
     def _check_tokens(self, token_vectors: Tensor) -> None:
         if token_vectors.dim() != 2 or token_vectors.shape[1] != self.width_in:
