@@ -163,6 +163,12 @@ def candidate_spans(doc: Doc, max_width: int) -> np.ndarray:
     return spans.astype(np.int64).reshape(-1, 2)
 
 
+def span_keys(spans: np.ndarray, base: int) -> np.ndarray:
+    """``(S,)`` one integer per ``(S, 2)`` span, ``start * base + end``, in the spans' ``(start, end)`` order;
+    distinct spans get distinct keys when every ``end < base``."""
+    return spans[:, 0] * base + spans[:, 1]
+
+
 def make_doc_inputs(
     model: Model,
     doc: Doc,
@@ -187,8 +193,9 @@ def make_doc_inputs(
     width = a["max_span_width"]
     spans = candidate_spans(doc, width) if enumerate_all else np.zeros((0, 2), dtype=np.int64)
     if len(excluded) and len(spans):
-        drop = {(int(s), int(e)) for s, e in excluded}
-        spans = spans[np.array([(s, e) not in drop for s, e in spans.tolist()], dtype=bool)].reshape(-1, 2)
+        drop = np.asarray([(int(s), int(e)) for s, e in excluded], dtype=np.int64).reshape(-1, 2)
+        base = int(max(spans[:, 1].max(), drop[:, 1].max())) + 1
+        spans = spans[~np.isin(span_keys(spans, base), span_keys(drop, base))].reshape(-1, 2)
     gold_idx: Optional[List[GoldClusterIdx]] = None
     if gold is not None:
         gold = [([(int(s), int(e)) for s, e in mentions if 0 < e - s <= width], row) for mentions, row in gold]
@@ -197,10 +204,17 @@ def make_doc_inputs(
     forced_spans += [m for mentions, _ in gold or [] for m in mentions]
     extra = np.array(forced_spans, dtype=np.int64).reshape(-1, 2)
     spans = np.unique(np.concatenate([spans, extra]), axis=0) if len(extra) else spans
-    position = {(int(s), int(e)): i for i, (s, e) in enumerate(spans.tolist())}
+    base = int(spans[:, 1].max()) + 1 if len(spans) else 1
+    keys = span_keys(spans, base)  # increasing: spans are sorted by (start, end)
+
+    def positions(listed: Sequence[Tuple[int, int]]) -> List[int]:
+        """The sorted distinct indices into ``spans`` of ``listed``, spans that ``spans`` holds."""
+        wanted = span_keys(np.asarray(listed, dtype=np.int64).reshape(-1, 2), base)
+        return sorted(set(np.searchsorted(keys, wanted).tolist()))
+
     if gold is not None:
-        gold_idx = [(tuple(sorted({position[m] for m in mentions})), row) for mentions, row in gold]
-    forced = np.array(sorted({position[m] for m in forced_spans}), dtype=np.int64)
+        gold_idx = [(tuple(positions(mentions)), row) for mentions, row in gold]
+    forced = np.array(positions(forced_spans), dtype=np.int64)
     ratio = a["span_ratio"] if span_ratio is None else span_ratio
     n_keep = min(len(spans), max(1, math.ceil(ratio * len(doc)))) if len(spans) and enumerate_all else 0
     empty = np.zeros(0, dtype=np.int64)
