@@ -1,9 +1,12 @@
 """Candidate spans, Lee et al. span representations and pruning (spacy_el.ml.joint_coref.span_representations)."""
 import itertools
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+from spacy_el.ml.joint_coref.modules import JointCorefModule
+from spacy_el.ml.joint_coref.scorer import JointCorefScorer
 from spacy_el.ml.joint_coref.span_representations import SpanEmbedder, enumerate_spans, prune_spans
 
 
@@ -187,3 +190,20 @@ def test_rows_by_width_refuse_a_mismatched_layer_or_tokens():
         next(embedder.rows_by_width(torch.randn(6, 5), torch.nn.Linear(embedder.out_width, 5)))
 
 
+
+
+def test_pruning_scores_are_the_mention_ffnn_of_g_of_the_spans_asked_for():
+    """The component's pruning pass (``JointCorefModule.pruning_scores``) scores every start and width and reads the
+    spans asked for: the same scores as ``mention_ffnn(g)`` of those spans, whichever subset (within sentences)."""
+    torch.manual_seed(0)
+    embedder = SpanEmbedder(width_in=16, max_width=4, width_emb=6, ffnn=12).eval()
+    scorer = JointCorefScorer(embedder.out_width, 8, ffnn=10, ffnn_depth=2).eval()
+    module = SimpleNamespace(span_embedder=embedder, scorer=scorer)  # what pruning_scores reads of the module
+    tokens = torch.randn(15, 16) * 3
+    sentences = torch.tensor([0] * 6 + [1] * 2 + [2] * 7)
+    for spans in (enumerate_spans(15, 4), enumerate_spans(15, 4, sentences), enumerate_spans(15, 4)[::5]):
+        with torch.no_grad():
+            got = JointCorefModule.pruning_scores(module, tokens, spans)
+            expected = scorer.mention_ffnn(embedder(tokens, spans)).squeeze(-1)
+        assert got.shape == (spans.shape[0],)
+        assert torch.allclose(got, expected, atol=1e-5)
