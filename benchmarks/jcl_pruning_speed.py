@@ -1,7 +1,7 @@
 """joint_coref_linker span pruning: the mention score of every enumerated span three ways, on the same documents in
 the same run: ``Phi_p``'s first layer applied to each span's ``g`` (``mention_ffnn(span_embedder(...))``, the
 reference); applied per token, each span gathering the ``(W, H)`` rows of its tokens for its head part (the
-component until stop 65); and per token, one width at a time with a streaming softmax for the head part
+component's earlier way); and per token, one width at a time with a streaming softmax for the head part
 (``SpanEmbedder.rows_by_width``, what the component runs).
 
 A trained pipeline (``--model``) predicts the documents of ``--dataset`` once, which records the token vectors
@@ -61,7 +61,7 @@ def pruning_inputs(nlp: Any, texts: List[str]) -> List[Tuple[Any, Any, int]]:
 
 def per_token_gather(embedder: Any, vectors: Any, linear: Any) -> Callable[[Any], Any]:
     """``linear(g)`` of any spans, its blocks applied once per token, each span gathering its tokens' ``(W, H)``
-    head rows (the component's pruning until stop 65, kept here as the peer)."""
+    head rows (the component's earlier way, kept here as the peer)."""
     d, hidden = embedder.width_in, linear.out_features
     w_start, w_end, w_head, w_width = linear.weight.split([d, d, d, embedder.width_emb], dim=1)
     start_rows, end_rows, head_rows = (vectors @ torch.cat([w_start, w_end, w_head]).t()).split(hidden, dim=1)
