@@ -133,6 +133,9 @@ def main() -> None:
     docs = read_split(Path(args.data), corpus, split, spacy.blank("en")) or []
     if not docs:
         raise SystemExit(f"no {args.dataset} under {args.data}")
+    if not Path(args.model).is_dir():
+        raise SystemExit(f"--model: the pipeline folder {args.model} does not exist (the root project's pretrained "
+                         "workflow makes the default one)")
     nlp = spacy.load(args.model)
     module = torch_module(nlp, COMPONENT).eval()
     inputs = pruning_inputs(nlp, [doc.text for doc in docs])
