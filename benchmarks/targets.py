@@ -1,4 +1,4 @@
-"""The coreference targets of issue 30, read from the results files: one generated table.
+"""The targets of issue 30 (coreference, ELh, inference speed), read from the results files: one generated table.
 
 Each target names the model the docs recommend for it (chosen on dev, never the best of many test rows), its
 score on the whole test set and, where the test set has GUM's text-masked Reddit documents, on the documents
@@ -44,6 +44,9 @@ TARGETS: Sequence[Target] = (
     Target("GUM test ELh (its own open-data KB)", 0.40, "pretrained.json", "gum-test", "elh_f", "en_spacy_el_coref"),
     Target("GUM test ELh (the evaluation KB)", 0.40, "joint_coref_linker.json", "gum-test", "elh_f",
            "global_converged_coarse_averaging_predict_antecedents", "global_converged_coarse_averaging"),
+    # Speed: the ready pipeline's over the width-8 Global model with antecedent averaging, in the same run.
+    Target("GUM test inference speed, relative to Global (8 tokens, averaging) in the same run", 1.0,
+           "jcl_inference_speed.json", "gum-test", "speed_ratio", "en_spacy_el_coref"),
 )
 
 
