@@ -143,7 +143,8 @@ def main() -> None:
     spans = sum(int(s.shape[0]) for _, s, _ in inputs)
     note = (f"{repo_relative(Path(args.model))} (mentions of up to {module.span_embedder.max_width} tokens), "
             f"{len(inputs)} {args.dataset} documents ({spans:,} enumerated spans), {args.rounds} timed rounds "
-            f"after a warm-up, the three ways in turn; {args.threads} torch thread(s); load average {os.getloadavg()[0]:.1f}")
+            f"after a warm-up, the three ways in turn; {args.threads} torch thread(s); "
+            f"load average {os.getloadavg()[0]:.1f}")
     base = sum(seconds[WAYS[0]])
     rows: List[Row] = []
     for name in WAYS:  # the setup in one note, on the reference's row; the columns are explained in the docs
