@@ -62,11 +62,7 @@ def pruning_inputs(nlp: Any, texts: List[str]) -> List[Tuple[Any, Any, int]]:
 def per_token_gather(embedder: Any, vectors: Any, linear: Any) -> Callable[[Any], Any]:
     """``linear(g)`` of any spans, its blocks applied once per token, each span gathering its tokens' ``(W, H)``
     head rows (the component's earlier way, kept here as the peer)."""
-    d, hidden = embedder.width_in, linear.out_features
-    w_start, w_end, w_head, w_width = linear.weight.split([d, d, d, embedder.width_emb], dim=1)
-    start_rows, end_rows, head_rows = (vectors @ torch.cat([w_start, w_end, w_head]).t()).split(hidden, dim=1)
-    alpha = embedder.head_scorer(vectors).squeeze(-1)  # (T,)
-    width_rows = None if embedder.width_embedding is None else embedder.width_embedding.weight @ w_width.t()
+    start_rows, end_rows, head_rows, alpha, width_rows = embedder.token_rows(vectors, linear)
 
     def project(spans: Any) -> Any:
         index, _ = embedder._token_index(spans, vectors.shape[0])  # (S, W)

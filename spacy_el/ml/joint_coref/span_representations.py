@@ -26,7 +26,7 @@ Conventions
   that *crosses* an accepted one (partial overlap; nesting is allowed), until ``n_keep`` are kept.
   The caller chooses ``n_keep`` (Lee et al.: ``ratio * n_tokens``, ``ratio = 0.4``).
 """
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -176,11 +176,34 @@ class SpanEmbedder(nn.Module):
             parts.append(self.width_embedding(widths - 1))
         return self.dropout(torch.cat(parts, dim=-1))
 
+    def token_rows(self, token_vectors: Tensor,
+                   linear: nn.Linear) -> Tuple[Tensor, Tensor, Tensor, Tensor, Optional[Tensor]]:
+        """``linear``'s weight split into the blocks that multiply ``x_start``, ``x_end``, ``x_hat`` and
+        ``phi(width)`` of ``g``, each applied once per token (once per width), and the tokens' head scores.
+
+        Args:
+            token_vectors: ``(T, d)`` contextual token vectors of one document.
+            linear: an ``nn.Linear`` whose ``in_features`` is :attr:`out_width`.
+
+        Returns:
+            ``(T, H)`` start, end and head rows (``W_start x_t``, ``W_end x_t``, ``W_hat x_t``), the ``(T,)``
+            head scores ``alpha_t``, and the ``(W, H)`` width rows (None without a width embedding); ``linear``'s
+            bias is not added.
+        """
+        self._check_tokens(token_vectors)
+        if linear.in_features != self.out_width:
+            raise ValueError(f"linear must take the {self.out_width} features of g, got {linear.in_features}")
+        d, hidden = self.width_in, linear.out_features
+        w_start, w_end, w_head, w_width = linear.weight.split([d, d, d, self.width_emb], dim=1)  # (H, d) x 3, (H, e)
+        start_rows, end_rows, head_rows = (token_vectors @ torch.cat([w_start, w_end, w_head]).t()).split(hidden, dim=1)
+        alpha = self.head_scorer(token_vectors).squeeze(-1)  # (T,)
+        width_rows = None if self.width_embedding is None else self.width_embedding.weight @ w_width.t()  # (W, H)
+        return start_rows, end_rows, head_rows, alpha, width_rows
+
     def rows_by_width(self, token_vectors: Tensor, linear: nn.Linear) -> Iterator[Tensor]:
         """``linear(g)`` of every span of a document, one width at a time, without building ``g``.
 
-        ``linear``'s weight splits into the blocks that multiply ``x_start``, ``x_end``, ``x_hat`` and
-        ``phi(width)``. Each block is applied once per token (once per width), since
+        ``linear``'s blocks are applied once per token (:meth:`token_rows`), since
         ``W_hat x_hat = sum_t a_t W_hat x_t``: for the mention score of every enumerated span (pruning), that is
         ``3 T d H`` multiply-adds for the tokens instead of ``S (3d + e) H`` for the spans, ``S`` being about
         ``W T``. The head part of the spans of width ``w + 1`` comes from that of width ``w`` by one step of a
@@ -197,14 +220,8 @@ class SpanEmbedder(nn.Module):
             For ``w = 1 .. min(W, T)``, the ``(T - w + 1, H)`` rows of ``linear(g)`` of the spans ``[s, s + w)``,
             ``s = 0 .. T - w``; ``H = linear.out_features``. Memory stays ``O(T H)`` at any document length.
         """
-        self._check_tokens(token_vectors)
-        if linear.in_features != self.out_width:
-            raise ValueError(f"linear must take the {self.out_width} features of g, got {linear.in_features}")
-        n_tokens, d, hidden = token_vectors.shape[0], self.width_in, linear.out_features
-        w_start, w_end, w_head, w_width = linear.weight.split([d, d, d, self.width_emb], dim=1)  # (H, d) x 3, (H, e)
-        start_rows, end_rows, head_rows = (token_vectors @ torch.cat([w_start, w_end, w_head]).t()).split(hidden, dim=1)
-        alpha = self.head_scorer(token_vectors).squeeze(-1)  # (T,)
-        width_rows = None if self.width_embedding is None else self.width_embedding.weight @ w_width.t()  # (W, H)
+        start_rows, end_rows, head_rows, alpha, width_rows = self.token_rows(token_vectors, linear)
+        n_tokens = token_vectors.shape[0]
         # Running softmax state of the spans [s, s + w) for every start s: max of alpha, sum of exp(alpha - max)
         # and the sum of exp(alpha - max)-weighted head rows; at w = 1 a span is its one token.
         peak, denominator, numerator = alpha, torch.ones_like(alpha), head_rows  # (T,), (T,), (T, H)
