@@ -22,8 +22,8 @@ not run: its minutes are those the training recorded itself, the wall clock at i
     python -m benchmarks.project_timings pretrained --steps pretrained-train --recorded
 
 Writes ``benchmarks/results/project_timings.json``, the table of docs/reproducing.md between
-``<!-- results:project_timings -->`` markers, its summary (``timings_summary``) and the README's sentence on
-how long the ``train`` workflow takes (``train_time``).
+``<!-- results:project_timings -->`` markers, its summary (``timings_summary``) and the README's sentences on
+how long the ``train`` and ``pretrained`` workflows take (``train_time``, ``pretrained_time``).
 """
 import argparse
 import os
@@ -222,8 +222,12 @@ def _steps(names: Sequence[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def train_time_text(rows: Sequence[Row], cores: int, workflows: Optional[Dict[str, List[str]]] = None,
-                    workflow: str = "train") -> str:
+#: The README's sentences on how long a workflow takes: marker name -> workflow.
+WORKFLOW_SENTENCES = {"train_time": "train", "pretrained_time": "pretrained"}
+
+
+def workflow_time_text(rows: Sequence[Row], cores: int, workflows: Optional[Dict[str, List[str]]] = None,
+                       workflow: str = "train") -> str:
     """The README's sentence on how long ``workflow`` takes: the sum of its timed steps, naming those not timed."""
     steps = (workflows or project_workflows())[workflow]
     timed = _step_minutes(rows, workflow)
@@ -272,7 +276,8 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PA
     publish_table(readme, NAME, timings_table(data["rows"]))
     cores = (data.get("machine") or {}).get("cores")
     update_readme_section(PAGES["timings_summary"], "timings_summary", timings_summary(data["rows"], cores))
-    update_readme_section(PAGES["train_time"], "train_time", train_time_text(data["rows"], cores))
+    for name, workflow in WORKFLOW_SENTENCES.items():
+        update_readme_section(PAGES[name], name, workflow_time_text(data["rows"], cores, workflow=workflow))
 
 
 if __name__ == "__main__":

@@ -139,14 +139,15 @@ def test_sentences_that_quote_figures_are_generated_from_the_results():
     """No figure typed by hand: the sentences of PROSE and the timings' sentences are as the results render them."""
     import srsly
 
-    from benchmarks.project_timings import timings_summary, train_time_text
+    from benchmarks.project_timings import WORKFLOW_SENTENCES, timings_summary, workflow_time_text
     from benchmarks.results_io import RESULTS_DIR
     from benchmarks.tables import PROSE, prose_text
 
     expected = {name: prose_text(prose) for name, prose in PROSE.items()}
     timings = srsly.read_json(RESULTS_DIR / "project_timings.json")
     cores = timings["machine"]["cores"]
-    expected["train_time"] = train_time_text(timings["rows"], cores)
+    expected.update({name: workflow_time_text(timings["rows"], cores, workflow=workflow)
+                     for name, workflow in WORKFLOW_SENTENCES.items()})
     expected["timings_summary"] = timings_summary(timings["rows"], cores)
     stale = [name for name, text in expected.items() if _section(PAGES[name], name) != text]
     assert not stale, f"re-render them: python -m benchmarks.tables ({', '.join(stale)})"

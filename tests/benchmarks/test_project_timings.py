@@ -65,19 +65,23 @@ def test_timings_table_shows_minutes_or_the_steps_still_untimed():
     assert f"| demo | **{TOTAL}** |  | 1 of {len(steps)} steps; no total until every step has been timed |" in table
 
 
-# -- the sentences generated from the timings (README's train_time, docs/reproducing.md's timings_summary) --
+# -- the sentences generated from the timings (README's train_time and pretrained_time, docs/reproducing.md's
+#    timings_summary) --
 
 WORKFLOWS = {"demo": ["a", "b"], "train": ["c", "d", "e"], "all": ["a", "c", "d", "f"]}
 
 
 def test_train_time_sums_the_timed_steps_and_names_the_others():
-    from benchmarks.project_timings import train_time_text
+    from benchmarks.project_timings import workflow_time_text
 
     rows = [_timed("c", "all", 1.25, "T1"), _timed("d", "all", 2.0, "T1"), _timed("d", "train", 3.0, "T0")]
     # d's own row in the train workflow wins over all's; e is not timed.
-    assert train_time_text(rows, 2, WORKFLOWS).startswith(
+    assert workflow_time_text(rows, 2, WORKFLOWS).startswith(
         "On 2 CPU cores the `train` workflow's steps take 4.2 minutes, not counting `e`, which is not timed yet (")
-    assert train_time_text([], 2, WORKFLOWS) == "None of the `train` workflow's steps is timed yet.\n"
+    assert workflow_time_text([], 2, WORKFLOWS) == "None of the `train` workflow's steps is timed yet.\n"
+    # any workflow: demo's steps, each timed once
+    assert workflow_time_text([_timed("a", "demo", 0.5, "T"), _timed("b", "demo", 1.0, "T")], 2, WORKFLOWS,
+                              workflow="demo").startswith("On 2 CPU cores the `demo` workflow's steps take 1.5 minutes (")
 
 
 def test_timings_summary_quotes_the_totals_dates_untimed_and_longest_steps():
