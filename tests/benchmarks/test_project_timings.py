@@ -71,7 +71,7 @@ def test_timings_table_shows_minutes_or_the_steps_still_untimed():
 WORKFLOWS = {"demo": ["a", "b"], "train": ["c", "d", "e"], "all": ["a", "c", "d", "f"]}
 
 
-def test_train_time_sums_the_timed_steps_and_names_the_others():
+def test_workflow_time_sums_the_timed_steps_and_names_the_others():
     from benchmarks.project_timings import workflow_time_text
 
     rows = [_timed("c", "all", 1.25, "T1"), _timed("d", "all", 2.0, "T1"), _timed("d", "train", 3.0, "T0")]
