@@ -407,7 +407,9 @@ def joint_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: List[D
     for variant, folder, setting in variant_folders(args.models, corpus, only):
         rows += model_set_rows(args, folder, f"_{variant}", f"trained on {corpus} with {setting}", dataset, gold,
                                peers=False)
-        rows += learning_curve_rows(args, folder, {system: f"{system}_{variant}" for system in JOINT}, corpus, CURVE_METRICS)
+        systems = {system: f"{system}_{variant}" for system in JOINT}
+        rows += learning_curve_rows(args, folder, systems, corpus, CURVE_METRICS)
+        rows += seed_minutes_rows(args, folder, systems, corpus)
     return rows
 
 
@@ -426,6 +428,18 @@ def learning_curve_rows(args: argparse.Namespace, folder: str, systems: Dict[str
         run = Path(args.models) / folder / model
         if (run / EVALUATIONS).exists() and not unfinished(run):
             rows += curve_rows(run / EVALUATIONS, system, f"{corpus}-dev", metrics, train_dataset=f"{corpus}-train")
+    return rows
+
+
+def seed_minutes_rows(args: argparse.Namespace, folder: str, systems: Dict[str, str], corpus: str) -> List[Row]:
+    """The ``train_minutes`` row (on ``<corpus>-train``) of each model in the seed folders ``<folder>-seed<N>/``,
+    named ``<system>_seed<N>``: every model's training minutes are in the results, while the learning curves stay
+    seed 0's (:func:`learning_curve_rows`, whose rules for an unfinished training hold here too)."""
+    rows: List[Row] = []
+    for seed_folder, seed in seed_folders(args.models, folder)[1:]:
+        seed_systems = {model: seeded(system, seed) for model, system in systems.items()}
+        rows += [r for r in learning_curve_rows(args, seed_folder, seed_systems, corpus, ())
+                 if r["metric"] == "train_minutes"]
     return rows
 
 
@@ -759,7 +773,9 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
     for variant, folder, setting in variant_folders(args.models, corpus, only):
         rows += refinement_set_rows(args, folder, f"_{variant}", f"trained on {corpus} train with {setting}", dataset,
                                     gold)
-        rows += learning_curve_rows(args, folder, {r: f"coref_{r}_{variant}" for r in REFINEMENTS}, corpus, ("coref_avg_f",))
+        systems = {r: f"coref_{r}_{variant}" for r in REFINEMENTS}
+        rows += learning_curve_rows(args, folder, systems, corpus, ("coref_avg_f",))
+        rows += seed_minutes_rows(args, folder, systems, corpus)
     return rows
 
 

@@ -77,6 +77,16 @@ def test_variant_folders_give_their_joint_models_curves(tmp_path: Path):
         ("gum-train", "train_minutes")]
 
 
+def test_a_later_seeds_models_give_their_training_minutes_not_their_curves(tmp_path: Path):
+    write_evaluations(tmp_path / "litbank-converged" / "none" / EVALUATIONS, [(80, 60, 0.5)])
+    write_evaluations(tmp_path / "litbank-converged-seed1" / "none" / EVALUATIONS, [(80, 300, 0.5), (160, 660, 0.6)])
+    (tmp_path / "litbank-converged-seed2" / "none").mkdir(parents=True)  # no evaluations.json: no row
+    rows = joint_coref_linker.seed_minutes_rows(SimpleNamespace(models=str(tmp_path)), "litbank-converged",
+                                                {"none": "coref_none_converged"}, "litbank")
+    assert [(r["system"], r["dataset"], r["metric"], r["value"]) for r in rows] == [
+        ("coref_none_converged_seed1", "litbank-train", "train_minutes", 11.0)]
+
+
 def test_a_variant_run_scores_its_refinement_models_and_their_curves_only(tmp_path: Path, monkeypatch):
     write_evaluations(tmp_path / "ontogum-converged" / "none" / EVALUATIONS, [(190, 60, 0.5)])
     (tmp_path / "ontogum").mkdir()  # the corpus's own models: not scored with --variants

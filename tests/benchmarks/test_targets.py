@@ -27,6 +27,25 @@ def test_without_masked_documents_the_whole_set_decides(tmp_path):
     assert line[3:] == ["0.676", "–", "no", "128"]
 
 
+def test_a_mean_over_seeds_gives_the_minutes_of_each_seed_that_has_them(tmp_path):
+    results = _results(tmp_path, [("mean", "litbank-test", "coref_avg_f", 0.681),
+                                  ("seed0", "litbank-train", "train_minutes", 128.2),
+                                  ("seed1", "litbank-train", "train_minutes", 84.6)])
+    both = Target("LitBank", 0.68, "toy.json", "litbank-test", "coref_avg_f", "mean", ("seed0", "seed1"))
+    assert target_line(both, results)[-2:] == ["yes", "128 / 84.6"]
+    one = Target("LitBank", 0.68, "toy.json", "litbank-test", "coref_avg_f", "mean", ("seed0", "seed2"))
+    assert target_line(one, results)[-1] == "128"
+
+
+def test_a_score_that_rounds_to_the_goal_shows_the_place_that_decides(tmp_path):
+    results = _results(tmp_path, [("below", "litbank-test", "coref_avg_f", 0.6797),
+                                  ("at", "litbank-test", "coref_avg_f", 0.68)])
+    below = target_line(Target("LitBank", 0.68, "toy.json", "litbank-test", "coref_avg_f", "below"), results)
+    assert below[3] == "0.6797" and below[5] == "no"
+    at = target_line(Target("LitBank", 0.68, "toy.json", "litbank-test", "coref_avg_f", "at"), results)
+    assert at[3] == "0.680" and at[5] == "yes"
+
+
 def test_an_untimed_model_shows_a_dash_and_a_missing_model_names_its_file(tmp_path):
     results = _results(tmp_path, [("m", "gum-test", "elh_f", 0.41)])
     assert target_line(Target("ELh", 0.4, "toy.json", "gum-test", "elh_f", "m"), results)[-2:] == ["yes", "–"]
