@@ -384,6 +384,13 @@ PRETRAINED_GUM_TEST = {
     "elh_text": ("en_spacy_el_coref", "gum-test", "elh_f_unmasked"),
 }
 
+#: The LitBank resolvers with antecedent averaging and coarse-to-fine antecedents that the width-16 prose compares
+#: (seed 0's names; ``_seed1`` and ``_seed_mean`` follow them), and the dev score of each one's best model at the
+#: 50 antecedents it was trained with.
+LITBANK_WIDTH16, LITBANK_WIDTH8, LITBANK_LOSS3 = (f"coref_antecedent_averaging_converged_coarse{suffix}"
+                                                  for suffix in ("_width16", "", "_mention_loss3"))
+DEV_AT_50 = "coref_avg_f_predict_max_antecedents_50"
+
 #: Marker name (its page in ``PAGES``) -> the generated sentence between its markers.
 PROSE: Dict[str, Prose] = {
     "candidates_speed": Prose(
@@ -1132,46 +1139,45 @@ PROSE: Dict[str, Prose] = {
     "joint_coref_linker_litbank_width16_seeds": Prose(
         "joint_coref_linker.json",
         "Mentions of up to 16 tokens instead of 8 (`train-jcl-litbank-converged-coarse-width16` and `-seed1`, with "
-        "antecedent averaging, coarse-to-fine antecedents and the same 1,200 steps) let the resolver propose {reach16} "
-        "of LitBank test's gold mentions instead of {reach8}; it writes {found0} and {found1} of them, against "
-        "{aa_found0} and {aa_found1} with 8. The two seeds score {w0} and {w1} on LitBank test "
-        "(`coref_antecedent_averaging_converged_coarse_width16`, `_seed1`), {w_mean:.4f} over the two "
-        "(`_seed_mean`), against {aa_mean} with mentions of up to 8 tokens and {ml_mean} with the mention loss "
-        "weighted 3: the highest mean of the LitBank resolvers, and just short of the target, 0.68 (the LitBank paper's "
-        "BERT-base model: 0.681). Without "
-        "the singletons they score {nos0} and {nos1}, against {aa_nos0} and {aa_nos1} with 8 tokens: the gain comes "
-        "with the singletons counted. On dev the two models score {d0} and {d1}, the highest "
-        "mean of the resolvers trained on two seeds (8 tokens: {aa_d0} and {aa_d1}; the mention loss weighted 3: "
-        "{ml_d0} and {ml_d1}), so this is the LitBank model that the targets and the README's summary read. With "
-        "the antecedents chosen on dev, seed 0 keeps the 50 it was trained with, and seed 1's dev score rises to "
-        "{d1_150} with 150, with which it scores {w1_pa} on test. Seed 1 trained in {m1} minutes at 2 torch threads "
-        "with no other training beside it; seed 0's {m0} minutes of wall clock ran partly at one thread beside "
-        "other trainings (each row's note gives the threads and the load average at the evaluations).",
-        {"reach16": ("coref_antecedent_averaging_converged_coarse_width16", "litbank-test", "coref_mention_reachable"),
-         "reach8": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_reachable"),
-         "found0": ("coref_antecedent_averaging_converged_coarse_width16", "litbank-test", "coref_mention_r"),
-         "found1": ("coref_antecedent_averaging_converged_coarse_width16_seed1", "litbank-test", "coref_mention_r"),
-         "aa_found0": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_mention_r"),
-         "aa_found1": ("coref_antecedent_averaging_converged_coarse_seed1", "litbank-test", "coref_mention_r"),
-         "w0": ("coref_antecedent_averaging_converged_coarse_width16", "litbank-test", "coref_avg_f"),
-         "w1": ("coref_antecedent_averaging_converged_coarse_width16_seed1", "litbank-test", "coref_avg_f"),
-         "w_mean": ("coref_antecedent_averaging_converged_coarse_width16_seed_mean", "litbank-test", "coref_avg_f"),
-         "aa_mean": ("coref_antecedent_averaging_converged_coarse_seed_mean", "litbank-test", "coref_avg_f"),
-         "ml_mean": ("coref_antecedent_averaging_converged_coarse_mention_loss3_seed_mean", "litbank-test", "coref_avg_f"),
-         "nos0": ("coref_antecedent_averaging_converged_coarse_width16", "litbank-test", "coref_avg_f_no_singletons"),
-         "nos1": ("coref_antecedent_averaging_converged_coarse_width16_seed1", "litbank-test", "coref_avg_f_no_singletons"),
-         "aa_nos0": ("coref_antecedent_averaging_converged_coarse", "litbank-test", "coref_avg_f_no_singletons"),
-         "aa_nos1": ("coref_antecedent_averaging_converged_coarse_seed1", "litbank-test", "coref_avg_f_no_singletons"),
-         "d0": ("coref_antecedent_averaging_converged_coarse_width16", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
-         "d1": ("coref_antecedent_averaging_converged_coarse_width16_seed1", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
-         "aa_d0": ("coref_antecedent_averaging_converged_coarse", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
-         "aa_d1": ("coref_antecedent_averaging_converged_coarse_seed1", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
-         "ml_d0": ("coref_antecedent_averaging_converged_coarse_mention_loss3", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
-         "ml_d1": ("coref_antecedent_averaging_converged_coarse_mention_loss3_seed1", "litbank-dev", "coref_avg_f_predict_max_antecedents_50"),
-         "d1_150": ("coref_antecedent_averaging_converged_coarse_width16_seed1", "litbank-dev", "coref_avg_f_predict_max_antecedents_150"),
-         "w1_pa": ("coref_antecedent_averaging_converged_coarse_width16_seed1_predict_antecedents", "litbank-test", "coref_avg_f"),
-         "m0": ("coref_antecedent_averaging_converged_coarse_width16", "litbank-train", "train_minutes"),
-         "m1": ("coref_antecedent_averaging_converged_coarse_width16_seed1", "litbank-train", "train_minutes")},
+        "antecedent averaging, coarse-to-fine antecedents and the same 1,200 steps) let the resolver propose "
+        "{reach16} of LitBank test's gold mentions instead of {reach8}; it writes {found0} and {found1} of them, "
+        "against {aa_found0} and {aa_found1} with 8. The two seeds score {w0} and {w1} on LitBank test "
+        f"(`{LITBANK_WIDTH16}`, `_seed1`), {{w_mean:.4f}} over the two (`_seed_mean`), against {{aa_mean}} with "
+        "mentions of up to 8 tokens and {ml_mean} with the mention loss weighted 3: the highest mean of the LitBank "
+        "resolvers, and just short of the target, 0.68 (the LitBank paper's BERT-base model: 0.681). Without the "
+        "singletons they score {nos0} and {nos1}, against {aa_nos0} and {aa_nos1} with 8 tokens: the gain comes with "
+        "the singletons counted. On dev the two models score {d0} and {d1}, the highest mean of the resolvers "
+        "trained on two seeds (8 tokens: {aa_d0} and {aa_d1}; the mention loss weighted 3: {ml_d0} and {ml_d1}), so "
+        "this is the LitBank model that the targets and the README's summary read. With the antecedents chosen on "
+        "dev, seed 0 keeps the 50 it was trained with, and seed 1's dev score rises to {d1_150} with 150, with which "
+        "it scores {w1_pa} on test. Seed 1 trained in {m1} minutes at 2 torch threads with no other training beside "
+        "it; seed 0's {m0} minutes of wall clock ran partly at one thread beside other trainings (each row's note "
+        "gives the threads and the load average at the evaluations).",
+        {"reach16": (LITBANK_WIDTH16, "litbank-test", "coref_mention_reachable"),
+         "reach8": (LITBANK_WIDTH8, "litbank-test", "coref_mention_reachable"),
+         "found0": (LITBANK_WIDTH16, "litbank-test", "coref_mention_r"),
+         "found1": (f"{LITBANK_WIDTH16}_seed1", "litbank-test", "coref_mention_r"),
+         "aa_found0": (LITBANK_WIDTH8, "litbank-test", "coref_mention_r"),
+         "aa_found1": (f"{LITBANK_WIDTH8}_seed1", "litbank-test", "coref_mention_r"),
+         "w0": (LITBANK_WIDTH16, "litbank-test", "coref_avg_f"),
+         "w1": (f"{LITBANK_WIDTH16}_seed1", "litbank-test", "coref_avg_f"),
+         "w_mean": (f"{LITBANK_WIDTH16}_seed_mean", "litbank-test", "coref_avg_f"),
+         "aa_mean": (f"{LITBANK_WIDTH8}_seed_mean", "litbank-test", "coref_avg_f"),
+         "ml_mean": (f"{LITBANK_LOSS3}_seed_mean", "litbank-test", "coref_avg_f"),
+         "nos0": (LITBANK_WIDTH16, "litbank-test", "coref_avg_f_no_singletons"),
+         "nos1": (f"{LITBANK_WIDTH16}_seed1", "litbank-test", "coref_avg_f_no_singletons"),
+         "aa_nos0": (LITBANK_WIDTH8, "litbank-test", "coref_avg_f_no_singletons"),
+         "aa_nos1": (f"{LITBANK_WIDTH8}_seed1", "litbank-test", "coref_avg_f_no_singletons"),
+         "d0": (LITBANK_WIDTH16, "litbank-dev", DEV_AT_50),
+         "d1": (f"{LITBANK_WIDTH16}_seed1", "litbank-dev", DEV_AT_50),
+         "aa_d0": (LITBANK_WIDTH8, "litbank-dev", DEV_AT_50),
+         "aa_d1": (f"{LITBANK_WIDTH8}_seed1", "litbank-dev", DEV_AT_50),
+         "ml_d0": (LITBANK_LOSS3, "litbank-dev", DEV_AT_50),
+         "ml_d1": (f"{LITBANK_LOSS3}_seed1", "litbank-dev", DEV_AT_50),
+         "d1_150": (f"{LITBANK_WIDTH16}_seed1", "litbank-dev", "coref_avg_f_predict_max_antecedents_150"),
+         "w1_pa": (f"{LITBANK_WIDTH16}_seed1_predict_antecedents", "litbank-test", "coref_avg_f"),
+         "m0": (LITBANK_WIDTH16, "litbank-train", "train_minutes"),
+         "m1": (f"{LITBANK_WIDTH16}_seed1", "litbank-train", "train_minutes")},
     ),
     "jcl_inference_speed_gum_reading": Prose(
         "jcl_inference_speed.json",
