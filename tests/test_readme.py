@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.tables import PAGES, summary_table
+from benchmarks.tables import PAGES, SELECTIONS, selection_table, summary_table
 
 from .conftest import REPO_ROOT
 
@@ -74,15 +74,6 @@ def test_readme_has_the_two_setup_commands():
     assert "pip install -c constraints.txt -e . && python -m spacy project run demo" in text
 
 
-def test_readme_is_a_guide():
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf8")
-    assert len(text.splitlines()) <= 300
-    for command in ("run train", "run evaluate", "run package"):
-        assert f"python -m spacy project {command}" in text
-    assert len(FENCE.findall(text)) == 3, "the three quickstarts"
-    assert re.search(r"!\[[^\]]*\]\(docs/[\w.]+\.png\)", text), "one picture"
-
-
 MARKER = re.compile(r"<!-- (/?)results:([\w-]+) -->")
 
 
@@ -98,10 +89,18 @@ def test_every_table_sits_on_the_page_its_benchmark_writes():
     assert on_page == {name: _rel(path) for name, path in PAGES.items()}
 
 
-def test_readme_summary_is_generated_from_the_results():
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf8")
-    section = re.search(r"<!-- results:summary -->\n(.*?)<!-- /results:summary -->", text, re.S).group(1)
-    assert section == summary_table(), "re-render it: python -m benchmarks.tables"
+def _section(page: Path, name: str) -> str:
+    match = re.search(rf"<!-- results:{name} -->\n(.*?)<!-- /results:{name} -->", page.read_text(encoding="utf8"), re.S)
+    assert match, f"{_rel(page)} has no {name} markers"
+    return match.group(1)
+
+
+def test_tables_chosen_in_benchmarks_tables_are_rendered_from_the_results():
+    """The summaries and the selections on the pages are what the results files render now."""
+    expected = {"summary": summary_table(), "headlines": summary_table(page_dir=REPO_ROOT / "docs")}
+    expected.update({name: selection_table(selection) for name, selection in SELECTIONS.items()})
+    stale = [name for name, table in expected.items() if _section(PAGES[name], name) != table]
+    assert not stale, f"re-render them: python -m benchmarks.tables ({', '.join(stale)})"
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -127,27 +126,3 @@ def test_links_lead_to_files_and_headings():
             elif anchor and file.suffix == ".md" and anchor not in _anchors(file):
                 broken.append(f"{_rel(page)}: {target} (no such heading)")
     assert not broken
-
-
-def _section(page: Path, name: str) -> str:
-    match = re.search(rf"<!-- results:{name} -->\n(.*?)<!-- /results:{name} -->", page.read_text(encoding="utf8"), re.S)
-    assert match, f"{_rel(page)} has no {name} markers"
-    return match.group(1)
-
-
-def test_sentences_that_quote_figures_are_generated_from_the_results():
-    """No figure typed by hand: the sentences of PROSE and the timings' sentences are as the results render them."""
-    import srsly
-
-    from benchmarks.project_timings import WORKFLOW_SENTENCES, timings_summary, workflow_time_text
-    from benchmarks.results_io import RESULTS_DIR
-    from benchmarks.tables import PROSE, prose_text
-
-    expected = {name: prose_text(prose) for name, prose in PROSE.items()}
-    timings = srsly.read_json(RESULTS_DIR / "project_timings.json")
-    cores = timings["machine"]["cores"]
-    expected.update({name: workflow_time_text(timings["rows"], cores, workflow=workflow)
-                     for name, workflow in WORKFLOW_SENTENCES.items()})
-    expected["timings_summary"] = timings_summary(timings["rows"], cores)
-    stale = [name for name, text in expected.items() if _section(PAGES[name], name) != text]
-    assert not stale, f"re-render them: python -m benchmarks.tables ({', '.join(stale)})"

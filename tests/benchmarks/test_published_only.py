@@ -1,11 +1,12 @@
 """benchmarks.tables.published_only: a smoke run's results (``--out /tmp/...``) never rewrite the docs."""
 import json
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
 from benchmarks.results_io import RESULTS_DIR, row
-from benchmarks.tables import is_published, published_only
+from benchmarks.tables import PAGES, is_published, publish_table, published_only, update_readme_section
 
 MARKERS = "<!-- results:t -->\nold\n<!-- /results:t -->\n"
 
@@ -52,3 +53,17 @@ def test_only_files_directly_under_benchmarks_results_are_published(tmp_path: Pa
     assert is_published(RESULTS_DIR / "joint_coref_linker.json")
     assert not is_published(tmp_path / "joint_coref_linker.json")
     assert not is_published(RESULTS_DIR / "sub" / "joint_coref_linker.json")
+
+
+def test_a_table_on_no_page_is_printed_and_written_nowhere(tmp_path: Path, capsys: pytest.CaptureFixture):
+    """A study's table: its benchmark renders it, PAGES lists no page for it, and no page is touched."""
+    assert PAGES["a_study_table"] is None and "a_study_table" not in PAGES
+
+    @published_only
+    def write_tables(results: Path = RESULTS_DIR / "t.json", page: Optional[Path] = PAGES["a_study_table"]) -> None:
+        publish_table(page, "a_study_table", "| t |\n|---|\n")
+
+    write_tables(RESULTS_DIR / "t.json")
+    out = capsys.readouterr().out
+    assert "a_study_table: on no page" in out and "| t |" in out
+    assert not update_readme_section(None, "a_study_table", "x")
