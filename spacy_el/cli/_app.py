@@ -6,15 +6,16 @@ import typer
 from typer.core import TyperGroup
 from wasabi import msg
 
+from ..errors import is_spacy_el_message
+
 # Errors that spacy_el raises on purpose for bad input (a bad file, a missing directory, an invalid
 # option value): their message already says what to fix, so the CLI prints it instead of a traceback.
 EXPECTED_ERRORS = (ValueError, OSError, ImportError)
-ERROR_PREFIX = "[spacy_el]"
 
 
 def is_expected_error(err: BaseException) -> bool:
-    """Whether ``err`` is one of spacy_el's own input errors (its message starts with "[spacy_el]")."""
-    return isinstance(err, EXPECTED_ERRORS) and str(err).startswith(ERROR_PREFIX)
+    """Whether ``err`` is one of spacy_el's own input errors (its message starts with "[spacy_el E123]")."""
+    return isinstance(err, EXPECTED_ERRORS) and is_spacy_el_message(str(err))
 
 
 class SpacyElGroup(TyperGroup):

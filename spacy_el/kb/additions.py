@@ -20,6 +20,7 @@ import numpy as np
 
 from .alias_table import AliasTable
 from .entity_store import EntityStore
+from .errors import KBErrors
 
 if TYPE_CHECKING:
     from .knowledge_base import ElKnowledgeBase
@@ -33,29 +34,28 @@ def _checked(entities: Sequence[Mapping[str, Any]], kb: "ElKnowledgeBase") -> Li
     """The additions with defaults filled in, or a ValueError naming the first bad one."""
     out, seen = [], set()
     for i, entity in enumerate(entities):
-        where = f"[spacy_el] add_entities: entity {i}"
         if not isinstance(entity, Mapping):
-            raise ValueError(f"{where} must be a dict with 'id' and 'name', got {type(entity).__name__}.")
+            raise ValueError(KBErrors.E154.format(i=i, entity_type=type(entity).__name__))
         unknown = set(entity) - ENTITY_KEYS
         if unknown:
-            raise ValueError(f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(ENTITY_KEYS)}.")
+            raise ValueError(KBErrors.E155.format(i=i, keys=sorted(unknown), allowed=sorted(ENTITY_KEYS)))
         entity_id, name = entity.get("id"), entity.get("name")
         if not isinstance(entity_id, str) or not entity_id.strip() or not isinstance(name, str) or not name.strip():
-            raise ValueError(f"{where} needs a non-empty string 'id' and 'name', got {entity_id!r}, {name!r}.")
+            raise ValueError(KBErrors.E156.format(i=i, entity_id=entity_id, name=name))
         if entity_id in kb or entity_id in seen:
-            raise ValueError(f"{where}: the id {entity_id!r} is already in the KB (or twice in this call).")
+            raise ValueError(KBErrors.E157.format(i=i, entity_id=entity_id))
         seen.add(entity_id)
         aliases = []
         for alias in entity.get("aliases") or []:
             text, prior = (alias, None) if isinstance(alias, str) else tuple(alias)
             if not isinstance(text, str) or not text.strip():
-                raise ValueError(f"{where} has an empty or non-string alias {alias!r}.")
+                raise ValueError(KBErrors.E162.format(i=i, alias=alias))
             if prior is not None and not 0.0 < float(prior) <= 1.0:
-                raise ValueError(f"{where}: the prior of alias {text!r} must be in (0, 1], got {prior}.")
+                raise ValueError(KBErrors.E163.format(i=i, text=text, prior=prior))
             aliases.append((text, prior))
         frequency = float(entity.get("frequency", 0.0))
         if not np.isfinite(frequency) or frequency < 0:
-            raise ValueError(f"{where}: frequency must be a finite number >= 0, got {frequency}.")
+            raise ValueError(KBErrors.E158.format(i=i, frequency=frequency))
         out.append({
             "id": entity_id, "name": name, "description": str(entity.get("description") or ""),
             "types": [str(t) for t in entity.get("types") or []], "aliases": aliases, "frequency": frequency,
@@ -74,16 +74,10 @@ def _encoder_path(kb: "ElKnowledgeBase", encoder: Optional[str]) -> Optional[str
     if path is None:
         default = encoder_fingerprint(None)
         if recorded is not None and recorded.get("sha256") != default["sha256"]:
-            raise ValueError(
-                f"[spacy_el] The KB's vectors were made by the encoder {recorded.get('name')!r}; pass its folder "
-                "as add_entities(..., encoder=PATH) so that the new vectors are in the same space."
-            )
+            raise ValueError(KBErrors.E159.format(name=recorded.get("name")))
         path = str(default_model_path())
     elif recorded is not None and encoder_fingerprint(path)["sha256"] != recorded.get("sha256"):
-        raise ValueError(
-            f"[spacy_el] {path} is not the encoder that made the KB's vectors ({recorded.get('name')!r}): "
-            "vectors of two encoders are not comparable."
-        )
+        raise ValueError(KBErrors.E160.format(path=path, name=recorded.get("name")))
     return path
 
 
@@ -160,7 +154,7 @@ def add_entities(
     the uniform one. ``source`` is recorded among the KB's entity and alias sources (where the KB records
     them: an unknown stays unknown)."""
     if not isinstance(source, str) or not source.strip():
-        raise ValueError(f"[spacy_el] add_entities: source must be a non-empty name, got {source!r}.")
+        raise ValueError(KBErrors.E153.format(source=source))
     additions = _checked(entities, kb)
     if not additions:
         return []
@@ -174,7 +168,7 @@ def add_entities(
         text_encoder = TextEncoder(_encoder_path(kb, encoder), batch_size=batch_size)
         new_vectors = text_encoder.encode([entity_text(a["name"], a["description"]) for a in additions], progress=progress)
         if new_vectors.shape[1] != store.vector_dim:
-            raise ValueError(f"[spacy_el] The encoder makes {new_vectors.shape[1]}-d vectors, the KB holds {store.vector_dim}-d ones.")
+            raise ValueError(KBErrors.E161.format(dim=new_vectors.shape[1], vector_dim=store.vector_dim))
     ids = [store.ids[i] for i in range(n)] + [a["id"] for a in additions]
     names = [store.names[i] for i in range(n)] + [a["name"] for a in additions]
     descriptions = [store.descriptions[i] for i in range(n)] + [a["description"] for a in additions]

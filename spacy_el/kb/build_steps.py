@@ -4,6 +4,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from .errors import KBErrors
 from .knowledge_base import ElKnowledgeBase
 from .serialization import KBFormatError
 from .vector_chunks import DEFAULT_CHUNK_SIZE, encode_in_chunks
@@ -48,20 +49,15 @@ def load_vectors_npy(path: Path, n_entities: int) -> np.ndarray:
     try:
         vectors = np.load(path, allow_pickle=False)
     except (ValueError, OSError) as err:
-        raise KBFormatError(f"[spacy_el] Cannot read entity vectors from {path}: {err}") from err
+        raise KBFormatError(KBErrors.E152.format(path=path, err=err)) from err
     if vectors.ndim != 2 or vectors.shape[0] != n_entities:
-        raise ValueError(
-            f"[spacy_el] Entity vectors in {path} have shape {vectors.shape}; expected ({n_entities}, dim), "
-            "one row per entity in the order of the entities file."
-        )
+        raise ValueError(KBErrors.E148.format(path=path, shape=vectors.shape, n_entities=n_entities))
     if vectors.dtype.kind not in "fiu":
-        raise ValueError(f"[spacy_el] Entity vectors in {path} have dtype {vectors.dtype}; expected numbers.")
+        raise ValueError(KBErrors.E149.format(path=path, dtype=vectors.dtype))
     vectors = vectors.astype(np.float32, copy=False)
     if not np.all(np.isfinite(vectors)):
         bad_row = int(np.argmin(np.isfinite(vectors).all(axis=1)))
-        raise ValueError(
-            f"[spacy_el] Entity vectors in {path} contain NaN or infinite values (first in row {bad_row})."
-        )
+        raise ValueError(KBErrors.E150.format(path=path, bad_row=bad_row))
     return vectors
 
 
@@ -88,7 +84,7 @@ def attach_dense_index(kb: ElKnowledgeBase, factory: str, **settings: Any) -> No
     from .dense_index import DenseIndex
 
     if kb.entities.vectors is None:
-        raise ValueError("[spacy_el] A dense index needs entity vectors: pass --vectors compute (or a .npy file).")
+        raise ValueError(KBErrors.E151)
     index = DenseIndex(kb.entities.vector_dim, factory=factory, **settings)
     index.add(np.ascontiguousarray(kb.entities.vectors, dtype=np.float32))
     kb.set_dense_index(index)

@@ -12,6 +12,7 @@ from wasabi import msg
 
 from .alias_table import AliasTable
 from .entity_store import EntityStore
+from .errors import KBErrors, message_code, with_place
 from .knowledge_base import ElKnowledgeBase, LookupSettings
 
 OnDuplicate = Literal["error", "max", "replace"]
@@ -58,22 +59,20 @@ class KBBuilder:
         """Add an entity (``qid``: its Wikidata QID, e.g. "Q42", when the KB id is not one). Every field is checked here, so an error names the entity (and, from JSONL,
         the file and line) instead of surfacing later at ``build`` time."""
         if not isinstance(entity_id, str) or not entity_id.strip():
-            raise ValueError(f"[spacy_el] Entity ids must be non-empty strings, got {entity_id!r}.")
+            raise ValueError(KBErrors.E126.format(entity_id=entity_id))
         if entity_id in self._row_of:
-            raise ValueError(f"[spacy_el] Entity {entity_id!r} was added twice; entity ids must be unique.")
+            raise ValueError(KBErrors.E127.format(entity_id=entity_id))
         for field, value in (("name", name), ("description", description), ("qid", qid)):
             if value is not None and not isinstance(value, str):
                 raise ValueError(
-                    f"[spacy_el] Entity {entity_id!r}: '{field}' must be a string, got {type(value).__name__} {value!r}."
+                    KBErrors.E137.format(entity_id=entity_id, field=field, value_type=type(value).__name__, value=value)
                 )
         if not _is_number(frequency) or not math.isfinite(float(frequency)) or float(frequency) < 0:
-            raise ValueError(
-                f"[spacy_el] Entity {entity_id!r} has frequency {frequency!r}; it must be a finite number >= 0."
-            )
+            raise ValueError(KBErrors.E128.format(entity_id=entity_id, frequency=frequency))
         # A string or a mapping is iterable too, and would silently become its characters or keys.
         type_list = list(types) if isinstance(types, Iterable) and not isinstance(types, (str, bytes, Mapping)) else None
         if type_list is None or not all(isinstance(t, str) for t in type_list):
-            raise ValueError(f"[spacy_el] Entity {entity_id!r}: 'types' must be a list of strings, got {types!r}.")
+            raise ValueError(KBErrors.E129.format(entity_id=entity_id, types=types))
         vector_array = _check_vector(entity_id, vector) if vector is not None else None
         self._row_of[entity_id] = len(self._ids)
         self._ids.append(entity_id)
@@ -96,29 +95,24 @@ class KBBuilder:
         train on held-out priors (``ElKnowledgeBase.lookup(held_out=)``); None: unknown.
         """
         if count is not None and (not _is_number(count) or not float(count) > 0 or not np.isfinite(float(count))):
-            raise ValueError(f"[spacy_el] Alias {alias!r}: count {count!r} must be a finite number > 0 (or None).")
+            raise ValueError(KBErrors.E130.format(alias=alias, count=count))
         if not isinstance(alias, str) or not alias:
-            raise ValueError(f"[spacy_el] Aliases must be non-empty strings, got {alias!r}.")
+            raise ValueError(KBErrors.E131.format(alias=alias))
         if len(entity_ids) != len(priors):
-            raise ValueError(
-                f"[spacy_el] Alias {alias!r}: {len(entity_ids)} entities but {len(priors)} priors; give one prior per entity."
-            )
+            raise ValueError(KBErrors.E132.format(alias=alias, n_entity_ids=len(entity_ids), n_priors=len(priors)))
         candidates: Dict[str, float] = {}
         for entity_id, prior in zip(entity_ids, priors):
             if not isinstance(entity_id, str):
-                raise ValueError(f"[spacy_el] Alias {alias!r}: entity ids must be strings, got {entity_id!r}.")
+                raise ValueError(KBErrors.E138.format(alias=alias, entity_id=entity_id))
             if not _is_number(prior):
-                raise ValueError(f"[spacy_el] Alias {alias!r}: prior {prior!r} for {entity_id!r} is not a number.")
+                raise ValueError(KBErrors.E139.format(alias=alias, prior=prior, entity_id=entity_id))
             prior = float(prior)
             if not (0.0 <= prior <= 1.0):  # also refuses NaN, for which every comparison is False
-                raise ValueError(f"[spacy_el] Alias {alias!r}: prior {prior} for {entity_id!r} is outside [0, 1].")
+                raise ValueError(KBErrors.E140.format(alias=alias, prior=prior, entity_id=entity_id))
             candidates[entity_id] = max(prior, candidates.get(entity_id, 0.0))
         existing = self._aliases.get(alias)
         if existing is not None and on_duplicate == "error":
-            raise ValueError(
-                f"[spacy_el] Alias {alias!r} was added twice. Merge its candidates first, or pass "
-                "on_duplicate='max' or 'replace'."
-            )
+            raise ValueError(KBErrors.E133.format(alias=alias))
         if existing is not None and on_duplicate == "max":
             for entity_id, prior in candidates.items():
                 existing[entity_id] = max(prior, existing.get(entity_id, 0.0))
@@ -180,10 +174,7 @@ class KBBuilder:
                 row = self._row_of.get(entity_id)
                 if row is None:
                     if not drop_unknown:
-                        raise ValueError(
-                            f"[spacy_el] Alias {alias!r} names entity {entity_id!r}, which is not in the KB. "
-                            "Add the entity, or build with drop_unknown=True (--drop-unknown) to drop such candidates."
-                        )
+                        raise ValueError(KBErrors.E147.format(alias=alias, entity_id=entity_id))
                     unknown += 1
                     continue
                 rows.append((row, prior))
@@ -224,15 +215,14 @@ class KBBuilder:
         if len(given) != len(self._vectors):
             missing = next(i for i, v in enumerate(self._vectors) if v is None)
             raise ValueError(
-                f"[spacy_el] {len(given)} of {len(self._vectors)} entities have vectors (e.g. {self._ids[missing]!r} "
-                "has none). Give every entity a vector, or none and compute them with `kb build --vectors`."
+                KBErrors.E134.format(n_given=len(given), n_vectors=len(self._vectors), example=self._ids[missing])
             )
         dims = {len(v) for v in given}
         if len(dims) != 1:
-            raise ValueError(f"[spacy_el] Entity vectors have different lengths {sorted(dims)}; they must all match.")
+            raise ValueError(KBErrors.E135.format(lengths=sorted(dims)))
         matrix = np.asarray(given, dtype=np.float32)
         if not np.all(np.isfinite(matrix)):
-            raise ValueError("[spacy_el] Entity vectors contain NaN or infinite values.")
+            raise ValueError(KBErrors.E107)
         return matrix
 
     # -- JSONL ------------------------------------------------------------------------------------
@@ -241,7 +231,7 @@ class KBBuilder:
         n_read = 0
         for line_no, record in _iter_jsonl(path, "entities", progress):
             if "id" not in record:
-                raise ValueError(f"[spacy_el] {path}:{line_no}: entity record has no 'id'.")
+                raise ValueError(KBErrors.E141.format(path=path, line_no=line_no))
             try:
                 self.add_entity(
                     record["id"],
@@ -257,10 +247,7 @@ class KBBuilder:
             n_read += 1
         if not n_read:
             # An empty KB would build and save fine, and then link nothing.
-            raise ValueError(
-                f"[spacy_el] {path} holds no entities: give one JSON object per line, e.g. "
-                '{"id": "Ada_Lovelace", "name": "Ada Lovelace", "description": "English mathematician"}.'
-            )
+            raise ValueError(KBErrors.E136.format(path=path))
 
     def read_aliases_jsonl(
         self, path: Union[str, Path], progress: bool = True, on_duplicate: OnDuplicate = "error"
@@ -271,19 +258,12 @@ class KBBuilder:
         An empty file adds no aliases (``add_title_aliases`` may add them afterwards)."""
         for line_no, record in _iter_jsonl(path, "aliases", progress):
             if "alias" not in record or "candidates" not in record:
-                raise ValueError(
-                    f"[spacy_el] {path}:{line_no}: expected {{\"alias\": str, \"candidates\": "
-                    f"[[entity_id, prior], ...]}}, got the keys {sorted(record)}."
-                )
+                raise ValueError(KBErrors.E142.format(path=path, line_no=line_no, keys=sorted(record)))
             alias, candidates = record["alias"], record["candidates"]
             # Checked here: a dict or a bare string would otherwise be indexed character by character.
             bad = [c for c in candidates if not _is_candidate_pair(c)] if isinstance(candidates, list) else [candidates]
             if bad:
-                raise ValueError(
-                    f"[spacy_el] {path}:{line_no}: alias {alias!r}: 'candidates' must be a list of "
-                    f"[entity_id, prior] pairs, [[entity_id, prior], ...] with a string id and a number prior; "
-                    f"got {bad[0]!r}."
-                )
+                raise ValueError(KBErrors.E143.format(path=path, line_no=line_no, alias=alias, got=bad[0]))
             try:
                 self.add_alias(alias, [c[0] for c in candidates], [c[1] for c in candidates], on_duplicate=on_duplicate,
                                count=record.get("count"))
@@ -324,30 +304,24 @@ def _check_vector(entity_id: str, vector: object) -> np.ndarray:
     # dtype kind f/i/u: numbers only ("a" makes a string array, None an object array).
     if array is None or array.ndim != 1 or array.size == 0 or array.dtype.kind not in "fiu":
         shown = repr(vector) if len(repr(vector)) <= 80 else repr(vector)[:77] + "..."
-        raise ValueError(
-            f"[spacy_el] Entity {entity_id!r}: 'vector' must be a list of numbers (one non-empty row), got {shown}."
-        )
+        raise ValueError(KBErrors.E123.format(entity_id=entity_id, shown=shown))
     with np.errstate(over="ignore"):
         array = array.astype(np.float32)
     if not np.all(np.isfinite(array)):
-        raise ValueError(
-            f"[spacy_el] Entity {entity_id!r}: 'vector' contains NaN or infinite values (or values too large "
-            "for float32)."
-        )
+        raise ValueError(KBErrors.E124.format(entity_id=entity_id))
     return array
 
 
 def _at_line(path: Union[str, Path], line_no: int, err: Exception) -> ValueError:
-    """``err`` located at ``path:line_no``, with one "[spacy_el]" prefix."""
-    text = str(err)
-    text = text[len("[spacy_el] ") :] if text.startswith("[spacy_el] ") else text
-    return ValueError(f"[spacy_el] {path}:{line_no}: {text}")
+    """``err`` located at ``path:line_no``, its code kept (another library's message gets one)."""
+    text = str(err) if message_code(str(err)) else KBErrors.E175.format(problem=err)
+    return ValueError(with_place(text, f"{path}:{line_no}"))
 
 
 def _iter_jsonl(path: Union[str, Path], what: str, progress: bool) -> Iterator[Tuple[int, dict]]:
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"[spacy_el] {what} file not found: {path}")
+        raise ValueError(KBErrors.E125.format(what=what, path=path))
     # Bytes are decoded line by line, so that an encoding error names its line (a text-mode file
     # raises a bare UnicodeDecodeError from somewhere in a block of lines).
     with path.open("rb") as f:
@@ -357,15 +331,14 @@ def _iter_jsonl(path: Union[str, Path], what: str, progress: bool) -> Iterator[T
                 line = raw.decode("utf-8-sig" if line_no == 1 else "utf8")
             except UnicodeDecodeError as err:
                 raise ValueError(
-                    f"[spacy_el] {path}:{line_no}: the line is not valid UTF-8 (byte {raw[err.start]:#04x} at "
-                    f"position {err.start}). Save the {what} file as UTF-8."
+                    KBErrors.E145.format(path=path, line_no=line_no, byte=raw[err.start], start=err.start, what=what)
                 ) from err
             if not line.strip():
                 continue
             try:
                 record = srsly.json_loads(line)
             except ValueError as err:
-                raise ValueError(f"[spacy_el] {path}:{line_no}: invalid JSON ({err}).") from err
+                raise ValueError(KBErrors.E146.format(path=path, line_no=line_no, err=err)) from err
             if not isinstance(record, dict):
-                raise ValueError(f"[spacy_el] {path}:{line_no}: expected a JSON object.")
+                raise ValueError(KBErrors.E144.format(path=path, line_no=line_no))
             yield line_no, record

@@ -26,6 +26,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 import faiss
 import numpy as np
 
+from .errors import KBErrors
 from .serialization import create_temp_file
 
 # Why the BLAS threshold is changed. faiss-cpu 1.15 scores exhaustive searches (Flat, and the IVF
@@ -33,7 +34,7 @@ from .serialization import create_temp_file
 # and with BLAS sgemm from there on. Its default, 128000, keeps every batch below 334 queries at dim 384
 # on the loop, which re-reads the whole matrix for each query; BLAS is several times faster from about
 # 8 queries on, while "always BLAS" (threshold 1) is slower for 1-4 queries. Hence BLAS from 8 queries at
-# dim 384 (benchmarks/kb_scale.py measures all three settings: rows faiss_flat*, faiss_ivf4096_pq48*).
+# dim 384 (docs/kb_scale.md compares the three settings).
 # Single queries on a big index are unaffected (FAISS then splits the database across threads). The unit
 # (queries x dim) is that of the pinned faiss 1.15; older releases compared the query count alone.
 # Process-wide FAISS setting, set once here.
@@ -75,15 +76,13 @@ class DenseIndex:
         num_threads: Optional[int] = None,
     ) -> None:
         if dim < 1:
-            raise ValueError(f"[spacy_el] DenseIndex dim must be >= 1, got {dim}.")
+            raise ValueError(KBErrors.E226.format(dim=dim))
         try:
             index = faiss.index_factory(int(dim), factory, faiss.METRIC_INNER_PRODUCT)
         except RuntimeError as err:
-            raise ValueError(
-                f"[spacy_el] Invalid FAISS factory string {factory!r} for dim {dim}: {_first_line(err)}"
-            ) from err
+            raise ValueError(KBErrors.E238.format(factory=factory, dim=dim, err=_first_line(err))) from err
         if int(ef_construction) < 1:
-            raise ValueError(f"[spacy_el] DenseIndex ef_construction must be >= 1, got {ef_construction}.")
+            raise ValueError(KBErrors.E227.format(ef_construction=ef_construction))
         self._init(index, factory, ef_search, nprobe, ef_construction, max_train, seed, num_threads)
         hnsw = _hnsw_of(index)
         if hnsw is not None:
@@ -163,14 +162,14 @@ class DenseIndex:
         saved) but has no effect, so one config can serve every factory."""
         if ef_search is not None:
             if ef_search < 1:
-                raise ValueError(f"[spacy_el] ef_search must be >= 1, got {ef_search}.")
+                raise ValueError(KBErrors.E239.format(ef_search=ef_search))
             self._ef_search = int(ef_search)
             hnsw = _hnsw_of(self._index)
             if hnsw is not None:
                 hnsw.efSearch = self._ef_search
         if nprobe is not None:
             if nprobe < 1:
-                raise ValueError(f"[spacy_el] nprobe must be >= 1, got {nprobe}.")
+                raise ValueError(KBErrors.E240.format(nprobe=nprobe))
             self._nprobe = int(nprobe)
             ivf = faiss.try_extract_index_ivf(self._index)
             if ivf is not None:
@@ -187,9 +186,7 @@ class DenseIndex:
         ivf = faiss.try_extract_index_ivf(self._index)
         if ivf is not None and n < ivf.nlist:
             raise ValueError(
-                f"[spacy_el] Cannot train {self._factory!r}: {ivf.nlist} inverted lists need at least "
-                f"{ivf.nlist} training vectors (FAISS recommends 39 per list), got {n}. Use fewer lists, "
-                f"e.g. 'IVF{max(1, n // 39)},...', or a 'Flat'/'HNSW32' index for small KBs."
+                KBErrors.E228.format(factory=self._factory, nlist=ivf.nlist, n=n, max_lists=max(1, n // 39))
             )
         if n > self._max_train:
             rows = np.sort(np.random.default_rng(self._seed).choice(n, self._max_train, replace=False))
@@ -199,7 +196,7 @@ class DenseIndex:
                 self._index.train(vectors)
         except RuntimeError as err:
             raise ValueError(
-                f"[spacy_el] FAISS could not train {self._factory!r} on {len(vectors)} vectors: {_first_line(err)}"
+                KBErrors.E241.format(factory=self._factory, n_vectors=len(vectors), err=_first_line(err))
             ) from err
 
     def add(self, vectors: np.ndarray) -> None:
@@ -230,7 +227,7 @@ class DenseIndex:
         """
         queries = self._check(queries, "queries")
         if k < 1:
-            raise ValueError(f"[spacy_el] k must be >= 1, got {k}.")
+            raise ValueError(KBErrors.E229.format(k=k))
         n_q = len(queries)
         if n_q == 0 or self.ntotal == 0:
             return np.full((n_q, k), -np.inf, dtype=np.float32), np.full((n_q, k), -1, dtype=np.int64)
@@ -289,18 +286,15 @@ class DenseIndex:
         """
         path = Path(path)
         if not path.is_file():
-            raise ValueError(f"[spacy_el] Dense index file {path} does not exist.")
+            raise ValueError(KBErrors.E230.format(path=path))
         with path.open("rb") as f:
             size = f.seek(0, os.SEEK_END)
             if size < _TRAILER.size:
-                raise ValueError(f"[spacy_el] Dense index file {path} is truncated or corrupted ({size} bytes).")
+                raise ValueError(KBErrors.E242.format(path=path, size=size))
             f.seek(size - _TRAILER.size)
             n_faiss, n_meta, magic = _TRAILER.unpack(f.read(_TRAILER.size))
             if magic != _MAGIC or n_faiss + n_meta + _TRAILER.size != size:
-                raise ValueError(
-                    f"[spacy_el] Dense index file {path} is truncated or corrupted (or not written by "
-                    f"DenseIndex.save): its size {size} does not match its trailer."
-                )
+                raise ValueError(KBErrors.E243.format(path=path, size=size))
             f.seek(n_faiss)
             meta = _parse_meta(f.read(n_meta), str(path))
         index = _read_index_file(path, mmap=mmap)
@@ -319,26 +313,27 @@ class DenseIndex:
         """Inverse of ``to_bytes``. RAISES ValueError on truncated or corrupted data."""
         where = "the dense index bytes"
         if len(data) < _TRAILER.size:
-            raise ValueError(f"[spacy_el] {where} are truncated or corrupted ({len(data)} bytes).")
+            raise ValueError(KBErrors.E231.format(where=where, n_data=len(data)))
         n_faiss, n_meta, magic = _TRAILER.unpack(data[-_TRAILER.size :])
         if magic != _MAGIC or n_faiss + n_meta + _TRAILER.size != len(data):
-            raise ValueError(f"[spacy_el] {where} are truncated or corrupted: size does not match the trailer.")
+            raise ValueError(KBErrors.E232.format(where=where))
         meta = _parse_meta(data[n_faiss : n_faiss + n_meta], where)
         try:
             index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8, count=n_faiss))
         except RuntimeError as err:
-            raise ValueError(f"[spacy_el] FAISS cannot read {where}: {_first_line(err)}") from err
+            raise ValueError(KBErrors.E244.format(where=where, err=_first_line(err))) from err
         return cls._from_faiss(index, meta, where, num_threads)
 
     @classmethod
     def _from_faiss(cls, index: Any, meta: Dict[str, Any], where: str, num_threads: Optional[int]) -> "DenseIndex":
         if int(index.d) != int(meta["dim"]) or int(index.ntotal) != int(meta["ntotal"]):
             raise ValueError(
-                f"[spacy_el] {where} is inconsistent: metadata says dim={meta['dim']} ntotal={meta['ntotal']}, "
-                f"the FAISS index has dim={index.d} ntotal={index.ntotal}."
+                KBErrors.E233.format(
+                    where=where, dim=meta["dim"], ntotal=meta["ntotal"], index_dim=index.d, index_ntotal=index.ntotal
+                )
             )
         if index.metric_type != faiss.METRIC_INNER_PRODUCT:
-            raise ValueError(f"[spacy_el] {where} holds a FAISS index whose metric is not inner product.")
+            raise ValueError(KBErrors.E234.format(where=where))
         self = cls.__new__(cls)
         self._init(
             index,
@@ -358,10 +353,7 @@ class DenseIndex:
         found = f"{getattr(array, 'dtype', type(array).__name__)} array of shape {getattr(array, 'shape', '?')}"
         ok = isinstance(array, np.ndarray) and array.dtype == np.float32 and array.ndim == 2
         if not ok or array.shape[1] != self.dim:
-            raise ValueError(
-                f"[spacy_el] DenseIndex expects {name} as a float32 array of shape (n, {self.dim}), found {found}. "
-                "Use x.astype(np.float32) for other dtypes and x[None, :] for a single vector."
-            )
+            raise ValueError(KBErrors.E235.format(name=name, dim=self.dim, found=found))
         return np.ascontiguousarray(array)
 
     @contextlib.contextmanager
@@ -394,23 +386,23 @@ def _read_index_file(path: Path, *, mmap: bool) -> Any:
                 pass  # an index type FAISS cannot map: read it normally (errors are reported below)
         return faiss.read_index(str(path))
     except RuntimeError as err:
-        raise ValueError(f"[spacy_el] Dense index file {path} is truncated or corrupted: {_first_line(err)}") from err
+        raise ValueError(KBErrors.E236.format(path=path, err=_first_line(err))) from err
 
 
 def _parse_meta(raw: bytes, where: str) -> Dict[str, Any]:
     try:
         meta = json.loads(raw.decode("utf8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"[spacy_el] {where} has corrupted metadata: {err}") from err
+        raise ValueError(KBErrors.E237.format(where=where, err=err)) from err
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-        raise ValueError(f"[spacy_el] {where} is not a {FORMAT_NAME} file.")
+        raise ValueError(KBErrors.E223.format(where=where, format_name=FORMAT_NAME))
     if int(meta.get("format_version", 0)) > FORMAT_VERSION:
         raise ValueError(
-            f"[spacy_el] {where} has format version {meta['format_version']}; this spacy_el reads <= {FORMAT_VERSION}."
+            KBErrors.E224.format(where=where, format_version=meta["format_version"], max_version=FORMAT_VERSION)
         )
     missing = [key for key in ("factory", "dim", "ntotal") if key not in meta]
     if missing:
-        raise ValueError(f"[spacy_el] {where} metadata lacks {missing}.")
+        raise ValueError(KBErrors.E225.format(where=where, missing=missing))
     return meta
 
 

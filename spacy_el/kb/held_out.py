@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Dict, Mapping, Optional
 
+from .errors import KBErrors
 from .serialization import check_format_header
 
 HELD_OUT_ATTACHMENT = "held_out_counts"
@@ -41,7 +42,7 @@ def decode_held_out(data: bytes, where: str = "the KB") -> HeldOutTable:
     try:
         parsed = json.loads(data.decode("utf8"))
     except (UnicodeDecodeError, ValueError) as err:
-        raise ValueError(f"[spacy_el] The held-out counts of {where} are not valid JSON: {err}") from err
+        raise ValueError(KBErrors.E173.format(where=where, err=err)) from err
     check_format_header(parsed, FORMAT, FORMAT_VERSION, "a held-out counts table",
                         f"The {HELD_OUT_ATTACHMENT} attachment of {where}")
     documents = parsed.get("documents")
@@ -51,8 +52,7 @@ def decode_held_out(data: bytes, where: str = "the KB") -> HeldOutTable:
             for counts in aliases.values())
         for aliases in documents.values()
     ):
-        raise ValueError(f"[spacy_el] The held-out counts of {where} are malformed: expected document -> alias -> "
-                         "{entity id: count >= 0}.")
+        raise ValueError(KBErrors.E172.format(where=where))
     return documents
 
 

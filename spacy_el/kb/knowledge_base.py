@@ -12,6 +12,7 @@ from spacy.vocab import Vocab
 from .additions import ADDED_SOURCE, add_entities as append_entities
 from .alias_table import AliasCounts, AliasTable, CandidateHit, held_out_priors
 from .entity_store import EntityStore
+from .errors import KBErrors
 from .held_out import HELD_OUT_ATTACHMENT, counts_of, decode_held_out
 from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
 from .type_index import TypeIndex, select_typed_first
@@ -41,15 +42,15 @@ class LookupSettings:
         if self.top_k is not None:
             _check_top_k(self.top_k)
         if not 0.0 < self.fuzzy_min_score <= 1.0:
-            raise ValueError(f"[spacy_el] fuzzy_min_score must be in (0, 1], got {self.fuzzy_min_score}.")
+            raise ValueError(KBErrors.E104.format(fuzzy_min_score=self.fuzzy_min_score))
         if self.fuzzy_max_aliases < 1:
-            raise ValueError(f"[spacy_el] fuzzy_max_aliases must be >= 1, got {self.fuzzy_max_aliases}.")
+            raise ValueError(KBErrors.E105.format(fuzzy_max_aliases=self.fuzzy_max_aliases))
 
 
 def _check_top_k(top_k: Any) -> None:
     # A slice bound: 0 would silently return nothing and -1 silently drop the last candidate.
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise ValueError(f"[spacy_el] top_k must be None or >= 1, got {top_k!r}.")
+        raise ValueError(KBErrors.E101.format(top_k=top_k))
 
 
 class EntityInfo(NamedTuple):
@@ -174,13 +175,10 @@ class ElKnowledgeBase(KnowledgeBase):
         encoder: the fingerprint of the encoder that made them (``encoder.encoder_fingerprint``), if known."""
         vectors = np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[0] != self.n_entities or vectors.shape[1] < 1:
-            raise ValueError(
-                f"[spacy_el] Entity vectors must have shape (n_entities={self.n_entities}, dim >= 1); "
-                f"got {vectors.shape}."
-            )
+            raise ValueError(KBErrors.E106.format(n_entities=self.n_entities, shape=vectors.shape))
         step = max(1, (1 << 22) // vectors.shape[1])  # row blocks: memory-mapped vectors are not read in whole
         if not all(np.isfinite(vectors[i : i + step]).all() for i in range(0, len(vectors), step)):
-            raise ValueError("[spacy_el] Entity vectors contain NaN or infinite values.")
+            raise ValueError(KBErrors.E107)
         self.entities.vectors = vectors.astype(np.float32, copy=False)
         self.vectors_encoder = dict(encoder) if encoder is not None else None
 
@@ -199,7 +197,7 @@ class ElKnowledgeBase(KnowledgeBase):
     def set_attachment(self, name: str, data: Optional[bytes]) -> None:
         """Carry ``data`` in the KB's files under ``name`` (letters, digits, ``_`` and ``-``); None removes it."""
         if not name or not all(c.isalnum() or c in "_-" for c in name):
-            raise ValueError(f"[spacy_el] An attachment name must be letters, digits, '_' or '-', got {name!r}.")
+            raise ValueError(KBErrors.E108.format(name=name))
         if data is None:
             self._attachments.pop(name, None)
         else:
@@ -223,11 +221,7 @@ class ElKnowledgeBase(KnowledgeBase):
         to build one."""
         data = self.attachment(HELD_OUT_ATTACHMENT)
         if data is None:
-            raise ValueError(
-                "[spacy_el] Held-out priors need the KB's table of what each training document contributed to its "
-                "alias counts, and this KB carries none. `python -m spacy_el kb build-eval` records it for the "
-                "documents it counts; or train without held-out priors."
-            )
+            raise ValueError(KBErrors.E109)
         if self._held_out is None or self._held_out[0] is not data:
             self._held_out = (data, decode_held_out(data))
         return counts_of(self._held_out[1], text)
@@ -242,25 +236,19 @@ class ElKnowledgeBase(KnowledgeBase):
         """
         labels = list(labels)
         if not labels or not all(isinstance(label, str) and label for label in labels):
-            raise ValueError(f"[spacy_el] Type labels must be a non-empty list of non-empty strings, got {labels!r}.")
+            raise ValueError(KBErrors.E110.format(labels=labels))
         if len(set(labels)) != len(labels):
-            raise ValueError(f"[spacy_el] Type labels must be distinct, got {labels!r}.")
+            raise ValueError(KBErrors.E111.format(labels=labels))
         probs = np.asarray(probs)
         if probs.ndim != 2 or probs.shape != (self.n_entities, len(labels)):
-            raise ValueError(
-                f"[spacy_el] Type probabilities must have shape (n_entities={self.n_entities}, "
-                f"len(labels)={len(labels)}); got {probs.shape}."
-            )
+            raise ValueError(KBErrors.E112.format(n_entities=self.n_entities, n_labels=len(labels), shape=probs.shape))
         if probs.dtype.kind not in "fiu":
-            raise ValueError(f"[spacy_el] Type probabilities must be numeric, got dtype {probs.dtype}.")
+            raise ValueError(KBErrors.E113.format(dtype=probs.dtype))
         probs = probs.astype(np.float32)
         if probs.size and not np.all(np.isfinite(probs)):
-            raise ValueError("[spacy_el] Type probabilities contain NaN or infinite values.")
+            raise ValueError(KBErrors.E114)
         if probs.size and (float(probs.min()) < 0.0 or float(probs.max()) > 1.0 + 1e-4):
-            raise ValueError(
-                f"[spacy_el] Type probabilities must lie in [0, 1]; got values in "
-                f"[{float(probs.min())}, {float(probs.max())}]. Normalise each row first."
-            )
+            raise ValueError(KBErrors.E115.format(low=float(probs.min()), high=float(probs.max())))
         self.entities.type_probs = np.clip(probs, 0.0, 1.0)
         self.entities.type_prob_names = labels
 
@@ -278,17 +266,14 @@ class ElKnowledgeBase(KnowledgeBase):
         problems = aliases.validate(self.n_entities)
         if problems:
             name, problem = next(iter(problems.items()))
-            raise ValueError(f"[spacy_el] The new alias table does not fit this KB: {name}: {problem}")
+            raise ValueError(KBErrors.E116.format(name=name, problem=problem))
         self.aliases = aliases
         self.alias_sources = _checked_alias_sources(sources, "the alias sources")
 
     def set_dense_index(self, index: Any) -> None:
         """Attach a ``DenseIndex`` whose rows are this KB's entity rows."""
         if index is not None and index.ntotal != self.n_entities:
-            raise ValueError(
-                f"[spacy_el] The dense index holds {index.ntotal} vectors but the KB has {self.n_entities} "
-                "entities; build it from this KB's vectors (e.g. `python -m spacy_el kb build --index`)."
-            )
+            raise ValueError(KBErrors.E117.format(ntotal=index.ntotal, n_entities=self.n_entities))
         self.dense_index = index
 
     # -- candidate lookup --------------------------------------------------------------------------
@@ -369,11 +354,7 @@ class ElKnowledgeBase(KnowledgeBase):
         """alias row -> its (entity rows, priors) without the ``held_out`` mentions (see :meth:`lookup`),
         computed once per row."""
         if self.aliases.counts is None:
-            raise ValueError(
-                "[spacy_el] Held-out priors need the alias counts that the KB's priors were estimated from, and "
-                "this KB has none. Rebuild it with counts (`python -m spacy_el kb build-eval` records them; "
-                "`KBBuilder.add_alias(..., count=)` in Python), or train without held-out priors."
-            )
+            raise ValueError(KBErrors.E118)
         table, ids, memo = self.aliases, self.entities.ids, {}
 
         def left(row: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -441,9 +422,7 @@ class ElKnowledgeBase(KnowledgeBase):
         queries (np.ndarray): float32 (q, dim). RETURNS: q lists of (entity id, score), best first.
         """
         if self.dense_index is None:
-            raise ValueError(
-                "[spacy_el] This KB has no dense index. Build one with `python -m spacy_el kb build ... --index Flat`."
-            )
+            raise ValueError(KBErrors.E119)
         scores, rows = self.dense_index.search(queries, k)
         return [
             [(self.entities.ids[int(r)], float(s)) for r, s in zip(row_ids, row_scores) if r >= 0]
@@ -534,7 +513,7 @@ class ElKnowledgeBase(KnowledgeBase):
             alias_sources = _checked_alias_sources(manifest.get("alias_sources"), "alias_sources")
             entity_sources = _checked_alias_sources(manifest.get("entity_sources"), "entity_sources")
         except (KeyError, TypeError, ValueError) as err:
-            raise KBFormatError(f"[spacy_el] {where} lacks a required KB field or array: {err}") from err
+            raise KBFormatError(KBErrors.E122.format(where=where, err=err)) from err
         self.entities, self.aliases, self.settings = entities, aliases, settings
         self._default_vector_length = default_length
         self.dense_index = dense
@@ -549,7 +528,7 @@ class ElKnowledgeBase(KnowledgeBase):
             problems[DENSE_INDEX_FILE] = f"holds {self.dense_index.ntotal} vectors for {len(self.entities)} entities"
         if problems:
             name, problem = next(iter(problems.items()))
-            raise KBFormatError(f"[spacy_el] {where} is inconsistent: {name}: {problem}")
+            raise KBFormatError(KBErrors.E120.format(where=where, name=name, problem=problem))
 
     # -- introspection -----------------------------------------------------------------------------
     def memory_usage(self) -> Dict[str, int]:
@@ -568,7 +547,7 @@ def _load_dense_file(extra: Dict[str, Path], name: str, kb_path: Path, *, mmap: 
     from .dense_index import DenseIndex
 
     if name not in extra:
-        raise KBFormatError(f"[spacy_el] The manifest of {kb_path} names a dense index {name} that it does not list.")
+        raise KBFormatError(KBErrors.E102.format(kb_path=kb_path, name=name))
     return DenseIndex.load(extra[name], mmap=mmap)
 
 
@@ -577,7 +556,7 @@ def _checked_alias_sources(sources: Any, what: str) -> Optional[List[str]]:
     if sources is None:
         return None
     if isinstance(sources, str) or not all(isinstance(s, str) and s for s in sources):
-        raise ValueError(f"[spacy_el] {what} must be a list of non-empty strings or None, got {sources!r}.")
+        raise ValueError(KBErrors.E103.format(what=what, sources=sources))
     return list(sources)
 
 
@@ -590,6 +569,6 @@ def _attachment_sources(manifest: Dict[str, Any], extra: Dict[str, Any], where: 
     sources: Dict[str, Union[bytes, Path]] = {}
     for name, file in (manifest.get("attachments") or {}).items():
         if file not in extra:
-            raise KBFormatError(f"[spacy_el] The manifest of {where} names an attachment {file} that it does not hold.")
+            raise KBFormatError(KBErrors.E121.format(where=where, file=file))
         sources[name] = extra[file]
     return sources

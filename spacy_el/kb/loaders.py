@@ -19,6 +19,7 @@ from spacy.tokens import Span
 from spacy.util import registry
 from spacy.vocab import Vocab
 
+from .errors import KBErrors
 from .knowledge_base import ElKnowledgeBase
 
 
@@ -47,10 +48,7 @@ def check_el_kb(kb: KnowledgeBase, user: str = "spacy-el.CandidateGenerator.v1")
     """``kb`` as an ``ElKnowledgeBase``, or an error telling spaCy's entity_linker user (``user``, the
     registered function that needs it) how to configure one."""
     if not isinstance(kb, ElKnowledgeBase):
-        raise ValueError(
-            f"[spacy_el] {user} needs an ElKnowledgeBase, got {type(kb).__name__}. "
-            "Set generate_empty_kb = {\"@misc\": \"spacy-el.EmptyKB.v1\"} and a spacy-el.KBFromDisk.v1 kb_loader."
-        )
+        raise ValueError(KBErrors.E174.format(user=user, kb_type=type(kb).__name__))
     return kb
 
 

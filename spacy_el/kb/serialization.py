@@ -31,6 +31,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 import srsly
 
+from .errors import KBErrors
+
 FORMAT_NAME = "spacy_el.kb"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -148,23 +150,16 @@ def check_kb_target(path: Path, force: bool = False) -> None:
     """
     path = Path(path)
     if path.is_symlink() and not path.exists():
-        raise ValueError(f"[spacy_el] Cannot write a KB to {path}: it is a broken symbolic link.")
+        raise ValueError(KBErrors.E201.format(path=path))
     if path.exists() and not path.is_dir():
-        raise ValueError(f"[spacy_el] Cannot write a KB to {path}: it exists and is not a directory.")
+        raise ValueError(KBErrors.E202.format(path=path))
     if path.is_dir() and any(path.iterdir()) and not force and _kb_manifest(path / MANIFEST) is None:
-        raise ValueError(
-            f"[spacy_el] {path} is not empty and is not a spacy_el KB (it has no spacy_el {MANIFEST}); "
-            "refusing to overwrite its files. Write the KB to a new or empty directory, or pass force=True "
-            "(`--force` on the command line) to write into it anyway."
-        )
+        raise ValueError(KBErrors.E203.format(path=path, manifest=MANIFEST))
     array_dir = path / ARRAY_DIR
     if array_dir.is_symlink():
-        raise ValueError(
-            f"[spacy_el] {array_dir} is a symbolic link: a KB's {ARRAY_DIR}/ folder must be a real directory, "
-            "since writing through the link would overwrite files elsewhere. Remove the link."
-        )
+        raise ValueError(KBErrors.E204.format(array_dir=array_dir, arrays=ARRAY_DIR))
     if array_dir.exists() and not array_dir.is_dir():
-        raise ValueError(f"[spacy_el] Cannot write a KB to {path}: {array_dir} exists and is not a directory.")
+        raise ValueError(KBErrors.E205.format(path=path, array_dir=array_dir))
 
 
 def _old_kb_files(path: Path) -> List[str]:
@@ -242,13 +237,13 @@ def _remove_stale(path: Path, rels: List[str]) -> None:
 def read_manifest(path: Path) -> Dict[str, Any]:
     manifest_path = path / MANIFEST
     if not path.is_dir():
-        raise KBFormatError(f"[spacy_el] KB directory not found: {path}")
+        raise KBFormatError(KBErrors.E206.format(path=path))
     if not manifest_path.is_file():
-        raise KBFormatError(f"[spacy_el] {manifest_path} is missing: this is not a spacy_el KB directory.")
+        raise KBFormatError(KBErrors.E207.format(manifest_path=manifest_path))
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise KBFormatError(f"[spacy_el] {manifest_path} is not valid JSON ({err}).") from err
+        raise KBFormatError(KBErrors.E214.format(manifest_path=manifest_path, err=err)) from err
     _check_manifest(manifest, str(manifest_path))
     return manifest
 
@@ -257,11 +252,10 @@ def check_format_header(document: Any, name: str, version: int, what: str, where
     """Refuse ``document`` (parsed JSON) unless it is a dict whose ``format`` is ``name`` and whose
     ``format_version`` is ``version``: the KB manifest's header, and that of the data files a KB carries."""
     if not isinstance(document, dict) or document.get("format") != name:
-        raise KBFormatError(f"[spacy_el] {where} does not describe {what} (format != {name!r}).")
+        raise KBFormatError(KBErrors.E208.format(where=where, what=what, name=name))
     if document.get("format_version") != version:
         raise KBFormatError(
-            f"[spacy_el] {where} has format_version {document.get('format_version')!r}; "
-            f"this version of spacy_el reads version {version}. Rebuild the KB."
+            KBErrors.E209.format(where=where, format_version=document.get("format_version"), version=version)
         )
 
 
@@ -269,11 +263,11 @@ def _check_manifest(manifest: Any, where: str) -> None:
     check_format_header(manifest, FORMAT_NAME, FORMAT_VERSION, "a spacy_el KB", where)
     files = manifest.get("files")
     if not isinstance(files, dict):
-        raise KBFormatError(f"[spacy_el] {where} has no 'files' table.")
+        raise KBFormatError(KBErrors.E210.format(where=where))
     for rel in files:
         # Refuse paths that would escape the KB directory.
         if not isinstance(rel, str) or rel.startswith("/") or ".." in Path(rel).parts:
-            raise KBFormatError(f"[spacy_el] {where} lists an unsafe file path: {rel!r}")
+            raise KBFormatError(KBErrors.E215.format(where=where, rel=rel))
 
 
 def read_kb_dir(
@@ -289,15 +283,12 @@ def read_kb_dir(
     for rel, info in manifest["files"].items():
         file_path = path / rel
         if not file_path.is_file():
-            raise KBFormatError(f"[spacy_el] KB file {file_path} is missing.")
+            raise KBFormatError(KBErrors.E216.format(file_path=file_path))
         size = file_path.stat().st_size
         if size != info.get("bytes"):
-            raise KBFormatError(
-                f"[spacy_el] KB file {file_path} has {size} bytes, the manifest says {info.get('bytes')}: "
-                "it is truncated or was modified."
-            )
+            raise KBFormatError(KBErrors.E217.format(file_path=file_path, size=size, bytes=info.get("bytes")))
         if verify and _sha256_file(file_path) != info.get("sha256"):
-            raise KBFormatError(f"[spacy_el] KB file {file_path} does not match its SHA-256 checksum: it was modified.")
+            raise KBFormatError(KBErrors.E218.format(file_path=file_path))
         if rel.startswith(f"{ARRAY_DIR}/") and rel.endswith(".npy"):
             name = rel[len(ARRAY_DIR) + 1 : -len(".npy")]
             arrays[name] = _load_npy(file_path, mmap=mmap)
@@ -316,9 +307,9 @@ def _load_npy(source: Any, *, mmap: bool, name: Optional[str] = None) -> np.ndar
     try:
         array = np.load(source, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (ValueError, OSError, EOFError) as err:
-        raise KBFormatError(f"[spacy_el] KB array {name or source} cannot be read as .npy data ({err}).") from err
+        raise KBFormatError(KBErrors.E219.format(name=name or source, err=err)) from err
     if array.dtype.hasobject:
-        raise KBFormatError(f"[spacy_el] KB array {name or source} has an object dtype, which is not allowed.")
+        raise KBFormatError(KBErrors.E211.format(name=name or source))
     # A plain ndarray view of the mapped file: np.memmap's Python-level indexing costs a multiple of an
     # ndarray's for the single-element reads a look-up makes (offsets, one id), and the view keeps the map.
     return np.asarray(array)
@@ -342,10 +333,7 @@ def _check_finite(array: np.ndarray, name: str, where: str) -> None:
     step = 1 << 22  # scan in blocks: np.isfinite on a whole vector matrix would allocate its size again
     for start in range(0, flat.size, step):
         if not np.isfinite(flat[start : start + step]).all():
-            raise KBFormatError(
-                f"[spacy_el] {where} is invalid: {name}: contains NaN or infinite values. Rebuild the KB "
-                "from finite values (the builder and set_vectors/set_type_probs refuse NaN and inf)."
-            )
+            raise KBFormatError(KBErrors.E220.format(where=where, name=name))
 
 
 def kb_to_bytes(manifest: Dict[str, Any], arrays: Dict[str, np.ndarray], extra_files: Dict[str, bytes]) -> bytes:
@@ -363,17 +351,17 @@ def kb_from_bytes(data: bytes) -> Tuple[Dict[str, Any], Dict[str, np.ndarray], D
     try:
         msg = srsly.msgpack_loads(data)
     except Exception as err:  # msgpack raises several unrelated exception types on garbage
-        raise KBFormatError(f"[spacy_el] KB bytes are not a valid msgpack message ({type(err).__name__}).") from err
+        raise KBFormatError(KBErrors.E221.format(err_type=type(err).__name__)) from err
     if not isinstance(msg, dict) or not {"manifest", "arrays", "extra"} <= set(msg):
-        raise KBFormatError("[spacy_el] KB bytes lack the manifest/arrays/extra sections.")
+        raise KBFormatError(KBErrors.E212)
     manifest = msg["manifest"]
     _check_manifest(manifest, "the KB bytes' manifest")
     blobs = {**msg["arrays"], **msg["extra"]}
     if set(blobs) != set(manifest["files"]):
-        raise KBFormatError("[spacy_el] KB bytes hold different sections than their manifest lists.")
+        raise KBFormatError(KBErrors.E213)
     for name, blob in blobs.items():
         if not isinstance(blob, bytes) or hashlib.sha256(blob).hexdigest() != manifest["files"][name]:
-            raise KBFormatError(f"[spacy_el] KB bytes section {name!r} does not match its checksum.")
+            raise KBFormatError(KBErrors.E222.format(name=name))
     arrays = {name: _load_npy(io.BytesIO(blob), mmap=False, name=name) for name, blob in msg["arrays"].items()}
     for name, array in arrays.items():  # bytes are always checksummed, so always scanned (see read_kb_dir)
         _check_finite(array, name, "the KB bytes")

@@ -4,6 +4,7 @@ from typing import Collection, Optional, Sequence
 import numpy as np
 
 from .entity_store import EntityStore
+from .errors import KBErrors
 
 
 class TypeIndex:
@@ -47,7 +48,7 @@ class TypeIndex:
         RETURNS: int64 array of shape (<= n,).
         """
         if n < 0:
-            raise ValueError(f"[spacy_el] n must be >= 0, got {n}.")
+            raise ValueError(KBErrors.E171.format(n=n))
         pools = [self.entities_of_type(t) for t in self._store.types_of(row)]
         if not pools or n == 0:
             return np.zeros(0, dtype=np.int64)

@@ -17,6 +17,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .errors import KBErrors
+
 __all__ = [
     "TypeInventory",
     "INVENTORY_NAMES",
@@ -74,7 +76,7 @@ class TypeInventory:
     def __post_init__(self) -> None:
         self.labels = [str(label) for label in self.labels]
         if not self.labels or len(set(self.labels)) != len(self.labels):
-            raise ValueError(f"[spacy_el] Type inventory {self.name!r} needs distinct labels, got {self.labels!r}.")
+            raise ValueError(KBErrors.E166.format(name=self.name, labels=self.labels))
         self._index = {label: i for i, label in enumerate(self.labels)}
         targets = [
             *(("kb_type_map", v) for v in self.kb_type_map.values()),
@@ -84,10 +86,7 @@ class TypeInventory:
         ]
         for where, label in targets:
             if label is not None and label not in self._index:
-                raise ValueError(
-                    f"[spacy_el] Type inventory {self.name!r}: {where} names label {label!r}, "
-                    f"which is not one of its labels {self.labels}."
-                )
+                raise ValueError(KBErrors.E169.format(name=self.name, where=where, label=label, labels=self.labels))
 
     @classmethod
     def from_name(cls, name: str) -> "TypeInventory":
@@ -99,7 +98,7 @@ class TypeInventory:
             kb_map = {**_KB_MAP, **{topic: topic for topic in FINE_TOPICS}}
             labels = ["PER", "LOC", "ORG", *FINE_TOPICS, "MISC"]
             return cls("fine", labels, kb_map, dict(_NER_MAP), "MISC", "MISC")
-        raise ValueError(f"[spacy_el] Unknown type inventory {name!r}; valid names: {', '.join(INVENTORY_NAMES)}.")
+        raise ValueError(KBErrors.E164.format(name=name, names=", ".join(INVENTORY_NAMES)))
 
     @property
     def n_labels(self) -> int:
@@ -151,7 +150,7 @@ class TypeInventory:
                 kb_topic_fallback=data.get("kb_topic_fallback"),
             )
         except (KeyError, TypeError) as err:
-            raise ValueError(f"[spacy_el] Not a type inventory dict ({err!r}): {data!r}") from err
+            raise ValueError(KBErrors.E170.format(err=err, data=data)) from err
 
 
 def observed_type_counts(kb: Any, inventory: TypeInventory, mentions: Iterable[Tuple[str, str]]) -> np.ndarray:
@@ -185,12 +184,9 @@ def known_type_mass(kb: Any, inventory: TypeInventory, observed: Optional[np.nda
     if observed is not None:
         observed = np.asarray(observed, dtype=np.float32)
         if observed.shape != (n, n_labels):
-            raise ValueError(
-                f"[spacy_el] Observed type counts must have shape (n_entities={n}, T={n_labels}); "
-                f"got {observed.shape}."
-            )
+            raise ValueError(KBErrors.E167.format(n=n, n_labels=n_labels, shape=observed.shape))
         if not np.all(np.isfinite(observed)) or (observed.size and observed.min() < 0):
-            raise ValueError("[spacy_el] Observed type counts must be finite and >= 0.")
+            raise ValueError(KBErrors.E168)
         mass += observed
     type_labels = [inventory.kb_label(type_name) for type_name in store.type_names]
     label_of_type = np.array([-1 if i is None else i for i in type_labels], dtype=np.int64)
@@ -212,8 +208,5 @@ def type_agreement(mention_probs: np.ndarray, entity_probs: np.ndarray) -> np.nd
     q = np.asarray(mention_probs, dtype=np.float32)
     p = np.asarray(entity_probs, dtype=np.float32)
     if q.ndim != 2 or p.ndim != 3 or p.shape[0] != q.shape[0] or p.shape[2] != q.shape[1]:
-        raise ValueError(
-            f"[spacy_el] type_agreement needs mention_probs (M, T) and entity_probs (M, C, T); "
-            f"got {q.shape} and {p.shape}."
-        )
+        raise ValueError(KBErrors.E165.format(mention_shape=q.shape, entity_shape=p.shape))
     return np.einsum("mt,mct->mc", q, p)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
 
+from .errors import KBErrors
 from .serialization import atomic_write, create_temp_file
 
 __all__ = ["encode_in_chunks", "remove_work_dir", "texts_sha256", "chunk_file", "DEFAULT_CHUNK_SIZE", "META_FILE", "VECTORS_FILE"]
@@ -62,31 +63,25 @@ def _describe(field: str, value: Any) -> str:
 def _check_or_write_meta(work_dir: Path, meta: Dict[str, Any]) -> None:
     """Start a new work folder, or check that an existing one was made by the same run."""
     meta_path = work_dir / META_FILE
-    hint = "Delete the folder to start the encoding over, or give another work folder (--vectors-work-dir)."
     if not meta_path.is_file():
         if work_dir.is_dir() and any(p for p in work_dir.iterdir() if not p.name.startswith(".")):
-            raise ValueError(
-                f"[spacy_el] {work_dir} is not empty and has no {META_FILE}, so it is not a vector work folder; "
-                "give an empty or new folder (--vectors-work-dir)."
-            )
+            raise ValueError(KBErrors.E249.format(work_dir=work_dir, meta_file=META_FILE))
         work_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=2) + "\n"), mode="w")
         return
     try:
         old = json.loads(meta_path.read_text(encoding="utf8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise ValueError(f"[spacy_el] Cannot read the vector work folder's {meta_path}: {err}. {hint}") from err
+        raise ValueError(KBErrors.E250.format(meta_path=meta_path, err=err)) from err
     if not isinstance(old, dict) or old.get("format") != WORK_FORMAT:
-        raise ValueError(f"[spacy_el] {meta_path} is not a spacy_el vector work file. {hint}")
+        raise ValueError(KBErrors.E245.format(meta_path=meta_path))
     if old.get("version") != WORK_VERSION:
-        raise ValueError(f"[spacy_el] {meta_path} has version {old.get('version')!r}; this version reads {WORK_VERSION}. {hint}")
+        raise ValueError(KBErrors.E246.format(meta_path=meta_path, version=old.get("version"), work_version=WORK_VERSION))
     for field in CHECKED:
         if old.get(field) != meta[field]:
-            raise ValueError(
-                f"[spacy_el] The vector work folder {work_dir} belongs to another encoding: its {field} is "
-                f"{_describe(field, old.get(field))}, this run's is {_describe(field, meta[field])}. "
-                f"Continuing would mix vectors of two runs. {hint}"
-            )
+            raise ValueError(KBErrors.E251.format(
+                work_dir=work_dir, field=field, old=_describe(field, old.get(field)), new=_describe(field, meta[field])
+            ))
 
 
 def _finished_chunk(path: Path, rows: int, dim: int) -> bool:
@@ -96,12 +91,9 @@ def _finished_chunk(path: Path, rows: int, dim: int) -> bool:
     try:
         chunk = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as err:
-        raise ValueError(f"[spacy_el] Cannot read the vector chunk {path}: {err}. Delete it to encode it again.") from err
+        raise ValueError(KBErrors.E252.format(path=path, err=err)) from err
     if chunk.shape != (rows, dim) or chunk.dtype != np.float32:
-        raise ValueError(
-            f"[spacy_el] The vector chunk {path} holds {chunk.dtype} {chunk.shape}, expected float32 {(rows, dim)}. "
-            "Delete it to encode it again."
-        )
+        raise ValueError(KBErrors.E247.format(path=path, dtype=chunk.dtype, shape=chunk.shape, expected=(rows, dim)))
     return True
 
 
@@ -127,7 +119,7 @@ def encode_in_chunks(
     from tqdm import tqdm
 
     if chunk_size < 1:
-        raise ValueError(f"[spacy_el] The vector chunk size must be >= 1, got {chunk_size}.")
+        raise ValueError(KBErrors.E248.format(chunk_size=chunk_size))
     work_dir = Path(work_dir)
     dim = int(encoder.dim)
     meta = {
@@ -156,9 +148,11 @@ def encode_in_chunks(
             start, end = bounds[k]
             chunk = np.ascontiguousarray(encoder.encode(list(texts_of(start, end)), progress=False, bar=bar), dtype=np.float32)
             if chunk.shape != (end - start, dim):
-                raise ValueError(f"[spacy_el] The encoder returned {chunk.shape} for rows {start}..{end - 1}, expected {(end - start, dim)}.")
+                raise ValueError(
+                    KBErrors.E253.format(shape=chunk.shape, start=start, end=end - 1, expected=(end - start, dim))
+                )
             if not np.isfinite(chunk).all():
-                raise ValueError(f"[spacy_el] The encoder returned NaN or infinite values for rows {start}..{end - 1}.")
+                raise ValueError(KBErrors.E254.format(start=start, end=end - 1))
             atomic_write(chunk_file(work_dir, k), lambda f: np.save(f, chunk, allow_pickle=False))
     return _stitch(work_dir, bounds, n, dim)
 

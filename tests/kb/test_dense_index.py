@@ -102,20 +102,20 @@ def test_k_larger_than_ntotal_and_empty_index() -> None:
 
 def test_wrong_shape_or_dtype_is_a_clear_error() -> None:
     index = DenseIndex(DIM)
-    with pytest.raises(ValueError, match=r"shape \(n, 32\), found float32 array of shape \(4, 16\)"):
+    with pytest.raises(ValueError, match="E235"):
         index.add(np.zeros((4, 16), np.float32))
-    with pytest.raises(ValueError, match="float64"):
+    with pytest.raises(ValueError, match="E235"):
         index.search(np.zeros((1, DIM)), 3)
-    with pytest.raises(ValueError, match=r"x\[None, :\]"):
+    with pytest.raises(ValueError, match="E235"):
         index.search(np.zeros(DIM, np.float32), 3)
-    with pytest.raises(ValueError, match="Invalid FAISS factory"):
+    with pytest.raises(ValueError, match="E238"):
         DenseIndex(DIM, "NoSuchIndex")
-    with pytest.raises(ValueError, match="ef_construction must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="E227"):
         DenseIndex(DIM, "HNSW32", ef_construction=0)
 
 
 def test_too_few_vectors_to_train() -> None:
-    with pytest.raises(ValueError, match="64 inverted lists need at least 64 training vectors"):
+    with pytest.raises(ValueError, match="E228"):
         DenseIndex(DIM, "IVF64,Flat").add(_unit(50, 4))
 
 
@@ -125,16 +125,16 @@ def test_truncated_or_corrupted_file_names_the_file(built: Dict[str, DenseIndex]
         path = tmp_path / name
         path.write_bytes(content)
         for mmap in (True, False):
-            with pytest.raises(ValueError, match=name):
+            with pytest.raises(ValueError, match=rf"E24[23].*{name}"):
                 DenseIndex.load(path, mmap=mmap)
-        with pytest.raises(ValueError, match="truncated or corrupted"):
+        with pytest.raises(ValueError, match="E23[12]"):
             DenseIndex.from_bytes(content)
     # intact trailer, damaged FAISS header: FAISS's RuntimeError becomes a ValueError naming the file
     broken = tmp_path / "broken.faiss"
     broken.write_bytes(b"\0" * 64 + data[64:])
-    with pytest.raises(ValueError, match="broken.faiss"):
+    with pytest.raises(ValueError, match=r"E236.*broken\.faiss"):
         DenseIndex.load(broken)
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="E230"):
         DenseIndex.load(tmp_path / "missing.faiss")
 
 

@@ -45,5 +45,5 @@ def test_cuda_request_without_cuda_is_a_clear_error() -> None:
         pytest.skip("CUDA is available here")
     from spacy_el.kb.encoder import TextEncoder
 
-    with pytest.raises(ValueError, match="CUDA is not available"):
+    with pytest.raises(ValueError, match="E259"):
         TextEncoder(device="cuda:0")

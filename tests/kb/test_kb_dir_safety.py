@@ -66,7 +66,7 @@ def test_foreign_folder_is_refused(tmp_path):
     path.mkdir()
     foreign = {"format": "something-else", "weights": "precious"}
     (path / MANIFEST).write_text(json.dumps(foreign))
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*not a spacy_el KB.*force"):
+    with pytest.raises(ValueError, match="E203"):
         build_toy_kb().to_disk(path)
     assert json.loads((path / MANIFEST).read_text()) == foreign
     assert sorted(p.name for p in path.iterdir()) == [MANIFEST]
@@ -77,7 +77,7 @@ def test_folder_with_same_named_arrays_is_refused(tmp_path):
     (path / ARRAY_DIR).mkdir(parents=True)
     precious = path / ARRAY_DIR / "entities.frequencies.npy"
     np.save(precious, np.arange(3.0))
-    with pytest.raises(ValueError, match="not a spacy_el KB"):
+    with pytest.raises(ValueError, match="E203"):
         build_toy_kb().to_disk(path)
     np.testing.assert_array_equal(np.load(precious), np.arange(3.0))
 
@@ -96,7 +96,7 @@ def test_force_overwrites_a_foreign_folder(tmp_path):
 def test_a_file_as_target_is_refused(tmp_path):
     target = tmp_path / "kb"
     target.write_text("not a folder")
-    with pytest.raises(ValueError, match="not a directory"):
+    with pytest.raises(ValueError, match="E202"):
         build_toy_kb().to_disk(target, force=True)
     assert target.read_text() == "not a folder"
 
@@ -156,7 +156,7 @@ def test_symlinked_files_are_replaced_not_written_through(tmp_path, planted, for
         (path / rel).symlink_to(victim)
         victims[rel] = victim
     if force:
-        with pytest.raises(ValueError, match="not a spacy_el KB"):
+        with pytest.raises(ValueError, match="E203"):
             kb.to_disk(path)
         kb.to_disk(path, force=True)
     else:
@@ -178,7 +178,7 @@ def test_symlinked_array_dir_is_refused(tmp_path):
     (path / ARRAY_DIR).rmdir()
     (path / ARRAY_DIR).symlink_to(outside, target_is_directory=True)
     for force in (False, True):
-        with pytest.raises(ValueError, match=r"\[spacy_el\].*arrays.*symbolic link"):
+        with pytest.raises(ValueError, match="E204"):
             build_toy_kb().to_disk(path, force=force)
     assert sorted(p.name for p in outside.iterdir()) == ["entities.frequencies.npy"]
     assert (outside / "entities.frequencies.npy").read_bytes() == b"precious bytes"
@@ -224,7 +224,7 @@ def test_non_finite_arrays_are_refused_at_load(tmp_path, name, index, value, mma
     path = tmp_path / "kb"
     kb.to_disk(path)
     _poison(path, name, index, value)
-    with pytest.raises(KBFormatError, match=rf"\[spacy_el\].*{name}.*(NaN|outside)"):
+    with pytest.raises(KBFormatError, match=rf"E220.*{name}"):
         ElKnowledgeBase.load(path, mmap=mmap)
 
 
@@ -232,7 +232,7 @@ def test_non_finite_vectors_are_refused_in_bytes():
     kb = build_toy_kb(vectors=True)
     kb.entities.vectors = kb.entities.vectors.copy()
     kb.entities.vectors[0, 0] = np.nan  # bypasses set_vectors, as a buggy caller could
-    with pytest.raises(KBFormatError, match="entities.vectors.*NaN"):
+    with pytest.raises(KBFormatError, match=r"E220.*entities\.vectors"):
         ElKnowledgeBase(kb.vocab).from_bytes(kb.to_bytes())
 
 

@@ -40,6 +40,7 @@ from tqdm import tqdm
 
 from ..alias_table import AliasTable
 from ..entity_store import EntityStore
+from ..errors import KBErrors
 from ..knowledge_base import ElKnowledgeBase, LookupSettings
 from ..ngram_index import NgramIndex
 from ..normalize import normalize_alias
@@ -89,11 +90,11 @@ class DumpsSettings:
 
     def __post_init__(self) -> None:
         if self.kb_id not in ("title", "qid"):
-            raise ValueError(f"[spacy_el] kb_id must be 'title' or 'qid', got {self.kb_id!r}.")
+            raise ValueError(KBErrors.E301.format(kb_id=self.kb_id))
         if self.min_count < 1:
-            raise ValueError(f"[spacy_el] min_count must be >= 1, got {self.min_count}.")
+            raise ValueError(KBErrors.E302.format(min_count=self.min_count))
         if not 0.0 < self.label_prior <= 1.0:
-            raise ValueError(f"[spacy_el] label_prior must be in (0, 1], got {self.label_prior}.")
+            raise ValueError(KBErrors.E303.format(label_prior=self.label_prior))
 
 
 @dataclass

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Sequence, Union
 
+from ..errors import KBErrors
+
 COARSE_LABELS = ("PER", "LOC", "ORG", "MISC")
 FALLBACK = "MISC"
 
@@ -57,7 +59,7 @@ def read_coarse_map(path: Optional[Union[str, Path]]) -> Dict[str, str]:
     try:
         table = json.loads(Path(path).read_text(encoding="utf8"))
     except (OSError, ValueError) as err:
-        raise ValueError(f"[spacy_el] Cannot read the P31 type map {path}: {err}") from err
+        raise ValueError(KBErrors.E308.format(path=path, err=err)) from err
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in table.items()):
-        raise ValueError(f'[spacy_el] {path}: the P31 type map must be a JSON object {{"Q5": "PER", ...}} of strings.')
+        raise ValueError(KBErrors.E307.format(path=path))
     return table

@@ -16,6 +16,8 @@ from typing import Dict, Iterable, Iterator, Optional, Union
 import numpy as np
 from spacy.strings import hash_string
 
+from ..errors import KBErrors
+
 BUFFER_BYTES = 1 << 20  # a column's write buffer
 CHUNK_ROWS = 1 << 20  # rows read back at a time
 
@@ -47,7 +49,7 @@ class ArrayFile:
         else:
             data = memoryview(np.ascontiguousarray(values, dtype=self.dtype)).cast("B")
         if len(data) % self.dtype.itemsize:
-            raise ValueError(f"[spacy_el] {len(data)} bytes are no whole number of {self.dtype} values.")
+            raise ValueError(KBErrors.E310.format(n_data=len(data), dtype=self.dtype))
         assert self._file is not None, f"{self.path} is closed"
         self._file.write(data)
         self.length += len(data) // self.dtype.itemsize
@@ -64,7 +66,7 @@ class ArrayFile:
         # numpy pads the header for any length of the first axis (GROWTH_AXIS_MAX_DIGITS), for this very use.
         if len(header) != len(self._header):
             file.close()
-            raise RuntimeError(f"[spacy_el] numpy's .npy header of {self.path} changed size with its length.")
+            raise RuntimeError(KBErrors.E311.format(path=self.path))
         file.seek(0)
         file.write(header)
         file.close()
@@ -80,7 +82,7 @@ class Column:
         self.file = ArrayFile(path, dtype, npy=npy)
         self.buffer = array(typecode, first)
         if self.buffer.itemsize != self.file.dtype.itemsize:
-            raise ValueError(f"[spacy_el] array typecode {typecode!r} does not match dtype {self.file.dtype}.")
+            raise ValueError(KBErrors.E312.format(typecode=typecode, dtype=self.file.dtype))
         self._flush_at = max(1, BUFFER_BYTES // self.buffer.itemsize)
 
     def append(self, value) -> None:
@@ -184,7 +186,7 @@ def save_array(folder: Path, name: str, values: np.ndarray) -> Path:
     """A 1-d array held in memory, written as ``<name>.npy`` (as ``np.save`` writes it)."""
     values = np.asarray(values)
     if values.ndim != 1:
-        raise ValueError(f"[spacy_el] {name}: a KB column is 1-d, got shape {values.shape}.")
+        raise ValueError(KBErrors.E309.format(name=name, shape=values.shape))
     out = ArrayFile(Path(folder) / f"{name}.npy", values.dtype)
     out.write(values)
     return out.close()

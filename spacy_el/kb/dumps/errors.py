@@ -1,9 +1,9 @@
 """Errors and the bad-input tally of the dump readers.
 
 Every problem with a dump is a ``DumpFormatError`` that names the file and the line or byte offset, in
-spaCy's style ("[spacy_el] path:line: what is wrong. What to do."). With ``skip_bad`` a reader counts the
-bad record in a ``BadInput`` tally instead (per reason, with the first few places), and the build
-report prints it: nothing is dropped silently.
+spaCy's style ("[spacy_el E313] path, line 1: what is wrong. What to do."), from a coded template of
+``spacy_el.kb.errors.KBErrors``. With ``skip_bad`` a reader counts the bad record in a ``BadInput`` tally
+instead (per reason, with the first few places), and the build report prints it: nothing is dropped silently.
 """
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,14 +14,11 @@ class DumpFormatError(ValueError):
     """A dump file is truncated, malformed, not UTF-8, or has a structure the reader does not know."""
 
 
-def dump_error(path: object, where: Optional[str], problem: str, hint: str = "") -> DumpFormatError:
-    """``[spacy_el] path:where: problem hint``; ``where`` is e.g. "line 12" or "byte offset 4096"."""
+def dump_error(path: object, where: Optional[str], template: str, **fields: object) -> DumpFormatError:
+    """The error of a ``KBErrors`` template whose ``{place}`` is filled with the file and ``where`` (e.g.
+    "line 12" or "decompressed byte offset 4096"), its other placeholders with ``fields``."""
     place = f"{path}, {where}" if where else f"{path}"
-    text = f"[spacy_el] {place}: {problem}"
-    return DumpFormatError(f"{text} {hint}".rstrip())
-
-
-SKIP_HINT = "Pass --skip-bad (skip_bad=True) to skip such records and count them in the report."
+    return DumpFormatError(template.format(place=place, **fields))
 
 
 @dataclass

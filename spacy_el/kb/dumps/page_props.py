@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator, NamedTuple, Set, Tuple, Union
 
+from ..errors import KBErrors
 from .errors import dump_error
 from .streams import iter_lines
 
@@ -47,10 +48,10 @@ def iter_page_props(path: Union[str, Path]) -> Iterator[PageProp]:
                 name = _unescape(row.group(2)).decode("utf8")
                 value = _unescape(row.group(3)).decode("utf8")
             except UnicodeDecodeError as err:
-                raise dump_error(path, f"line {line_no}, byte {row.start()}", f"a page_props value is not valid UTF-8 ({err}).") from err
+                raise dump_error(path, f"line {line_no}, byte {row.start()}", KBErrors.E318, err=err) from err
             yield PageProp(int(row.group(1)), name, value)
     if n_inserts == 0:
-        raise dump_error(path, None, "no `INSERT INTO `page_props` VALUES` statement: is this an enwiki page_props SQL dump?")
+        raise dump_error(path, None, KBErrors.E319)
 
 
 def read_page_props(path: Union[str, Path]) -> Tuple[Set[int], Counter]:

@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, Iterator, Tuple, Union
 
+from ..errors import KBErrors
 from .errors import DumpFormatError, dump_error
 
 PathLike = Union[str, Path]
@@ -52,7 +53,7 @@ def open_dump(path: PathLike) -> Tuple[BinaryIO, _Counted]:
     """The decompressed byte stream of ``path``, and the counter of compressed bytes read so far."""
     path = Path(path)
     if not path.is_file():
-        raise DumpFormatError(f"[spacy_el] Dump file not found: {path}")
+        raise DumpFormatError(KBErrors.E304.format(path=path))
     kind = compression_of(path)
     counted = _Counted(open(path, "rb"))
     raw = io.BufferedReader(counted, buffer_size=1 << 20)
@@ -88,11 +89,8 @@ def iter_lines(path: PathLike) -> Iterator[Tuple[int, bytes]]:
 
 
 def truncated_error(path: PathLike, where: str, offset: int, err: BaseException) -> DumpFormatError:
-    return dump_error(
-        path, f"{where} (compressed byte offset {offset})",
-        f"the compressed stream is truncated or corrupt ({type(err).__name__}: {err}).",
-        "Download the dump again, or check it with `bzip2 -t` / `gzip -t`.",
-    )
+    where = f"{where} (compressed byte offset {offset})"
+    return dump_error(path, where, KBErrors.E317, err_type=type(err).__name__, err=err)
 
 
 class ByteStream(io.RawIOBase):

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 from .coarse_types import DEFAULT_COARSE_MAP, coarse_type
-from .errors import SKIP_HINT, BadInput, dump_error
+from ..errors import KBErrors
+from .errors import BadInput, dump_error
 from .titles import normalize_title
 
 DISAMBIGUATION_ITEM = "Q4167410"  # P31 "Wikimedia disambiguation page"
@@ -66,16 +67,15 @@ def parse_line(raw: bytes, line_no: int, config: WikidataConfig) -> Optional[Dic
     try:
         text = line.decode("utf8")
     except UnicodeDecodeError as err:
-        raise dump_error(
-            config.path, f"line {line_no}", f"the line is not valid UTF-8 (byte {line[err.start]:#04x} at position {err.start}).", SKIP_HINT
-        ) from err
+        where = f"line {line_no}"
+        raise dump_error(config.path, where, KBErrors.E320, byte=line[err.start], position=err.start) from err
     try:
         record = json.loads(text)
     except ValueError as err:
         truncated = " It looks truncated (the dump was cut off mid-line?)." if not text.endswith("}") else ""
-        raise dump_error(config.path, f"line {line_no}", f"malformed JSON ({err}).{truncated}", SKIP_HINT) from err
+        raise dump_error(config.path, f"line {line_no}", KBErrors.E321, err=err, truncated=truncated) from err
     if not isinstance(record, dict) or "id" not in record:
-        raise dump_error(config.path, f"line {line_no}", "expected a JSON object with an \"id\" (one Wikidata entity per line).", SKIP_HINT)
+        raise dump_error(config.path, f"line {line_no}", KBErrors.E322)
     return record
 
 

@@ -15,7 +15,8 @@ from typing import FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tu
 
 import numpy as np
 
-from .errors import SKIP_HINT, BadInput, DumpFormatError, dump_error
+from ..errors import KBErrors
+from .errors import BadInput, DumpFormatError, dump_error
 from .streams import ByteStream
 from .titles import normalize_title, title_hash
 from .wikitext import extract_links, first_paragraph, is_disambiguation, redirect_target
@@ -64,10 +65,7 @@ def iter_pages(
                     if not root_seen:
                         root_seen, root = True, elem
                         if name != "mediawiki":
-                            raise dump_error(
-                                path, "line 1", f"unknown XML structure: the root element is <{name}>, expected "
-                                "<mediawiki> (a Wikipedia pages-articles export).",
-                            )
+                            raise dump_error(path, "line 1", KBErrors.E313, name=name)
                     elif name == "page" and depth == 2:
                         page_depth = depth
                     continue
@@ -88,7 +86,7 @@ def iter_pages(
     finally:
         stream.close()
     if not root_seen:
-        raise dump_error(path, None, "the file holds no XML (it is empty).")
+        raise dump_error(path, None, KBErrors.E314)
 
 
 def _events(parser: ET.XMLPullParser, block: bytes, path: object) -> List[Tuple[str, ET.Element]]:
@@ -99,10 +97,7 @@ def _events(parser: ET.XMLPullParser, block: bytes, path: object) -> List[Tuple[
         return list(parser.read_events())
     except ET.ParseError as err:
         line, column = err.position
-        raise dump_error(
-            path, f"line {line}, column {column}",
-            f"invalid XML ({err}); the file is not a MediaWiki XML export, is truncated, or is not UTF-8.",
-        ) from err
+        raise dump_error(path, f"line {line}, column {column}", KBErrors.E315, err=err) from err
 
 
 def _page_of(elem: ET.Element, path: object, offset: int, bad: BadInput, skip_bad: bool) -> Optional[Page]:
@@ -132,7 +127,7 @@ def _page_of(elem: ET.Element, path: object, offset: int, bad: BadInput, skip_ba
     if problem is not None:
         where = f"decompressed byte offset {offset}"
         if not skip_bad:
-            raise dump_error(path, where, f"unknown XML structure: {problem}.", SKIP_HINT)
+            raise dump_error(path, where, KBErrors.E316, problem=problem)
         bad.add("malformed page", f"{path}, {where}")
         return None
     return Page(page_id, ns, fields["title"], redirect, text)
@@ -205,4 +200,4 @@ def check_is_xml(path: Union[str, Path]) -> None:
     finally:
         stream.close()
     if not head.startswith(b"<"):
-        raise DumpFormatError(f"[spacy_el] {path}: not an XML file (it starts with {head[:20]!r}); expected a Wikipedia pages-articles XML dump.")
+        raise DumpFormatError(KBErrors.E305.format(path=path, start=head[:20]))

@@ -12,6 +12,7 @@ pages whose text mentions a disambiguation template name at all (a substring tes
 import re
 from typing import Any, FrozenSet, Iterator, List, Optional, Tuple
 
+from ..errors import KBErrors
 from .titles import clean_anchor, normalize_title
 
 # Template names (first letter case-insensitive, "_" = " ") that mark a disambiguation page on the English
@@ -52,10 +53,7 @@ def _mwparser() -> Any:
     try:
         import mwparserfromhell
     except ImportError as err:
-        raise ImportError(
-            "[spacy_el] Reading Wikipedia dumps needs mwparserfromhell: "
-            '`pip install -c constraints.txt -e ".[dumps]"` (or `pip install mwparserfromhell`).'
-        ) from err
+        raise ImportError(KBErrors.E306) from err
     return mwparserfromhell
 
 

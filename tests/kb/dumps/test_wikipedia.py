@@ -53,14 +53,14 @@ def test_no_namespace_at_all(tmp_path):
 def test_unknown_root_is_an_error(tmp_path):
     path = tmp_path / "p.xml"
     path.write_bytes(b"<rss><channel/></rss>")
-    with pytest.raises(DumpFormatError, match=r"unknown XML structure: the root element is <rss>"):
+    with pytest.raises(DumpFormatError, match="E313"):
         list(iter_pages(path, BadInput()))
 
 
 def test_page_without_text_errors_or_is_skipped(tmp_path):
     broken = "  <page>\n    <title>Broken</title>\n    <ns>0</ns>\n    <id>2</id>\n  </page>\n"
     path = write_bz2(tmp_path / "p.xml.bz2", wikipedia_bytes([page_xml("A", "a", 1), broken, page_xml("B", "b", 3)]))
-    with pytest.raises(DumpFormatError, match=r"page 'Broken' has no <revision><text>.*--skip-bad"):
+    with pytest.raises(DumpFormatError, match="E316"):
         list(iter_pages(path, BadInput()))
     bad = BadInput()
     assert [p.title for p in iter_pages(path, bad, skip_bad=True)] == ["A", "B"]
@@ -71,7 +71,7 @@ def test_truncated_bz2_xml(tmp_path):
     data = bz2.compress(wikipedia_bytes([page_xml(f"P{i}", "text " * 200, i) for i in range(300)]))
     path = tmp_path / "cut.xml.bz2"
     path.write_bytes(data[: len(data) * 2 // 3])
-    with pytest.raises(DumpFormatError, match=r"cut\.xml\.bz2, decompressed byte offset \d+ \(compressed byte offset \d+\): the compressed stream is truncated"):
+    with pytest.raises(DumpFormatError, match=r"E317.*cut\.xml\.bz2, decompressed byte offset \d+ \(compressed byte offset \d+\)"):
         list(iter_pages(path, BadInput()))
 
 
@@ -79,9 +79,9 @@ def test_truncated_xml_and_non_utf8_name_the_line(tmp_path):
     data = wikipedia_bytes([page_xml("A", "a", 1), page_xml("B", "b", 2)])
     cut = tmp_path / "cut.xml"
     cut.write_bytes(data[:-40])
-    with pytest.raises(DumpFormatError, match=r"cut\.xml, line \d+, column \d+: invalid XML"):
+    with pytest.raises(DumpFormatError, match=r"E315.*cut\.xml, line \d+, column \d+"):
         list(iter_pages(cut, BadInput()))
     latin = tmp_path / "latin.xml"
     latin.write_bytes(data.replace(b"<title>B</title>", b"<title>Caf\xe9</title>"))
-    with pytest.raises(DumpFormatError, match=r"latin\.xml, line 20, column \d+: .*not UTF-8"):
+    with pytest.raises(DumpFormatError, match=r"E315.*latin\.xml, line 20, column \d+"):
         list(iter_pages(latin, BadInput()))
