@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Sequence, Tuple
 
 from .common import SHARED_DATA, reset_peak_rss
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, repo_relative, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, repo_relative, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "annotate"
@@ -331,10 +331,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-ray", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / f"{NAME}.json")
-    parser.add_argument("--dataset", default=DATASET,
-                        help="the rows' dataset name; a name other than the default adds its rows to --out")
     args = parser.parse_args()
-    dataset = args.dataset
+    dataset = DATASET
 
     import spacy
     import torch
@@ -378,16 +376,6 @@ def main() -> None:
         assert s_1.read == n, s_1
         print(f"local_1proc {t_1:.1f}s", flush=True)
 
-        # local_1proc with torch on 1 thread: the single worker that 2 processes or 2 actors multiply
-        torch.set_num_threads(1)
-        try:
-            t_1t, s_1t = timed_annotate(nlp, input_path, work / "out1t", batch_size=args.batch_size,
-                                        chunk_size=args.chunk_size)
-        finally:
-            torch.set_num_threads(threads)
-        assert s_1t.read == n, s_1t
-        print(f"local_1proc, 1 thread {t_1t:.1f}s", flush=True)
-
         # local_2proc: 2 worker processes for the run, forked from this process (pipeline already loaded)
         with WorkerSampler(args.pipeline) as sampler:
             t_2, s_2 = timed_annotate(nlp, input_path, work / "out2", batch_size=args.batch_size,
@@ -408,19 +396,17 @@ def main() -> None:
                 f"local_1proc seconds / nlp_pipe seconds - 1 ({t_1:.1f} s / {t_pipe:.1f} s); {where}"),
             row("local_1proc", dataset, "peak_rss_bytes", hwm_1,
                 f"VmHWM of the process (pipeline loaded, reset before the run); {mib(shared_1)} shared with other processes afterwards; {where}"),
-            row("local_1proc", dataset, "docs_per_s_1thread", round(n / t_1t, 1),
-                f"{common}; as docs_per_s with torch.set_num_threads(1): one worker of local_2proc or ray_2actors"),
             row("local_2proc", dataset, "docs_per_s", round(n / t_2, 1),
                 f"{common}; annotate(..., n_process=2): 2 worker processes started once, forked from the loaded pipeline, torch 1 thread each, "
                 "sending back records; the next chunk is submitted before the current one is committed"),
-            *speedup_rows("local_2proc", dataset, t_2, t_1, t_1t, threads, where),
+            speedup_row("local_2proc", dataset, t_2, t_1, threads, where),
         ]
         rows += peak_worker_rows("local_2proc", dataset, workers_2, "forked worker processes",
                                  "(copy-on-write from the parent)", where)
         del nlp
 
         if not args.no_ray:
-            rows += ray_rows(args, dataset, input_path, work, n, common, where, t_1, t_1t, threads)
+            rows += ray_rows(args, dataset, input_path, work, n, common, where, t_1, threads)
 
         # the KB, for comparison with the workers' memory
         kb_dir_bytes = sum(p.stat().st_size for p in args.pipeline.rglob("*") if p.is_file() and "kb" in p.parts)
@@ -454,15 +440,10 @@ def main() -> None:
 
 
 def finish(args: argparse.Namespace, rows: List[Row]) -> None:
-    """Write the rows: the whole results file for the default dataset, merged into it for another one."""
+    """Write the results file and, when it is the published one, the docs table."""
     order = {"local_1proc": 0, "local_2proc": 1, "ray_2actors": 2, "nlp_pipe": 3, "kb": 4}
     rows.sort(key=lambda r: order[r["system"]])
-    command = f"{COMMAND}  # python -m benchmarks.annotate --docs {args.docs}"
-    if args.dataset != DATASET:
-        command = (f"python -m benchmarks.annotate --pipeline {args.pipeline} --dataset {args.dataset} "
-                   f"--kills {args.kills} --docs {args.docs} --batch-size {args.batch_size} --chunk-size {args.chunk_size}")
-        rows = merge_rerun(args.out, rows, command)
-    write_results(args.out, command, rows)
+    write_results(args.out, f"{COMMAND}  # python -m benchmarks.annotate --docs {args.docs}", rows)
     if args.out.resolve() == (RESULTS_DIR / f"{NAME}.json").resolve():  # a trial run elsewhere leaves the docs alone
         write_tables(args.out)
 
@@ -472,19 +453,15 @@ def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGE
     publish_table(page, NAME, results_to_markdown(results, notes=True))
 
 
-def speedup_rows(system: str, dataset: str, seconds: float, t_1: float, t_1t: float, threads: int, where: str) -> List[Row]:
-    """The issue's scaling figure two ways: against local_1proc as it runs by default (torch on ``threads``
-    threads, which already spreads the matrix work over the cores) and against one single-threaded worker."""
-    return [
-        row(system, dataset, "speedup", round(t_1 / seconds, 2),
-            f"local_1proc seconds / {system} seconds ({t_1:.1f} s / {seconds:.1f} s), local_1proc with torch on "
-            f"{threads} threads; {where}"),
-        row(system, dataset, "speedup_1thread", round(t_1t / seconds, 2),
-            f"local_1proc seconds with torch on 1 thread / {system} seconds ({t_1t:.1f} s / {seconds:.1f} s); {where}"),
-    ]
+def speedup_row(system: str, dataset: str, seconds: float, t_1: float, threads: int, where: str) -> Row:
+    """The scaling figure: local_1proc's seconds (torch on ``threads`` threads, which already spreads the matrix
+    work over the cores) over the system's."""
+    return row(system, dataset, "speedup", round(t_1 / seconds, 2),
+               f"local_1proc seconds / {system} seconds ({t_1:.1f} s / {seconds:.1f} s), local_1proc with torch on "
+               f"{threads} threads; {where}")
 
 
-def ray_rows(args, dataset: str, input_path: Path, work: Path, n: int, common: str, where: str, t_1: float, t_1t: float,
+def ray_rows(args, dataset: str, input_path: Path, work: Path, n: int, common: str, where: str, t_1: float,
              threads: int) -> List[Row]:
     """docs_per_s, start-up seconds and peak actor RSS of the Ray engine with 2 actors."""
     import ray
@@ -509,7 +486,7 @@ def ray_rows(args, dataset: str, input_path: Path, work: Path, n: int, common: s
         row("ray_2actors", dataset, "startup_s", round(t_start, 2),
             "annotate over 1 document with engine='ray', actors=2 on the running Ray: start 2 actors that each load "
             f"the pipeline, then stop them; {where}"),
-        *speedup_rows("ray_2actors", dataset, t_ray, t_1, t_1t, threads, where),
+        speedup_row("ray_2actors", dataset, t_ray, t_1, threads, where),
     ]
     return rows + peak_worker_rows("ray_2actors", dataset, actors, "AnnotateWorker actor processes",
                                    "(each actor loads the pipeline from its folder; the memory-mapped KB's pages are shared)",

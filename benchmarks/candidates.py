@@ -11,11 +11,10 @@ training bought. ``--variant NAME=FOLDER`` adds another encoder's ``dense_NAME``
 Held-out priors: the alias table's recall on AIDA train as a linker in training sees it (``alias`` on
 ``aida-train``: every training mention is counted in the priors) and with each document's own mentions
 taken out of the counts (``alias_held_out``; ``spacy_el.candidates.held_out``), beside ``alias`` on AIDA
-test. ``--held-out-only`` measures just these rows and merges them into the results file.
+test.
 
 Speed: mentions/s of each generator called on the same batch of AIDA test mentions (whole documents,
-one call, no cache), in this run, with 2 torch threads, every encoder batched alike; ``dense_batch64`` and
-``hybrid_batch64`` are the default encoder batched as before (64 mentions per pass, windows unsorted).
+one call, no cache), in this run, with 2 torch threads, every encoder batched alike.
 ``seconds@stage=...`` rows split a hybrid call into alias table, encoder, index search and fusion.
 
     python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best \
@@ -44,11 +43,10 @@ from spacy_el.ml.mention_encoder import MentionEncoder
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .common import ELEVANT_SETS, MENTION_ENCODER, SHARED_DATA, timed
-from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run bench-candidates projects/candidates"
-HELD_OUT_COMMAND = "python -m spacy project run bench-held-out-priors projects/candidates"
 KS = (1, 10, 30, 100)
 DEPTH = 100  # each list is read this deep, so that recall@100 is defined for every generator
 TMP = ROOT / "benchmarks" / "tmp"  # git-ignored
@@ -258,15 +256,9 @@ def main() -> None:
     parser.add_argument("--hnsw-ef-search", type=int, default=HNSW_EF_SEARCH,
                         help="its candidate-list size while searching (DenseIndex's default: 128)")
     parser.add_argument("--no-zeroshot", action="store_true", help="skip the untrained encoder's rows")
-    parser.add_argument("--held-out-only", action="store_true",
-                        help="measure only the held-out prior rows and merge them into --out")
     args = parser.parse_args()
     torch.set_num_threads(2)
     kb = ElKnowledgeBase.load(args.kb)
-    if args.held_out_only:
-        write_results(args.out, COMMAND, merge_rerun(args.out, held_out_rows(args.data, kb, args.limit), HELD_OUT_COMMAND))
-        write_tables(args.out)
-        return
     hnsw: Optional[DenseIndex] = None
     rows: List[Dict] = []
     if args.hnsw:
@@ -289,9 +281,7 @@ def main() -> None:
             notes = "untrained MiniLM" if label == "dense_zeroshot" else "gold mentions"
             rows += recall_rows(label, dataset, ranked_ids(kb, lists), golds, notes)
     spans = data["aida-test"][0][: args.speed_mentions]
-    # The peer of the batching: the default encoder as it batched before, 64 mentions per pass, windows unsorted.
-    old_batching = encoder_setup(args.kb, encoder_with_batching(args.encoder, "batch64", 64, 64), "", hnsw=None)
-    generators = timed_generators(kb, old_batching, {label: s for label, s in encoders.items() if label != "dense_zeroshot"})
+    generators = timed_generators(kb, {label: s for label, s in encoders.items() if label != "dense_zeroshot"})
     rows += speed_rows(spans, generators)
     for name, (timed_kb, generator) in generators.items():
         if name == "hybrid" or name.endswith("_skip_confident_hnsw"):
@@ -310,14 +300,10 @@ def approximate_index(kb: ElKnowledgeBase, factory: str, ef_construction: int, e
                       f"{torch.get_num_threads()} threads")
 
 
-def timed_generators(
-    kb: ElKnowledgeBase, old_batching: EncoderSetup, encoders: Dict[str, EncoderSetup],
-) -> Dict[str, Tuple[ElKnowledgeBase, object]]:
-    """system -> (KB, generator as a linker calls it) for the speed rows: the alias table, the old batching's
-    dense and hybrid, then every encoder's dense and hybrid systems."""
-    generators = {"alias": (kb, AliasCandidates(top_k=30)),
-                  "dense_batch64": (old_batching.kb, speed_dense(old_batching.dense)),
-                  "hybrid_batch64": (old_batching.kb, speed_hybrid(old_batching.hybrids["hybrid"]))}
+def timed_generators(kb: ElKnowledgeBase, encoders: Dict[str, EncoderSetup]) -> Dict[str, Tuple[ElKnowledgeBase, object]]:
+    """system -> (KB, generator as a linker calls it) for the speed rows: the alias table, then every encoder's
+    dense and hybrid systems."""
+    generators: Dict[str, Tuple[ElKnowledgeBase, object]] = {"alias": (kb, AliasCandidates(top_k=30))}
     for label, setup in encoders.items():
         generators[label] = (setup.kb, speed_dense(setup.dense))
         for name, hybrid in setup.hybrids.items():

@@ -18,7 +18,7 @@ from spacy.util import registry
 from tqdm import tqdm
 
 from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
-from spacy_el.extensions import cluster_keys, is_linked
+from spacy_el.extensions import is_linked
 from spacy_el.scoring.candidates import candidate_recall_at_k
 from spacy_el.training.tune import kept_index
 
@@ -27,7 +27,6 @@ from .results_io import CURVE_STEP, ROOT, row
 T = TypeVar("T")
 
 # -- default paths (the project's layout) ---------------------------------------------------------
-README = ROOT / "README.md"  # the tables of the README and docs: tables.PAGES
 SHARED_DATA = ROOT.parent / "shared" / "data"
 AIDA_CORPUS = ROOT / "corpus" / "aida"  # python -m spacy project run convert-aida
 NER_BASELINE = ROOT / "training" / "baselines" / "ner" / "model-best"
@@ -101,12 +100,6 @@ def timed_pipe(nlp: Language, texts: Sequence[Union[str, Doc]], batch_size: int,
         return list(tqdm(docs, total=len(texts), desc="pipe", leave=False) if progress else docs)
 
     return timed(run)
-
-
-def best_seconds(run: Callable[[], Any], repeats: int) -> float:
-    """The fastest of ``repeats`` timed calls of ``run``, after one warm-up call."""
-    run()
-    return min(timed(run)[1] for _ in range(repeats))
 
 
 def words_per_s(docs: Sequence[Doc], seconds: float) -> int:
@@ -235,9 +228,3 @@ def reset_peak_rss() -> bool:
         return False
     return proc_status_mb("VmHWM") is not None
 
-
-def set_mention_links(doc: Doc, kb_id_of: Callable[[Span], str]) -> None:
-    """Give every cluster mention of ``doc`` the link ``kb_id_of(span)`` (groups are reassigned:
-    ``kb_id_`` set on a span read from a group does not reach the group)."""
-    for key in cluster_keys(doc):
-        doc.spans[key] = [Span(doc, s.start, s.end, kb_id=kb_id_of(s)) for s in doc.spans[key]]

@@ -26,7 +26,7 @@ import multiprocessing
 import os
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import spacy
 import srsly
@@ -145,7 +145,7 @@ def replacing_test_set(out: Path, rows: List[Row], dataset: str) -> List[Row]:
             if r["dataset"] != dataset or (r["system"], r["dataset"], r["metric"]) in measured]
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", required=True, help="name=path of each pipeline; the first is the baseline")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME.SETTING=VALUE",
@@ -159,7 +159,7 @@ def main() -> None:
                         help="also run one document of this many tokens, the test texts joined (0: not)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     models = named_paths(args.models)
     settings = component_settings(args.settings, [name for name, _ in models])
     torch.set_num_threads(args.threads)

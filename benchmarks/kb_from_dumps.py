@@ -20,8 +20,7 @@ For each size the dumps are written by ``benchmarks.synthetic_dumps`` to ``bench
   fails (out of memory) gets the failure in its notes.
 
 Writes ``benchmarks/results/kb_from_dumps.json`` (rows merged with ``merge_rerun``, so a 6m run adds
-its rows to the 1m ones) and regenerates the table in ``docs/kb_dumps.md`` and the measured sizes in the
-README's KB quickstart (``guide_lines``).
+its rows to the 1m ones) and regenerates the table in ``docs/kb_dumps.md``.
 """
 import argparse
 import json
@@ -200,37 +199,11 @@ def run_size(label: str, n_process: int) -> List[Row]:
     return rows
 
 
-def guide_lines(rows: List[Row]) -> str:
-    """The README's KB guide figures: one line per measured size of the command (never a size not measured)."""
-    values: Dict[str, Dict[str, Any]] = {}
-    for r in rows:
-        if r["system"] == SYSTEM and r["dataset"].startswith("synthetic-dump-"):
-            values.setdefault(r["dataset"], {})[r["metric"]] = r["value"]
-            if r["metric"] == "build_s":
-                values[r["dataset"]]["cores"] = (r.get("machine") or {}).get("cores")
-    lines = []
-    for dataset in sorted(values, key=lambda d: parse_size(d.rsplit("-", 1)[1])):
-        v = values[dataset]
-        if not {"build_s", "peak_rss_bytes", "disk_bytes", "load_s"} <= set(v):
-            continue
-        size = dataset.rsplit("-", 1)[1].upper()
-        minutes = v["build_s"] / 60
-        took = f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"
-        lines.append(
-            f"- {size} entities (synthetic dumps, {v['cores']} CPU cores, vectors excluded): {took}, peak RSS "
-            f"{v['peak_rss_bytes'] / 1e9:.1f} GB (main process), {v['disk_bytes'] / 1e6:,.0f} MB on disk, memory-mapped load "
-            f"{v['load_s']:.2f} s"
-        )
-    return "\n".join(lines)
-
-
 @published_only
 def write_tables(out: Path = RESULTS_DIR / "kb_from_dumps.json") -> None:
     table = results_to_markdown(out, pivot=True, notes=True)
     updated = update_readme_section(PAGES["kb_from_dumps"], "kb_from_dumps", table)
     log(f"{'updated' if updated else 'no kb_from_dumps markers in'} {PAGES['kb_from_dumps']}")
-    rows = json.loads(Path(out).read_text(encoding="utf8"))["rows"]
-    update_readme_section(PAGES["kb_from_dumps_guide"], "kb_from_dumps_guide", guide_lines(rows))
 
 
 def main() -> None:

@@ -9,9 +9,8 @@ linearly embedded in 384 dims plus isotropic noise (so nearest neighbours are st
 sentence embeddings, and ANN recall is meaningful). Queries are fresh draws from the same distribution.
 For Flat, HNSW32 and IVF-PQ it reports build time, index bytes, mmap load time, search latency
 (ms/query, batch sizes 1, 2, 4, 16, 64, 1024; the median over batches) and recall@100 against exact Flat
-search. It also measures the effect of ``faiss.cvar.distance_compute_blas_threshold``: the rows
-``*_blas_default`` and ``*_blas_always`` repeat the searches with FAISS's own default threshold and
-with 1 instead of DenseIndex's ``BLAS_THRESHOLD``.
+search, with DenseIndex's ``BLAS_THRESHOLD`` (its comparison with FAISS's own default and with 1, the
+``*_blas_default`` and ``*_blas_always`` rows, is in this benchmark as it was at commit b213347).
 
 KB part: synthetic people / organisations / places / works with Wikipedia-like aliases (names,
 "Name (footballer)" titles, surnames and acronyms shared by many entities, initials, nicknames).
@@ -38,10 +37,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: E402
 
 import faiss  # noqa: E402
 import numpy as np  # noqa: E402
-
-FAISS_DEFAULT_BLAS_THRESHOLD = int(faiss.cvar.distance_compute_blas_threshold)  # read before DenseIndex sets it
-# Compared with DenseIndex's BLAS_THRESHOLD: FAISS's default, and 1 (BLAS for every batch).
-BLAS_VARIANTS = (("blas_default", FAISS_DEFAULT_BLAS_THRESHOLD), ("blas_always", 1))
 
 from spacy_el.kb.dense_index import BLAS_THRESHOLD, DenseIndex  # noqa: E402
 
@@ -108,35 +103,22 @@ def time_batches(index: DenseIndex, queries: np.ndarray, batch: int) -> List[flo
     return times
 
 
-def search_rows(
-    index: DenseIndex, system: str, queries: np.ndarray, truth: Optional[np.ndarray], dataset: str, note: str,
-    slow: bool = False, compare_blas: bool = False,
-) -> List[Row]:
-    """Latency per batch size (+ recall@100 when ``truth`` is given) as result rows.
-
-    ms/query is the median over batches and repeats. With ``compare_blas`` the BLAS_VARIANTS are timed
-    too (rows ``{system}_{label}``), interleaved with DenseIndex's threshold repeat by repeat so that
-    all see the same load on a shared machine.
-    """
-    variants = [("", BLAS_THRESHOLD)] + (list(BLAS_VARIANTS) if compare_blas else [])
+def search_rows(index: DenseIndex, system: str, queries: np.ndarray, truth: Optional[np.ndarray], dataset: str,
+                note: str, slow: bool = False) -> List[Row]:
+    """Latency per batch size (+ recall@100 when ``truth`` is given) as result rows; ms/query is the median over
+    batches and two repeats."""
     rows = []
     for batch in [b for b in BATCH_SIZES if b <= len(queries)]:
         # Flat reads 1.5 GB per batch: fewer queries keep the run short; ANN indexes get all of them.
         n_q = batch if batch >= 1024 else (32 if batch == 1 else 128) if slow else len(queries)
-        times: Dict[str, List[float]] = {label: [] for label, _ in variants}
-        for _ in range(2):
-            for label, value in variants:
-                with blas_threshold(value):
-                    times[label] += time_batches(index, queries[: max(n_q, batch)], batch)
+        times = [t for _ in range(2) for t in time_batches(index, queries[: max(n_q, batch)], batch)]
         metric = "search_ms_per_query" if batch == 1 else f"search_ms_per_query_batch{batch}"
-        for label, value in variants:
-            name = f"{system}_{label}" if label else system
-            ms = statistics.median(times[label])
-            rows.append(row(name, dataset, metric, ms, f"top-{K}, batch {batch}, blas_threshold={value}, {note}"))
+        rows.append(row(system, dataset, metric, statistics.median(times),
+                        f"top-{K}, batch {batch}, blas_threshold={BLAS_THRESHOLD}, {note}"))
     if truth is not None:
         _, found = index.search(queries, K)
         rows.append(row(system, dataset, f"recall_at_{K}", recall_at(found, truth), f"vs exact Flat, {note}"))
-    return sorted(rows, key=lambda r: r["system"] != system)  # main system first, for readable tables
+    return rows
 
 
 def row(system: str, dataset: str, metric: str, value: float, notes: str) -> Row:
@@ -185,11 +167,11 @@ def run_faiss(n: int, n_queries: int, seed: int, tmp_dir: Path, threads: int) ->
     log(f"vectors {xb.shape} generated in {time.perf_counter() - t0:.1f} s")
     rows: List[Row] = []
 
-    # Exact search: ground truth, then the BLAS-threshold comparison.
+    # Exact search: the ground truth.
     flat, build = build_index("Flat", xb, 0, tmp_dir, "faiss_flat", dataset)
     rows += build
     truth = flat.search(xq, K)[1]
-    rows += search_rows(flat, "faiss_flat", xq, None, dataset, note, slow=True, compare_blas=True)
+    rows += search_rows(flat, "faiss_flat", xq, None, dataset, note, slow=True)
     log_rows(rows)
     del flat
     gc.collect()
@@ -216,25 +198,10 @@ def run_faiss(n: int, n_queries: int, seed: int, tmp_dir: Path, threads: int) ->
     for nprobe in (32, 8, 128):
         ivf.set_search_params(nprobe=nprobe)
         system = base if nprobe == 32 else f"{base}_nprobe{nprobe}"
-        # the coarse quantizer is an exhaustive search, so the BLAS threshold matters here too
-        new_rows = search_rows(ivf, system, xq, truth, dataset, f"nprobe={nprobe}, {note}", compare_blas=nprobe == 32)
+        new_rows = search_rows(ivf, system, xq, truth, dataset, f"nprobe={nprobe}, {note}")
         rows += new_rows
         log_rows(new_rows)
     return rows
-
-
-class blas_threshold:
-    """Temporarily set FAISS's (process-wide) BLAS threshold."""
-
-    def __init__(self, value: int) -> None:
-        self.value = value
-
-    def __enter__(self) -> None:
-        self.before = faiss.cvar.distance_compute_blas_threshold
-        faiss.cvar.distance_compute_blas_threshold = self.value
-
-    def __exit__(self, *exc: Any) -> None:
-        faiss.cvar.distance_compute_blas_threshold = self.before
 
 
 def log_rows(rows: Sequence[Row]) -> None:

@@ -15,24 +15,16 @@ Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed en
 ``ner4el_selection`` (type-aware candidate selection, in training and inference), ``ner4el_negatives``
 (same-type negatives), ``ner4el_decoding`` (soft type-constrained decoding on the baseline model;
 ``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four; ``ner4el_all_bf16`` the same model
-predicting under bfloat16 autocast), ``ner4el_all_hybrid`` (all four, trained and run on hybrid
-candidates: every alias match and the mention encoder's nearest 30, fused; issue 26; skipped when
-``training/ner4el/all_hybrid`` is missing), ``ner4el_all_hybrid_dense`` (the same, with the scorer also
-reading the hybrid generator's similarity, ``model.dense_feature``; skipped when its model is missing),
-``ner4el_all_hybrid_held_out`` (that model trained on held-out priors, ``held_out_priors``; skipped when
-its model is missing), ``ner4el_all_hybrid_similarity`` (the ``_dense`` model predicting with the generator's
-similarity added to its scores, ``similarity_weight``, the weight chosen on AIDA dev in the run: the
-``ed_accuracy_similarity_weight_<w>`` rows), ``ner4el_all_long``, ``ner4el_all_hybrid_dense_long`` and
-``ner4el_all_hybrid_similarity_long`` (``ner4el_all`` and the ``_dense`` model trained 1,800 steps instead of 600;
-skipped when missing), ``prior_only``, ``spacy_entity_linker``. The hybrid
-candidates' recall, as the linker sees them, is in the ``hybrid_top_k`` and ``hybrid_type_aware_selection``
-rows and in the notes of the ``ner4el_all_hybrid`` rows.
+predicting under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
 
     python -m benchmarks.ner_constrained_linker
-    python -m benchmarks.ner_constrained_linker --only ner4el_all_hybrid   # just its rows, merged into the file
+    python -m benchmarks.ner_constrained_linker --variant hybrid   # the model of <models>/all_hybrid alone
 
-``--only`` measures the listed systems alone (their models, the soft-decoding weight the results file's dev
-sweep chose) and merges their rows into the results file (``results_io.merge_rerun``): the other rows stay.
+``--variant NAME`` scores ``ner4el_all`` trained another way (``<models>/all_<NAME>``, e.g. on hybrid candidates)
+as ``ner4el_all_<NAME>``, with the soft-decoding weight the results file's dev sweep chose; its own candidates'
+recall after type-aware selection is in its notes and in ``<NAME>_top_k`` and ``<NAME>_type_aware_selection``
+rows. Every run merges its rows into the results file (``results_io.merge_rerun``): the other rows stay. The
+variants' dev sweeps of ``similarity_weight`` are in the benchmark as it was at commit b213347.
 """
 import argparse
 import json
@@ -49,7 +41,7 @@ from spacy_el.scoring import ed_accuracy, el_scores
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
-from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, dev_sweep, fix_tie_breaks, timed,
+from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
                      using_encoder_dtype)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown, results_to_matrix
@@ -86,14 +78,11 @@ INFERENCE_DEFAULTS = {"top_k": 30, "type_aware_selection": False, "decoding": "n
 
 
 def configure(nlp: Language, **cfg) -> None:
-    pipe = nlp.get_pipe(PIPE)
-    pipe.cfg.update({**INFERENCE_DEFAULTS, **cfg})
-    pipe._selector = None
+    nlp.get_pipe(PIPE).configure(**{**INFERENCE_DEFAULTS, **cfg})
 
 
-#: A variant setting chosen on AIDA dev in the run (:func:`select_similarity_weight`).
-DEV_CHOSEN = "chosen on dev"
 Variant = Tuple[str, str, Dict]
+#: The ablation: (system, model folder, inference settings).
 VARIANTS: List[Variant] = [
     ("ner4el_baseline", "baseline", {}),
     ("ner4el_types_repr", "types_repr", {}),
@@ -102,30 +91,8 @@ VARIANTS: List[Variant] = [
     ("ner4el_decoding", "baseline", {"decoding": "soft"}),
     ("ner4el_decoding_hard", "baseline", {"decoding": "hard"}),
     ("ner4el_all", "all", {"type_aware_selection": True, "decoding": "soft"}),
-    ("ner4el_all_hybrid", "all_hybrid", {"type_aware_selection": True, "decoding": "soft"}),
-    ("ner4el_all_hybrid_dense", "all_hybrid_dense", {"type_aware_selection": True, "decoding": "soft"}),
-    ("ner4el_all_hybrid_held_out", "all_hybrid_held_out", {"type_aware_selection": True, "decoding": "soft"}),
-    ("ner4el_all_hybrid_similarity", "all_hybrid_dense",
-     {"type_aware_selection": True, "decoding": "soft", "similarity_weight": DEV_CHOSEN}),
-    # The same models trained 1,800 steps instead of 600 (train-ner4el-all-long, -all-hybrid-dense-long).
-    ("ner4el_all_long", "all_long", {"type_aware_selection": True, "decoding": "soft"}),
-    ("ner4el_all_hybrid_dense_long", "all_hybrid_dense_long", {"type_aware_selection": True, "decoding": "soft"}),
-    ("ner4el_all_hybrid_similarity_long", "all_hybrid_dense_long",
-     {"type_aware_selection": True, "decoding": "soft", "similarity_weight": DEV_CHOSEN}),
 ]
-#: Variants measured only when their model exists (the others are required).
-OPTIONAL = {"ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out", "ner4el_all_hybrid_similarity",
-            "ner4el_all_long", "ner4el_all_hybrid_dense_long", "ner4el_all_hybrid_similarity_long"}
-#: Systems whose end-to-end EL F1 and speed are measured too.
-END_TO_END = ("ner4el_all", "ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out",
-              "ner4el_all_hybrid_similarity", "ner4el_all_long", "ner4el_all_hybrid_dense_long",
-              "ner4el_all_hybrid_similarity_long")
-#: Systems with no speed row of their own, as they run another system's model at its speed: held-out priors
-#: change training only, the similarity weight adds one multiply-add per candidate, and more steps change no
-#: computation.
-UNTIMED = ("ner4el_all_hybrid_held_out", "ner4el_all_hybrid_similarity", "ner4el_all_long",
-           "ner4el_all_hybrid_dense_long", "ner4el_all_hybrid_similarity_long")
-SIMILARITY_WEIGHTS = (1.0, 2.0, 4.0, 8.0, 16.0)
+ALL = VARIANTS[-1][2]
 
 
 def variant_rows(
@@ -157,18 +124,6 @@ def select_soft_weight(nlp: Language, dev: List[Doc]) -> Tuple[float, List[Row]]
     return best[1], rows
 
 
-def select_similarity_weight(system: str, nlp: Language, cfg: Dict, dev: List[Doc]) -> Tuple[float, List[Row]]:
-    """The ``similarity_weight`` of :data:`SIMILARITY_WEIGHTS` with the best AIDA dev accuracy, the model's other
-    settings ``cfg``."""
-    def accuracy(weight: float) -> float:
-        configure(nlp, **{**cfg, "similarity_weight": weight})
-        return ed(dev, with_gold_mentions(nlp, dev, [PIPE]))
-
-    weight, rows = dev_sweep(system, "ed_accuracy", "similarity_weight", SIMILARITY_WEIGHTS, accuracy)
-    configure(nlp)
-    return weight, rows
-
-
 def end_to_end_row(system: str, nlp: Language, gold: List[Doc], note: str) -> Row:
     pred = list(nlp.pipe([d.text for d in gold], batch_size=BATCH_SIZE))
     scores = el_scores([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)])
@@ -192,15 +147,14 @@ def selected_recall(nlp: Language, gold: List[Doc], ks: Sequence[int], selection
     return recall
 
 
-#: The recall rows' systems: (the generator's name, without / with type-aware selection).
-RECALL_SYSTEMS = {"alias": ("alias_table_top_k", "type_aware_selection"),
-                  "hybrid": ("hybrid_top_k", "hybrid_type_aware_selection")}
-
-
 def recall_rows(nlp: Language, gold: List[Doc], generator: str = "alias") -> List[Row]:
-    """Candidate recall of the linker's lists on AIDA test, without and with type-aware selection."""
+    """Candidate recall of the linker's lists on AIDA test, without and with type-aware selection (rows
+    ``alias_table_top_k`` and ``type_aware_selection``, or for another ``generator`` ``<generator>_top_k`` and
+    ``<generator>_type_aware_selection``)."""
     rows = []
-    for selection, system in zip((False, True), RECALL_SYSTEMS[generator]):
+    systems = ("alias_table_top_k", "type_aware_selection") if generator == "alias" else (
+        f"{generator}_top_k", f"{generator}_type_aware_selection")
+    for selection, system in zip((False, True), systems):
         for k, recall in selected_recall(nlp, gold, (1, 10, 30), selection).items():
             rows.append(row(system, "aida-test", f"cand_recall_at_{k}", round(recall, 4), "gold mentions, CoNLL types"))
     return rows
@@ -260,23 +214,8 @@ def recorded_soft_weight(results: Path) -> Optional[float]:
     return max(sweep, key=lambda pair: pair[0])[1] if sweep else None
 
 
-def variants_to_run(args: argparse.Namespace) -> List[Variant]:
-    """The :data:`VARIANTS` of this run: ``--only``'s, else all of them; an :data:`OPTIONAL` one only when its
-    model exists (said on stdout otherwise)."""
-    chosen = []
-    for variant in VARIANTS:
-        system, name, _ = variant
-        if args.only and system not in args.only:
-            continue
-        if system in OPTIONAL and not (args.models / name / "model-best").exists():
-            print(f"  (skipped {system}: {args.models / name / 'model-best'} not found)")
-            continue
-        chosen.append(variant)
-    return chosen
-
-
 def evaluate(args: argparse.Namespace) -> List[Row]:
-    """The full benchmark, or with ``--only`` the listed systems' rows alone."""
+    """The ablation, the peers and ner4el_all's end-to-end F1, speed and recall; with ``--variant``, that one model."""
     torch.set_num_threads(args.threads)
     models: Dict[str, Language] = {}
 
@@ -285,61 +224,47 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
             models[name] = spacy.load(args.models / name / "model-best")
         return models[name]
 
-    variants = variants_to_run(args)
-    if not variants:
-        raise SystemExit(f"Nothing to measure: no model of {', '.join(args.only or [])} under {args.models}")
-    full = not args.only
-    first = model("baseline" if full else variants[0][1])
-    kb = first.get_pipe(PIPE).kb
-    data = aida_and_elevant(args.corpus, args.data, first, kb, args.limit, elevant=relabel_coarse)
-    rows: List[Row] = []
-    soft_weight = None if full else recorded_soft_weight(args.out)
-    if soft_weight is None:
-        soft_weight, sweep = select_soft_weight(model("baseline"), data["aida-dev"])
-        rows += sweep
-    chosen: Dict[str, Dict] = {}
-    for system, name, cfg in variants:
-        if cfg.get("decoding") == "soft":
-            cfg = {**cfg, "soft_weight": soft_weight}
-        if cfg.get("similarity_weight") == DEV_CHOSEN:
-            weight, sweep = select_similarity_weight(system, model(name), {**cfg, "similarity_weight": 0.0}, data["aida-dev"])
-            cfg = {**cfg, "similarity_weight": weight}
-            rows += sweep
-        chosen[system] = cfg
-        note = f"training/ner4el/{name}" + (f" + {cfg}" if cfg else "")
-        recall = None
-        if "hybrid" in system:
-            configure(model(name), **cfg)
-            recall = {dataset: selected_recall(model(name), gold, (30,), True)[30] for dataset, gold in data.items()}
-            note += "; hybrid candidates, recall after type-aware selection"
-        rows += variant_rows(system, model(name), cfg, data, note, recall)
-    end_to_end = [(system, name, {**chosen[system], "soft_weight": soft_weight}) for system, name, _ in variants
-                  if system in END_TO_END]
-    for system, name, cfg in end_to_end:
+    if args.variant:
+        return variant_rows_of(args, model(f"all_{args.variant}"))
+    kb = model("baseline").get_pipe(PIPE).kb
+    data = aida_and_elevant(args.corpus, args.data, model("baseline"), kb, args.limit, elevant=relabel_coarse)
+    soft_weight, rows = select_soft_weight(model("baseline"), data["aida-dev"])
+    for system, name, cfg in VARIANTS:
+        cfg = {**cfg, "soft_weight": soft_weight} if cfg.get("decoding") == "soft" else cfg
+        rows += variant_rows(system, model(name), cfg, data, f"training/ner4el/{name}" + (f" + {cfg}" if cfg else ""))
+    all_cfg = {**ALL, "soft_weight": soft_weight}
+    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
+        rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
+    for system, name, cfg in (("ner4el_all", "all", all_cfg), ("ner4el_baseline", "baseline", {})):
         configure(model(name), **cfg)
         rows.append(end_to_end_row(system, model(name), data["aida-test"], f"training/ner4el/{name}"))
-    if full:
-        all_cfg = {**dict((s, c) for s, _, c in VARIANTS)["ner4el_all"], "soft_weight": soft_weight}
-        with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
-            rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
-        configure(model("baseline"))
-        rows.append(end_to_end_row("ner4el_baseline", model("baseline"), data["aida-test"], "training/ner4el/baseline"))
-        rows += recall_rows(model("baseline"), data["aida-test"])
-    if any(system == "ner4el_all_hybrid" for system, _, _ in variants):
-        rows += recall_rows(model("all_hybrid"), data["aida-test"], "hybrid")
-    if full:
-        rows.append(entity_typing_row(model("baseline")))
-    for system, name, cfg in end_to_end:
-        if system in UNTIMED:
-            continue
-        configure(model(name), **cfg)
-        rows.append(speed_row(system, model(name), data["aida-test"], args.threads))
-    if full:
-        configure(model("all"), **all_cfg)
-        with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
-            rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
-        rows += peer_rows(args, data, kb)
-    return rows
+    configure(model("baseline"))
+    rows += recall_rows(model("baseline"), data["aida-test"])
+    rows.append(entity_typing_row(model("baseline")))
+    configure(model("all"), **all_cfg)
+    rows.append(speed_row("ner4el_all", model("all"), data["aida-test"], args.threads))
+    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
+        rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
+    return rows + peer_rows(args, data, kb)
+
+
+def variant_rows_of(args: argparse.Namespace, nlp: Language) -> List[Row]:
+    """``--variant``'s rows: ner4el_all's settings (the soft weight of the results file's dev sweep) on a model
+    trained another way, with its own candidates' recall after type-aware selection."""
+    soft_weight = recorded_soft_weight(args.out)
+    if soft_weight is None:
+        raise SystemExit(f"{args.out} has no dev sweep of the soft-decoding weight: run the benchmark without --variant first")
+    pipe = nlp.get_pipe(PIPE)
+    data = aida_and_elevant(args.corpus, args.data, nlp, pipe.kb, args.limit, elevant=relabel_coarse)
+    system, folder, cfg = f"ner4el_all_{args.variant}", f"training/ner4el/all_{args.variant}", {**ALL, "soft_weight": soft_weight}
+    configure(nlp, **cfg)
+    recall = {dataset: selected_recall(nlp, gold, (30,), True)[30] for dataset, gold in data.items()}
+    note = f"{folder} + {cfg}; {pipe.candidates.name} candidates, recall after type-aware selection"
+    rows = variant_rows(system, nlp, cfg, data, note, recall)
+    configure(nlp, **cfg)
+    rows.append(end_to_end_row(system, nlp, data["aida-test"], folder))
+    rows.append(speed_row(system, nlp, data["aida-test"], args.threads))
+    return rows + recall_rows(nlp, data["aida-test"], args.variant)
 
 
 def main() -> None:
@@ -351,17 +276,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="docs per dataset (0 = all; for smoke tests only)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_constrained_linker.json")
-    parser.add_argument("--only", nargs="+", choices=[system for system, _, _ in VARIANTS], default=None,
-                        help="measure only these systems (their ED, and for ner4el_all(_hybrid) end-to-end F1, speed and "
-                             "the candidate recall) and merge their rows into --out; the other rows stay")
+    parser.add_argument("--variant", default=None, help="score only ner4el_all trained another way: <models>/all_<variant>")
     args = parser.parse_args()
     fix_tie_breaks()
-    rows = evaluate(args)
-    if args.only:
-        command = "python -m benchmarks.ner_constrained_linker --only " + " ".join(args.only)
-        write_results(args.out, command, merge_rerun(args.out, rows, command))
-    else:
-        write_results(args.out, COMMAND, rows)
+    command = COMMAND if not args.variant else f"python -m benchmarks.ner_constrained_linker --variant {args.variant}"
+    write_results(args.out, command, merge_rerun(args.out, evaluate(args), command))
     if args.out.resolve() == (RESULTS_DIR / "ner_constrained_linker.json").resolve():  # a trial run elsewhere leaves the docs alone
         write_tables(args.out)
 

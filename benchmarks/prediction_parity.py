@@ -34,7 +34,7 @@ def texts(corpus: Path = GUM_ASSETS) -> List[str]:
 
     found = [read_gum_file(path).text for split in ("train", "dev", "test") for path in sorted((corpus / split).glob("*.tsv"))]
     if not found:
-        raise SystemExit(f"[spacy_el] No .tsv documents under {corpus}.")
+        raise SystemExit(f"No .tsv documents under {corpus}.")
     return found
 
 
@@ -135,7 +135,7 @@ def compare(args: argparse.Namespace) -> None:
     reference = json.loads(Path(args.reference).read_text(encoding="utf8"))
     inputs = texts()
     if len(inputs) != reference["texts"]:
-        raise SystemExit(f"[spacy_el] {args.reference} holds {reference['texts']} texts, the assets {len(inputs)}.")
+        raise SystemExit(f"{args.reference} holds {reference['texts']} texts, the assets {len(inputs)}.")
     rows = []
     for pipeline, old in reference["pipelines"].items():
         new = predict(pipeline, inputs)

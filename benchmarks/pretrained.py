@@ -13,7 +13,7 @@ table of docs/pretrained.md and the README's sentence about the package.
 """
 import argparse
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Sequence
 
 import spacy
 import torch
@@ -24,7 +24,7 @@ from spacy_el.training.resume import EVALUATIONS
 from spacy_el.training.tune import TUNED_META
 
 from .common import SHARED_DATA, curve_rows, fix_tie_breaks, read_corpus, words_per_s
-from .joint_coref_linker import CURVE_METRICS, NAME as JCL, find_hard_cases, predict, score_rows, training_steps
+from .joint_coref_linker import CURVE_METRICS, NAME as JCL, alias_hard_cases, predict, score_rows, training_steps
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown, suffix_table
 
@@ -38,7 +38,7 @@ def evaluate(model: Path, data: Path, batch_size: int, threads: int) -> List[Row
     nlp = spacy.load(model)
     gold = read_corpus("spacy-el.GumReader.v1", spacy.blank("en"), path=data / "gum", split="test")
     pipe = nlp.get_pipe(JCL)
-    hard = find_hard_cases(pipe.kb, gold, pipe.candidates.top_k)
+    hard = alias_hard_cases(pipe.kb, gold, pipe.candidates.top_k)
     pred, seconds = predict(nlp, gold, batch_size)
     note = (f"trained on GUM train with kb/pretrained ({pipe.kb.n_entities:,} entities from open data), "
             f"{training_steps(nlp)}{tuned_note(nlp)}; predicted mentions")
@@ -62,14 +62,14 @@ def tuned_note(nlp: Language) -> str:
     return f", {tuned['setting']} {tuned['value']} chosen on dev" if tuned else ""
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=ROOT / "training" / "pretrained" / "coref" / "model-tuned")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / f"{NAME}.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.model.exists():
         raise SystemExit(f"{args.model} does not exist: build it first (python -m spacy project run pretrained)")
     fix_tie_breaks()

@@ -21,9 +21,8 @@ not run: its minutes are those the training recorded itself, the wall clock at i
     python -m benchmarks.project_timings all --steps kb-eval train-jcl-ontogum-none
     python -m benchmarks.project_timings pretrained --steps pretrained-train --recorded
 
-Writes ``benchmarks/results/project_timings.json``, the table of docs/reproducing.md between
-``<!-- results:project_timings -->`` markers, its summary (``timings_summary``) and the README's sentences on
-how long the ``train`` and ``pretrained`` workflows take (``train_time``, ``pretrained_time``).
+Writes ``benchmarks/results/project_timings.json`` and the table of docs/reproducing.md between
+``<!-- results:project_timings -->`` markers.
 """
 import argparse
 import os
@@ -32,12 +31,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import srsly
 
 from .results_io import RESULTS_DIR, ROOT, Row, cpu_name, merge_rerun, repo_relative, row, write_results
-from .tables import PAGES, markdown_table, publish_table, published_only, update_readme_section
+from .tables import PAGES, markdown_table, publish_table, published_only
 
 NAME = "project_timings"
 TOTAL = "(workflow total)"
@@ -207,77 +206,9 @@ def timings_table(rows: Sequence[Row]) -> str:
     return markdown_table(["workflow", "step", "minutes", "measured on", "date"], lines)
 
 
-def _step_minutes(rows: Sequence[Row], workflow: str) -> Dict[str, Row]:
-    """Step -> its timing row, for the steps of ``workflow``: timed in that workflow, or else in another one
-    (the steps ``train`` shares with ``all`` are timed in ``all``; the latest such row)."""
-    found: Dict[str, Row] = {}
-    for r in sorted(rows, key=lambda r: (r["dataset"] == workflow, r.get("measured", ""))):
-        if r["metric"] == METRIC and r["system"] != TOTAL:
-            found[r["system"]] = r
-    return found
-
-
-def _steps(names: Sequence[str]) -> str:
-    quoted = [f"`{n}`" for n in names]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
-
-
-#: The README's sentences on how long a workflow takes: marker name -> workflow.
-WORKFLOW_SENTENCES = {"train_time": "train", "pretrained_time": "pretrained"}
-
-
-def workflow_time_text(rows: Sequence[Row], cores: int, workflows: Optional[Dict[str, List[str]]] = None,
-                       workflow: str = "train") -> str:
-    """The README's sentence on how long ``workflow`` takes: the sum of its timed steps, naming those not timed."""
-    steps = (workflows or project_workflows())[workflow]
-    timed = _step_minutes(rows, workflow)
-    done = [s for s in steps if s in timed]
-    missing = [s for s in steps if s not in timed]
-    if not done:
-        return f"None of the `{workflow}` workflow's steps is timed yet.\n"
-    total = sum(timed[s]["value"] for s in done)
-    text = f"On {cores} CPU cores the `{workflow}` workflow's steps take {total:.1f} minutes"
-    if missing:
-        text += f", not counting {_steps(missing)}, which {'is' if len(missing) == 1 else 'are'} not timed yet"
-    return text + " ([timings](docs/reproducing.md#how-long-the-workflows-take)).\n"
-
-
-def timings_summary(rows: Sequence[Row], cores: int, workflows: Optional[Dict[str, List[str]]] = None,
-                    longest: int = 6) -> str:
-    """docs/reproducing.md's summary of the table: the totals of ``demo`` and ``all``, when and how their steps
-    were timed, the steps of ``all`` not timed yet, and its ``longest`` steps."""
-    workflows = workflows or project_workflows()
-    totals = {r["dataset"]: r for r in rows if r["system"] == TOTAL and r["metric"] == METRIC}
-    steps_all = [r for r in rows if r["dataset"] == "all" and r["system"] != TOTAL and r["metric"] == METRIC]
-    parts = []
-    for workflow in ("demo", "all"):
-        if workflow in totals:
-            minutes = totals[workflow]["value"]
-            parts.append(f"`{workflow}` {'takes ' if not parts else ''}{minutes:.1f} minutes"
-                         + (f" (about {round(minutes / 60)} hours)" if minutes >= 90 else ""))
-    text = f"On {cores} CPU cores " + " and ".join(parts) if parts else "No workflow has a total yet"
-    if "all" in totals:
-        dates = sorted(r.get("measured", "")[:10] for r in steps_all if r.get("measured"))
-        text += (f": `all` is the sum of its {len(steps_all)} timed steps, each timed on its own between {dates[0]} "
-                 f"and {dates[-1]} (the table says on which CPU)")
-    text += "."
-    untimed = [s for s in workflows.get("all", []) if s not in {r["system"] for r in steps_all}]
-    if untimed:
-        text += f" Steps of `all` not timed yet: {_steps(untimed)}."
-    top = sorted(steps_all, key=lambda r: -r["value"])[:longest]
-    if top:
-        text += " The longest steps, in minutes: " + "; ".join(f"`{r['system']}`, {r['value']:.1f}" for r in top) + "."
-    return text + "\n"
-
-
 @published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
-    data = srsly.read_json(results)
-    publish_table(readme, NAME, timings_table(data["rows"]))
-    cores = (data.get("machine") or {}).get("cores")
-    update_readme_section(PAGES["timings_summary"], "timings_summary", timings_summary(data["rows"], cores))
-    for name, workflow in WORKFLOW_SENTENCES.items():
-        update_readme_section(PAGES[name], name, workflow_time_text(data["rows"], cores, workflow=workflow))
+    publish_table(readme, NAME, timings_table(srsly.read_json(results)["rows"]))
 
 
 if __name__ == "__main__":

@@ -90,3 +90,19 @@ def test_a_run_replaces_its_test_sets_rows_and_keeps_the_others(tmp_path):
     rows = replacing_test_set(out, [row("nearest", "litbank-test", "words_per_s", 110)], "litbank-test")
     assert [(r["system"], r["dataset"], r["metric"], r["value"]) for r in rows] == [
         ("nearest", "litbank-test", "words_per_s", 110), ("nearest", "gum-test", "words_per_s", 300)]
+
+
+def test_a_run_on_the_fixtures_times_each_pipeline_against_the_first(tiny_jcl_models, tmp_path, one_torch_thread):
+    import json
+
+    from benchmarks.jcl_inference_speed import main
+
+    from .conftest import FIXTURES
+
+    model = tiny_jcl_models / "litbank" / "none" / "model-best"
+    out = tmp_path / "speed.json"
+    main(["--models", f"base={model}", f"k2={model}", "--set", "k2.predict_max_antecedents=2", "--dataset", "litbank-test",
+          "--data", str(FIXTURES), "--warmup", "0", "--threads", "1", "--out", str(out), "--readme", str(tmp_path / "p.md")])
+    rows = {(r["system"], r["metric"]): r["value"] for r in json.loads(out.read_text(encoding="utf8"))["rows"]}
+    assert rows[("base", "speed_ratio")] == 1.0 and rows[("k2", "speed_ratio")] > 0
+    assert {("base", "coref_avg_f"), ("k2", "coref_avg_f"), ("k2", "words_per_s")} <= set(rows)

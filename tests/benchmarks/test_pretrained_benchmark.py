@@ -34,3 +34,13 @@ def test_the_curve_says_when_its_dev_scores_left_the_masked_documents_out():
 
     assert "skip_masked" in dev_note(Pipeline({"skip_masked": True}))
     assert dev_note(Pipeline({"skip_masked": False})) == dev_note(Pipeline({})) == ""
+
+
+def test_a_run_on_the_fixtures_scores_the_pipeline_on_gum_test(tiny_jcl_models, one_torch_thread):
+    from benchmarks.pretrained import evaluate
+
+    from .conftest import FIXTURES
+
+    rows = evaluate(tiny_jcl_models / "gum" / "global" / "model-best", FIXTURES, batch_size=2, threads=1)
+    metrics = {r["metric"] for r in rows if r["system"] == SYSTEM and r["dataset"] == "gum-test"}
+    assert {"coref_avg_f", "elh_f", "hard_case_accuracy", "words_per_s"} <= metrics

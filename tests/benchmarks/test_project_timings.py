@@ -11,11 +11,13 @@ def _timed(step: str, workflow: str, minutes: float, measured: str) -> dict:
     return {**row(step, workflow, METRIC, minutes, "cpu"), "measured": measured}
 
 
-def test_workflow_steps_follow_project_yml():
-    steps = workflow_steps("demo")
-    assert steps[0] == "kb-demo" and steps[-1] == "demo-summary"
+def test_workflow_steps_follow_the_project_file(tmp_path):
+    project = tmp_path / "project.yml"
+    project.write_text("title: t\ncommands:\n  - name: a\n    script: [echo a]\n  - name: b\n    script: [echo b]\n"
+                       "workflows:\n  demo:\n    - b\n    - a\n", encoding="utf8")
+    assert workflow_steps("demo", project) == ["b", "a"]
     with pytest.raises(SystemExit, match="No workflow 'nope'"):
-        workflow_steps("nope")
+        workflow_steps("nope", project)
 
 
 def test_total_only_once_every_step_is_timed():
@@ -63,41 +65,6 @@ def test_timings_table_shows_minutes_or_the_steps_still_untimed():
     table = timings_table(with_totals([_timed(steps[0], "demo", 0.5, "2026-11-23T10:00:00Z")]))
     assert f"| demo | `{steps[0]}` | 0.5 | cpu | 2026-11-23 |" in table
     assert f"| demo | **{TOTAL}** |  | 1 of {len(steps)} steps; no total until every step has been timed |" in table
-
-
-# -- the sentences generated from the timings (README's train_time and pretrained_time, docs/reproducing.md's
-#    timings_summary) --
-
-WORKFLOWS = {"demo": ["a", "b"], "train": ["c", "d", "e"], "all": ["a", "c", "d", "f"]}
-
-
-def test_workflow_time_sums_the_timed_steps_and_names_the_others():
-    from benchmarks.project_timings import workflow_time_text
-
-    rows = [_timed("c", "all", 1.25, "T1"), _timed("d", "all", 2.0, "T1"), _timed("d", "train", 3.0, "T0")]
-    # d's own row in the train workflow wins over all's; e is not timed.
-    assert workflow_time_text(rows, 2, WORKFLOWS).startswith(
-        "On 2 CPU cores the `train` workflow's steps take 4.2 minutes, not counting `e`, which is not timed yet (")
-    assert workflow_time_text([], 2, WORKFLOWS) == "None of the `train` workflow's steps is timed yet.\n"
-    # any workflow: demo's steps, each timed once
-    assert workflow_time_text([_timed("a", "demo", 0.5, "T"), _timed("b", "demo", 1.0, "T")], 2, WORKFLOWS,
-                              workflow="demo").startswith("On 2 CPU cores the `demo` workflow's steps take 1.5 minutes (")
-
-
-def test_timings_summary_quotes_the_totals_dates_untimed_and_longest_steps():
-    from benchmarks.project_timings import timings_summary
-
-    rows = [_timed("a", "demo", 0.5, "2026-01-01T10:00:00Z"), _timed("b", "demo", 1.0, "2026-01-01T11:00:00Z"),
-            {**row(TOTAL, "demo", METRIC, 1.5, "sum of its 2 steps' wall-clock minutes"), "measured": "T"}]
-    rows += [_timed("a", "all", 30.0, "2026-01-02T00:00:00Z"), _timed("c", "all", 70.0, "2026-01-03T00:00:00Z"),
-             _timed("d", "all", 5.0, "2026-01-03T00:00:00Z"),
-             {**row(TOTAL, "all", METRIC, 105.0, "sum of its 3 steps' wall-clock minutes"), "measured": "T"}]
-    text = timings_summary(rows, 2, WORKFLOWS, longest=2)
-    assert text == (
-        "On 2 CPU cores `demo` takes 1.5 minutes and `all` 105.0 minutes (about 2 hours): `all` is the sum of its 3 "
-        "timed steps, each timed on its own between 2026-01-02 and 2026-01-03 (the table says on which CPU). Steps "
-        "of `all` not timed yet: `f`. The longest steps, in minutes: `c`, 70.0; `a`, 30.0.\n"
-    )
 
 
 def _training_project(tmp_path, script: str):
