@@ -51,6 +51,31 @@ __all__ = [
 class Errors(metaclass=ErrorsWithCodes):
     """The errors of spacy_el outside ``spacy_el.kb`` (see the ranges above)."""
 
+    # -- E4xx: candidate generation ----------------------------------------------------------------------------
+    E401 = "CandidateMemo limit must be >= 0, got {limit!r}."
+    E402 = ("The mention encoder makes {dim}-d vectors but the KB's entity vectors are {vector_dim}-d: they come "
+            "from different encoders.")
+    E403 = ("The KB's entity vectors were made by the encoder {kb_encoder!r} (sha256 {kb_sha256}…), but the "
+            "mention encoder was trained against {encoder!r} (sha256 {encoder_sha256}…). Re-encode the KB with "
+            "`python -m spacy_el kb build ... --vectors compute --encoder <that encoder>`, or train a mention "
+            "encoder against this KB (`python -m spacy_el candidates train-encoder`).")
+    E404 = ("Dense candidates need a mention encoder, and this KB carries none. Give the generator an encoder "
+            'folder (`encoder = "training/mention_encoder/best"`), or attach one: `python -m spacy_el candidates '
+            "attach-encoder KB ENCODER`.")
+    E405 = "DenseCandidates top_k must be >= 1, got {top_k!r}."
+    E406 = "DenseCandidates cache_size must be >= 0, got {cache_size!r}."
+    E407 = ("Dense candidates need the KB's dense index: build it with `python -m spacy_el kb build ... --vectors "
+            "compute --index Flat`.")
+    E408 = "AliasCandidates top_k must be null or an integer >= 1, got {top_k!r}."
+    E409 = "held_out has {n_held} entries for {n_texts} mentions; give one per mention."
+    E410 = "HybridCandidates top_k must be null or >= 1, got {top_k!r}."
+    E411 = "HybridCandidates weights must be >= 0 and not both 0."
+    E412 = "HybridCandidates skip_dense_above is a prior: null or in [0, 1], got {skip_dense_above!r}."
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     """The warnings of spacy_el outside ``spacy_el.kb``."""
+
+    # -- W4xx: candidate generation ----------------------------------------------------------------------------
+    W401 = ("The KB does not record which encoder made its entity vectors (it was built before spacy_el recorded "
+            "it), so the mention encoder cannot check that they match. Rebuild the KB's vectors to record it.")

@@ -3,6 +3,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Span
 
+from ..errors import Errors
 from ..kb import ElKnowledgeBase
 from ..kb.alias_table import AliasCounts
 from .types import TIER_CODES, CandidateGenerator, MentionCandidates
@@ -22,7 +23,7 @@ class AliasCandidates(CandidateGenerator):
 
     def __init__(self, top_k: Optional[int] = 30, fuzzy: bool = True) -> None:
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-            raise ValueError(f"[spacy_el] AliasCandidates top_k must be null or an integer >= 1, got {top_k!r}.")
+            raise ValueError(Errors.E408.format(top_k=top_k))
         self.top_k = top_k
         self.fuzzy = fuzzy
 
@@ -32,7 +33,7 @@ class AliasCandidates(CandidateGenerator):
         """Candidates of mention strings (each distinct string, with its held-out counts, looked up once)."""
         held = held_out if held_out is not None else [None] * len(texts)
         if len(held) != len(texts):
-            raise ValueError(f"[spacy_el] held_out has {len(held)} entries for {len(texts)} mentions; give one per mention.")
+            raise ValueError(Errors.E409.format(n_held=len(held), n_texts=len(texts)))
         found: Dict[Tuple[str, int], MentionCandidates] = {}
         keys = [(text, id(counts)) for text, counts in zip(texts, held)]
         for key, text, counts in zip(keys, texts, held):

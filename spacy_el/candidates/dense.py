@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 from spacy.tokens import Span
 
+from ..errors import Errors, Warnings
 from ..kb import ElKnowledgeBase
 from ..kb.alias_table import AliasCounts
 from .types import TIER_NONE, CandidateGenerator, MentionCandidates
@@ -43,25 +44,15 @@ def attach_mention_encoder(kb: ElKnowledgeBase, encoder: Union[str, Path, Any]) 
 def check_vector_space(kb: ElKnowledgeBase, encoder: Any) -> None:
     """Refuse a KB whose entity vectors another encoder made than the one ``encoder`` was trained against."""
     if kb.entities.vectors is not None and kb.entities.vector_dim != encoder.dim:
-        raise ValueError(
-            f"[spacy_el] The mention encoder makes {encoder.dim}-d vectors but the KB's entity vectors are "
-            f"{kb.entities.vector_dim}-d: they come from different encoders."
-        )
+        raise ValueError(Errors.E402.format(dim=encoder.dim, vector_dim=kb.entities.vector_dim))
     expected, actual = encoder.settings.entity_encoder, kb.vectors_encoder
     if expected and actual and expected.get("sha256") != actual.get("sha256"):
-        raise ValueError(
-            f"[spacy_el] The KB's entity vectors were made by the encoder {actual.get('name')!r} "
-            f"(sha256 {actual.get('sha256', '')[:12]}…), but the mention encoder was trained against "
-            f"{expected.get('name')!r} (sha256 {expected.get('sha256', '')[:12]}…). Re-encode the KB with "
-            "`python -m spacy_el kb build ... --vectors compute --encoder <that encoder>`, or train a mention "
-            "encoder against this KB (`python -m spacy_el candidates train-encoder`)."
-        )
+        raise ValueError(Errors.E403.format(
+            kb_encoder=actual.get("name"), kb_sha256=actual.get("sha256", "")[:12],
+            encoder=expected.get("name"), encoder_sha256=expected.get("sha256", "")[:12],
+        ))
     if expected and not actual:
-        warnings.warn(
-            "[spacy_el] The KB does not record which encoder made its entity vectors (it was built before "
-            "spacy_el recorded it), so the mention encoder cannot check that they match. Rebuild the KB's "
-            "vectors to record it.", stacklevel=3,
-        )
+        warnings.warn(Warnings.W401, stacklevel=3)
 
 
 def mention_encoder_of(kb: ElKnowledgeBase) -> Any:
@@ -71,11 +62,7 @@ def mention_encoder_of(kb: ElKnowledgeBase) -> Any:
     with _LOCK:
         data = kb.attachment(ATTACHMENT)
         if data is None:
-            raise ValueError(
-                "[spacy_el] Dense candidates need a mention encoder, and this KB carries none. Give the "
-                "generator an encoder folder (`encoder = \"training/mention_encoder/best\"`), or attach one: "
-                "`python -m spacy_el candidates attach-encoder KB ENCODER`."
-            )
+            raise ValueError(Errors.E404)
         cached = _DECODED.get(kb)
         if cached is None or cached[0] != id(data):
             encoder = MentionEncoder.from_bytes(data).to(_torch_device())
@@ -105,9 +92,9 @@ class DenseCandidates(CandidateGenerator):
 
     def __init__(self, top_k: int = 30, encoder: Optional[Union[str, Path]] = None, cache_size: int = 20000) -> None:
         if top_k is None or int(top_k) < 1:
-            raise ValueError(f"[spacy_el] DenseCandidates top_k must be >= 1, got {top_k!r}.")
+            raise ValueError(Errors.E405.format(top_k=top_k))
         if int(cache_size) < 0:
-            raise ValueError(f"[spacy_el] DenseCandidates cache_size must be >= 0, got {cache_size!r}.")
+            raise ValueError(Errors.E406.format(cache_size=cache_size))
         self.top_k = int(top_k)
         self.encoder_path = str(encoder) if encoder else None
         self.cache_size = int(cache_size)
@@ -163,10 +150,7 @@ class DenseCandidates(CandidateGenerator):
     def search(self, kb: ElKnowledgeBase, vectors: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
         """(similarities float32 (M, k'), rows int64 (M, k')) with k' = min(k, entities); rows -1 pad."""
         if kb.dense_index is None:
-            raise ValueError(
-                "[spacy_el] Dense candidates need the KB's dense index: build it with "
-                "`python -m spacy_el kb build ... --vectors compute --index Flat`."
-            )
+            raise ValueError(Errors.E407)
         k = min(k, kb.n_entities)
         if k == 0 or len(vectors) == 0:
             return np.zeros((len(vectors), 0), np.float32), np.zeros((len(vectors), 0), np.int64)

@@ -11,6 +11,7 @@ import numpy as np
 from spacy.tokens import Span
 
 from ..algorithms.rank_fusion import reciprocal_rank_fusion
+from ..errors import Errors
 from ..kb import ElKnowledgeBase
 from ..kb.alias_table import AliasCounts
 from .alias import AliasCandidates
@@ -41,11 +42,11 @@ class HybridCandidates(CandidateGenerator):
         skip_dense_above: Optional[float] = None,
     ) -> None:
         if top_k is not None and (isinstance(top_k, bool) or int(top_k) < 1):
-            raise ValueError(f"[spacy_el] HybridCandidates top_k must be null or >= 1, got {top_k!r}.")
+            raise ValueError(Errors.E410.format(top_k=top_k))
         if alias_weight < 0 or dense_weight < 0 or alias_weight + dense_weight == 0:
-            raise ValueError("[spacy_el] HybridCandidates weights must be >= 0 and not both 0.")
+            raise ValueError(Errors.E411)
         if skip_dense_above is not None and not 0.0 <= float(skip_dense_above) <= 1.0:
-            raise ValueError(f"[spacy_el] HybridCandidates skip_dense_above is a prior: null or in [0, 1], got {skip_dense_above!r}.")
+            raise ValueError(Errors.E412.format(skip_dense_above=skip_dense_above))
         self.alias, self.dense = alias, dense
         self.top_k = None if top_k is None else int(top_k)
         self.rrf_k, self.alias_weight, self.dense_weight = float(rrf_k), float(alias_weight), float(dense_weight)

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Span
 
+from ..errors import Errors
 from ..kb import ElKnowledgeBase
 from ..kb.alias_table import AliasCounts
 from .dense import ATTACHMENT, DenseCandidates
@@ -79,7 +80,7 @@ class CandidateMemo:
 
     def __init__(self, limit: int = 100_000) -> None:
         if int(limit) < 0:
-            raise ValueError(f"[spacy_el] CandidateMemo limit must be >= 0, got {limit!r}.")
+            raise ValueError(Errors.E401.format(limit=limit))
         self.limit = int(limit)
         self._found: Dict[Key, MentionCandidates] = {}
         self._made_from: Optional[_Same] = None
