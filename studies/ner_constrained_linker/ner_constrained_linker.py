@@ -1,0 +1,378 @@
+"""NER4EL ablation: the ner_constrained_linker variants beside the prior-only linker and spaCy's
+entity_linker, on the same evaluation KB and the same alias-table candidates (top 30).
+
+Rows (``benchmarks/results/ner_constrained_linker.json``):
+
+- ``ed_accuracy`` with gold mentions (InKB) on AIDA dev/test, MSNBC and ACE2004. MSNBC/ACE gold QIDs
+  become titles through ``spacy_el.corpora.qid_titles`` (labels whose entity has no title are left
+  out); their mention types come from the ELEVANT Wikidata types (person -> PER, organisation -> ORG,
+  geographic entity -> LOC, else MISC), as AIDA's come from the CoNLL labels.
+- ``el_micro_f`` end to end on AIDA test after the baseline spaCy ``ner`` (the pipelines source it).
+- ``cand_recall_at_K`` of the candidate lists the linker sees, with and without type-aware selection.
+- ``mentions_per_s`` of the component alone on AIDA test gold mentions.
+
+Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed entity representations),
+``ner4el_selection`` (type-aware candidate selection, in training and inference), ``ner4el_negatives``
+(same-type negatives), ``ner4el_decoding`` (soft type-constrained decoding on the baseline model;
+``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four; ``ner4el_all_bf16`` the same model
+predicting under bfloat16 autocast), ``ner4el_all_hybrid`` (all four, trained and run on hybrid
+candidates: every alias match and the mention encoder's nearest 30, fused; issue 26; skipped when
+``training/ner4el/all_hybrid`` is missing), ``ner4el_all_hybrid_dense`` (the same, with the scorer also
+reading the hybrid generator's similarity, ``model.dense_feature``; skipped when its model is missing),
+``ner4el_all_hybrid_held_out`` (that model trained on held-out priors, ``held_out_priors``; skipped when
+its model is missing), ``ner4el_all_hybrid_similarity`` (the ``_dense`` model predicting with the generator's
+similarity added to its scores, ``similarity_weight``, the weight chosen on AIDA dev in the run: the
+``ed_accuracy_similarity_weight_<w>`` rows), ``ner4el_all_long``, ``ner4el_all_hybrid_dense_long`` and
+``ner4el_all_hybrid_similarity_long`` (``ner4el_all`` and the ``_dense`` model trained 1,800 steps instead of 600;
+skipped when missing), ``prior_only``, ``spacy_entity_linker``. The hybrid
+candidates' recall, as the linker sees them, is in the ``hybrid_top_k`` and ``hybrid_type_aware_selection``
+rows and in the notes of the ``ner4el_all_hybrid`` rows.
+
+    python -m benchmarks.ner_constrained_linker
+    python -m benchmarks.ner_constrained_linker --only ner4el_all_hybrid   # just its rows, merged into the file
+
+``--only`` measures the listed systems alone (their models, the soft-decoding weight the results file's dev
+sweep chose) and merges their rows into the results file (``results_io.merge_rerun``): the other rows stay.
+"""
+import argparse
+import json
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+from spacy_el.extensions import is_linked
+from spacy_el.scoring import ed_accuracy, el_scores
+from spacy_el.scoring.candidates import candidate_recall_at_k
+
+from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
+from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, dev_sweep, fix_tie_breaks, timed,
+                     using_encoder_dtype)
+from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .tables import PAGES, publish_table, published_only, results_to_markdown, results_to_matrix
+
+COMMAND = "python -m spacy project run ner4el-benchmark projects/ner_constrained_linker"
+BATCH_SIZE = 64
+PIPE = "ner_constrained_linker"
+# Wikidata classes in ELEVANT label types -> CoNLL types, checked in this order: a country is both a
+# geographic entity and an organisation in Wikidata, and LOC in CoNLL.
+ELEVANT_TYPES = (("Q215627", "PER"), ("Q5", "PER"), ("Q27096213", "LOC"), ("Q43229", "ORG"))
+
+
+def coarse_label(elevant_type: str) -> str:
+    classes = set(elevant_type.split("|"))
+    return next((label for qid, label in ELEVANT_TYPES if qid in classes), "MISC")
+
+
+def relabel_coarse(docs: List[Doc]) -> List[Doc]:
+    for doc in docs:
+        doc.ents = [Span(doc, e.start, e.end, coarse_label(e.label_), kb_id=e.kb_id_) for e in doc.ents]
+    return docs
+
+
+def ed(gold: List[Doc], pred: List[Doc]) -> float:
+    return round(ed_accuracy([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)]), 4)
+
+
+# Inference settings every variant starts from (a trained pipeline's own cfg may differ); the variants
+# below change only their own switches.
+#: Every setting a variant may change, at its default: configure() starts each variant from these, so that a setting
+#: of one variant (e.g. another's similarity_weight on a shared model) never carries over to the next.
+INFERENCE_DEFAULTS = {"top_k": 30, "type_aware_selection": False, "decoding": "none", "compat_threshold": 0.2,
+                      "soft_weight": 1.0, "mention_type_source": "label", "threshold": None, "similarity_weight": 0.0}
+
+
+def configure(nlp: Language, **cfg) -> None:
+    pipe = nlp.get_pipe(PIPE)
+    pipe.cfg.update({**INFERENCE_DEFAULTS, **cfg})
+    pipe._selector = None
+
+
+#: A variant setting chosen on AIDA dev in the run (:func:`select_similarity_weight`).
+DEV_CHOSEN = "chosen on dev"
+Variant = Tuple[str, str, Dict]
+VARIANTS: List[Variant] = [
+    ("ner4el_baseline", "baseline", {}),
+    ("ner4el_types_repr", "types_repr", {}),
+    ("ner4el_selection", "selection", {"type_aware_selection": True}),
+    ("ner4el_negatives", "negatives", {}),
+    ("ner4el_decoding", "baseline", {"decoding": "soft"}),
+    ("ner4el_decoding_hard", "baseline", {"decoding": "hard"}),
+    ("ner4el_all", "all", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid", "all_hybrid", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_dense", "all_hybrid_dense", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_held_out", "all_hybrid_held_out", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_similarity", "all_hybrid_dense",
+     {"type_aware_selection": True, "decoding": "soft", "similarity_weight": DEV_CHOSEN}),
+    # The same models trained 1,800 steps instead of 600 (train-ner4el-all-long, -all-hybrid-dense-long).
+    ("ner4el_all_long", "all_long", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_dense_long", "all_hybrid_dense_long", {"type_aware_selection": True, "decoding": "soft"}),
+    ("ner4el_all_hybrid_similarity_long", "all_hybrid_dense_long",
+     {"type_aware_selection": True, "decoding": "soft", "similarity_weight": DEV_CHOSEN}),
+]
+#: Variants measured only when their model exists (the others are required).
+OPTIONAL = {"ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out", "ner4el_all_hybrid_similarity",
+            "ner4el_all_long", "ner4el_all_hybrid_dense_long", "ner4el_all_hybrid_similarity_long"}
+#: Systems whose end-to-end EL F1 and speed are measured too.
+END_TO_END = ("ner4el_all", "ner4el_all_hybrid", "ner4el_all_hybrid_dense", "ner4el_all_hybrid_held_out",
+              "ner4el_all_hybrid_similarity", "ner4el_all_long", "ner4el_all_hybrid_dense_long",
+              "ner4el_all_hybrid_similarity_long")
+#: Systems with no speed row of their own, as they run another system's model at its speed: held-out priors
+#: change training only, the similarity weight adds one multiply-add per candidate, and more steps change no
+#: computation.
+UNTIMED = ("ner4el_all_hybrid_held_out", "ner4el_all_hybrid_similarity", "ner4el_all_long",
+           "ner4el_all_hybrid_dense_long", "ner4el_all_hybrid_similarity_long")
+SIMILARITY_WEIGHTS = (1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def variant_rows(
+    system: str, nlp: Language, cfg: Dict, data: Dict[str, List[Doc]], note: str,
+    recall: Optional[Dict[str, float]] = None,
+) -> List[Row]:
+    """ED accuracy on each dataset; ``recall``: per dataset, the candidate recall@30 to state in the note."""
+    configure(nlp, **cfg)
+    rows = []
+    for dataset, gold in data.items():
+        pred = with_gold_mentions(nlp, gold, [PIPE])
+        extra = f"; cand_recall_at_30={recall[dataset]:.3f}" if recall and dataset in recall else ""
+        rows.append(row(system, dataset, "ed_accuracy", ed(gold, pred), f"gold mentions; {note}{extra}"))
+    return rows
+
+
+SOFT_WEIGHTS = (0.25, 0.5, 1.0, 2.0)
+
+
+def select_soft_weight(nlp: Language, dev: List[Doc]) -> Tuple[float, List[Row]]:
+    """The soft-decoding weight with the best AIDA dev accuracy on the baseline model (paper: tuned on dev)."""
+    rows, best = [], (-1.0, SOFT_WEIGHTS[0])
+    for weight in SOFT_WEIGHTS:
+        configure(nlp, decoding="soft", soft_weight=weight)
+        accuracy = ed(dev, with_gold_mentions(nlp, dev, [PIPE]))
+        rows.append(row("ner4el_decoding", "aida-dev", f"ed_accuracy_soft_weight_{weight}", accuracy, "dev sweep, baseline model"))
+        best = max(best, (accuracy, weight), key=lambda pair: pair[0])
+    configure(nlp)
+    return best[1], rows
+
+
+def select_similarity_weight(system: str, nlp: Language, cfg: Dict, dev: List[Doc]) -> Tuple[float, List[Row]]:
+    """The ``similarity_weight`` of :data:`SIMILARITY_WEIGHTS` with the best AIDA dev accuracy, the model's other
+    settings ``cfg``."""
+    def accuracy(weight: float) -> float:
+        configure(nlp, **{**cfg, "similarity_weight": weight})
+        return ed(dev, with_gold_mentions(nlp, dev, [PIPE]))
+
+    weight, rows = dev_sweep(system, "ed_accuracy", "similarity_weight", SIMILARITY_WEIGHTS, accuracy)
+    configure(nlp)
+    return weight, rows
+
+
+def end_to_end_row(system: str, nlp: Language, gold: List[Doc], note: str) -> Row:
+    pred = list(nlp.pipe([d.text for d in gold], batch_size=BATCH_SIZE))
+    scores = el_scores([(gold_links(g), predicted_links(p)) for g, p in zip(gold, pred)])
+    return row(system, "aida-test", "el_micro_f", round(scores["el_micro_f"], 4), f"spacy_ner mentions; {note}")
+
+
+def selected_recall(nlp: Language, gold: List[Doc], ks: Sequence[int], selection: bool) -> Dict[int, float]:
+    """Recall@k of the lists the linker scores: its generator's candidates of the gold linked mentions cut
+    to ``k`` (``selection``: compatible types first), for each k of ``ks``."""
+    pipe = nlp.get_pipe(PIPE)
+    spans = [e for doc in gold for e in doc.ents if is_linked(e.kb_id_)]
+    generated = pipe.candidates(pipe.kb, spans)
+    ids = pipe.kb.entities.ids
+    recall = {}
+    for k in ks:
+        configure(nlp, top_k=k, type_aware_selection=selection)
+        ranked = [[ids[int(r)] for r in pipe.selector.select(found, pipe.inventory.mention_label(span.label_)).rows]
+                  for span, found in zip(spans, generated)]
+        recall[k] = candidate_recall_at_k(ranked, [span.kb_id_ for span in spans], [k])[f"cand_recall_at_{k}"]
+    configure(nlp)
+    return recall
+
+
+#: The recall rows' systems: (the generator's name, without / with type-aware selection).
+RECALL_SYSTEMS = {"alias": ("alias_table_top_k", "type_aware_selection"),
+                  "hybrid": ("hybrid_top_k", "hybrid_type_aware_selection")}
+
+
+def recall_rows(nlp: Language, gold: List[Doc], generator: str = "alias") -> List[Row]:
+    """Candidate recall of the linker's lists on AIDA test, without and with type-aware selection."""
+    rows = []
+    for selection, system in zip((False, True), RECALL_SYSTEMS[generator]):
+        for k, recall in selected_recall(nlp, gold, (1, 10, 30), selection).items():
+            rows.append(row(system, "aida-test", f"cand_recall_at_{k}", round(recall, 4), "gold mentions, CoNLL types"))
+    return rows
+
+
+def entity_typing_row(nlp: Language, held_out: float = 0.1, seed: int = 0) -> Row:
+    """Accuracy (most probable type) of the entity-typing classifier on held-out KB-typed entities."""
+    import numpy as np
+
+    from spacy_el.kb.type_inventory import known_type_mass
+    from spacy_el.ml.ner4el.entity_typing import train_type_classifier
+
+    pipe = nlp.get_pipe(PIPE)
+    mass = known_type_mass(pipe.kb, pipe.inventory)
+    known_rows = np.flatnonzero(mass.sum(axis=1) > 0)
+    rng = np.random.default_rng(seed)
+    test_rows = rng.choice(known_rows, size=int(held_out * len(known_rows)), replace=False)
+    train = np.zeros(pipe.kb.n_entities, dtype=bool)
+    train[known_rows] = True
+    train[test_rows] = False
+    targets = mass[train] / mass[train].sum(axis=1, keepdims=True)
+    predicted = train_type_classifier(np.asarray(pipe.kb.entities.vectors), train, targets, epochs=200, seed=seed, progress=False)
+    predicted_rows = np.flatnonzero(~train)
+    position = {row: i for i, row in enumerate(predicted_rows.tolist())}
+    hits = [np.argmax(predicted[position[r]]) == np.argmax(mass[r]) for r in test_rows.tolist()]
+    note = f"{len(test_rows)} held-out entities with KB types ({held_out:.0%}); {pipe.inventory.name} inventory"
+    return row("entity_typing_classifier", "eval-kb", "type_accuracy", round(float(np.mean(hits)), 4), note)
+
+
+def speed_row(system: str, nlp: Language, gold: List[Doc], threads: int) -> Row:
+    docs = with_gold_mentions(nlp, gold, [])
+    n_mentions = sum(len(d.ents) for d in docs)
+    pipe = nlp.get_pipe(PIPE)
+    _, seconds = timed(lambda: list(pipe.pipe(docs, batch_size=BATCH_SIZE)))
+    return row(system, "aida-test", "mentions_per_s", round(n_mentions / seconds), f"component.pipe batch_size={BATCH_SIZE} docs, {threads} thread(s), CPU, gold mentions")
+
+
+def peer_rows(args: argparse.Namespace, data: Dict[str, List[Doc]], kb) -> List[Row]:
+    rows = []
+    el_nlp = spacy.load(args.el_model)
+    for dataset, gold in data.items():
+        prior_docs = with_gold_mentions(el_nlp, gold, [])
+        link_with_prior(kb, prior_docs)
+        rows.append(row("prior_only", dataset, "ed_accuracy", ed(gold, prior_docs), "gold mentions; top prior"))
+        el_docs = with_gold_mentions(el_nlp, gold, ["sentencizer", "entity_linker"])
+        rows.append(row("spacy_entity_linker", dataset, "ed_accuracy", ed(gold, el_docs), "gold mentions; configs/baselines/entity_linker.cfg"))
+    rows.append(end_to_end_row("spacy_entity_linker", el_nlp, data["aida-test"], "configs/baselines/entity_linker.cfg"))
+    return rows
+
+
+def recorded_soft_weight(results: Path) -> Optional[float]:
+    """The soft-decoding weight an earlier full run chose: the best of its dev sweep rows (None without them)."""
+    if not results.exists():
+        return None
+    sweep = [(r["value"], float(r["metric"].rsplit("_", 1)[1])) for r in json.loads(results.read_text(encoding="utf8"))["rows"]
+             if r["system"] == "ner4el_decoding" and r["dataset"] == "aida-dev" and r["metric"].startswith("ed_accuracy_soft_weight_")]
+    return max(sweep, key=lambda pair: pair[0])[1] if sweep else None
+
+
+def variants_to_run(args: argparse.Namespace) -> List[Variant]:
+    """The :data:`VARIANTS` of this run: ``--only``'s, else all of them; an :data:`OPTIONAL` one only when its
+    model exists (said on stdout otherwise)."""
+    chosen = []
+    for variant in VARIANTS:
+        system, name, _ = variant
+        if args.only and system not in args.only:
+            continue
+        if system in OPTIONAL and not (args.models / name / "model-best").exists():
+            print(f"  (skipped {system}: {args.models / name / 'model-best'} not found)")
+            continue
+        chosen.append(variant)
+    return chosen
+
+
+def evaluate(args: argparse.Namespace) -> List[Row]:
+    """The full benchmark, or with ``--only`` the listed systems' rows alone."""
+    torch.set_num_threads(args.threads)
+    models: Dict[str, Language] = {}
+
+    def model(name: str) -> Language:
+        if name not in models:
+            models[name] = spacy.load(args.models / name / "model-best")
+        return models[name]
+
+    variants = variants_to_run(args)
+    if not variants:
+        raise SystemExit(f"Nothing to measure: no model of {', '.join(args.only or [])} under {args.models}")
+    full = not args.only
+    first = model("baseline" if full else variants[0][1])
+    kb = first.get_pipe(PIPE).kb
+    data = aida_and_elevant(args.corpus, args.data, first, kb, args.limit, elevant=relabel_coarse)
+    rows: List[Row] = []
+    soft_weight = None if full else recorded_soft_weight(args.out)
+    if soft_weight is None:
+        soft_weight, sweep = select_soft_weight(model("baseline"), data["aida-dev"])
+        rows += sweep
+    chosen: Dict[str, Dict] = {}
+    for system, name, cfg in variants:
+        if cfg.get("decoding") == "soft":
+            cfg = {**cfg, "soft_weight": soft_weight}
+        if cfg.get("similarity_weight") == DEV_CHOSEN:
+            weight, sweep = select_similarity_weight(system, model(name), {**cfg, "similarity_weight": 0.0}, data["aida-dev"])
+            cfg = {**cfg, "similarity_weight": weight}
+            rows += sweep
+        chosen[system] = cfg
+        note = f"training/ner4el/{name}" + (f" + {cfg}" if cfg else "")
+        recall = None
+        if "hybrid" in system:
+            configure(model(name), **cfg)
+            recall = {dataset: selected_recall(model(name), gold, (30,), True)[30] for dataset, gold in data.items()}
+            note += "; hybrid candidates, recall after type-aware selection"
+        rows += variant_rows(system, model(name), cfg, data, note, recall)
+    end_to_end = [(system, name, {**chosen[system], "soft_weight": soft_weight}) for system, name, _ in variants
+                  if system in END_TO_END]
+    for system, name, cfg in end_to_end:
+        configure(model(name), **cfg)
+        rows.append(end_to_end_row(system, model(name), data["aida-test"], f"training/ner4el/{name}"))
+    if full:
+        all_cfg = {**dict((s, c) for s, _, c in VARIANTS)["ner4el_all"], "soft_weight": soft_weight}
+        with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
+            rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
+        configure(model("baseline"))
+        rows.append(end_to_end_row("ner4el_baseline", model("baseline"), data["aida-test"], "training/ner4el/baseline"))
+        rows += recall_rows(model("baseline"), data["aida-test"])
+    if any(system == "ner4el_all_hybrid" for system, _, _ in variants):
+        rows += recall_rows(model("all_hybrid"), data["aida-test"], "hybrid")
+    if full:
+        rows.append(entity_typing_row(model("baseline")))
+    for system, name, cfg in end_to_end:
+        if system in UNTIMED:
+            continue
+        configure(model(name), **cfg)
+        rows.append(speed_row(system, model(name), data["aida-test"], args.threads))
+    if full:
+        configure(model("all"), **all_cfg)
+        with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
+            rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
+        rows += peer_rows(args, data, kb)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    parser.add_argument("--corpus", type=Path, default=AIDA_CORPUS)
+    parser.add_argument("--models", type=Path, default=ROOT / "training" / "ner4el")
+    parser.add_argument("--el-model", type=Path, default=EL_BASELINE)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=0, help="docs per dataset (0 = all; for smoke tests only)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ner_constrained_linker.json")
+    parser.add_argument("--only", nargs="+", choices=[system for system, _, _ in VARIANTS], default=None,
+                        help="measure only these systems (their ED, and for ner4el_all(_hybrid) end-to-end F1, speed and "
+                             "the candidate recall) and merge their rows into --out; the other rows stay")
+    args = parser.parse_args()
+    fix_tie_breaks()
+    rows = evaluate(args)
+    if args.only:
+        command = "python -m benchmarks.ner_constrained_linker --only " + " ".join(args.only)
+        write_results(args.out, command, merge_rerun(args.out, rows, command))
+    else:
+        write_results(args.out, COMMAND, rows)
+    if args.out.resolve() == (RESULTS_DIR / "ner_constrained_linker.json").resolve():  # a trial run elsewhere leaves the docs alone
+        write_tables(args.out)
+
+
+@published_only
+def write_tables(results: Path = RESULTS_DIR / "ner_constrained_linker.json",
+                 page: Path = PAGES["ner_constrained_linker"]) -> None:
+    accuracy = results_to_matrix(results, "ed_accuracy")
+    other = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] != "ed_accuracy")
+    publish_table(page, "ner_constrained_linker", accuracy + "\n\n" + other)
+
+
+if __name__ == "__main__":
+    main()
