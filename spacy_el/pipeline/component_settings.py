@@ -14,9 +14,9 @@ This callback sets them, checked as the component's constructor checks them::
     mentions_from = "ents"
     cluster_link = "upstream"
 
-The settings are saved with the component and the callback stays in the saved config, so a pipeline
-loaded with ``spacy.load`` has them too (the component's own ``[components.*]`` block still shows the
-source's values: this block is what changes them).
+The callback also writes the settings into the component's own ``[components.*]`` block of the pipeline's
+config, so the saved ``config.cfg`` says what the component predicts with; the callback stays in it too, and
+gives the same values again when the pipeline is loaded.
 """
 from typing import Any, Callable, Dict
 

@@ -3,16 +3,16 @@
 A trained component's prediction settings (``joint_coref_linker``'s ``predict_max_antecedents``, a linker's
 ``similarity_weight``) change with ``pipe.configure(...)`` without retraining, and are saved with the component.
 ``python -m spacy_el annotate`` takes them as spaCy takes config overrides, ``--components.NAME.SETTING VALUE``,
-and applies them to the loaded pipeline (in every worker); ``python -m spacy_el tune`` chooses one on a dev
-corpus; ``spacy-el.ComponentSettings.v1`` sets them in a composed pipeline's config. All three go through
-:func:`configure_pipeline`. ``spacy.load(path, config={"components": {NAME: {SETTING: value}}})`` works too
-(``KBTorchPipe.from_disk`` keeps a setting the config changed over the saved one).
+and applies them to the loaded pipeline (in every worker); ``spacy-el.ComponentSettings.v1`` sets them in a
+composed pipeline's config. Both go through :func:`configure_pipeline`, which also writes them into the
+pipeline's config, so that the ``config.cfg`` ``nlp.to_disk`` writes says what each component predicts with.
+``spacy.load(path, config={"components": {NAME: {SETTING: value}}})`` gives a setting at loading
+(:mod:`spacy_el.pipeline.kb_torch_pipe` says which value wins where).
 """
 from typing import Any, Dict, Mapping, Optional
 
 from spacy.language import Language
 
-from .obsolete_settings import refuse_obsolete
 
 __all__ = ["check_settings", "configurable_pipe", "configure_pipeline", "load_pipeline", "settings_from_overrides"]
 
@@ -67,21 +67,21 @@ def settings_from_overrides(overrides: Mapping[str, Any], command: str) -> Dict[
 def configure_pipeline(nlp: Language, settings: Mapping[str, Mapping[str, Any]], command: str) -> Language:
     """Apply ``settings`` (``{component: {setting: value}}``) to ``nlp``'s components with ``configure``, each
     checked as at construction: an unknown component or setting, or a bad value, is refused, naming it, before
-    any is changed. RETURNS ``nlp``."""
+    any is changed. Each component's changed settings are written into its block of ``nlp``'s config
+    (``KBTorchPipe.record_settings_in``). RETURNS ``nlp``."""
     pipes = {component: configurable_pipe(nlp, component, command) for component in settings}
     for component, changes in settings.items():
         check_settings(pipes[component], component, changes, command)
     for component, changes in settings.items():
         pipes[component].configure(**changes)
+        pipes[component].record_settings_in(nlp.get_pipe_config(component))
     return nlp
 
 
 def check_settings(pipe: Any, component: str, changes: Mapping[str, Any], command: str) -> None:
     """Refuse ``changes`` to ``pipe`` (the pipeline's ``component``) as ``configure`` would, without applying them:
-    a removed setting (saying what replaced it), an unknown one or a bad value, in a ``ValueError`` that starts
-    with ``command``."""
+    an unknown setting or a bad value, in a ``ValueError`` that starts with ``command``."""
     try:
-        refuse_obsolete(pipe.settings_class.component, component, changes)
-        pipe.settings.updated(**changes)
+        pipe.checked_settings(**changes)
     except (TypeError, ValueError) as err:
         raise ValueError(f"[spacy_el] {command}: {str(err).replace('[spacy_el] ', '', 1)}") from err

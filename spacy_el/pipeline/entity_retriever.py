@@ -114,7 +114,7 @@ class EntityRetriever(KBTorchPipe):
         self.model = model
         self.name = name
         self.ents_candidates = ents_candidates
-        self.cfg: Dict[str, Any] = EntityRetrieverSettings.from_cfg(cfg).to_cfg()
+        self._init_settings(EntityRetrieverSettings.from_cfg(cfg))
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.settings.seed)
 

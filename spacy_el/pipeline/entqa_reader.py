@@ -165,7 +165,7 @@ class EntQAReader(KBTorchPipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = EntQAReaderSettings.from_cfg(cfg).to_cfg()
+        self._init_settings(EntQAReaderSettings.from_cfg(cfg))
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.settings.seed)
@@ -208,10 +208,9 @@ class EntQAReader(KBTorchPipe):
         """The mode of the built torch layer (None before it is built)."""
         return self.model.attrs.get("reader_mode", "per_candidate") if self.model.layers else None
 
-    def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        super()._check_settings(cfg)
+    def _check_settings(self, settings: EntQAReaderSettings) -> None:
         built = self._built_mode()
-        wanted = cfg.get("reader_mode", "per_candidate")
+        wanted = settings.reader_mode
         if built is not None and wanted != built:
             raise ValueError(
                 f"[spacy_el] {self.name}: reader_mode is {built!r} in the trained model and cannot become {wanted!r} "

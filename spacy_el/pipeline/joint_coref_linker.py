@@ -158,7 +158,7 @@ CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 TRAINING_MEMO_LIMIT = 250_000
 #: The paper's candidates: the alias table's 16 best exact and normalised matches.
 DEFAULT_CANDIDATES = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 16, "fuzzy": False}
-EARLY_UPDATES = "early_updates"  # cfg: updates done with the early budget (state, not a setting)
+EARLY_UPDATES = "early_updates"  # state in the settings file: the updates done with the early budget
 #: ``initialize`` warns when more than this share of the training data's gold mentions is wider than
 #: ``max_span_width``: the model never scores those spans, so it can neither learn nor predict them.
 WIDE_MENTIONS_WARNING = 0.01
@@ -308,7 +308,6 @@ class JointCorefLinker(KBTorchPipe):
     """Joint coreference + entity linking over enumerated spans; see the module docstring."""
 
     settings_class = JointCorefLinkerSettings
-    state_names = ("dims", EARLY_UPDATES)
 
     def __init__(
         self,
@@ -325,7 +324,7 @@ class JointCorefLinker(KBTorchPipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = JointCorefLinkerSettings.from_cfg(cfg).to_cfg()
+        self._init_settings(JointCorefLinkerSettings.from_cfg(cfg), state={EARLY_UPDATES: 0})
         self.scorer = scorer
         self.el_scorer = el_scorer
         self.kb = ElKnowledgeBase(vocab)
@@ -677,10 +676,10 @@ class JointCorefLinker(KBTorchPipe):
         batch.cache_mb = float(self.settings.encoder_cache_mb)
         batch.checkpointing = self.settings.encoder_checkpointing
         if self.settings.early_steps:
-            done = int(self.cfg.get(EARLY_UPDATES, 0))
+            done = self._state[EARLY_UPDATES]
             if done < self.settings.early_steps:
                 batch.max_antecedents = self.settings.early_max_antecedents
-                self.cfg[EARLY_UPDATES] = done + 1
+                self._state[EARLY_UPDATES] = done + 1
         return self._scalar_loss_step(batch, sgd, losses)
 
     def _check_encoder_untrained(self) -> None:
@@ -711,6 +710,11 @@ class JointCorefLinker(KBTorchPipe):
         return scores
 
     # -- serialisation (KBTorchPipe) --------------------------------------------------------------
+    def _check_state(self, state: Dict[str, Any]) -> None:
+        done = state.get(EARLY_UPDATES, 0)
+        if isinstance(done, bool) or not isinstance(done, int) or done < 0:
+            raise ValueError(f"[spacy_el] {self.name}: {EARLY_UPDATES} must be an int >= 0, got {done!r}.")
+
     def _model_bytes(self, exclude: Iterable[str]) -> Optional[bytes]:
         """The model's bytes: with ``save_encoder = false`` the heads and a reference to the encoder."""
         set_save_encoder(self.model, self.settings.save_encoder)

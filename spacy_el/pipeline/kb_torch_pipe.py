@@ -1,39 +1,66 @@
 """``KBTorchPipe``: what spacy_el's trainable components share (the shared KB saved inside the pipeline,
 a PyTorch layer built lazily from dims the KB gives, and serialisation that restores that layer
-before reading its weights, as spacy-experimental's coref does)."""
+before reading its weights, as spacy-experimental's coref does).
+
+Settings and the settings file
+------------------------------
+A component's settings are one typed, checked, immutable object, ``pipe.settings`` (an instance of its
+``settings_class``, :class:`~spacy_el.pipeline.settings.ComponentSettings`): the one store, which the code reads
+and :meth:`KBTorchPipe.configure` replaces. The factory gives it, from the pipeline's ``config.cfg`` (which
+``Language`` owns and writes; spacy_el never rewrites it).
+
+The component's settings file, ``<component>/cfg`` (JSON), is derived when it is saved. It holds state: the
+model dims (``dims``), the model file's SHA-256 and size (``model_checksum``), what a component keeps beside
+(its labels, a counter), and the settings that ``configure`` changed after the component was constructed
+(:meth:`KBTorchPipe.settings_changed`). Loading applies those over the settings the factory gave, so:
+
+* a setting that ``configure`` did not change is what the pipeline's config says, a config override at loading
+  included (``spacy.load(path, config={"components": {name: {setting: value}}})``);
+* a setting that ``configure`` changed keeps its value through saving and loading;
+* :func:`~spacy_el.pipeline.configure.configure_pipeline` (``annotate``'s and the command line's settings,
+  ``spacy-el.ComponentSettings.v1``) also writes the changes into the pipeline's config
+  (:meth:`KBTorchPipe.record_settings_in`): the ``config.cfg`` that ``nlp.to_disk`` writes then says what the
+  component predicts with, and the settings file holds no settings, so an override at loading wins;
+* save, load and save again write the same bytes;
+* a settings file holding a key that is neither a setting nor state is refused, naming the file, and so is a
+  model file whose settings file holds no ``model_checksum``.
+
+``pipe.cfg`` is a read-only view of the state and every setting (spaCy's name for a component's settings):
+a setting changes with ``configure``, never by writing to ``cfg``.
+"""
+import copy
 import hashlib
 import json
-import os
-import uuid
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Tuple, Type
+from typing import Any, Callable, ClassVar, Dict, Iterable, Iterator, List, Mapping, MutableMapping, Optional, Tuple, Type
 
 from spacy import util
 from spacy.pipeline import TrainablePipe
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
-from thinc.api import Config
 
 from ..extensions import record_qids
 from ..kb import ElKnowledgeBase
-from .obsolete_settings import migrate_obsolete_settings, refuse_obsolete
-from .settings import ComponentSettings, config_value
+from .settings import ComponentSettings
 
-#: The settings-file key of the model file's checksum (not a setting: never in ``cfg``).
+#: The settings-file key of the model file's checksum.
 MODEL_CHECKSUM = "model_checksum"
-_UNSET = object()  # a setting missing from cfg (a pipeline saved before it existed): its default
+#: The settings-file key of the model dims.
+DIMS = "dims"
 
 
 class KBTorchPipe(TrainablePipe):
-    """Base class. Subclasses set ``dim_names`` (the model dims saved with the component, e.g. "nE"),
-    implement ``_build_torch_layer`` (create the model's PyTorch layer from those dims) and may
-    override ``_after_load`` (rebuild state derived from ``cfg`` after deserialisation)."""
+    """Base class. Subclasses set ``dim_names`` (the model dims saved with the component, e.g. "nE") and
+    ``settings_class``, call :meth:`_init_settings` in their constructor, implement ``_build_torch_layer``
+    (create the model's PyTorch layer from those dims) and may override ``_after_load`` (rebuild what is
+    derived from the settings or the state after deserialisation)."""
 
     dim_names: Tuple[str, ...] = ("nE",)
-    #: ``cfg`` keys that are state, not settings (the model dims; subclasses add theirs, e.g. labels).
-    state_names: Tuple[str, ...] = ("dims",)
     settings_class: ClassVar[Type[ComponentSettings]] = ComponentSettings
     kb: ElKnowledgeBase
+    _settings: ComponentSettings
+    _constructed: ComponentSettings
+    _state: Dict[str, Any]
 
     def _build_torch_layer(self) -> None:
         raise NotImplementedError
@@ -42,41 +69,61 @@ class KBTorchPipe(TrainablePipe):
         """Hook run after from_bytes/from_disk."""
 
     # -- settings ----------------------------------------------------------------------------------
+    def _init_settings(self, settings: ComponentSettings, state: Optional[Dict[str, Any]] = None) -> None:
+        """Set the settings the component is constructed with and its state (what the settings file keeps
+        beside the dims: name -> initial value, e.g. ``{"labels": []}``)."""
+        if not isinstance(settings, self.settings_class):
+            raise TypeError(f"[spacy_el] {self.name} takes {self.settings_class.__name__}, got {type(settings).__name__}.")
+        self._settings = self._constructed = settings
+        self._state = dict(state or {})
+
     @property
     def settings(self) -> ComponentSettings:
-        """The component's settings, typed and checked (``settings_class``), read from ``cfg``.
+        """The component's settings, typed and checked (``settings_class``)."""
+        return self._settings
 
-        ``cfg`` stays the live store that spaCy saves (and that code may change); the view is rebuilt,
-        and so checked again, whenever a setting in ``cfg`` changed since the last read.
-        """
-        names = self.settings_class.names()
-        # A list (a list setting read from JSON, or given to configure) is keyed by a copy: changed in
-        # place, it still counts as changed.
-        key = tuple(_frozen(self.cfg.get(name, _UNSET)) for name in names)
-        cached = self.__dict__.get("_settings_cache")
-        if cached is None or cached[0] != key:
-            given = {name: value for name, value in zip(names, key) if value is not _UNSET}
-            cached = (key, self.settings_class.from_cfg(given))
-            self.__dict__["_settings_cache"] = cached
-        return cached[1]
+    @property
+    def cfg(self) -> Mapping[str, Any]:
+        """Read-only: the component's state and every setting, as JSON holds them (a list for a tuple)."""
+        return ReadOnlyCfg(self.name, {**copy.deepcopy(self._state), **self._settings.to_cfg()})
 
-    def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """Raise a ValueError naming the setting of ``cfg`` that is not valid (subclasses add checks of
-        the cfg's other state, such as labels)."""
-        self.settings_class.from_cfg({k: v for k, v in cfg.items() if k in self.settings_class.names()})
+    def _check_settings(self, settings: ComponentSettings) -> None:
+        """Raise a ValueError when ``settings`` (checked on their own already) do not fit the component's state
+        (subclasses: e.g. a mode the built model does not have)."""
+
+    def _check_state(self, state: Dict[str, Any]) -> None:
+        """Raise a ValueError naming what is wrong in ``state`` (read from a settings file; subclasses)."""
 
     def _after_configure(self) -> None:
-        """Hook run after :meth:`configure` changed ``cfg``."""
+        """Hook run after :meth:`configure` changed the settings."""
+
+    def checked_settings(self, **changes: Any) -> ComponentSettings:
+        """The settings ``configure(**changes)`` would give, checked as at construction; nothing changes. An
+        unknown setting or a bad value is a ValueError naming it."""
+        settings = self._settings.updated(**changes)
+        self._check_settings(settings)
+        return settings
 
     def configure(self, **settings: Any) -> None:
-        """Change settings of a (trained) component, checked as at construction; used by the
-        ``spacy-el.ComponentSettings.v1`` callback to set up a component sourced into another pipeline.
-        The settings are saved with the component."""
-        refuse_obsolete(self.settings_class.component, self.name, settings)  # says what replaced it
-        self.settings.updated(**settings)  # refuses unknown names and invalid values, naming them
-        self._check_settings({**self.cfg, **settings})
-        self.cfg.update(settings)
+        """Change settings of a (trained) component, checked as at construction. The settings changed after
+        construction are saved in the component's settings file and win over the pipeline's config when it is
+        loaded (module docstring); :func:`~spacy_el.pipeline.configure.configure_pipeline` writes them into the
+        pipeline's config instead."""
+        self._settings = self.checked_settings(**settings)
         self._after_configure()
+
+    def settings_changed(self) -> Dict[str, Any]:
+        """Setting -> value (as JSON holds it) of each setting that differs from the one the component was
+        constructed with: what ``configure`` changed, and what the settings file records."""
+        now, constructed = self._settings.to_cfg(), self._constructed.to_cfg()
+        return {name: value for name, value in now.items() if value != constructed[name]}
+
+    def record_settings_in(self, config: MutableMapping[str, Any]) -> None:
+        """Write the settings changed after construction into ``config``, the component's block of its pipeline's
+        config (``nlp.get_pipe_config(name)``); from then on they count as the constructed ones, so the
+        settings file no longer holds them and ``config.cfg`` says what the component predicts with."""
+        config.update(self.settings_changed())
+        self._constructed = self._settings
 
     # -- the KB ------------------------------------------------------------------------------------
     def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
@@ -162,10 +209,10 @@ class KBTorchPipe(TrainablePipe):
         return {name: self.model.get_dim(name) for name in self.dim_names}
 
     def _cfg_to_save(self, model_bytes: Optional[bytes] = None) -> Dict[str, Any]:
-        """The settings file: ``cfg``, the model dims and, when the model is saved with it, the model
-        file's checksum (``{"sha256": hex, "bytes": n}`` under ``MODEL_CHECKSUM``, as the KB manifest
-        checksums its files)."""
-        saved = {**self.cfg, "dims": self._dims()}
+        """The settings file: the settings changed after construction, the state, the model dims and, when the
+        model is saved with it, the model file's checksum (``{"sha256": hex, "bytes": n}`` under
+        ``MODEL_CHECKSUM``, as the KB manifest checksums its files)."""
+        saved = {**self.settings_changed(), **copy.deepcopy(self._state), DIMS: self._dims()}
         if model_bytes is not None:
             saved[MODEL_CHECKSUM] = _checksum(model_bytes)
         return saved
@@ -176,14 +223,16 @@ class KBTorchPipe(TrainablePipe):
         saving)."""
         return json.dumps(self._cfg_to_save(model_bytes), indent=2)
 
-    def _read_cfg(self, read: Callable[[], bytes], where: str) -> Optional[Dict[str, Any]]:
-        """Check a saved settings file (``read`` gives its bytes) and merge it into ``cfg``. It is parsed by the
-        standard library's ``json``, which reads a float back exactly as written (srsly's reads 0.3 as
-        0.30000000000000004). RETURNS: the model checksum it holds (None from a pipeline saved before
-        checksums). Every error names ``where``: a corrupted settings file otherwise fails far from its cause
-        (a TypeError in ``dict.update``, a shape error later). Settings that spacy_el no longer has (saved by
-        an earlier version) are migrated with a warning or refused, never merged silently
-        (:mod:`~spacy_el.pipeline.obsolete_settings`)."""
+    def _read_cfg(self, read: Callable[[], bytes], where: str) -> Dict[str, Any]:
+        """Check a saved settings file (``read`` gives its bytes) and apply it: its settings over the
+        constructed ones, its state. It is parsed by the standard library's ``json``, which reads a float back
+        exactly as written (srsly's reads 0.3 as 0.30000000000000004). RETURNS: ``{"dims": ..., "checksum":
+        ...}``, what loading the model needs. Every error names ``where``: a corrupted settings file otherwise
+        fails far from its cause (a TypeError, a shape error later)."""
+
+        def invalid(problem: str) -> ValueError:
+            return ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: {problem}")
+
         try:
             saved = json.loads(read())
         except (ValueError, TypeError, UnicodeDecodeError, OSError) as err:
@@ -191,35 +240,36 @@ class KBTorchPipe(TrainablePipe):
         if not isinstance(saved, dict):
             raise ValueError(f"[spacy_el] The {self.name} settings in {where} must be a JSON object, got {type(saved).__name__}.")
         saved = dict(saved)
+        if DIMS not in saved:
+            raise invalid(f"they hold no {DIMS}.")
+        dims = saved.pop(DIMS)
         checksum = saved.pop(MODEL_CHECKSUM, None)
-        dims = saved.get("dims", {})
         if not isinstance(dims, dict) or not all(
             isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in dims.values()
         ):
-            raise ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: dims must map names to integers >= 0, got {dims!r}.")
+            raise invalid(f"{DIMS} must map names to integers >= 0, got {dims!r}.")
         if checksum is not None and not (
             isinstance(checksum, dict) and isinstance(checksum.get("sha256"), str) and len(checksum["sha256"]) == 64
             and isinstance(checksum.get("bytes"), int)
         ):
-            raise ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: {MODEL_CHECKSUM} is {checksum!r}.")
-        saved, _ = migrate_obsolete_settings(
-            saved, component=self.settings_class.component, pipe_name=self.name,
-            generator=getattr(self, "candidates", None), where=where,
-        )
-        unknown = sorted(set(saved) - set(self.settings_class.names()) - set(self.state_names))
-        if unknown:  # merged, they would sit in cfg unread and be saved again as if they meant something
+            raise invalid(f"{MODEL_CHECKSUM} is {checksum!r}.")
+        names = set(self.settings_class.names())
+        unknown = sorted(set(saved) - names - set(self._state))
+        if unknown:  # applied, they would be saved again as if they meant something
             raise ValueError(
                 f"[spacy_el] The {self.name} settings in {where} hold {unknown}, which {self.settings_class.component} "
-                f"neither has as a setting nor keeps as state ({sorted(self.state_names)}): was the file written by "
-                "another component or edited by hand? Remove those keys, or save the pipeline again."
+                f"neither has as a setting nor keeps as state ({sorted(self._state) + [DIMS, MODEL_CHECKSUM]}): was "
+                "the file written by another component or edited by hand? Remove those keys, or save the pipeline again."
             )
+        state = {k: v for k, v in saved.items() if k not in names}
         try:
-            self._check_settings({**self.cfg, **saved})
+            settings = self.checked_settings(**{k: v for k, v in saved.items() if k in names})
+            self._check_state(state)
         except (ValueError, TypeError) as err:
-            message = str(err).replace("[spacy_el] ", "", 1)
-            raise ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: {message}") from err
-        self.cfg.update(saved)
-        return checksum
+            raise invalid(str(err).replace("[spacy_el] ", "", 1)) from err
+        self._settings = settings
+        self._state.update(state)
+        return {DIMS: dims, "checksum": checksum}
 
     def _restore_model(self, dims: Dict[str, int]) -> None:
         """Build the torch layer from saved dims before its weights are read (nothing to build when
@@ -230,16 +280,23 @@ class KBTorchPipe(TrainablePipe):
                     self.model.set_dim(name, value)
             self._build_torch_layer()
 
-    def _load_model_bytes(self, data: bytes, where: str, checksum: Optional[Dict[str, Any]] = None) -> None:
-        """Read the model from ``data`` (from ``where``), first checked against ``checksum`` (saved in
-        the settings file): flipped bits in the weights keep the safetensors header valid and would
-        otherwise load silently."""
-        if checksum is not None and _checksum(data) != {"sha256": checksum["sha256"], "bytes": checksum["bytes"]}:
+    def _load_model_bytes(self, data: bytes, where: str, read: Mapping[str, Any]) -> None:
+        """Read the model from ``data`` (from ``where``), first checked against the checksum of the settings file
+        (``read``: what :meth:`_read_cfg` returned, empty when no settings file was read): flipped bits in the
+        weights keep the safetensors header valid and would otherwise load silently."""
+        checksum = read.get("checksum")
+        if checksum is None:
+            raise ValueError(
+                f"[spacy_el] The {self.name} model in {where} cannot be verified: the component's settings file (cfg) "
+                f"{'holds no ' + MODEL_CHECKSUM if read else 'was not read'}. Load the model with the settings file "
+                "saved beside it by this version of spacy_el."
+            )
+        if _checksum(data) != {"sha256": checksum["sha256"], "bytes": checksum["bytes"]}:
             raise ValueError(
                 f"[spacy_el] The {self.name} model in {where} is corrupted: it does not match the SHA-256 checksum "
                 "saved in the component's settings (cfg). Save the pipeline again from an intact copy."
             )
-        self._restore_model(self.cfg.get("dims", {}))
+        self._restore_model(read[DIMS])
         try:
             self.model.from_bytes(data)
         except (ValueError, KeyError, TypeError) as err:
@@ -260,12 +317,12 @@ class KBTorchPipe(TrainablePipe):
         return util.to_bytes(serializers, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
-        checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_bytes reads before "model"
+        read: Dict[str, Any] = {}  # filled by "cfg", which util.from_bytes reads before "model"
         deserializers = {
-            "cfg": lambda b: checksum.update(model=self._read_cfg(lambda: b, "bytes")),
+            "cfg": lambda b: read.update(self._read_cfg(lambda: b, "bytes")),
             "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
             "kb": lambda b: self.kb.from_bytes(b),
-            "model": lambda b: self._load_model_bytes(b, "bytes", checksum.get("model")),
+            "model": lambda b: self._load_model_bytes(b, "bytes", read),
         }
         util.from_bytes(bytes_data, deserializers, exclude)
         self._after_load()
@@ -280,74 +337,18 @@ class KBTorchPipe(TrainablePipe):
             "model": lambda p: p.write_bytes(model_bytes),  # what Model.to_disk writes
         }
         util.to_disk(path, serializers, exclude)
-        self._record_settings_in_pipeline_config(Path(path))
-
-    def _record_settings_in_pipeline_config(self, path: Path) -> None:
-        """Write this component's settings into the ``config.cfg`` of the pipeline being saved (beside ``path``;
-        ``Language.to_disk`` writes it before the components) where ``configure`` changed them after the pipeline
-        was built: the config then says what the component predicts with, and a config override at loading is
-        told apart from it (:meth:`_config_overrides`). Written under a temporary name, renamed into place;
-        nothing where there is no such config.cfg or it has no block of this component's factory."""
-        config_path = path.parent / "config.cfg"
-        found = self._pipeline_config_block(config_path, interpolate=False)
-        if found is None or found[1].get("factory") != self.settings_class.component:
-            return
-        config, block = found
-        changed = {name: config_value(self.cfg[name]) for name in self.settings_class.names()
-                   if name in self.cfg and name in block and _frozen(block[name]) != _frozen(self.cfg[name])}
-        if changed:
-            block.update(changed)
-            tmp = config_path.with_name(f".{config_path.name}.{uuid.uuid4().hex[:8]}.tmp")
-            try:
-                config.to_disk(tmp)
-                os.replace(tmp, config_path)
-            finally:
-                tmp.unlink(missing_ok=True)
 
     def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "KBTorchPipe":
-        checksum: Dict[str, Any] = {}  # filled by "cfg", which util.from_disk reads before "model"
-        overrides = self._config_overrides(Path(path))
+        read: Dict[str, Any] = {}  # filled by "cfg", which util.from_disk reads before "model"
         deserializers = {
-            "cfg": lambda p: checksum.update(model=self._read_cfg(Path(p).read_bytes, str(p))),
+            "cfg": lambda p: read.update(self._read_cfg(Path(p).read_bytes, str(p))),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
             "kb": self._kb_from_disk,
-            "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), checksum.get("model")),
+            "model": lambda p: self._load_model_bytes(p.read_bytes(), str(p), read),
         }
         util.from_disk(path, deserializers, exclude)
-        self.cfg.update(overrides)  # over the saved settings: what the config asked for is what runs
         self._after_load()
         return self
-
-    def _pipeline_config_block(self, config_path: Path, interpolate: bool) -> Optional[Tuple[Config, Dict[str, Any]]]:
-        """``(config, its [components.<name>] block)`` of the pipeline config ``config_path``; None where there is
-        no such file, it is not a pipeline's config or it has no block for this component."""
-        if not config_path.is_file():
-            return None
-        try:
-            config = Config().from_disk(config_path, interpolate=interpolate)
-            block = config["components"][self.name]
-        except Exception:  # not a pipeline's config, or not one with this component
-            return None
-        return (config, block) if isinstance(block, dict) else None
-
-    def _config_overrides(self, path: Path) -> Dict[str, Any]:
-        """The settings this component was built with that differ from those the saved pipeline's
-        ``config.cfg`` (beside ``path``) gives it: config overrides at loading, as
-        ``spacy.load(path, config={"components": {name: {setting: value}}})``. The saved settings file, which
-        ``from_disk`` merges into ``cfg``, must not replace them: it holds the settings as they were saved
-        (with any ``configure`` after training, which the ``config.cfg`` of a pipeline saved before
-        :meth:`_record_settings_in_pipeline_config` does not show), and a setting the config did not change
-        keeps that saved value. ``{}`` where there is no such ``config.cfg`` (a component
-        loaded from a folder of its own) or it names no component of this name."""
-        found = self._pipeline_config_block(path.parent / "config.cfg", interpolate=True)
-        if found is None:
-            return {}
-        saved = found[1]
-        defaults = self.settings_class.defaults()
-        return {
-            name: self.cfg[name] for name in self.settings_class.names()
-            if name in self.cfg and _frozen(self.cfg[name]) != _frozen(saved.get(name, defaults.get(name, _UNSET)))
-        }
 
     def _kb_from_disk(self, path: Path) -> None:
         # Memory-mapped: processes that load the same pipeline (annotate workers, Ray actors) share the KB's
@@ -361,13 +362,33 @@ class KBTorchPipe(TrainablePipe):
         self.kb.from_disk(path, mmap=True)
 
 
-def _frozen(value: Any) -> Any:
-    """A list as a tuple (a settings-cache key that does not change when the list does)."""
-    return tuple(value) if isinstance(value, list) else value
-
-
 def _checksum(data: bytes) -> Dict[str, Any]:
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
-__all__ = ["KBTorchPipe"]
+class ReadOnlyCfg(Mapping[str, Any]):
+    """A component's ``cfg``: its state and settings, read-only (a setting changes with ``configure``)."""
+
+    def __init__(self, name: str, values: Dict[str, Any]) -> None:
+        self._name = name
+        self._values = values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return repr(self._values)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(f"[spacy_el] {self._name}.cfg is read-only: change a setting with {self._name}.configure(...).")
+
+    __setitem__ = __delitem__ = update = setdefault = pop = clear = _refuse
+
+
+__all__ = ["KBTorchPipe", "ReadOnlyCfg"]

@@ -175,7 +175,7 @@ class NerConstrainedLinker(KBTorchPipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.cfg: Dict[str, Any] = NerConstrainedLinkerSettings.from_cfg(cfg).to_cfg()
+        self._init_settings(NerConstrainedLinkerSettings.from_cfg(cfg))
         self.scorer = scorer
         self.inventory = TypeInventory.from_name(self.settings.type_inventory)
         self.kb = ElKnowledgeBase(vocab)
@@ -479,6 +479,12 @@ class NerConstrainedLinker(KBTorchPipe):
         if label is not None:
             return np.eye(len(self.inventory.labels))[label]
         return self.selector.type_probs[cands.rows[cands.gold]].astype(np.float64)
+
+    def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        """End-to-end EL of the linked mentions (``doc.spans[spans_key]``, or ``doc.ents``) with the configured scorer."""
+        examples = list(examples)
+        validate_examples(examples, "NerConstrainedLinker.score")
+        return self.scorer(examples, **{"spans_key": self.settings.spans_key, **kwargs}) if self.scorer is not None else {}
 
     # -- serialisation (KBTorchPipe) --------------------------------------------------------------
     def _after_configure(self) -> None:

@@ -145,7 +145,6 @@ class NerStackLstm(KBTorchPipe):
     """Joint NER + EL with a Stack-LSTM; see the module docstring."""
 
     dim_names = ("nW", "nA", "nE", "nL")
-    state_names = ("dims", "labels")
     settings_class = NerStackLstmSettings
 
     def __init__(
@@ -153,29 +152,26 @@ class NerStackLstm(KBTorchPipe):
         candidates: Optional[CandidateGenerator] = None, **cfg: Any,
     ) -> None:
         register_extensions()
-        self._check_settings(cfg)
         self.vocab = vocab
         self.model = model
         self.name = name
         # The entity labels are state, not a setting: spaCy keeps a component's labels in its cfg too.
-        self.cfg: Dict[str, Any] = {"labels": [], **NerStackLstmSettings.from_cfg({k: v for k, v in cfg.items() if k != "labels"}).to_cfg()}
+        self._init_settings(NerStackLstmSettings.from_cfg(cfg), state={"labels": []})
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
         self.candidates = candidates if candidates is not None else AliasCandidates(top_k=30, fuzzy=False)
         self._training_memo = CandidateMemo()  # the gold mentions' candidates across epochs (update only)
 
-    def _check_settings(self, cfg: Dict[str, Any]) -> None:
-        """The settings (``settings_class``) and the labels of a cfg, in ``configure`` and when a saved
-        settings file is read."""
-        super()._check_settings(cfg)
-        labels = cfg.get("labels", [])
-        if not isinstance(labels, (list, tuple)) or not all(isinstance(label, str) for label in labels):
+    def _check_state(self, state: Dict[str, Any]) -> None:
+        """The labels of a saved settings file."""
+        labels = state.get("labels", [])
+        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
             raise ValueError(f"[spacy_el] ner_stack_lstm labels must be a list of strings, got {labels!r}.")
 
     # -- labels and set-up -------------------------------------------------------------------------
     @property
     def labels(self) -> Tuple[str, ...]:
-        return tuple(self.cfg["labels"])
+        return tuple(self._state["labels"])
 
     @property
     def system(self) -> TransitionSystem:
@@ -189,9 +185,9 @@ class NerStackLstm(KBTorchPipe):
         """Add an entity label before initialisation (the action inventory is fixed after it)."""
         if self.model.has_dim("nA") and len(self.model.layers) > 1:
             raise ValueError(f"[spacy_el] Cannot add label {label!r}: {self.name} is already initialised.")
-        if label in self.cfg["labels"]:
+        if label in self._state["labels"]:
             return 0
-        self.cfg["labels"] = [*self.cfg["labels"], label]
+        self._state["labels"] = [*self._state["labels"], label]
         return 1
 
     def initialize(

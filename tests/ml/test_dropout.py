@@ -90,16 +90,6 @@ def test_set_dropout_masks_refuses_an_unknown_kind():
     assert DROPOUT_MASKS == ("bernoulli", "uniform")
 
 
-def test_the_architecture_defaults_to_the_masks_of_models_trained_before_the_setting():
-    """A config written before ``dropout_masks`` (a checkpoint's) fills in the architecture's default, so it must be
-    the kind those models trained with; the component's default config (a new pipeline) asks for uniform draws."""
-    from spacy_el.ml.joint_coref.model import build_joint_coref_linker
-    from spacy_el.pipeline.joint_coref_linker import DEFAULT_MODEL
-
-    assert build_joint_coref_linker().attrs["dropout_masks"] == "bernoulli"
-    assert DEFAULT_MODEL["dropout_masks"] == "uniform"
-
-
 def dropout_types(module: nn.Module) -> Tuple[Any, ...]:
     return tuple(sorted({type(m).__name__ for m in module.modules() if isinstance(m, nn.Dropout)}))
 
@@ -174,12 +164,9 @@ def _built_module(component: str, encoder: str, **kwargs: Any) -> nn.Module:
 
 
 @pytest.mark.parametrize("component", sorted(OTHER_MODELS))
-@pytest.mark.parametrize("masks, expected", [(None, ("Dropout",)), ("bernoulli", ("Dropout",)),
-                                             ("uniform", ("UniformDropout",))])
+@pytest.mark.parametrize("masks, expected", [("bernoulli", ("Dropout",)), ("uniform", ("UniformDropout",))])
 def test_the_other_torch_components_draw_the_masks_their_model_names(tiny_encoder, component, masks, expected):
-    # None: a config written before the setting, whose models trained with torch's masks
-    kwargs = {} if masks is None else {"dropout_masks": masks}
-    module = _built_module(component, tiny_encoder, **kwargs)
+    module = _built_module(component, tiny_encoder, dropout_masks=masks)
     assert dropout_types(module) == expected  # the encoder's layers and the heads' alike
 
 

@@ -198,13 +198,13 @@ def test_threshold_edges(trained):
     reader = nlp.get_pipe("entqa_reader")
     text = TRAIN[0][0]
     try:
-        reader.cfg["threshold"] = 1.0
+        reader.configure(threshold=1.0)
         assert nlp(text).ents == ()
-        reader.cfg["threshold"] = 0.0
+        reader.configure(threshold=0.0)
         everything = nlp(text)
         assert len(everything.spans["entqa"]) >= len(TRAIN[0][1])
     finally:
-        reader.cfg["threshold"] = READER_CFG["threshold"]
+        reader.configure(threshold=READER_CFG["threshold"])
 
 
 def test_documents_longer_than_one_passage(trained):

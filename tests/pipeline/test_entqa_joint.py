@@ -80,7 +80,7 @@ def test_a_per_candidate_model_keeps_its_attrs(tiny_encoder, tmp_path):
 
 def test_an_unknown_marker_token_is_refused(tiny_encoder, tmp_path):
     nlp = make_joint_nlp(tiny_encoder, tmp_path, reader={"marker_token": "[no such token]"})
-    nlp.get_pipe("entqa_reader").cfg["threshold"] = 0.0
+    nlp.get_pipe("entqa_reader").configure(threshold=0.0)
     with pytest.raises(ValueError, match="marker token"):
         nlp(TRAIN[0][0])
 
@@ -146,6 +146,7 @@ class ExactNameReader:
     def __init__(self, model: Any) -> None:
         self.attrs = dict(model.attrs)
         self.name = model.name
+        self.layers = model.layers  # the reader checks a new setting against its built mode
         self.calls = 0
 
     def __call__(self, batch: Any, is_train: bool = False) -> Tuple[Tuple[None, Tuple[np.ndarray, ...]], None]:
@@ -203,7 +204,7 @@ def long_text() -> Tuple[str, List[Tuple[int, int, str]]]:
 def test_candidate_spans_map_back_to_characters_across_window_boundaries(tiny_encoder, tmp_path):
     nlp = make_joint_nlp(tiny_encoder, tmp_path)
     reader = nlp.get_pipe("entqa_reader")
-    reader.cfg["threshold"] = 0.0
+    reader.configure(threshold=0.0)
     text, gold = long_text()
     tokenizer = tokenizer_of(reader.model)
     doc = nlp.make_doc(text)
@@ -219,7 +220,7 @@ def test_candidate_spans_map_back_to_characters_across_window_boundaries(tiny_en
     assert sorted((s, e, k) for s, e, k, _ in raw) == sorted(gold)
     assert all(text[s:e] == dict((e_[0], e_[1]) for e_ in NAMED)[k] for s, e, k, _ in raw)
     # Batched across documents: the same predictions for the doc alone and beside another one.
-    reader.cfg["passages_per_batch"] = 5
+    reader.configure(passages_per_batch=5)
     short = nlp.make_doc(TRAIN[0][0])
     short._.entqa_passages = [[0, len(short.text), ids, [0.5] * len(ids)]]
     both = reader._joint_raw([short, doc], 0.0)
@@ -260,7 +261,7 @@ def test_spacy_train_with_the_joint_config(trained_pipelines, tiny_encoder, tmp_
     reader = nlp.get_pipe("entqa_reader")
     assert reader.settings.reader_mode == "joint" and reader.settings.window_length == 128
     assert type(torch_module(reader)).__name__ == "JointReaderModule"
-    reader.cfg["threshold"] = 0.0
+    reader.configure(threshold=0.0)
     text = TRAIN_LINKS[0][0]
     first = nlp(text)
     nlp.to_disk(tmp_path / "again")

@@ -291,7 +291,7 @@ def test_overfits_to_gold_clusters_and_links(trained):
 
 def test_write_ents(trained):
     other = copy_of(trained[0])
-    other.get_pipe(NAME).cfg["write_ents"] = True
+    other.get_pipe(NAME).configure(write_ents=True)
     doc = other(Doc(other.vocab, words=TRAIN[1][0].split()))
     assert [(e.start, e.end, e.label_, e.kb_id_) for e in doc.ents] == [(0, 1, "ENT", "Lumen_(band)"), (11, 12, "ENT", "Lumen_(band)")]
 
@@ -308,7 +308,7 @@ def with_ents(nlp: Language, index: int, ents) -> Doc:
 
 def composed(trained, **cfg) -> Language:
     other = copy_of(trained[0])
-    other.get_pipe(NAME).cfg.update(cfg)
+    other.get_pipe(NAME).configure(**cfg)
     return other
 
 
@@ -474,7 +474,7 @@ def test_gold_candidate_dropout_hides_the_gold_entity_from_some_mentions_of_a_cl
     gold = [([(0, 1), (9, 10)], row)]  # "Mercer" twice: both have Ada_Mercer among their candidates
     spans = np.array([(0, 1), (9, 10), (11, 12)], dtype=np.int64)
     assert all((pipe._candidate_fns(doc, gold)[0](spans)[0][:2] == row).any(axis=1)), "off by default"
-    pipe.cfg["gold_candidate_dropout"] = 0.5
+    pipe.configure(gold_candidate_dropout=0.5)
     np.random.seed(0)
     hidden = []
     for _ in range(40):

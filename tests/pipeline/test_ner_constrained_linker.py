@@ -138,7 +138,7 @@ def test_unknown_mention_is_nil_with_a_reason(trained):
 def test_hard_constraint_filters_everything_gives_nil_with_reason(trained):
     nlp, _ = trained
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.cfg["decoding"] = "hard"
+    pipe.configure(decoding="hard")
     try:
         # "Velda" has one candidate, a LOC: a PER mention of it has no type-compatible candidate.
         doc = nlp(with_gold_mentions(nlp, "Velda waved .", [(0, 1, "PER", None)]))
@@ -146,29 +146,29 @@ def test_hard_constraint_filters_everything_gives_nil_with_reason(trained):
         doc = nlp(with_gold_mentions(nlp, "Velda waved .", [(0, 1, "LOC", None)]))
         assert doc.ents[0].kb_id_ == "Velda"
     finally:
-        pipe.cfg["decoding"] = "none"
+        pipe.configure(decoding="none")
 
 
 def test_soft_constraint_and_head_typing_keep_links_valid(trained):
     nlp, _ = trained
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.cfg.update(decoding="soft", mention_type_source="head")
+    pipe.configure(decoding="soft", mention_type_source="head")
     try:
         docs = [nlp(doc) for doc in gold_docs(nlp)]
         assert all(e.kb_id_ in pipe.kb for d in docs for e in d.ents)
     finally:
-        pipe.cfg.update(decoding="none", mention_type_source="label")
+        pipe.configure(decoding="none", mention_type_source="label")
 
 
 def test_threshold_writes_nil_below_it(trained):
     nlp, _ = trained
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.cfg["threshold"] = 1.01
+    pipe.configure(threshold=1.01)
     try:
         doc = nlp(gold_docs(nlp)[0])
         assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "below_threshold"
     finally:
-        pipe.cfg["threshold"] = None
+        pipe.configure(threshold=None)
 
 
 def test_long_document_longer_than_a_window(trained):
@@ -183,7 +183,7 @@ def test_long_document_longer_than_a_window(trained):
 def test_span_group_source_leaves_ents_alone(tiny_encoder, tmp_path, trained):
     nlp, _ = trained
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.cfg["spans_key"] = "mentions"
+    pipe.configure(spans_key="mentions")
     try:
         doc = Doc(nlp.vocab, words="Lumen played in Velda .".split())
         doc.spans["mentions"] = [Span(doc, 0, 1, "ORG"), Span(doc, 3, 4, "LOC"), Span(doc, 0, 4, "MISC")]
@@ -191,7 +191,7 @@ def test_span_group_source_leaves_ents_alone(tiny_encoder, tmp_path, trained):
         assert list(doc.ents) == []
         assert [s.kb_id_ for s in doc.spans["mentions"]][:2] == ["Lumen_(band)", "Velda"]
     finally:
-        pipe.cfg["spans_key"] = None
+        pipe.configure(spans_key=None)
 
 
 def test_empty_kb_at_inference_links_nothing(trained):
@@ -236,23 +236,9 @@ def test_bfloat16_inference_gives_the_same_links(trained, dtype):
         model.attrs["encoder_dtype"] = "float32"
 
 
-@pytest.mark.parametrize("setting", ["encoder_dtype", "inference_dtype"])
-def test_bad_encoder_dtype_is_refused(tiny_encoder, tmp_path, setting):
-    with pytest.raises(ValueError, match=setting):
-        make_nlp(tiny_encoder, tmp_path, model={"encoder": tiny_encoder, setting: "int4"})
-
-
-def test_inference_dtype_is_the_former_name_of_encoder_dtype():
-    """Saved configs of pipelines trained before the rename say ``inference_dtype`` (their filled config
-    also has the default ``encoder_dtype = "auto"``)."""
-    from spacy_el.ml.ner4el.model import build_ner4el_scorer
-
-    assert build_ner4el_scorer().attrs["encoder_dtype"] == "auto"
-    assert build_ner4el_scorer(inference_dtype="float32").attrs["encoder_dtype"] == "float32"
-    assert build_ner4el_scorer(encoder_dtype="auto", inference_dtype="bfloat16").attrs["encoder_dtype"] == "bfloat16"
-    assert build_ner4el_scorer(encoder_dtype="float32", inference_dtype="float32").attrs["encoder_dtype"] == "float32"
-    with pytest.raises(ValueError, match="former name"):
-        build_ner4el_scorer(encoder_dtype="float32", inference_dtype="bfloat16")
+def test_bad_encoder_dtype_is_refused(tiny_encoder, tmp_path):
+    with pytest.raises(ValueError, match="encoder_dtype"):
+        make_nlp(tiny_encoder, tmp_path, model={"encoder": tiny_encoder, "encoder_dtype": "int4"})
 
 
 def test_kb_with_other_vector_width_is_refused(trained):

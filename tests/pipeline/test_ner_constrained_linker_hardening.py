@@ -70,15 +70,13 @@ class EncoderCalls:
 def encoder_batch(nlp: Language) -> Iterator:
     """Set the linker's encoder_batch for one test, then restore it."""
     pipe = nlp.get_pipe("ner_constrained_linker")
-    before = pipe.cfg.get("encoder_batch")
+    before = pipe.settings.encoder_batch
 
     def set_to(value: int) -> None:
         pipe.configure(encoder_batch=value)
 
     yield set_to
-    pipe.cfg["encoder_batch"] = before
-    if before is None:
-        del pipe.cfg["encoder_batch"]
+    pipe.configure(encoder_batch=before)
 
 
 # -- defect 7: bounded encoder sub-batches ------------------------------------------------------------
@@ -144,15 +142,15 @@ def _consistent(span: Span) -> bool:
 @pytest.fixture
 def span_group(nlp: Language) -> Iterator:
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.cfg["spans_key"] = "mentions"
+    pipe.configure(spans_key="mentions")
     yield pipe
-    pipe.cfg.update(spans_key=None, decoding="none", mention_type_source="label")
+    pipe.configure(spans_key=None, decoding="none", mention_type_source="label")
 
 
 def test_same_offsets_different_types_are_refused(nlp, span_group):
     # Hard decoding links a PER "Mercer" to the painter and a LOC "Mercer" to the town: in one span group
     # they would share candidate_scores/link_score/nil_reason, contradicting one of the two links.
-    span_group.cfg["decoding"] = "hard"
+    span_group.configure(decoding="hard")
     doc = Doc(nlp.vocab, words="Mercer painted Velda .".split())
     doc.spans["mentions"] = [Span(doc, 2, 3, "LOC"), Span(doc, 0, 1, "PER"), Span(doc, 0, 1, "LOC")]
     with pytest.raises(ValueError, match=r"\[spacy_el\].*'Mercer'.*\(0, 6\).*PER.*LOC"):
@@ -182,7 +180,7 @@ def test_same_offsets_same_type_are_linked_once_and_consistently(nlp, span_group
 def test_same_offsets_of_one_mention_type_are_linked_consistently(nlp, span_group, labels, source):
     # GPE and LOC are one type of the coarse inventory; with the mention-typing head the label plays no
     # part in prediction: either way the twins are one mention, with one decision.
-    span_group.cfg.update(decoding="hard", mention_type_source=source)
+    span_group.configure(decoding="hard", mention_type_source=source)
     doc = Doc(nlp.vocab, words="Mercer painted Velda .".split())
     doc.spans["mentions"] = [Span(doc, 0, 1, labels[0]), Span(doc, 0, 1, labels[1]), Span(doc, 2, 3, "LOC")]
     doc = nlp(doc)

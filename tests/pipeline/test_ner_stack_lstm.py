@@ -328,7 +328,7 @@ def test_ablations_and_learned_entity_embeddings_train(tmp_path, model, cfg):
 def test_a_mention_longer_than_a_segment_keeps_its_first_piece(trained):
     nlp = copy_of(trained[0])
     pipe = nlp.get_pipe(NAME)
-    pipe.cfg["max_sentence_length"] = 2
+    pipe.configure(max_sentence_length=2)
     doc = nlp.make_doc("Quill Tobin Mercer waited .")
     batch = pipe._forced_batch([doc], [[Span(doc, 0, 3, "PER")]], [["NIL"]])
     assert [(s.start, s.end) for s in batch.segments] == [(0, 2), (2, 4), (4, 5)]

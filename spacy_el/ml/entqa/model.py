@@ -66,7 +66,7 @@ def build_entity_retriever(
     encoder_dtype: str = "auto",
     encoder_batch: int = 64,
     encoder_lr_scale: float = 1.0,
-    dropout_masks: str = "bernoulli",
+    dropout_masks: str = "uniform",
 ) -> Model:
     """EntQA's passage encoder. encoder: local Hugging Face path ("" = packaged MiniLM), the encoder the
     KB's entity vectors were computed with (the entity side of the dual encoder). passage_length /
@@ -75,8 +75,7 @@ def build_entity_retriever(
     initial score scale s. encoder_dtype: autocast dtype of the transformer. encoder_batch: passages per
     transformer call. encoder_lr_scale: the transformer's learning rate is the optimizer's times this.
     dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how the transformer's dropout layers draw their
-    masks in training (:mod:`spacy_el.ml.dropout`: the same masks in distribution, cheaper on CPU); the default
-    is the kind that models trained before the setting used."""
+    masks in training (:mod:`spacy_el.ml.dropout`: the same masks in distribution, cheaper on CPU)."""
     arch = "EntityRetriever"
     _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic, dropout_masks)
     _check(arch, "passage_length", _is_int(passage_length) and passage_length >= 1, "an int >= 1", passage_length)
@@ -105,7 +104,7 @@ def build_entqa_reader(
     encoder_dtype: str = "auto",
     encoder_batch: int = 64,
     encoder_lr_scale: float = 1.0,
-    dropout_masks: str = "bernoulli",
+    dropout_masks: str = "uniform",
 ) -> Model:
     """EntQA's reader (cross-encoder). max_passage_length: wordpieces read of each retrieved passage.
     max_entity_length: wordpieces of title ⊕ description. topic / max_topic: as the retriever's.
@@ -144,7 +143,7 @@ def build_torch_layer(model: Model) -> None:
         module = JointReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
     else:
         module = ReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
-    set_dropout_masks(module, a.get("dropout_masks", "bernoulli"))  # attrs saved before the setting: torch's
+    set_dropout_masks(module, a["dropout_masks"])
     model.layers.append(
         torch_layer(module, _convert_inputs, _convert_outputs, model.name, shim_class=EncoderLRShim,
                     encoder_lr_scale=a["encoder_lr_scale"])

@@ -97,7 +97,7 @@ def build_joint_coref_linker(
     prior_feature: bool = False,
     encoder_lr_scale: float = 1.0,
     antecedent_pruning: str = "nearest",
-    dropout_masks: str = "bernoulli",
+    dropout_masks: str = "uniform",
 ) -> Model:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
     in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
@@ -120,8 +120,7 @@ def build_joint_coref_linker(
     encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder).
     dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how every dropout layer, the encoder's too, draws
     its masks in training; "uniform" draws the same masks in distribution more cheaply on CPU, with BERT's
-    attention eager in training to use them too (:mod:`spacy_el.ml.dropout`; a GUM training step 1.19 times as
-    fast, ``benchmarks/jcl_train_speed.py``). The default is the kind that models trained before the setting used."""
+    attention eager in training to use them too (:mod:`spacy_el.ml.dropout`)."""
     _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
     _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
     _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
@@ -184,7 +183,7 @@ def build_torch_layer(model: Model) -> None:
     # PyTorchWrapper_v3, with a shim that updates the encoder at its own learning rate.
     model.layers.append(
         torch_layer(module, _convert_inputs, _convert_outputs, "joint_coref_linker", shim_class=EncoderLRShim,
-                    encoder_lr_scale=a.get("encoder_lr_scale", 1.0))
+                    encoder_lr_scale=a["encoder_lr_scale"])
     )
 
 

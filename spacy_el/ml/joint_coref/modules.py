@@ -74,7 +74,7 @@ class JointCorefModule(nn.Module):
         super().__init__()
         self.encoder = encoder
         self.encoder_batch = attrs["encoder_batch"]
-        self.encoder_dtype = attrs.get("encoder_dtype", "auto")
+        self.encoder_dtype = attrs["encoder_dtype"]
         hidden = int(encoder.config.hidden_size)
         # Sentence-embedding encoders such as MiniLM have small outputs (mean |x| about 0.14): a
         # LayerNorm brings the token vectors to unit scale, so the freshly initialised FFNNs above
@@ -85,18 +85,18 @@ class JointCorefModule(nn.Module):
             self.span_embedder.out_width, entity_width, ffnn=attrs["ffnn"], ffnn_depth=attrs["ffnn_depth"],
             distance_width=attrs["distance_width"], entity_proj=attrs["entity_proj"], dropout=attrs["dropout"],
             refinement=attrs["refinement"], nil_score=attrs["nil_score"], distance=attrs["distance"],
-            score_bound=attrs["score_bound"], max_antecedents=attrs.get("max_antecedents"),
-            prior_feature=attrs.get("prior_feature", False),
-            antecedent_pruning=attrs.get("antecedent_pruning", "nearest"),
+            score_bound=attrs["score_bound"], max_antecedents=attrs["max_antecedents"],
+            prior_feature=attrs["prior_feature"],
+            antecedent_pruning=attrs["antecedent_pruning"],
         )
         # The encoder's dropout layers and the heads': torch's masks, or uniform draws (spacy_el.ml.dropout)
-        self.dropout_masks: str = attrs.get("dropout_masks", "bernoulli")
+        self.dropout_masks: str = attrs["dropout_masks"]
         set_dropout_masks(self, self.dropout_masks)
         # Training with frozen lower encoder layers: their outputs per document (not state: never saved)
         self.lower_cache = LowerLayerCache()
         # Where the encoder comes from ("" = the packaged MiniLM), and whether its weights are saved (the
         # component's save_encoder) or only a reference to them (spacy_el.ml.encoder_reference).
-        self.encoder_source: str = attrs.get("encoder", "")
+        self.encoder_source: str = attrs["encoder"]
         self.save_encoder = True
 
     def state_references(self) -> Dict[str, Dict[str, Any]]:

@@ -35,9 +35,8 @@ def build_ner4el_scorer(
     max_length: int = 128,
     typed_entities: bool = False,
     encoder_dtype: str = "auto",
-    inference_dtype: Optional[str] = None,
     dense_feature: bool = False,
-    dropout_masks: str = "bernoulli",
+    dropout_masks: str = "uniform",
 ) -> Model[Ner4elBatch, Output]:
     """encoder: local Hugging Face encoder path ("" = packaged MiniLM); hidden_width: comparison space
     width; max_length: wordpieces per marked window; typed_entities: NER4EL contribution 1;
@@ -46,22 +45,9 @@ def build_ner4el_scorer(
     encoder_dtype: "float32" | "bfloat16" | "auto", the torch autocast dtype of the encoder *at prediction*
     (training always runs in float32); "auto" is bfloat16 only where the device computes it natively
     (:mod:`spacy_el.ml.autocast`). bfloat16 is faster on CPUs with bf16 instructions and on GPUs, with
-    slightly different scores. inference_dtype: the former name of encoder_dtype, still read from saved
-    configs (a config that gives both must give the same value, unless encoder_dtype is "auto"). dropout_masks:
-    "bernoulli" (torch's nn.Dropout) | "uniform": how the encoder's dropout layers draw their masks in training
-    (:mod:`spacy_el.ml.dropout`: the same masks in distribution, cheaper on CPU); the default is the kind that
-    models trained before the setting used."""
-    if inference_dtype is not None:
-        if inference_dtype not in ENCODER_DTYPES:
-            raise ValueError(
-                f"[spacy_el] inference_dtype (now encoder_dtype) must be one of {ENCODER_DTYPES}, got {inference_dtype!r}."
-            )
-        if encoder_dtype not in ("auto", inference_dtype):
-            raise ValueError(
-                f"[spacy_el] Ner4elScorer: inference_dtype is the former name of encoder_dtype; give encoder_dtype "
-                f"only (got encoder_dtype = {encoder_dtype!r} and inference_dtype = {inference_dtype!r})."
-            )
-        encoder_dtype = inference_dtype
+    slightly different scores. dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how the encoder's
+    dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`: the same masks in distribution,
+    cheaper on CPU)."""
     if encoder_dtype not in ENCODER_DTYPES:
         raise ValueError(f"[spacy_el] encoder_dtype must be one of {ENCODER_DTYPES}, got {encoder_dtype!r}.")
     if dropout_masks not in DROPOUT_MASKS:
@@ -84,9 +70,9 @@ def build_torch_layer(model: Model) -> None:
     encoder = load_encoder(model.attrs["encoder"])
     module = Ner4elScorer(
         encoder, model.get_dim("nE"), model.get_dim("nT"), model.attrs["hidden_width"], model.attrs["typed_entities"],
-        model.attrs.get("dense_feature", False),
+        model.attrs["dense_feature"],
     )
-    set_dropout_masks(module, model.attrs.get("dropout_masks", "bernoulli"))  # attrs saved before the setting: torch's
+    set_dropout_masks(module, model.attrs["dropout_masks"])
     # Thread-safe prediction (EvalModeShim: never back to train mode mid-prediction of another thread).
     model.layers.append(torch_layer(module, _convert_inputs, _convert_outputs, "ner_constrained_linker"))
 

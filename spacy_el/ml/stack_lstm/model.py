@@ -52,7 +52,7 @@ def build_stack_lstm_ner_el(
     use_sentence_rep: bool = True,
     use_mention_rep: bool = True,
     candidate_evidence: bool = False,
-    dropout_masks: str = "bernoulli",
+    dropout_masks: str = "uniform",
 ) -> Model[StackLstmBatch, Tuple[Any, StackLstmOutput]]:
     """tok2vec: the word features. hidden_width: every LSTM's width (the paper: 100). entity_vectors:
     "kb" (the KB's vectors), "learned" (an embedding per entity seen in training, others share one)
@@ -61,7 +61,7 @@ def build_stack_lstm_ner_el(
     chunk's candidate evidence the NIL classifier's input (for the dense and hybrid generators; not in
     the paper; :mod:`~spacy_el.ml.stack_lstm.modules`). dropout_masks: "bernoulli" (torch's nn.Dropout) |
     "uniform": how the dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`: the same masks in
-    distribution, cheaper on CPU); the default is the kind that models trained before the setting used."""
+    distribution, cheaper on CPU)."""
     for name, value in (("hidden_width", hidden_width), ("action_width", action_width), ("attention_width", attention_width),
                         ("el_hidden_width", el_hidden_width), ("nil_hidden_width", nil_hidden_width), ("learned_width", learned_width)):
         if not isinstance(value, int) or value < 1:
@@ -95,10 +95,10 @@ def build_torch_layer(model: Model) -> None:
         attention_width=a["attention_width"], el_hidden_width=a["el_hidden_width"], nil_hidden_width=a["nil_hidden_width"],
         learned_width=a["learned_width"], dropout=a["dropout"], use_sentence_rep=a["use_sentence_rep"],
         use_mention_rep=a["use_mention_rep"], entity_vectors=a["entity_vectors"],
-        candidate_evidence=a.get("candidate_evidence", False),
+        candidate_evidence=a["candidate_evidence"],
     )
     net = StackLstmForward(StackLstmNerEl(sizes))
-    set_dropout_masks(net, a.get("dropout_masks", "bernoulli"))  # attrs saved before the setting: torch's
+    set_dropout_masks(net, a["dropout_masks"])
     model.layers.append(torch_layer(net, _convert_inputs, _convert_outputs, "ner_stack_lstm"))
 
 
