@@ -72,6 +72,47 @@ class Errors(metaclass=ErrorsWithCodes):
     E411 = "HybridCandidates weights must be >= 0 and not both 0."
     E412 = "HybridCandidates skip_dense_above is a prior: null or in [0, 1], got {skip_dense_above!r}."
 
+    # -- E5xx: annotating a corpus -----------------------------------------------------------------------------
+    E501 = "A worker returned document {position}, which was not waiting."
+    E502 = "A worker's output is one of {outputs}, not {output!r}."
+    E503 = "Cannot load the pipeline {pipeline!r} in a worker: {err}"
+    E504 = "--docbin writes .spacy parts; it cannot be combined with --output-format {output_format}."
+    E505 = "Unknown output format {output_format!r}; choose one of {formats}."
+    E506 = "The output {path} is a file; OUTPUT is a directory of part files."
+    E507 = "Choose --resume or --overwrite, not both."
+    E508 = "{manifest_path} is not an annotate manifest."
+    E509 = "{manifest_path} has version {version}; this spacy_el reads {supported}."
+    E510 = "Cannot resume {path}: the run had other settings ({what})."
+    E511 = "Cannot read the manifest {manifest_path}: {err}"
+    E512 = "{part} is a DocBin: read it with spacy.tokens.DocBin."
+    E513 = ("The output directory {path} is not empty: continue its run with --resume, or replace it with "
+            "--overwrite.")
+    E514 = "top_candidates must be at least 0, not {top_candidates}."
+    E515 = "Unknown engine {engine!r}; choose one of {engines}."
+    E517 = "--{option} is an option of --engine ray."
+    E518 = "--n-process is an option of the local engine; with --engine ray use --actors."
+    E519 = "{name} must be at least 1, not {value}."
+    E520 = ("Cannot tell the format of {path} from its suffix ({suffixes}, or a directory of .txt files): name it "
+            "with --input-format.")
+    E521 = "Cannot read the input {path}: it does not exist."
+    E522 = "Cannot read the input {path}: it is a directory, not a file."
+    E523 = "Unknown input format {input_format!r}; choose one of {formats}."
+    E524 = "Cannot read the input {path}: {reason}."
+    E525 = ("{path}:{number}: the record has no text field {text_field!r} (its fields: {fields}); name the field "
+            "with --text-field.")
+    E526 = "Cannot read the input {path}: it is not a directory."
+    E527 = ("Parquet input and output need pyarrow: pip install pyarrow (or the extra: pip install -e "
+            '".[annotate]").')
+    E528 = "{path} has no column {text_field!r} (its columns: {columns}); name the text column with --text-field."
+    E529 = "Cannot read the input {path} as Parquet: {err}"
+    E530 = "The worker process did not start."
+    E531 = "Waiting for documents that were never sent to a worker."
+    E532 = ("A worker process of annotate died (killed, or out of memory). The chunks committed so far are kept: "
+            "run again with --resume to go on. ({err})")
+    E533 = "--engine ray writes JSONL or Parquet records, not DocBins: drop --docbin or use the local engine."
+    E534 = "--engine ray needs Ray: {hint}"
+    E535 = "Cannot start or connect to {where}: {err}"
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     """The warnings of spacy_el outside ``spacy_el.kb``."""

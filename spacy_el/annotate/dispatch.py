@@ -7,6 +7,8 @@ arrive in any order; :meth:`BatchDispatcher.collect` waits until a chunk's are a
 """
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from ..errors import Errors
+
 Result = Tuple[int, Optional[Any], Optional[str]]
 
 
@@ -39,7 +41,7 @@ class BatchDispatcher:
         while any(position in self._waiting for position in positions):
             for position, value, error in self._receive():
                 if position not in self._waiting:
-                    raise RuntimeError(f"[spacy_el] A worker returned document {position}, which was not waiting.")
+                    raise RuntimeError(Errors.E501.format(position=position))
                 self._waiting.discard(position)
                 self._results[position] = (value, error)
                 on_doc()

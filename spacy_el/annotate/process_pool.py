@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, List, Optional, Set, Tuple
 
+from ..errors import Errors
 from .dispatch import BatchDispatcher, Result
 from .compute import error_text, load_pipeline
 from .worker import AnnotateWorker
@@ -50,7 +51,7 @@ def _start_worker(pipeline: Any, batch_size: int, top_candidates: int, output: s
 
 
 def _worker_ready() -> Optional[str]:
-    return _WORKER.error if _WORKER is not None else "[spacy_el] The worker process did not start."
+    return _WORKER.error if _WORKER is not None else Errors.E530
 
 
 def _annotate_batch(batch: List[Tuple[int, str]]) -> List[Result]:
@@ -146,7 +147,7 @@ class ProcessPool(BatchDispatcher):
 
     def _receive(self) -> List[Result]:
         if not self._futures:
-            raise RuntimeError("[spacy_el] Waiting for documents that were never sent to a worker.")
+            raise RuntimeError(Errors.E531)
         done, _ = wait(self._futures, return_when=FIRST_COMPLETED)
         results: List[Result] = []
         for future in done:
@@ -160,5 +161,4 @@ class ProcessPool(BatchDispatcher):
             return future.result()
         except BrokenProcessPool as err:
             raise OSError(
-                "[spacy_el] A worker process of annotate died (killed, or out of memory). The chunks committed "
-                f"so far are kept: run again with --resume to go on. ({error_text(err)})") from err
+                Errors.E532.format(err=error_text(err))) from err

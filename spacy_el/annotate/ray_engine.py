@@ -16,6 +16,7 @@ Ray is imported only here, and only when the engine is used.
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
+from ..errors import Errors
 from .compute import ConfiguredPipeline, error_text
 from .dispatch import BatchDispatcher, Result
 from .worker import AnnotateWorker
@@ -32,7 +33,7 @@ def import_ray():
     try:
         import ray
     except ImportError as err:
-        raise ImportError(f"[spacy_el] --engine ray needs Ray: {INSTALL_HINT}") from err
+        raise ImportError(Errors.E534.format(hint=INSTALL_HINT)) from err
     return ray
 
 
@@ -40,10 +41,7 @@ def check_ray(output_format: str) -> None:
     """Refuse what the Ray engine cannot do before anything is written: Ray missing, DocBin output."""
     import_ray()
     if output_format == "docbin":
-        raise ValueError(
-            "[spacy_el] --engine ray writes JSONL or Parquet records, not DocBins: drop --docbin or use the "
-            "local engine."
-        )
+        raise ValueError(Errors.E533)
 
 
 def _pipeline_arg(ray, pipeline: Any) -> Any:
@@ -85,7 +83,7 @@ class RayPool(BatchDispatcher):
                 ray.init(address=self.address, include_dashboard=False, logging_level="ERROR")
             except Exception as err:
                 where = f"the Ray cluster at {self.address}" if self.address else "a local Ray"
-                raise OSError(f"[spacy_el] Cannot start or connect to {where}: {error_text(err)}") from err
+                raise OSError(Errors.E535.format(where=where, err=error_text(err))) from err
             self._started_ray = True
         try:
             n_actors = self.n_actors or max(1, int(ray.cluster_resources().get("CPU", 1)))

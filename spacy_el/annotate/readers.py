@@ -9,12 +9,14 @@ A document without an id gets one: its line number (1-based, blank lines counted
 file name. Ids are strings. What is wrong with one document (bad UTF-8, invalid JSON, a missing or
 non-string text) does not stop the run: the document comes with ``error`` set and goes to the error log.
 What is wrong with the input as a whole (unreadable, the text field absent from the first record or
-from the Parquet schema) raises ``ValueError``/``OSError`` starting with "[spacy_el]".
+from the Parquet schema) raises ``ValueError``/``OSError`` with a coded message (``spacy_el.errors``).
 """
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
+
+from ..errors import Errors
 
 INPUT_FORMATS = ("text", "jsonl", "parquet", "dir")
 _SUFFIXES = {".txt": "text", ".text": "text", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
@@ -35,29 +37,26 @@ def input_format_of(path: Path, input_format: Optional[str] = None) -> str:
     """The format of ``path``: ``input_format`` when given, else ``dir`` for a directory, else from the suffix."""
     if input_format:
         if input_format not in INPUT_FORMATS:
-            raise ValueError(f"[spacy_el] Unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}.")
+            raise ValueError(Errors.E523.format(input_format=input_format, formats=", ".join(INPUT_FORMATS)))
         return input_format
     if path.is_dir():
         return "dir"
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is None:
-        raise ValueError(
-            f"[spacy_el] Cannot tell the format of {path} from its suffix ({', '.join(sorted(_SUFFIXES))}, or a "
-            f"directory of .txt files): name it with --input-format."
-        )
+        raise ValueError(Errors.E520.format(path=path, suffixes=", ".join(sorted(_SUFFIXES))))
     return fmt
 
 
 def _check_readable_file(path: Path) -> None:
     if not path.exists():
-        raise OSError(f"[spacy_el] Cannot read the input {path}: it does not exist.")
+        raise OSError(Errors.E521.format(path=path))
     if path.is_dir():
-        raise OSError(f"[spacy_el] Cannot read the input {path}: it is a directory, not a file.")
+        raise OSError(Errors.E522.format(path=path))
     try:
         with path.open("rb") as f:
             f.read(1)
     except OSError as err:
-        raise OSError(f"[spacy_el] Cannot read the input {path}: {err.strerror or err}.") from err
+        raise OSError(Errors.E524.format(path=path, reason=err.strerror or err)) from err
 
 
 def _decode(raw: bytes, first: bool) -> str:
@@ -143,8 +142,7 @@ class JsonlReader(_LineReader):
         if isinstance(record, dict) and self.text_field not in record:
             fields = ", ".join(repr(k) for k in list(record)[:10])
             raise ValueError(
-                f"[spacy_el] {self.path}:{number}: the record has no text field {self.text_field!r} (its fields: "
-                f"{fields}); name the field with --text-field."
+                Errors.E525.format(path=self.path, number=number, text_field=self.text_field, fields=fields)
             )
 
     def _parse(self, number: int, raw: bytes) -> InputDoc:
@@ -170,11 +168,11 @@ class DirReader(Reader):
 
     def check(self) -> None:
         if not self.path.is_dir():
-            raise OSError(f"[spacy_el] Cannot read the input {self.path}: it is not a directory.")
+            raise OSError(Errors.E526.format(path=self.path))
         try:
             next(iter(self.path.iterdir()), None)
         except OSError as err:
-            raise OSError(f"[spacy_el] Cannot read the input {self.path}: {err.strerror or err}.") from err
+            raise OSError(Errors.E524.format(path=self.path, reason=err.strerror or err)) from err
 
     def _files(self) -> List[Path]:
         return sorted(p for p in self.path.glob("*.txt") if p.is_file())
@@ -196,10 +194,7 @@ def _pyarrow_parquet():
     try:
         import pyarrow.parquet as pq
     except ImportError as err:
-        raise ImportError(
-            "[spacy_el] Parquet input and output need pyarrow: pip install pyarrow (or the extra: "
-            'pip install -e ".[annotate]").'
-        ) from err
+        raise ImportError(Errors.E527) from err
     return pq
 
 
@@ -212,15 +207,12 @@ class ParquetReader(Reader):
         try:
             return pq.ParquetFile(self.path)
         except Exception as err:  # pyarrow raises ArrowInvalid (a ValueError) and others
-            raise ValueError(f"[spacy_el] Cannot read the input {self.path} as Parquet: {err}") from err
+            raise ValueError(Errors.E529.format(path=self.path, err=err)) from err
 
     def check(self) -> None:
         names = self._file().schema_arrow.names
         if self.text_field not in names:
-            raise ValueError(
-                f"[spacy_el] {self.path} has no column {self.text_field!r} (its columns: {', '.join(names)}); "
-                f"name the text column with --text-field."
-            )
+            raise ValueError(Errors.E528.format(path=self.path, text_field=self.text_field, columns=", ".join(names)))
 
     def total(self) -> Optional[int]:
         return self._file().metadata.num_rows
@@ -260,7 +252,7 @@ def open_reader(path: Path, input_format: Optional[str] = None, text_field: str 
     """The reader of ``path`` (checked: raises for an input that cannot be read)."""
     path = Path(path)
     if not path.exists():
-        raise OSError(f"[spacy_el] Cannot read the input {path}: it does not exist.")
+        raise OSError(Errors.E521.format(path=path))
     reader = READERS[input_format_of(path, input_format)](path, text_field, id_field)
     reader.check()
     return reader

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
+from ..errors import Errors
 from .compute import ConfiguredPipeline, InProcessEngine, error_text
 from .readers import InputDoc, open_reader
 from .records import doc_record, merge_record
@@ -69,17 +70,17 @@ def _check_options(batch_size: int, chunk_size: int, n_process: int, top_candida
                    actors: Optional[int] = None, address: Optional[str] = None) -> None:
     for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size), ("n_process", n_process)):
         if value < 1:
-            raise ValueError(f"[spacy_el] {name} must be at least 1, not {value}.")
+            raise ValueError(Errors.E519.format(name=name, value=value))
     if top_candidates < 0:
-        raise ValueError(f"[spacy_el] top_candidates must be at least 0, not {top_candidates}.")
+        raise ValueError(Errors.E514.format(top_candidates=top_candidates))
     if engine not in ENGINES:
-        raise ValueError(f"[spacy_el] Unknown engine {engine!r}; choose one of {', '.join(ENGINES)}.")
+        raise ValueError(Errors.E515.format(engine=engine, engines=", ".join(ENGINES)))
     if actors is not None and actors < 1:
-        raise ValueError(f"[spacy_el] actors must be at least 1, not {actors}.")
+        raise ValueError(Errors.E519.format(name="actors", value=actors))
     if engine == "local" and (actors is not None or address is not None):
-        raise ValueError(f"[spacy_el] --{'actors' if actors is not None else 'address'} is an option of --engine ray.")
+        raise ValueError(Errors.E517.format(option="actors" if actors is not None else "address"))
     if engine == "ray" and n_process != 1:
-        raise ValueError("[spacy_el] --n-process is an option of the local engine; with --engine ray use --actors.")
+        raise ValueError(Errors.E518)
 
 
 def annotate(

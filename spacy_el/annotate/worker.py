@@ -8,6 +8,7 @@ Either is small next to a Doc pickled whole, and the driver only adds ids and ca
 """
 from typing import Any, List, Optional, Tuple
 
+from ..errors import Errors, is_spacy_el_message
 from .records import doc_annotations
 from .compute import error_text, load_pipeline, pipe_chunk
 
@@ -21,7 +22,7 @@ class AnnotateWorker:
 
     def __init__(self, pipeline: Any, batch_size: int, top_candidates: int, output: str = "annotations") -> None:
         if output not in WORKER_OUTPUTS:
-            raise ValueError(f"[spacy_el] A worker's output is one of {', '.join(WORKER_OUTPUTS)}, not {output!r}.")
+            raise ValueError(Errors.E502.format(outputs=", ".join(WORKER_OUTPUTS), output=output))
         self.batch_size = batch_size
         self.top_candidates = top_candidates
         self.output = output
@@ -31,8 +32,8 @@ class AnnotateWorker:
         except Exception as err:  # reported by ready(), so that the driver stops with one line
             self.nlp = None
             message = str(err)
-            if not message.startswith("[spacy_el]"):
-                message = f"[spacy_el] Cannot load the pipeline {str(pipeline)[:200]!r} in a worker: {error_text(err)}"
+            if not is_spacy_el_message(message):
+                message = Errors.E503.format(pipeline=str(pipeline)[:200], err=error_text(err))
             self.error = message
 
     def ready(self) -> Optional[str]:

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import Errors
 from ..files import fsync_dir, write_atomic
 
 MANIFEST = "manifest.json"
@@ -42,11 +43,11 @@ def part_name(index: int, output_format: str) -> str:
 def output_format_of(path: Path, output_format: Optional[str] = None, docbin: bool = False) -> str:
     if docbin:
         if output_format not in (None, "docbin"):
-            raise ValueError(f"[spacy_el] --docbin writes .spacy parts; it cannot be combined with --output-format {output_format}.")
+            raise ValueError(Errors.E504.format(output_format=output_format))
         return "docbin"
     if output_format:
         if output_format not in OUTPUT_FORMATS:
-            raise ValueError(f"[spacy_el] Unknown output format {output_format!r}; choose one of {', '.join(OUTPUT_FORMATS)}.")
+            raise ValueError(Errors.E505.format(output_format=output_format, formats=", ".join(OUTPUT_FORMATS)))
         return output_format
     return "parquet" if Path(path).suffix.lower() == ".parquet" else "jsonl"
 
@@ -101,9 +102,9 @@ class OutputDir:
         Without ``resume`` or ``overwrite`` a non-empty directory is refused; ``overwrite`` deletes the files of
         a previous run; ``resume`` reads the manifest and removes what came after its last commit."""
         if self.path.exists() and not self.path.is_dir():
-            raise OSError(f"[spacy_el] The output {self.path} is a file; OUTPUT is a directory of part files.")
+            raise OSError(Errors.E506.format(path=self.path))
         if resume and overwrite:
-            raise ValueError("[spacy_el] Choose --resume or --overwrite, not both.")
+            raise ValueError(Errors.E507)
         self.path.mkdir(parents=True, exist_ok=True)
         manifest_path = self.path / MANIFEST
         if resume:
@@ -113,10 +114,7 @@ class OutputDir:
             for p in self._ours():
                 p.unlink()
         elif any(self.path.iterdir()):
-            raise OSError(
-                f"[spacy_el] The output directory {self.path} is not empty: continue its run with --resume, or "
-                f"replace it with --overwrite."
-            )
+            raise OSError(Errors.E513.format(path=self.path))
         self._discard_uncommitted()
         return dict(self.state)
 
@@ -124,16 +122,18 @@ class OutputDir:
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf8"))
         except (OSError, ValueError) as err:
-            raise ValueError(f"[spacy_el] Cannot read the manifest {manifest_path}: {err}") from err
+            raise ValueError(Errors.E511.format(manifest_path=manifest_path, err=err)) from err
         if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-            raise ValueError(f"[spacy_el] {manifest_path} is not an annotate manifest.")
+            raise ValueError(Errors.E508.format(manifest_path=manifest_path))
         if manifest.get("version") != MANIFEST_VERSION:
-            raise ValueError(f"[spacy_el] {manifest_path} has version {manifest.get('version')}; this spacy_el reads {MANIFEST_VERSION}.")
+            raise ValueError(
+                Errors.E509.format(manifest_path=manifest_path, version=manifest.get("version"), supported=MANIFEST_VERSION)
+            )
         old = manifest.get("settings", {})
         differ = sorted(k for k in set(old) | set(self.settings) if old.get(k) != self.settings.get(k))
         if differ:
             what = "; ".join(f"{k}: {old.get(k)!r} then, {self.settings.get(k)!r} now" for k in differ)
-            raise ValueError(f"[spacy_el] Cannot resume {self.path}: the run had other settings ({what}).")
+            raise ValueError(Errors.E510.format(path=self.path, what=what))
         self.state = {k: int(manifest[k]) for k in self.state}
 
     def _discard_uncommitted(self) -> None:
@@ -191,7 +191,7 @@ def read_output(path: Path) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]
 
             records.extend(pq.read_table(part).to_pylist())
         else:
-            raise ValueError(f"[spacy_el] {part} is a DocBin: read it with spacy.tokens.DocBin.")
+            raise ValueError(Errors.E512.format(part=part))
     errors_path = path / ERRORS
     errors = []
     if errors_path.exists():

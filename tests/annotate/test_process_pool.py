@@ -52,7 +52,7 @@ def test_a_worker_that_dies_is_a_clear_error_and_resume_recovers(tmp_path):
     src = write_inputs(tmp_path / "in", texts)["text"]
     dying = build_pipeline()
     dying.add_pipe("annotate_test_die")
-    with pytest.raises(OSError, match=r"^\[spacy_el\] A worker process of annotate died .* --resume"):
+    with pytest.raises(OSError, match="E532"):
         annotate(dying, src, tmp_path / "out", chunk_size=3, batch_size=1, n_process=2, progress=False)
     assert not multiprocessing.active_children()
     records, _ = read_output(tmp_path / "out")
@@ -75,7 +75,7 @@ def test_failing_documents_in_workers_go_to_the_error_log(failing_nlp, tmp_path)
 
 
 def test_a_missing_pipeline_with_two_processes(inputs, tmp_path):
-    with pytest.raises(OSError, match=r"^\[spacy_el\] Cannot load the pipeline"):
+    with pytest.raises(OSError, match=r"^\[spacy_el[^]]*\] Cannot load the pipeline"):
         annotate(tmp_path / "no_such_pipeline", inputs["text"], tmp_path / "out", n_process=2, progress=False)
     assert not multiprocessing.active_children()
 
@@ -109,5 +109,5 @@ def test_the_dispatcher_puts_results_in_order_across_chunks():
 def test_the_dispatcher_refuses_a_result_twice():
     echo = _Echo(batch_size=2, repeat=True)
     ticket = echo.submit(["a", "b", "c"])
-    with pytest.raises(RuntimeError, match="was not waiting"):
+    with pytest.raises(RuntimeError, match="E501"):
         echo.collect(ticket, lambda: None)

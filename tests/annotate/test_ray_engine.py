@@ -1,6 +1,8 @@
 """``annotate --engine ray`` on a local Ray (2 CPUs, 2 actors): the same output as the local engine, the same
 error records, and exactly once across a crash and ``--resume``. Skipped where Ray is not installed (CI
 installs ``.[tests]`` only); ``pip install -e ".[ray]"`` to run it."""
+import re
+
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -73,10 +75,10 @@ def test_cli_with_a_pipeline_path(inputs, tmp_path):
     result = runner.invoke(app, ["annotate", str(tmp_path / "missing"), str(inputs["jsonl"]), str(tmp_path / "x"),
                                  "--no-progress", "--engine", "ray", "--actors", "1"])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert "[spacy_el] Cannot load the pipeline" in " ".join(result.output.split())
+    assert re.search(r"\[spacy_el[^]]*\] Cannot load the pipeline", " ".join(result.output.split()))
 
 
 def test_docbin_is_refused(nlp, inputs, tmp_path):
-    with pytest.raises(ValueError, match=r"^\[spacy_el\] --engine ray writes JSONL or Parquet"):
+    with pytest.raises(ValueError, match="E533"):
         annotate(nlp, inputs["text"], tmp_path / "out", docbin=True, progress=False, **RAY)
     assert not (tmp_path / "out").exists()
