@@ -1,5 +1,6 @@
 """The README and the docs: their Python examples run as written and print what their comments say, their
-links lead somewhere, and their generated tables sit where the benchmarks write them.
+links lead somewhere, and their generated tables sit where the benchmarks write them and are what the results
+files render now (what ``python -m benchmarks.tables`` would write, checked on copies of the pages).
 
 Every ```python block of README.md and docs/*.md runs, in a fresh namespace and an empty working directory.
 A block that cannot run offline in seconds (it downloads a pipeline, or needs models trained on the full
@@ -7,13 +8,16 @@ data) is fenced ```python skip-test instead, and must be listed in SKIP_TEST wit
 that covers it: exemptions are rare and each is justified here.
 """
 import contextlib
+import importlib
+import inspect
 import io
 import re
 from pathlib import Path
 
 import pytest
 
-from benchmarks.tables import PAGES, SELECTIONS, selection_table, summary_table
+from benchmarks.results_io import RESULTS_DIR
+from benchmarks.tables import PAGES, RENDERERS, SELECTIONS, selection_table, summary_table
 
 from .conftest import REPO_ROOT
 
@@ -101,6 +105,26 @@ def test_tables_chosen_in_benchmarks_tables_are_rendered_from_the_results():
     expected.update({name: selection_table(selection) for name, selection in SELECTIONS.items()})
     stale = [name for name, table in expected.items() if _section(PAGES[name], name) != table]
     assert not stale, f"re-render them: python -m benchmarks.tables ({', '.join(stale)})"
+
+
+@pytest.mark.parametrize("name", RENDERERS)
+def test_benchmark_tables_on_the_pages_are_what_their_results_render(name, tmp_path, monkeypatch):
+    """The benchmark's ``write_tables``, run on copies of the pages, changes nothing in them."""
+    results = RESULTS_DIR / f"{name}.json"
+    if not results.is_file():
+        pytest.skip(f"no {_rel(results)}")
+    own_page = PAGES[name]
+    copies = {}
+    for table, page in list(PAGES.items()):  # PAGES is the dict the benchmarks read their pages from
+        if page not in copies:
+            copies[page] = tmp_path / _rel(page).replace("/", "_")
+            copies[page].write_text(page.read_text(encoding="utf8"), encoding="utf8")
+        monkeypatch.setitem(PAGES, table, copies[page])
+    write_tables = importlib.import_module(f"benchmarks.{name}").write_tables
+    takes_a_page = len(inspect.signature(write_tables).parameters) > 1  # else it reads PAGES when called
+    write_tables(results, copies[own_page]) if takes_a_page else write_tables(results)
+    stale = [_rel(page) for page, copy in copies.items() if copy.read_text(encoding="utf8") != page.read_text(encoding="utf8")]
+    assert not stale, f"re-render them: python -m benchmarks.tables {name} ({', '.join(stale)})"
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
