@@ -286,8 +286,8 @@ HEADLINES: Tuple[Headline, ...] = (
              "cand_recall_at_30", "hybrid", (("alias table", "alias"),), "docs/candidates.md"),
     Headline("`entity_retriever` (EntQA)", "entqa.json", "aida-test", "recall_at_100", "entity_retriever",
              (("BM25", "bm25"),), "docs/entqa.md"),
-    Headline("`entqa_reader` (EntQA, `reader_mode = \"joint\"`)", "entqa.json", "aida-test", "el_micro_f", "entqa_joint",
-             (("spaCy `ner` + `entity_linker`", "spacy_entity_linker"),), "docs/entqa.md"),
+    Headline("`entqa_reader` (EntQA, `reader_mode = \"joint\"`)", "entqa.json", "aida-test", "el_micro_f",
+             "entqa_joint", (("spaCy `ner` + `entity_linker`", "spacy_entity_linker"),), "docs/entqa.md"),
 )
 
 
@@ -339,8 +339,10 @@ SELECTIONS: Dict[str, Selection] = {
         ("ner_f", "el_micro_f", "el_macro_f", "nil_accuracy", "words_per_s")),
     "joint_coref_linker_peers": Selection(
         "joint_coref_linker.json",
-        grid(("global_converged_seed_mean", "local_converged_seed_mean", "standalone_converged_seed_mean"), ("gum-test",))
-        + grid(("global_seed_mean", "local_seed_mean", "standalone", "prior_only", "spacy_entity_linker"), ("aida-test",)),
+        grid(("global_converged_seed_mean", "local_converged_seed_mean", "standalone_converged_seed_mean"),
+             ("gum-test",))
+        + grid(("global_seed_mean", "local_seed_mean", "standalone", "prior_only", "spacy_entity_linker"),
+               ("aida-test",)),
         ("coref_avg_f", "elm_f", "elh_f", "cluster_accuracy_multi", "hard_case_accuracy")),
     "entqa_peers": Selection(
         "entqa.json",
@@ -362,8 +364,8 @@ SELECTIONS: Dict[str, Selection] = {
         + (("coref_none_converged_coarse_predict_antecedents", "ontogum-test"),)
         + grid(("global_converged_coarse_width16_predict_antecedents",
                 "global_converged_coarse_averaging_predict_antecedents"), ("gum-test",)),
-        ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_avg_f_unmasked", "coref_avg_f_no_singletons",
-         "elh_f")),
+        ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_avg_f_unmasked",
+         "coref_avg_f_no_singletons", "elh_f")),
 }
 
 

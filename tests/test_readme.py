@@ -123,7 +123,8 @@ def test_benchmark_tables_on_the_pages_are_what_their_results_render(name, tmp_p
     write_tables = importlib.import_module(f"benchmarks.{name}").write_tables
     takes_a_page = len(inspect.signature(write_tables).parameters) > 1  # else it reads PAGES when called
     write_tables(results, copies[own_page]) if takes_a_page else write_tables(results)
-    stale = [_rel(page) for page, copy in copies.items() if copy.read_text(encoding="utf8") != page.read_text(encoding="utf8")]
+    stale = [_rel(page) for page, copy in copies.items()
+             if copy.read_text(encoding="utf8") != page.read_text(encoding="utf8")]
     assert not stale, f"re-render them: python -m benchmarks.tables {name} ({', '.join(stale)})"
 
 
