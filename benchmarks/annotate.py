@@ -1,30 +1,19 @@
 """Throughput, per-worker memory and crash safety of ``python -m spacy_el annotate`` (docs/annotate.md).
 
-On a few thousand documents (AIDA documents and GUM documents cut into pieces of a few sentences, from
-``--data``; they are written to a temporary JSONL under ``benchmarks/tmp/`` and only their counts reach the
-results) with a composed pipeline (default: the tiny ``ner_stack_lstm`` -> ``joint_coref_linker`` of the
-``test`` workflow, so the figures measure the command's machinery and its scaling, not a production model's
-speed), in one run:
+On a few thousand documents (AIDA documents and GUM documents cut into pieces of a few sentences, from ``--data``;
+written to a temporary JSONL under ``benchmarks/tmp/``) with a composed pipeline (default: the tiny
+``ner_stack_lstm`` -> ``joint_coref_linker`` of the ``test`` workflow: the figures measure the command's machinery
+and scaling, not a production model's speed):
 
-- ``docs_per_s`` of ``annotate(...)`` (the Python API, end to end: reading the input, the pipeline, records,
-  parts, fsyncs and manifests) with the local engine and 1 or 2 processes, and with the Ray engine and 2
-  actors (``ray.init(num_cpus=2)`` before the clock starts; the actors' start-up, each loading the pipeline,
-  is inside the time, and measured alone as ``startup_s``); and of a bare ``nlp.pipe`` loop that builds the
-  same records in memory (``nlp_pipe``). ``overhead`` = local_1proc seconds / nlp_pipe seconds - 1.
-- ``peak_rss_bytes`` per worker: the process itself for local_1proc and nlp_pipe (its ``VmHWM``, reset
-  before the run), the larger of the 2 worker processes for local_2proc, and the largest Ray actor for
-  ray_2actors (the workers' ``VmHWM`` sampled from ``/proc`` while they run). The notes say how much of the
-  worker's resident memory was shared with other processes (``smaps_rollup`` Shared_*) when it peaked; the
-  KB's own bytes are a row of their own (``kb_bytes``).
-- ``lost_docs`` and ``duplicated_docs``: the CLI run as a subprocess over a subset, SIGKILLed at random times
-  (seeded) ``--kills`` times, resumed with ``--resume`` each time and finally left to finish; the ids of the
-  final output (records and error lines) are compared with the input's. The killed runs use
-  ``--kill-n-process`` worker processes (default 2), which must die with the driver: any left running after a
-  kill is counted (``orphan_workers``).
+- ``docs_per_s`` of ``annotate(...)`` end to end with the local engine and 1 or 2 processes, with the Ray engine
+  and 2 actors (their start-up inside the time, and alone as ``startup_s``), and of a bare ``nlp.pipe`` loop that
+  builds the same records in memory (``nlp_pipe``); ``overhead`` = local_1proc seconds / nlp_pipe seconds - 1.
+- ``peak_rss_bytes`` per worker (``VmHWM``, the workers' sampled from ``/proc`` while they run), the bytes of it
+  shared with other processes in the notes, the KB's own bytes (``kb_bytes``).
+- ``lost_docs``, ``duplicated_docs`` and ``orphan_workers``: the CLI SIGKILLed at random (seeded) times
+  ``--kills`` times, resumed with ``--resume`` each time, its final output's ids compared with the input's.
 
     python -m benchmarks.annotate --pipeline training/test/pipelines/nsl_jcl --docs 3000
-
-Writes benchmarks/results/annotate.json and regenerates the table of docs/annotate.md.
 """
 import argparse
 import json
@@ -40,7 +29,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .common import SHARED_DATA, reset_peak_rss
 from .results_io import RESULTS_DIR, ROOT, Row, repo_relative, row, write_results
@@ -314,7 +303,7 @@ def timed_annotate(pipeline, input_path: Path, out: Path, **options) -> Tuple[fl
     return time.perf_counter() - start, summary
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pipeline", type=Path, default=DEFAULT_PIPELINE)
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
@@ -331,7 +320,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-ray", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / f"{NAME}.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     dataset = DATASET
 
     import spacy

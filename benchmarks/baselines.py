@@ -7,7 +7,7 @@
   end-to-end on the spaCy NER's mentions and with gold mentions.
 - ``spacy_entity_linker_hybrid``: the same trained `entity_linker` choosing among spacy_el's hybrid
   candidates (``spacy-el.HybridCandidates.v1`` through ``get_candidates_batch``) instead of the alias
-  table's, when the KB carries a mention encoder (issue 26). It needs no training of its own: spaCy's
+  table's, when the KB carries a mention encoder. It needs no training of its own: spaCy's
   `entity_linker` learns from the gold entity's vector alone (its loss reads no candidates), so the
   generator only changes which entities it chooses among.
 - ``<linker>_threshold``: each entity_linker with the ``threshold`` (NIL below it) best on AIDA dev, end to end

@@ -1,31 +1,18 @@
-"""Candidate recall and speed of the three generators: alias, dense and hybrid (issue 26).
+"""Candidate recall and speed of the three generators: alias, dense and hybrid (docs/candidates.md).
 
-Recall@k on gold mentions (their gold id among the first k candidates; gold entities missing from the
-KB count as misses), for AIDA dev and test, GUM dev and test (all linked mentions, and names only:
-the ``_names`` systems), MSNBC and ACE2004 (gold QIDs mapped to KB titles). ``dense_zeroshot`` is the
-untrained mention encoder (the packaged MiniLM as it is): the trained encoder's gain over it is what
-training bought. ``--variant NAME=FOLDER`` adds another encoder's ``dense_NAME``, ``hybrid_NAME`` and
-``hybrid_NAME_skip_confident_hnsw`` systems. ``_hnsw`` systems search an HNSW32 index of the KB's vectors
-(built in memory here; ``--hnsw-ef-search``, 64 by default) instead of the exact one.
+Recall@k on gold mentions (gold entities missing from the KB count as misses) for AIDA dev and test, GUM dev and
+test (all linked mentions, and names only: the ``_names`` systems), MSNBC and ACE2004 (gold QIDs mapped to KB
+titles). ``dense_zeroshot`` is the untrained mention encoder, the peer of the trained one; ``_hnsw`` systems search
+an HNSW32 index of the KB's vectors instead of the exact one. ``alias`` and ``alias_held_out`` on ``aida-train``:
+the alias table's recall as a linker in training sees it, with and without each document's own mentions in the
+counts (``held_out_priors``). Speed: mentions/s of each generator on the same AIDA test mentions, in one run.
 
-Held-out priors: the alias table's recall on AIDA train as a linker in training sees it (``alias`` on
-``aida-train``: every training mention is counted in the priors) and with each document's own mentions
-taken out of the counts (``alias_held_out``; ``spacy_el.candidates.held_out``), beside ``alias`` on AIDA
-test.
-
-Speed: mentions/s of each generator called on the same batch of AIDA test mentions (whole documents,
-one call, no cache), in this run, with 2 torch threads, every encoder batched alike.
-``seconds@stage=...`` rows split a hybrid call into alias table, encoder, index search and fusion.
-
-    python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best \
-        --variant fast=training/mention_encoder_fast/best --variant nooverlap=training/mention_encoder_nooverlap/best
-
-Writes benchmarks/results/candidates.json and regenerates the tables in docs/candidates.md.
+    python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best
 """
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import spacy
@@ -136,14 +123,10 @@ def encoder_with_batching(folder: Path, label: str, mentions_per_batch: int, win
     return out
 
 
-def encoder_setup(
-    kb_dir: Path, encoder: Path, suffix: str, hnsw: Optional[DenseIndex], variant: bool = False,
-) -> EncoderSetup:
-    """The dense generator over ``encoder`` and its hybrids, each on a KB object of its own.
-
-    The default encoder (suffix ""): ``hybrid``, ``hybrid_skip_confident`` and, with ``hnsw``, ``hybrid_hnsw``.
-    A variant (``variant``): ``hybrid{suffix}`` and, with ``hnsw``, ``hybrid{suffix}_skip_confident_hnsw``, its
-    fastest setting. ``_hnsw`` systems search a KB object of their own that holds the ``hnsw`` index."""
+def encoder_setup(kb_dir: Path, encoder: Path, hnsw: Optional[DenseIndex]) -> EncoderSetup:
+    """The dense generator over ``encoder`` and its hybrids, each on a KB object of its own: ``hybrid``,
+    ``hybrid_skip_confident`` and, with ``hnsw``, ``hybrid_hnsw``, which searches a KB object of its own that
+    holds the ``hnsw`` index."""
     kb = ElKnowledgeBase.load(kb_dir)  # its own objects: each KB object carries one mention encoder
     hnsw_kb = None
     if hnsw is not None:
@@ -156,22 +139,10 @@ def encoder_setup(
         return HybridCandidates(AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=encoder), top_k=DEPTH,
                                 skip_dense_above=skip)
 
-    hybrids = {f"hybrid{suffix}": hybrid()}
-    if not variant:
-        hybrids[f"hybrid{suffix}_skip_confident"] = hybrid(SKIP_PRIOR)
+    hybrids = {"hybrid": hybrid(), "hybrid_skip_confident": hybrid(SKIP_PRIOR)}
     if hnsw is not None:
-        hybrids[f"hybrid{suffix}_skip_confident_hnsw" if variant else f"hybrid{suffix}_hnsw"] = (
-            hybrid(SKIP_PRIOR) if variant else hybrid()
-        )
+        hybrids["hybrid_hnsw"] = hybrid()
     return EncoderSetup(kb, dense, hybrids, hnsw_kb)
-
-
-def named_folder(text: str) -> Tuple[str, Path]:
-    """``NAME=FOLDER`` of ``--variant``."""
-    name, sep, folder = text.partition("=")
-    if not sep or not name.isidentifier() or not folder:
-        raise argparse.ArgumentTypeError(f"expected NAME=FOLDER (NAME a word, e.g. fast=training/mention_encoder_fast/best), got {text!r}")
-    return name, Path(folder)
 
 
 def generator_lists(
@@ -212,40 +183,10 @@ def speed_rows(spans: List[Span], generators: Dict[str, Tuple[ElKnowledgeBase, o
     return [row(name, "aida-test", "mentions_per_s", round(len(spans) / value, 1), notes) for name, value in seconds.items()]
 
 
-def stage_rows(system: str, kb: ElKnowledgeBase, hybrid: HybridCandidates, spans: List[Span]) -> List[Dict]:
-    """Where a hybrid call's time goes, in seconds for ``spans`` (each stage the fastest of ``ROUNDS``): the
-    alias table, the encoder, the index search, and the fusion (the ``fuse`` call minus a search of the same
-    vectors)."""
-    hybrid(kb, spans[:32])
-    alias_lists = hybrid.alias(kb, spans)
-    need = hybrid.needs_dense(spans, alias_lists)
-    vectors = np.zeros((len(spans), kb.entities.vector_dim), dtype=np.float32)
-
-    def encode() -> None:
-        vectors[need] = hybrid.dense.encode(kb, [spans[i] for i in need])
-
-    seconds = {
-        "alias": fastest(lambda: hybrid.alias(kb, spans)),
-        "encode": fastest(encode),
-        "search": fastest(lambda: hybrid.dense.search(kb, vectors[need], hybrid.dense.top_k)),
-    }
-    fuse = fastest(lambda: hybrid.fuse(kb, alias_lists, vectors, need))
-    seconds["fuse"] = max(0.0, fuse - seconds["search"])
-    notes = f"{len(spans)} AIDA test gold mentions, best of {ROUNDS}, {torch.get_num_threads()} torch threads"
-    return [row(system, "aida-test", f"seconds@stage={stage}", round(value, 3), notes) for stage, value in seconds.items()]
-
-
-def fastest(call: Callable[[], object]) -> float:
-    """Seconds of the fastest of ``ROUNDS`` calls of ``call``."""
-    return min(timed(call)[1] for _ in range(ROUNDS))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", type=Path, default=ROOT / "kb" / "eval")
     parser.add_argument("--encoder", type=Path, default=MENTION_ENCODER)
-    parser.add_argument("--variant", type=named_folder, action="append", default=[], metavar="NAME=FOLDER",
-                        help="another mention encoder (fewer layers, windows without overlap, ...): the _NAME systems")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "candidates.json")
     parser.add_argument("--limit", type=int, default=0, help="first N documents per dataset (0: all; smoke runs)")
@@ -265,10 +206,7 @@ def main() -> None:
         hnsw, build_row = approximate_index(kb, args.hnsw, args.hnsw_ef_construction, args.hnsw_ef_search)
         rows.append(build_row)
     batching = {"mentions_per_batch": 1024, "windows_per_batch": 32}
-    encoders = {"dense": encoder_setup(args.kb, encoder_with_batching(args.encoder, "default", **batching), "", hnsw)}
-    for name, folder in args.variant:
-        copy = encoder_with_batching(folder, name, **batching)
-        encoders[f"dense_{name}"] = encoder_setup(args.kb, copy, f"_{name}", hnsw, variant=True)
+    encoders = {"dense": encoder_setup(args.kb, encoder_with_batching(args.encoder, "default", **batching), hnsw)}
     if not args.no_zeroshot:
         zeroshot_dir = TMP / "mention_encoder_zeroshot"
         MentionEncoder.from_base(entity_encoder=kb.vectors_encoder, **batching).save(zeroshot_dir)
@@ -283,9 +221,6 @@ def main() -> None:
     spans = data["aida-test"][0][: args.speed_mentions]
     generators = timed_generators(kb, {label: s for label, s in encoders.items() if label != "dense_zeroshot"})
     rows += speed_rows(spans, generators)
-    for name, (timed_kb, generator) in generators.items():
-        if name == "hybrid" or name.endswith("_skip_confident_hnsw"):
-            rows += stage_rows(name, timed_kb, generator, spans)
     rows += held_out_rows(args.data, kb, args.limit)
     write_results(args.out, COMMAND, rows)
     write_tables(args.out)
@@ -331,9 +266,6 @@ def write_tables(results: Path = RESULTS_DIR / "candidates.json", page: Path = P
     publish_table(page, "candidates", results_to_markdown(results, pivot=True, notes=False, select=is_recall))
     publish_table(page, "candidates_speed_table", results_to_markdown(
         results, pivot=True, notes=False, select=lambda r: r["metric"] in ("mentions_per_s", "index_build_s"),
-    ))
-    publish_table(page, "candidates_stages", results_to_markdown(
-        results, pivot=True, notes=False, select=lambda r: r["metric"].startswith("seconds@stage="),
     ))
 
 

@@ -159,10 +159,6 @@ def best_evaluation(evaluations: Path) -> Optional[Dict[str, Any]]:
 
 
 # -- settings and encoder dtype -------------------------------------------------------------------
-#: The encoder autocast dtypes the benchmarks compare.
-DTYPES = ("float32", "bfloat16")
-
-
 @contextmanager
 def temporarily(settings: MutableMapping[str, Any], key: str, value: Any) -> Iterator[None]:
     """``settings[key] = value`` for the duration, then its earlier value back."""

@@ -1,41 +1,20 @@
-"""EntQA (issue 5): entity_retriever + entqa_reader against their peers, with the evaluation KB.
+"""EntQA: entity_retriever + entqa_reader against their peers, with the evaluation KB (docs/entqa.md).
 
-Datasets: AIDA dev and test (corpus/aida), MSNBC and ACE2004 (ELEVANT files, gold QIDs mapped to titles;
-out of domain). All systems use the same KB (kb/eval, saved in every trained pipeline).
+Datasets: AIDA dev and test (corpus/aida), MSNBC and ACE2004 (ELEVANT files, gold QIDs mapped to titles).
 
-Systems and metrics:
+- ``entity_retriever``: ``recall_at_K`` (K = 10, 30, 100: the share of (passage, gold in-KB entity mentioned in it)
+  pairs whose entity is in the passage's top K) and ``mention_recall_at_K`` (per gold in-KB mention); ``bm25``
+  (title + description, the passage + topic as the query) and ``alias_table`` (given the gold mention text) as peers.
+- ``entqa_reader`` (the per-candidate reader) and ``entqa_joint`` (``reader_mode = "joint"``; left out without its
+  pipeline): end-to-end EL (InKB strong match, GERBIL micro/macro), ``docs_per_s``, ``words_per_s``. γ (and the
+  joint reader's window stride) is swept on AIDA dev (``@gamma=`` rows) and its best used everywhere; on the first
+  ``--speed-docs`` AIDA test documents, speed and F1 for K = 10, 20, 50, 100 (``@K=`` rows).
+- Peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and ``spacy_entity_linker``.
+- ``--ents-candidates alias hybrid``: each pipeline after spaCy ``ner``, with the candidates of its mentions merged
+  into the passages (``ents_candidates``): ``<system>_ents_<generator>`` rows. ``speedup``: a joint system's
+  ``docs_per_s`` over the per-candidate one's in the same run.
 
-- ``entity_retriever`` (training/entqa/retriever): ``recall_at_K`` (K = 10, 30, 100): the paper's
-  passage-level recall, the share of (passage, gold in-KB entity with a mention inside the passage)
-  pairs whose entity is in the passage's top K; ``mention_recall_at_K``: the share of gold in-KB
-  mentions whose entity is in the top K of a passage containing the mention.
-- ``bm25``: Okapi BM25 over the same entity texts (title ⊕ description) with the same passage ⊕ topic
-  text as the query (AIDA only): ``recall_at_K`` as above.
-- ``alias_table``: the KB's alias lookup *given the gold mention text* (a favourable setting for it):
-  ``mention_recall_at_K``.
-- ``entqa_reader`` (training/entqa/reader: the retriever + the paper's per-candidate reader, K = 20) and
-  ``entqa_joint`` (training/entqa/reader_joint: the same retriever + the single-pass joint reader,
-  ``reader_mode = "joint"``, issue 29; left out when that pipeline does not exist): end-to-end EL, InKB
-  strong match, GERBIL micro/macro (``el_micro_f`` ...); ``docs_per_s`` and ``words_per_s`` of
-  ``nlp.pipe`` (retriever + reader). For each, γ is swept on AIDA dev (``el_micro_p/r/f@gamma=…`` rows,
-  paper Appendix A); its γ with the best dev micro F1 is then used on every dataset (dev's own scores are
-  those of the sweep at that γ: the same links the pipeline writes). On the first ``--speed-docs`` AIDA
-  test documents, the speed/quality trade-off for K = 10, 20, 50, 100 for both modes (``el_micro_f@K=…``,
-  ``docs_per_s@K=…``, paper section 3.2).
-- peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and
-  ``spacy_entity_linker`` (spaCy ``ner`` + ``entity_linker``), configs/baselines.
-- ``--ents-candidates alias hybrid``: each EntQA pipeline again after spaCy ``ner``, its retriever's
-  ``ents_candidates`` set to that generator (10 candidates per mention; hybrid needs the mention encoder of
-  ``--encoder``), so that the candidates of ``ner``'s mentions join the passages' lists:
-  ``<system>_ents_<generator>`` rows (EL scores at the γ chosen without them; ``docs_per_s`` counts ``ner``'s
-  time: the pipeline as a user runs it) and ``entity_retriever_ents_<generator>`` recall rows.
-- ``speedup``: a joint system's ``docs_per_s`` (bare, and each ``_ents_<generator>`` one) over the bare
-  per-candidate pipeline's, same run.
-
-    python -m benchmarks.entqa [--joint-pipeline training/entqa/reader_joint/model-best]
-
-``--datasets aida-test msnbc ...`` reruns only those test sets (AIDA dev always runs: γ and the stride are
-chosen there) without the K trade-off; their rows replace the same rows in ``--out``, the others stay.
+    python -m benchmarks.entqa [--datasets aida-test msnbc]   # --datasets: only those test sets, merged into --out
 """
 import argparse
 from pathlib import Path
@@ -367,12 +346,8 @@ def main() -> None:
                         help="rerun only these test sets (AIDA dev always runs: γ is chosen there), without the K trade-off; "
                              "their rows replace the same rows in --out, the others are kept")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
-    parser.add_argument("--tables-only", action="store_true", help="only regenerate the docs tables from --out")
     args = parser.parse_args()
     fix_tie_breaks()
-    if args.tables_only:
-        write_tables(args.out)
-        return
     rows = evaluate(args)
     if args.datasets:
         command = "python -m benchmarks.entqa --datasets " + " ".join(args.datasets)

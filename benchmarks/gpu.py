@@ -1,27 +1,17 @@
 """Every component on a GPU: it trains and predicts with ``--gpu-id`` as on the CPU, and predicts the same.
 
-Run on a machine with a GPU, from the repository root (on the lent machine: ``scripts/gpu_bundle/run.sh``)::
+    python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes 4.5   # on the lent machine: scripts/gpu_bundle
 
-    python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes 4.5
+1. The ``test`` workflow of project.yml (tiny configs, invented fixtures) runs with ``vars.gpu_id``; each trained
+   pipeline then annotates the bundled GUM texts on the GPU and, in another process, on the CPU
+   (:mod:`benchmarks.prediction_parity`): rows ``gpu_params_on_gpu``, ``gpu_cpu_identical_docs``,
+   ``gpu_cpu_same_decisions`` and ``gpu_cpu_max_score_diff``. ``--skip-workflow`` leaves this part out.
+2. joint_coref_linker in mode ``coref`` trains on OntoGUM and LitBank (``python -m spacy_el train --resume
+   --max-minutes``: it stops at a checkpoint after ``--minutes``, and the same command resumes it); once finished,
+   rows ``coref_none_gpu`` on their test sets and the learning curve on ``<corpus>-dev``.
 
-1. **Every component on the GPU.** The ``test`` workflow of project.yml (tiny configs, invented fixtures: a KB
-   built with GPU encoding, then ner_stack_lstm, joint_coref_linker, spaCy ``ner`` + ner_constrained_linker,
-   entity_retriever + entqa_reader trained with ``--gpu-id``, the three composed pipelines assembled and
-   scored) runs with ``vars.gpu_id``. Each trained pipeline then annotates the bundled GUM texts on the GPU and,
-   in another process, on the CPU (:mod:`benchmarks.prediction_parity`): rows ``gpu_params_on_gpu`` (share of
-   its torch parameters on the GPU), ``gpu_cpu_identical_docs`` (share of documents annotated identically),
-   ``gpu_cpu_same_decisions`` and ``gpu_cpu_max_score_diff``. The tiny models are checks, not models: their
-   scores mean nothing. ``--skip-workflow`` leaves this part out.
-2. **Coreference on the GPU.** joint_coref_linker in mode ``coref`` (configs/joint_coref_linker_coref.cfg) on
-   OntoGUM and LitBank, with the learning-rate schedule of a training to convergence; rows ``coref_none_gpu`` on
-   ``ontogum-test`` and ``litbank-test`` (scored as benchmarks.joint_coref_linker scores its resolvers) and the
-   learning curve on ``<corpus>-dev``. Each training is a ``python -m spacy_el train --resume --max-minutes``
-   run: it stops at its first checkpoint after ``--minutes``, and the same command on the same machine resumes
-   it; a training that has not finished gives no rows yet.
-
-The rows are merged into ``benchmarks/results/gpu.json`` (each names its machine) and the tables of docs/gpu.md
-are regenerated. The GPU studies of the refinements and of the joint systems over seeds are frozen in
-``studies/joint_coref_linker/gpu.py``.
+Rows are merged into ``benchmarks/results/gpu.json`` and the tables of docs/gpu.md regenerated. The GPU studies of
+the refinements and of the joint systems over seeds are frozen in ``studies/joint_coref_linker/gpu.py``.
 """
 import argparse
 import json

@@ -1,5 +1,5 @@
 """joint_coref_linker prediction speed and coreference quality of trained pipelines against a baseline pipeline,
-document by document in the same run (issue 30: "inference speed no worse than today's in the same benchmark run").
+document by document in the same run.
 
 Made for settings that change what prediction computes, such as the model's ``antecedent_pruning`` and the
 component's ``predict_max_antecedents``: the pipelines (``--models name=path``, the first is the baseline;
@@ -38,7 +38,8 @@ import spacy_el  # noqa: F401  (registers the factories and readers)
 
 from .common import SHARED_DATA
 from .joint_coref_linker import NAME as COMPONENT
-from .joint_coref_linker import coref_only_rows, load_datasets, long_doc_run, span_width_of
+from .common import proc_status_mb, process_peak_mb, reset_peak_rss, timed
+from .joint_coref_linker import coref_only_rows, load_datasets, span_width_of
 from .results_io import RESULTS_DIR, Row, merge_rerun, repo_relative, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
@@ -118,10 +119,25 @@ def speed_rows(dataset: str, words: int, seconds: Dict[str, float], note: str) -
     return rows
 
 
+def long_doc_run(model: str, text: str, threads: int, settings: Optional[Dict[str, Any]] = None) -> Tuple[float, float, float, bool]:
+    """Run ``model`` on one long ``text`` in *this* process: ``(seconds, RSS MB after loading, peak RSS MB while
+    the document runs, whether that peak is the document's alone)``. Called in a fresh process, so that other
+    models do not count; the peak is reset after loading where Linux allows it (loading has a transient peak of
+    its own), else it is the process peak. ``settings``: the component's, set after loading (``configure``)."""
+    torch.set_num_threads(threads)
+    nlp = spacy.load(model)
+    nlp.get_pipe(NAME).configure(**(settings or {}))
+    loaded = proc_status_mb("VmRSS") or process_peak_mb()
+    own_peak = reset_peak_rss()
+    _, seconds = timed(lambda: nlp(text))
+    peak = proc_status_mb("VmHWM") if own_peak else process_peak_mb()
+    return seconds, loaded, peak, own_peak
+
+
 def long_doc_rows(dataset: str, models: Sequence[Tuple[str, Path]], settings: Dict[str, Dict[str, Any]],
                   nlp: Language, texts: Sequence[str], tokens: int, threads: int) -> List[Row]:
     """``long_doc_seconds`` and ``long_doc_peak_rss_mb`` of each pipeline on ``texts`` joined and cut at ``tokens``
-    tokens, each in a fresh process (:func:`benchmarks.joint_coref_linker.long_doc_run`)."""
+    tokens, each in a fresh process (:func:`long_doc_run`)."""
     long_doc = nlp.make_doc("\n\n".join(texts))[:tokens].as_doc()
     rows: List[Row] = []
     for name, path in models:

@@ -2,34 +2,26 @@
 
     python -m benchmarks.joint_coref_linker --data ../shared/data [--variant converged] [--datasets gum-test]
 
-Models are read from ``<models>/<corpus>/<system>/model-best`` (``--models``, by default ``training/jcl``), or
-with ``--variant NAME`` from ``<models>/<corpus>-<NAME with - for _>/<system>/model-best``, whose rows are named
-``<system>_<NAME>`` (``--variant converged``: ``training/jcl/gum-converged/global``, rows ``global_converged``).
-A model that is missing, or whose resumable training has not finished, is skipped with a message.
+Models: ``<models>/<corpus>/<system>/model-best`` (``--models``, by default ``training/jcl``), or with ``--variant
+NAME`` ``<models>/<corpus>-<NAME, - for _>/<system>/model-best`` and rows ``<system>_<NAME>``; a model that is
+missing, or whose resumable training has not finished, is skipped with a message.
 
-Systems:
+* GUM and AIDA+ test: ``standalone`` (the ``coref`` and ``link`` models composed:
+  :func:`spacy_el.scoring.standalone.standalone`) and the joint models ``local``, ``global``, ``global_ee``
+  (refinement ``entity_equalization``) and ``global_ee_mean``. The peers re-link each mention that Global links,
+  on its own, keeping Global's mentions, clusters and NIL decisions: ``prior_only`` (the most probable alias-table
+  candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``).
+* OntoGUM and LitBank test: the coreference resolvers (mode ``coref``) per refinement, ``coref_<refinement>``.
 
-* GUM and AIDA+ test: ``standalone`` (the ``coref`` and ``link`` models, a resolver and a linker trained apart,
-  composed by :func:`spacy_el.scoring.standalone.standalone`), and the joint models ``local``, ``global``,
-  ``global_ee`` (refinement ``entity_equalization``) and ``global_ee_mean`` (``entity_equalization_mean``).
-  The peers take Global's mentions, clusters and NIL decisions and re-link each linked mention on its own:
-  ``prior_only`` (the most probable alias-table candidate) and ``spacy_entity_linker`` (the baselines' spaCy
-  ``entity_linker``, trained on AIDA, run on non-overlapping layers of the mentions).
-* OntoGUM and LitBank test: the coreference resolvers (mode ``coref``) with each refinement,
-  ``coref_<refinement>``.
-
-Metrics: ``coref_{muc,b3,ceafe,avg}_f`` and ``coref_mention_r`` (singletons counted as
-:mod:`spacy_el.scoring.coref_protocol` says for the test set; where it counts them on a coreference-only test
-set, also ``coref_avg_f_no_singletons``), ``coref_mention_reachable`` (the gold mentions no wider than the
-model's ``max_span_width``), ``elm_f``, ``elh_f``, ``cluster_accuracy_{singleton,multi}`` (paper Table 3) and
-``hard_case_{accuracy,found,with_mate}`` (paper Table 4, :mod:`spacy_el.scoring.hard_cases`, for the alias
-table's top-k candidates); on test sets with text-masked documents also ``coref_avg_f_unmasked`` and
-``elh_f_unmasked``; for Global on GUM ``words_per_s`` per encoder dtype and the time and peak memory of one
-20,000-token document. Every run merges its rows into ``--out``: a row replaces the earlier one of the same
-system, test set and metric, and the others stay.
+Metrics: ``coref_{muc,b3,ceafe,avg}_f`` and ``coref_mention_r`` (singletons as
+:mod:`spacy_el.scoring.coref_protocol` says; where counted on a coreference-only set, also
+``coref_avg_f_no_singletons``), ``coref_mention_reachable``, ``elm_f``, ``elh_f``,
+``cluster_accuracy_{singleton,multi}`` (paper Table 3), ``hard_case_{accuracy,found,with_mate}`` (paper Table 4,
+for the alias table's top-k candidates), ``coref_avg_f_unmasked`` / ``elh_f_unmasked`` (GUM's text-masked
+documents left out). Speed and memory are ``benchmarks.jcl_inference_speed``'s. A run's rows replace the earlier
+rows of the same system, test set and metric in ``--out``.
 """
 import argparse
-import multiprocessing
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -55,9 +47,8 @@ from spacy_el.scoring.standalone import set_mention_links, standalone
 from spacy_el.training.checkpoint import CHECKPOINTS
 from spacy_el.training.resume import EVALUATIONS, FINISHED
 
-from .common import (AIDA_CORPUS, DTYPES, EL_BASELINE, SHARED_DATA, best_evaluation, first, fix_tie_breaks,
-                     proc_status_mb, process_peak_mb, read_corpus, read_evaluations, reset_peak_rss, timed, timed_pipe,
-                     using_encoder_dtype, words_per_s)
+from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, best_evaluation, first, fix_tie_breaks, read_corpus,
+                     read_evaluations, timed_pipe)
 from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
@@ -347,50 +338,6 @@ def refinement_rows(args: argparse.Namespace, corpus: str, dataset: str, gold: L
     return rows
 
 
-def long_doc_run(model: str, text: str, threads: int, settings: Optional[Dict[str, Any]] = None) -> Tuple[float, float, float, bool]:
-    """Run ``model`` on one long ``text`` in *this* process: ``(seconds, RSS MB after loading, peak RSS MB while
-    the document runs, whether that peak is the document's alone)``. Called in a fresh process, so that other
-    models do not count; the peak is reset after loading where Linux allows it (loading has a transient peak of
-    its own), else it is the process peak. ``settings``: the component's, set after loading (``configure``)."""
-    torch.set_num_threads(threads)
-    nlp = spacy.load(model)
-    nlp.get_pipe(NAME).configure(**(settings or {}))
-    loaded = proc_status_mb("VmRSS") or process_peak_mb()
-    own_peak = reset_peak_rss()
-    _, seconds = timed(lambda: nlp(text))
-    peak = proc_status_mb("VmHWM") if own_peak else process_peak_mb()
-    return seconds, loaded, peak, own_peak
-
-
-def speed_rows(args: argparse.Namespace, gold: List[Doc]) -> List[Row]:
-    """Global's words per second under each encoder dtype, and one long document's seconds and peak memory."""
-    path = model_path(args, "gum", "global")
-    if path is None:
-        return []
-    nlp, system = spacy.load(path), f"global{suffix(args)}"
-    predict(nlp, gold[:2], args.batch_size)  # warm-up
-    rows = []
-    for dtype in DTYPES:
-        with using_encoder_dtype(nlp, NAME, dtype):
-            docs, seconds = predict(nlp, gold, args.batch_size)
-        rows.append(row(system, "gum-test", "words_per_s", words_per_s(docs, seconds),
-                        f"encoder {dtype}; batch_size {args.batch_size}; {torch.get_num_threads()} threads"))
-    text, n = [], 0  # the test texts joined until --long-tokens tokens
-    for g in gold:
-        if n >= args.long_tokens:
-            break
-        text.append(g.text)
-        n += len(g)
-    long_doc = nlp.make_doc("\n\n".join(text))[: args.long_tokens].as_doc()
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        seconds, loaded, peak, own_peak = pool.apply(long_doc_run, (str(path), long_doc.text, args.threads))
-    what = "peak RSS while it runs" if own_peak else "process peak RSS, loading included"
-    doc = f"one {len(long_doc):,}-token document"
-    return rows + [row(system, "gum-test", "long_doc_peak_rss_mb", round(peak),
-                       f"{doc}; {what}, in a fresh process holding {loaded:.0f} MB after loading the model"),
-                   row(system, "gum-test", "long_doc_seconds", round(seconds, 1), doc)]
-
-
 def evaluate(args: argparse.Namespace) -> List[Row]:
     torch.set_num_threads(args.threads)
     data = load_datasets(args, spacy.blank("en"))
@@ -399,8 +346,6 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         corpus = dataset.split("-")[0]
         scorer = joint_rows if corpus in ("gum", "aida") else refinement_rows
         rows += scorer(args, corpus, dataset, data[dataset])
-    if "gum-test" in data and not args.no_speed:
-        rows += speed_rows(args, data["gum-test"])
     return rows
 
 
@@ -413,9 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=None, help="only these test sets")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--long-tokens", type=int, default=20000)
     parser.add_argument("--limit", type=int, default=0, help="first N documents of each test set (smoke runs)")
-    parser.add_argument("--no-speed", action="store_true", help="skip the speed and long-document rows")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
     args = parser.parse_args(argv)
@@ -444,11 +387,9 @@ def in_table(r: Row) -> bool:
 
 @published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
-    """The docs page's table: every system and peer on each test set, and Global's speed and memory."""
-    scores = results_to_markdown(results, pivot=True, notes=False, select=in_table, column_order=TABLE_METRICS)
-    speed = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] in (
-        "words_per_s", "long_doc_peak_rss_mb", "long_doc_seconds"))
-    publish_table(readme, NAME, scores + "\n" + speed)
+    """The docs page's table: every system and peer on each test set."""
+    publish_table(readme, NAME, results_to_markdown(results, pivot=True, notes=False, select=in_table,
+                                                    column_order=TABLE_METRICS))
 
 
 if __name__ == "__main__":

@@ -1,26 +1,14 @@
 """``kb from-dumps`` at scale, on synthetic dumps in the real formats, with spaCy's ``InMemoryLookupKB`` as the peer.
 
     python -m benchmarks.kb_from_dumps --sizes 1m          # ~15 min on 2 cores (dumps generated once)
-    python -m benchmarks.kb_from_dumps --sizes 6m          # 6M entities, 20M links: hours; rows merged in
     python -m benchmarks.kb_from_dumps --sizes 20k --out benchmarks/tmp/kb_from_dumps_20k.json   # smoke check
 
-For each size the dumps are written by ``benchmarks.synthetic_dumps`` to ``benchmarks/tmp/dumps-<size>/``
-(kept, and reused by later runs) with 10/3 links per entity. Each measurement runs in a fresh process:
-
-- ``spacy_el kb from-dumps``: ``build_s`` (the whole command: parsing with ``--n-process`` workers, the
-  merge, the assembly and the save), ``peak_rss_bytes`` (largest peak RSS of the command's processes,
-  the main one; the workers' peak is in the notes), ``disk_bytes`` (the KB folder), ``load_s``
-  (``ElKnowledgeBase.load(mmap=True, verify=False)``), ``lookup_us_exact`` (mean ``kb.lookup`` of
-  20,000 aliases drawn from the KB).
-- ``spacy InMemoryLookupKB``: filled with the same entities, frequencies and aliases with priors
-  (``spacy_el.kb.interop.to_in_memory_lookup_kb``, from the built KB memory-mapped); ``build_s`` is
-  the filling only (its input is already parsed, which favours the peer), ``peak_rss_bytes`` the
-  process's peak (its RSS before filling, the interpreter and the memory-mapped input, is in the notes), ``disk_bytes`` / ``load_s`` its ``to_disk`` /
-  ``from_disk``, ``lookup_us_exact`` ``get_alias_candidates`` of the same aliases. A size at which it
-  fails (out of memory) gets the failure in its notes.
-
-Writes ``benchmarks/results/kb_from_dumps.json`` (rows merged with ``merge_rerun``, so a 6m run adds
-its rows to the 1m ones) and regenerates the table in ``docs/kb_dumps.md``.
+The dumps (``benchmarks.synthetic_dumps``, 10/3 links per entity) are kept in ``benchmarks/tmp/dumps-<size>/``.
+Each measurement runs in a fresh process: for ``spacy_el kb from-dumps`` the whole command's ``build_s``, the
+largest ``peak_rss_bytes`` of its processes, ``disk_bytes``, ``load_s`` (memory-mapped) and ``lookup_us_exact``;
+for ``InMemoryLookupKB`` the same, filled from the built KB (its input already parsed, which favours it); a size
+at which it fails gets the failure in its notes. Rows are merged into ``benchmarks/results/kb_from_dumps.json``
+and the table of ``docs/kb_dumps.md`` is regenerated.
 """
 import argparse
 import json

@@ -1,24 +1,15 @@
-"""KB scale benchmark on a synthetic 1M-entity KB: FAISS dense index and the alias table / entity store.
+"""KB scale benchmark on a synthetic 1M-entity KB: the FAISS dense index and the alias table / entity store.
 
     python -m benchmarks.kb_scale                 # full run: 1M entities, ~3.3M aliases (< 20 min, 2 cores)
     python -m benchmarks.kb_scale --quick         # smoke check: 20k entities
-    python -m benchmarks.kb_scale --n-entities 200000 --skip-kb
 
-Dense part: 384-d L2-normalised vectors drawn from a mixture of Gaussians in a 64-d latent space,
-linearly embedded in 384 dims plus isotropic noise (so nearest neighbours are structured, as with real
-sentence embeddings, and ANN recall is meaningful). Queries are fresh draws from the same distribution.
-For Flat, HNSW32 and IVF-PQ it reports build time, index bytes, mmap load time, search latency
-(ms/query, batch sizes 1, 2, 4, 16, 64, 1024; the median over batches) and recall@100 against exact Flat
-search, with DenseIndex's ``BLAS_THRESHOLD`` (its comparison with FAISS's own default and with 1, the
-``*_blas_default`` and ``*_blas_always`` rows, is in this benchmark as it was at commit b213347).
-
-KB part: synthetic people / organisations / places / works with Wikipedia-like aliases (names,
-"Name (footballer)" titles, surnames and acronyms shared by many entities, initials, nicknames).
-It reports ingest and ``KBBuilder.build(fuzzy=True)`` time, bytes per entity and per alias, KB disk
-size and load time, and ``kb.lookup`` latency for exact / normalised / fuzzy / unknown mentions.
-
-The full run writes benchmarks/results/kb_scale.json and regenerates the tables in
-docs/kb_scale.md; other sizes write benchmarks/tmp/kb_scale_<n>.json unless --out is given.
+Dense part: 384-d unit vectors from a mixture of Gaussians in a 64-d latent space (near neighbours are structured,
+as with sentence embeddings, so ANN recall means something). For Flat, HNSW32 and IVF-PQ: build time, index
+bytes, mmap load time, search latency (ms/query at batch sizes 1 to 1024) and recall@100 against exact search.
+KB part: people, organisations, places and works with Wikipedia-like aliases: ingest and
+``KBBuilder.build(fuzzy=True)`` time, bytes per entity and alias, disk size, load time and ``kb.lookup`` latency
+per tier (exact, normalised, fuzzy, unknown). The full run writes benchmarks/results/kb_scale.json and the tables
+of docs/kb_scale.md; other sizes write benchmarks/tmp/kb_scale_<n>.json unless --out is given.
 """
 import os
 

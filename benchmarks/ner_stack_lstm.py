@@ -1,4 +1,4 @@
-"""ner_stack_lstm (issue 4) against its peers with the same word features, on AIDA/CoNLL dev and test.
+"""ner_stack_lstm against its peers with the same word features, on AIDA/CoNLL dev and test.
 
 Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character embedding + GloVe 6B 50d):
 

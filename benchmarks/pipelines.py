@@ -1,25 +1,17 @@
-"""Composed pipelines benchmark (issue 8): the three recipes of configs/pipelines, end to end on AIDA test.
+"""The three composed pipelines of configs/pipelines, end to end on AIDA test (docs/pipelines.md).
 
-Writes ``benchmarks/results/pipelines.json`` and the table of docs/pipelines.md between ``<!-- results:pipelines -->``
-markers. Run through ``python -m spacy project run all projects/pipelines`` (``assemble-pipelines``, then
-``pipelines-benchmark``); ``--tables-only`` regenerates the table from the results file.
+Every pipeline reads raw text: its own tokenizer, mentions, types and links.
 
-Systems (every pipeline reads raw text: its own tokenizer, mentions, types and links)
----------------------------------------------------------------------------------
-* ``ner+ner_constrained_linker``: recipe (a), spaCy's ``ner`` + NER4EL. Peers on the same ``ner``
-  mentions: ``ner+spacy_entity_linker`` (the baselines' pipeline) and ``ner+prior_only`` (most probable
-  alias-table candidate).
-* ``ner_stack_lstm``, then ``ner_stack_lstm+joint_coref_linker``: recipe (b). The upstream tagger alone
-  is the peer; ``…(model links)`` is the same pipeline with ``cluster_link = "model"`` (the spanning tree
-  links each cluster instead of spreading the tagger's most frequent link).
-* ``entqa``, then ``entqa+joint_coref_linker`` (and ``…(model links)``): recipe (c), the same way.
+* (a) ``ner+ner_constrained_linker``: spaCy's ``ner`` + NER4EL; peers on the same ``ner`` mentions:
+  ``ner+spacy_entity_linker`` and ``ner+prior_only`` (most probable alias-table candidate).
+* (b) ``ner_stack_lstm``, then ``ner_stack_lstm+joint_coref_linker``; ``…(model links)`` is the same pipeline with
+  ``cluster_link = "model"`` (the spanning tree links each cluster instead of spreading the tagger's link).
+* (c) ``entqa``, then ``entqa+joint_coref_linker`` (and ``…(model links)``), the same way.
 
-Metrics: ``ner_f`` (exact span + CoNLL type; not for EntQA, whose reader writes untyped ``ENT``
-entities), ``el_micro_f`` / ``el_macro_f`` (strong match of ``doc.ents`` links, GERBIL micro/macro),
-``coref_avg_f`` and ``elh_f`` against the AIDA+ clusters (mentions linked to the same entity,
-``spacy-el.AidaPlusReader.v1``; singletons kept), and ``words_per_s``. The joint model of (b) and (c)
-runs on copies of the upstream docs, so the upstream and the joint model are timed apart on the same
-documents; a composed pipeline's speed is its words over the sum of the two times.
+Metrics: ``ner_f`` (not for EntQA, whose entities are untyped), ``el_micro_f`` / ``el_macro_f`` (strong match,
+GERBIL micro/macro), ``coref_avg_f`` and ``elh_f`` against the AIDA+ clusters (singletons kept), and
+``words_per_s``: a composed pipeline's words over the summed times of the upstream and the joint model, timed
+apart on the same documents. Run as ``python -m spacy project run all projects/pipelines``.
 """
 import argparse
 from pathlib import Path
@@ -143,13 +135,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N test documents (smoke runs)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
-    parser.add_argument("--tables-only", action="store_true", help="regenerate the table from --out")
     args = parser.parse_args()
     fix_tie_breaks()
-    if not args.tables_only:
-        out = write_results(Path(args.out), "python -m spacy project run pipelines-benchmark projects/pipelines", evaluate(args))
-        print(f"wrote {out}")
-    write_tables(Path(args.out), Path(args.readme))
+    out = write_results(Path(args.out), "python -m spacy project run pipelines-benchmark projects/pipelines", evaluate(args))
+    print(f"wrote {out}")
+    write_tables(out, Path(args.readme))
 
 
 if __name__ == "__main__":

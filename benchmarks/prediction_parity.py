@@ -145,7 +145,7 @@ def compare(args: argparse.Namespace) -> None:
         note = f"{args.note}; {len(new)} GUM texts" if args.note else f"{len(new)} GUM texts"
         rows.append(row(name, "gum-assets", "identical_docs", round(same / len(new), 4), note))
         rows.append(row(name, "gum-assets", "max_abs_score_diff", worst, note))
-    out = write_results(RESULTS, "python -m benchmarks.prediction_parity compare " + args.reference, rows)
+    out = write_results(Path(args.out), "python -m benchmarks.prediction_parity compare " + args.reference, rows)
     table = results_to_markdown(out)
     publish_table(args.readme, "prediction_parity", table) if args.readme else print(table)
     print(f"Wrote {out}")
@@ -162,6 +162,7 @@ def main(argv: List[str]) -> None:
     c.add_argument("reference", help="a file written by `write`")
     c.add_argument("--note", default="", help="what the reference is (e.g. the commit that wrote it)")
     c.add_argument("--readme", default="", help="README whose results table to update (default: none)")
+    c.add_argument("--out", default=str(RESULTS), help="the results file to write")
     args = parser.parse_args(argv)
     write(args) if args.step == "write" else compare(args)
 

@@ -1,4 +1,4 @@
-"""``en_spacy_el_coref`` (the root project's ``pretrained`` workflow, issue 30): its scores on GUM test, its
+"""``en_spacy_el_coref`` (the root project's ``pretrained`` workflow): its scores on GUM test, its
 learning curve and its training minutes.
 
 The tuned pipeline (``training/pretrained/coref/model-tuned``, as ``pretrained-package`` packages it) is run on

@@ -1,28 +1,17 @@
 """Wall-clock minutes of the project's workflows, step by step, on this machine.
 
-Runs the steps of a workflow in ``project.yml`` one after another with ``python -m spacy project run
-STEP [FOLDER] --force`` (forced, so that an up-to-date step is timed too) and records each step's wall-clock
-minutes. A workflow's duration is the sum of its steps' (weasel runs them in sequence). A root command that
-runs a study under ``projects/`` (``all``'s ``study-*``) stands for the study's own steps, each timed in
-its folder.
+Runs the steps of a workflow of ``project.yml`` one after another (``python -m spacy project run STEP [FOLDER]
+--force``, so that an up-to-date step is timed too); a workflow's duration is the sum of its steps'. A root command
+that runs a study under ``projects/`` stands for the study's own steps, each timed in its folder. Steps can be
+timed a few at a time (``--steps``): each replaces its own earlier row (``results_io.merge_rerun``), and the
+workflow's total is written once every step has a row (until then ``steps_timed`` says how many have). With
+``--recorded``, a finished resumable training (``python -m spacy_el train ... --resume``) is not run: its minutes
+are those it recorded in ``DIR/evaluations.json``, resumed runs added up.
 
-``all`` takes longer than one working session on 2 cores, so its steps can be timed a few at a time
-(``--steps``): each timed step replaces its own earlier row (``results_io.merge_rerun``), the others
-stay, and every row says when, on which CPU and by which command it was measured. The workflow's
-total is written only once every one of its steps has a row; until then a ``steps_timed`` row says
-how many have one. A step that fails stops the run; its time is not recorded.
-
-A resumable training (``python -m spacy_el train ... --output DIR --resume``) may span several sessions, and
-running it again once it has finished only reloads its last checkpoint. With ``--recorded``, such a step is
-not run: its minutes are those the training recorded itself, the wall clock at its last evaluation in
-``DIR/evaluations.json`` (evaluations included, resumed runs added up), and only once it has finished.
-
-    python -m benchmarks.project_timings demo                                   # the whole demo
-    python -m benchmarks.project_timings all --steps kb-eval train-jcl-ontogum-none
+    python -m benchmarks.project_timings demo
     python -m benchmarks.project_timings pretrained --steps pretrained-train --recorded
 
-Writes ``benchmarks/results/project_timings.json`` and the table of docs/reproducing.md between
-``<!-- results:project_timings -->`` markers.
+Writes ``benchmarks/results/project_timings.json`` and the table of docs/reproducing.md.
 """
 import argparse
 import os

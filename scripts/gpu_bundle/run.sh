@@ -1,8 +1,7 @@
 #!/bin/bash
 # The second call on the lent GPU machine (carry .gpu/b), right after setup.sh: MiniLM restored to float32 in
-# its package, then one study of benchmarks/gpu.py (STUDY=check|ee|systems|model, MINUTES per training, SEEDS of
-# ee and systems, comma-separated). The
-# results file, merged into the repository's benchmarks/results/gpu.json, and the logs come back under $OUT:
+# its package, then benchmarks/gpu.py (MINUTES per coreference training). The results file, merged into the
+# repository's benchmarks/results/gpu.json, and the logs come back under $OUT:
 # copy gpu.json to benchmarks/results/ and run `python -m benchmarks.tables gpu` here.
 test -d /tmp/site/spacy -a -d /tmp/data || { echo "/tmp/site is missing: a fresh machine; run setup.sh first"; exit 3; }
 set -e
@@ -22,11 +21,10 @@ weights = {k: v.to(torch.float32) for k, v in st.load_file("/tmp/minilm/model.sa
 st.save_file(weights, str(target / "model.safetensors"), metadata={"format": "pt"})
 print("MiniLM restored:", sum(v.numel() for v in weights.values()), "parameters")
 PY
-cp benchmarks/results/gpu.json "$OUT/gpu.json"  # merged into: the other studies' rows stay
+cp benchmarks/results/gpu.json "$OUT/gpu.json"  # merged into: the earlier rows stay
 cp docs/gpu.md "$OUT/gpu.md"
 set +e
-python3 -m benchmarks.gpu --study "${STUDY:-check}" --gpu-id 0 --data /tmp/data --minutes "${MINUTES:-4.5}" \
-    --seeds "${SEEDS:-0,1}" \
+python3 -m benchmarks.gpu --gpu-id 0 --data /tmp/data --minutes "${MINUTES:-4.5}" \
     --out "$OUT/gpu.json" --readme "$OUT/gpu.md" > "$OUT/gpu_log.txt" 2>&1
 rc=$?
 tar -czf "$OUT/logs.tar.gz" -C /tmp $(cd /tmp && ls -d spacy_el_gpu_*) 2>/dev/null

@@ -32,3 +32,19 @@ def test_worker_rows_report_the_peak_and_the_most_private_worker():
     assert rows == {"peak_rss_bytes": 900, "worker_private_bytes": 550, "worker_kb_private_bytes": 40}
     assert peak_worker_rows("local_2proc", "d", [], "workers", "", "p") == []
     assert speedup_row("ray_2actors", "d", 10.0, 12.0, 2, "p")["value"] == 1.2
+
+
+def test_a_run_on_the_fixtures_times_each_engine_and_counts_the_kb(tiny_jcl_models, tmp_path, one_torch_thread):
+    import json
+
+    from benchmarks.annotate import main
+
+    from .conftest import FIXTURES
+
+    out = tmp_path / "annotate.json"
+    main(["--pipeline", str(tiny_jcl_models / "gum" / "global" / "model-best"), "--data", str(FIXTURES), "--docs", "12",
+          "--batch-size", "4", "--chunk-size", "5", "--kills", "0", "--no-ray", "--out", str(out)])
+    rows = {(r["system"], r["metric"]): r["value"] for r in json.loads(out.read_text(encoding="utf8"))["rows"]}
+    assert {("local_1proc", "docs_per_s"), ("local_2proc", "docs_per_s"), ("nlp_pipe", "docs_per_s"),
+            ("local_2proc", "speedup"), ("kb", "kb_bytes")} <= set(rows)
+    assert rows[("kb", "kb_bytes")] > 0

@@ -1,4 +1,4 @@
-"""benchmarks.entqa: row names by reader mode, and the γ / K tables with one line per system (issue 29)."""
+"""benchmarks.entqa: row names by reader mode, and the γ / K tables with one line per system."""
 import json
 from pathlib import Path
 
