@@ -113,6 +113,12 @@ class Errors(metaclass=ErrorsWithCodes):
     E534 = "--engine ray needs Ray: {hint}"
     E535 = "Cannot start or connect to {where}: {err}"
 
+    # -- E6xx: corpora and dataset recipes ---------------------------------------------------------------------
+    E601 = "AIDA+ reader: {path} does not exist; run `python -m spacy project run convert-aida` first."
+    E602 = "open_data_aliases takes redistributable alias sources only, not {closed}."
+    E603 = "Unknown {what} {names!r}: choose one or more of {known}{hint}."
+    E604 = "Evaluation-KB source not found: {path} (is --data right?)"
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     """The warnings of spacy_el outside ``spacy_el.kb``."""
@@ -120,3 +126,13 @@ class Warnings(metaclass=ErrorsWithCodes):
     # -- W4xx: candidate generation ----------------------------------------------------------------------------
     W401 = ("The KB does not record which encoder made its entity vectors (it was built before spacy_el recorded "
             "it), so the mention encoder cannot check that they match. Rebuild the KB's vectors to record it.")
+
+    # -- W6xx: corpora and dataset recipes ---------------------------------------------------------------------
+    W601 = ("skip_masked: left out {n_left} text-masked document(s) of {n_docs} (every word underscores, as in "
+            "GUM's Reddit documents).")
+    W602 = "{path}: {repaired} I- tag(s) did not continue an entity of their type and started one."
+    W603 = "{path}: {n_empty} empty token(s) replaced by {replacement!r} (line {lines})."
+    W604 = ("{path}: {expanded} of {labels} labels were not on token boundaries and were expanded to the enclosing "
+            "tokens.")
+    W605 = ("{path}: {overlapping} non-nested labels overlap another one and are only in doc.spans['{spans_key}'], "
+            "not in doc.ents.")

@@ -13,6 +13,7 @@ from typing import Dict, List, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
+from ..errors import Errors
 from ..extensions import NIL, NO_LINK, set_clusters
 
 
@@ -35,9 +36,7 @@ def read_aida_plus(path: Path, nlp: Language) -> List[Doc]:
     """The docs of a converted AIDA split (``corpus/aida/<split>.spacy``) with entity clusters."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(
-            f"[spacy_el] AIDA+ reader: {path} does not exist; run `python -m spacy project run convert-aida` first."
-        )
+        raise FileNotFoundError(Errors.E601.format(path=path))
     return [with_entity_clusters(doc) for doc in DocBin().from_disk(path).get_docs(nlp.vocab)]
 
 

@@ -6,6 +6,7 @@ This module only parses; :mod:`.conll2003_aida` turns the result into ``Doc`` ob
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
+from ..errors import Warnings
 from ._util import CorpusFormatError, PathLike, read_lines, warn
 
 DOCSTART = "-DOCSTART-"
@@ -85,5 +86,5 @@ def read_conll2003(path: PathLike) -> List[ConllDocument]:
             open_entity = ConllEntity(start=i, end=i + 1, label=label)
             doc.entities.append(open_entity)
     if repaired:
-        warn(f"{path}: {repaired} I- tag(s) did not continue an entity of their type and started one.")
+        warn(Warnings.W602.format(path=path, repaired=repaired))
     return docs

@@ -26,6 +26,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 
+from ..errors import Warnings
 from ..extensions import register_extensions, set_clusters
 from ._util import CorpusFormatError, PathLike, get_vocab, progress, read_lines, warn
 from .coref_column import CLOSE, OPEN, parse_coref_column
@@ -156,7 +157,7 @@ def read_conll2012(path: PathLike, parse_body: BodyParser = plain_body) -> List[
     parser.end(line_no)
     if parser.empty_tokens:
         lines = ", ".join(str(n) for n in parser.empty_tokens[:5])
-        warn(f"{path}: {len(parser.empty_tokens)} empty token(s) replaced by {EMPTY_TOKEN!r} (line {lines}).")
+        warn(Warnings.W603.format(path=path, n_empty=len(parser.empty_tokens), replacement=EMPTY_TOKEN, lines=lines))
     stem = Path(path).stem
     unnamed = [d for d in parser.docs if not d.name]
     for n, doc in enumerate(unnamed, start=1):

@@ -28,6 +28,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
+from ..errors import Warnings
 from ..extensions import NIL, register_extensions
 from ._util import CorpusFormatError, PathLike, ensure_file, get_nlp, progress, warn
 from .char_spans import char_span_or_expand, make_doc_with_boundaries
@@ -146,13 +147,7 @@ def read_elevant(
             break
         docs.append(elevant_record_to_doc(record, nlp, index, path, line_no, counts))
     if counts.expanded:
-        warn(
-            f"{path}: {counts.expanded} of {counts.labels} labels were not on token boundaries and "
-            "were expanded to the enclosing tokens."
-        )
+        warn(Warnings.W604.format(path=path, expanded=counts.expanded, labels=counts.labels))
     if counts.overlapping:
-        warn(
-            f"{path}: {counts.overlapping} non-nested labels overlap another one and are only in "
-            f"doc.spans['{SPANS_KEY}'], not in doc.ents."
-        )
+        warn(Warnings.W605.format(path=path, overlapping=counts.overlapping, spans_key=SPANS_KEY))
     return docs

@@ -4,8 +4,8 @@ GUM's Reddit documents (``GUM_reddit_*``: 14 of its 191 training documents, 2 of
 Reddit's terms keep their text out of the distribution, so every token is replaced by underscores of the same
 length, in the TSV, CoNLL and OntoGUM files alike, while the mentions and clusters stay. A model can learn nothing
 true from them, and what it predicts on them is arbitrary, yet it is scored with the rest: GUM dev's two hold about
-6% of its tokens (the ``_unmasked`` rows of benchmarks/joint_coref_linker.py leave them out). This module says
-which documents are masked, once, for the readers and the benchmarks.
+6% of its tokens. This module says which documents are masked, once, for the corpus readers (``skip_masked``),
+``evaluate`` and ``tune``, and for scores reported without them.
 """
 
 from typing import Callable, Iterable, Iterator, List

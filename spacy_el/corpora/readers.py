@@ -16,6 +16,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
+from ..errors import Warnings
 from ._util import warn
 from .aida_plus import read_aida_plus
 from .aida_tsv import read_aida_tsv
@@ -52,8 +53,7 @@ class CachedDocReader:
             if self.skip_masked:
                 kept = unmasked(docs)
                 if len(kept) < len(docs):
-                    warn(f"[spacy_el] skip_masked: left out {len(docs) - len(kept)} text-masked document(s) of "
-                         f"{len(docs)} (every word underscores, as in GUM's Reddit documents)")
+                    warn(Warnings.W601.format(n_left=len(docs) - len(kept), n_docs=len(docs)))
                 docs = kept
             self._docs = docs
             self._vocab = nlp.vocab

@@ -8,6 +8,8 @@ training corpora, which leave no text in a package but whose licences the weight
 """
 from typing import Dict, Iterable, NamedTuple, Tuple
 
+from ..errors import Errors
+
 
 class AliasSource(NamedTuple):
     """One source of a KB's aliases: what it is, its licence and whether aliases from it may be distributed
@@ -93,9 +95,8 @@ def check_sources(names: Iterable[str], known: Dict[str, object], what: str, hin
     names = list(names)
     unknown = [name for name in names if name not in known]
     if unknown or not names:
-        raise ValueError(
-            f"[spacy_el] Unknown {what} {unknown or names!r}: choose one or more of {list(known)}" + (f" ({hint})" if hint else "") + "."
-        )
+        hint = f" ({hint})" if hint else ""
+        raise ValueError(Errors.E603.format(what=what, names=unknown or names, known=list(known), hint=hint))
     return tuple(name for name in known if name in names)
 
 

@@ -43,6 +43,7 @@ from spacy.tokens import Doc
 from wasabi import msg
 
 from ..corpora.titles import load_wiki_map
+from ..errors import Errors
 from ..kb import ElKnowledgeBase, KBBuilder
 from ..kb.held_out import HELD_OUT_ATTACHMENT, HeldOutTable, document_key, encode_held_out
 from ..scoring.candidates import linked_mentions
@@ -94,7 +95,7 @@ class EvalKBSources:
         """Refuse a missing source file among ``names`` (properties of this class)."""
         for path in (getattr(self, name) for name in names):
             if not path.is_file():
-                raise FileNotFoundError(f"[spacy_el] Evaluation-KB source not found: {path} (is --data right?)")
+                raise FileNotFoundError(Errors.E604.format(path=path))
 
 
 def collect_entities(
@@ -309,7 +310,7 @@ def open_data_aliases(
     alias_sources = check_alias_sources(alias_sources)
     closed = [name for name in alias_sources if not ALIAS_SOURCES[name].redistributable]
     if closed:
-        raise ValueError(f"[spacy_el] open_data_aliases takes redistributable alias sources only, not {closed}.")
+        raise ValueError(Errors.E602.format(closed=closed))
     entities = {
         entity_id: EntityRecord(entity_id, kb.entities.names[row], types=kb.entities.types_of(row))
         for row, entity_id in enumerate(kb.entities.ids)

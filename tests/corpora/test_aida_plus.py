@@ -38,5 +38,5 @@ def test_reader_adds_clusters_and_keeps_links(tmp_path):
 
 
 def test_missing_file_names_the_command_to_run(tmp_path):
-    with pytest.raises(FileNotFoundError, match="convert-aida"):
+    with pytest.raises(FileNotFoundError, match="E601"):
         read_aida_plus(tmp_path / "absent.spacy", spacy.blank("en"))

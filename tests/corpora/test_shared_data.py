@@ -161,7 +161,7 @@ def test_gum_conll_counts(split):
 def test_ontogum_counts(split):
     path, splits_path = DATA / "gum" / "coref" / "ontogum" / "conll", DATA / "gum" / "splits.md"
     if split == "dev":  # GUM_news_iodine has one empty token (the "|" token): replaced by "_", warned
-        with pytest.warns(UserWarning, match="GUM_news_iodine.conll: 1 empty token"):
+        with pytest.warns(UserWarning, match=r"W603.*GUM_news_iodine\.conll"):
             docs = read_conll2012_dir(path, split, splits_path=splits_path)
     else:
         docs = _no_warnings(read_conll2012_dir, path, split, splits_path=splits_path)

@@ -89,5 +89,5 @@ def test_pronoun_surnames_give_no_alias():
 
 def test_entity_sources_are_checked():
     assert check_entity_sources(["gum", "summaries"]) == ("summaries", "gum")
-    with pytest.raises(ValueError, match=r"\[spacy_el\] Unknown entity sources \['wikidata'\]"):
+    with pytest.raises(ValueError, match=r"E603.*\['wikidata'\]"):
         check_entity_sources(["summaries", "wikidata"])
