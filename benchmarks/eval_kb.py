@@ -27,7 +27,7 @@ from spacy_el.scoring.candidates import alias_table_recall, linked_mentions, mat
 from spacy_el.pipeline.joint_coref_linker import DEFAULT_CANDIDATES as JCL_DEFAULT_CANDIDATES
 
 from .common import SHARED_DATA
-from .results_io import RESULTS_DIR, ROOT, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, row, write_merged, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run eval-kb projects/kb"
@@ -81,7 +81,7 @@ def main() -> None:
             parser.error("--open-only needs --open-kb")
         aida = read_aida(args.data / "aida", splits=("dev", "test"))
         rows = open_kb_rows(ElKnowledgeBase.load(args.open_kb), aida, args.data)
-        write_results(args.out, COMMAND, merge_rerun(args.out, rows, COMMAND))
+        write_merged(args.out, COMMAND, rows)
         write_tables(args.out)
         return
     kb = ElKnowledgeBase.load(args.kb)

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, row, write_merged
 from .tables import PAGES, publish_table, published_only, results_to_markdown, suffix_table
 
 NAME = "gpu"
@@ -199,7 +199,7 @@ def main(argv: Sequence[str] = ()) -> None:
     rows += coref_rows(data, args.gpu_id)
     command = (f"python -m benchmarks.gpu --gpu-id 0 --data ../shared/data --minutes {args.minutes:g}"
                + (" --skip-workflow" if args.skip_workflow else ""))
-    out = write_results(Path(args.out), command, merge_rerun(Path(args.out), rows, command))
+    out = write_merged(Path(args.out), command, rows)
     print(f"wrote {out} after {time.monotonic() - started:.0f} s")
     write_tables(out, Path(args.readme))
 

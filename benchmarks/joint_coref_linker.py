@@ -49,7 +49,7 @@ from spacy_el.training.resume import EVALUATIONS, FINISHED
 
 from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, best_evaluation, first, fix_tie_breaks, read_corpus,
                      read_evaluations, timed_pipe)
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_merged
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "joint_coref_linker"
@@ -366,8 +366,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     command = "python -m benchmarks.joint_coref_linker" + "".join(
         f" --{flag} {' '.join(value) if isinstance(value, list) else value}"
         for flag, value in (("variant", args.variant), ("datasets", args.datasets)) if value)
-    rows = merge_rerun(Path(args.out), evaluate(args), command)
-    out = write_results(Path(args.out), command, rows)
+    out = write_merged(Path(args.out), command, evaluate(args))
     print(f"wrote {out}")
     write_tables(out, Path(args.readme))
 

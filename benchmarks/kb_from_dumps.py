@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from .results_io import RESULTS_DIR, ROOT, merge_rerun, write_results
+from .results_io import RESULTS_DIR, ROOT, write_merged
 from .results_io import row as result_row
 from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
@@ -211,7 +211,7 @@ def main() -> None:
     log(f"load {os.getloadavg()}")
     for label in args.sizes.split(","):
         rows += run_size(label.strip(), args.n_process)
-    write_results(out, COMMAND, merge_rerun(out, rows, COMMAND))
+    write_merged(out, COMMAND, rows)
     log(f"wrote {out}")
     if args.out is None:
         write_tables(out)

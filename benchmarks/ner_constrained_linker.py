@@ -43,7 +43,7 @@ from spacy_el.scoring.candidates import candidate_recall_at_k
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
 from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
                      using_encoder_dtype)
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_merged
 from .tables import PAGES, publish_table, published_only, results_to_markdown, results_to_matrix
 
 COMMAND = "python -m spacy project run ner4el-benchmark projects/ner_constrained_linker"
@@ -280,9 +280,8 @@ def main() -> None:
     args = parser.parse_args()
     fix_tie_breaks()
     command = COMMAND if not args.variant else f"python -m benchmarks.ner_constrained_linker --variant {args.variant}"
-    write_results(args.out, command, merge_rerun(args.out, evaluate(args), command))
-    if args.out.resolve() == (RESULTS_DIR / "ner_constrained_linker.json").resolve():  # a trial run elsewhere leaves the docs alone
-        write_tables(args.out)
+    write_merged(args.out, command, evaluate(args))
+    write_tables(args.out)  # published only when --out is the published results file
 
 
 @published_only

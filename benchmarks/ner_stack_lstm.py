@@ -42,7 +42,7 @@ from spacy_el.scoring import ner_scores
 from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, link_with_prior
 from .common import AIDA_CORPUS, fix_tie_breaks, linked_ents, read_docs, timed_pipe, words_per_s
 from .common import generator_recall as recall_of_generator
-from .results_io import RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
+from .results_io import RESULTS_DIR, ROOT, Row, row, write_merged
 from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run nsl-benchmark projects/ner_stack_lstm"
@@ -179,9 +179,8 @@ def main() -> None:
     args = parser.parse_args()
     fix_tie_breaks()
     command = COMMAND if not args.variant else f"python -m benchmarks.ner_stack_lstm --variant {args.variant}"
-    write_results(args.out, command, merge_rerun(args.out, evaluate(args), command))
-    if args.out.resolve() == (RESULTS_DIR / "ner_stack_lstm.json").resolve():  # a trial run elsewhere leaves the docs alone
-        write_tables(args.out)
+    write_merged(args.out, command, evaluate(args))
+    write_tables(args.out)  # published only when --out is the published results file
 
 
 @published_only

@@ -105,6 +105,12 @@ def write_results(out: Path, command: str, rows: List[Row], machine: Optional[Di
     return out
 
 
+def write_merged(out: Path, command: str, rows: List[Row]) -> Path:
+    """The results file ``out`` with ``rows`` merged into its earlier rows (:func:`merge_rerun`): a run replaces its
+    own rows and leaves the others as they were."""
+    return write_results(Path(out), command, merge_rerun(Path(out), rows, command))
+
+
 def repo_relative(path: Path) -> str:
     """``path`` relative to the repository root where it lies inside it, else as given: notes that name a file do
     not depend on the working directory the benchmark ran in."""
