@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from spacy.util import load_config
 
 from .conftest import REPO_ROOT
 
@@ -44,7 +45,8 @@ def test_test_workflow_runs_end_to_end(tmp_path):
         assert all(0.0 <= scores[m] <= 1.0 for m in metrics), name
     # The composed pipelines carry the joint model's settings for clustering upstream entities.
     for name in ("nsl_jcl", "entqa_jcl"):
-        cfg = json.loads((project / "training" / "test" / "pipelines" / name / "joint_coref_linker" / "cfg").read_text())
-        assert (cfg["mentions_from"], cfg["cluster_link"], cfg["write_ents"]) == ("ents", "upstream", True)
+        config = load_config(project / "training" / "test" / "pipelines" / name / "config.cfg")
+        settings = config["components"]["joint_coref_linker"]
+        assert (settings["mentions_from"], settings["cluster_link"], settings["write_ents"]) == ("ents", "upstream", True)
     again = run_workflow(project)
     assert again.count("Skipping") == 9, "every step is up to date on a re-run"
