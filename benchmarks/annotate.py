@@ -438,7 +438,7 @@ def finish(args: argparse.Namespace, rows: List[Row]) -> None:
 
 
 @published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Optional[Path] = PAGES[NAME]) -> None:
     publish_table(page, NAME, results_to_markdown(results, notes=True))
 
 

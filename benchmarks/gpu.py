@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, row, write_merged
 from .tables import PAGES, publish_table, published_only, results_to_markdown, suffix_table
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] = ()) -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads of each process (0: the cores shared out)")
     parser.add_argument("--skip-workflow", action="store_true", help="only the coreference trainings (resumed)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    parser.add_argument("--readme", default=PAGES[NAME], help="the page whose table to update (default: its page, if any)")
     args = parser.parse_args(list(argv) or None)
     from spacy_el.scoring.coref_protocol import keeps_singletons
 
@@ -201,11 +201,11 @@ def main(argv: Sequence[str] = ()) -> None:
                + (" --skip-workflow" if args.skip_workflow else ""))
     out = write_merged(Path(args.out), command, rows)
     print(f"wrote {out} after {time.monotonic() - started:.0f} s")
-    write_tables(out, Path(args.readme))
+    write_tables(out, args.readme)
 
 
 @published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Optional[Path] = PAGES[NAME]) -> None:
     """The component checks, the coreference test scores (OntoGUM, LitBank) and the learning curves."""
     publish_table(readme, NAME, results_to_markdown(
         results, pivot=True, select=lambda r: r["metric"].startswith("gpu_"),

@@ -174,7 +174,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--long-tokens", type=int, default=0,
                         help="also run one document of this many tokens, the test texts joined (0: not)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    parser.add_argument("--readme", default=PAGES[NAME], help="the page whose table to update (default: its page, if any)")
     args = parser.parse_args(argv)
     models = named_paths(args.models)
     settings = component_settings(args.settings, [name for name, _ in models])
@@ -206,11 +206,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         print(f"{r['system']:>12} {r['metric']:>26} {r['value']}")
     out = write_results(Path(args.out), COMMAND, replacing_test_set(Path(args.out), rows, args.dataset))
     print(f"wrote {out}")
-    write_tables(out, Path(args.readme))
+    write_tables(out, args.readme)
 
 
 @published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Optional[Path] = PAGES[NAME]) -> None:
     """One line per pipeline and test set, then how each test set was run (the notes its speed rows share)."""
     table = results_to_markdown(results, pivot=True, notes=False,
                                 column_order=("words_per_s", "speed_ratio") + QUALITY_METRICS + LONG_METRICS)

@@ -360,7 +360,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--limit", type=int, default=0, help="first N documents of each test set (smoke runs)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    parser.add_argument("--readme", default=PAGES[NAME], help="the page whose table to update (default: its page, if any)")
     args = parser.parse_args(argv)
     fix_tie_breaks()
     command = "python -m benchmarks.joint_coref_linker" + "".join(
@@ -368,7 +368,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         for flag, value in (("variant", args.variant), ("datasets", args.datasets)) if value)
     out = write_merged(Path(args.out), command, evaluate(args))
     print(f"wrote {out}")
-    write_tables(out, Path(args.readme))
+    write_tables(out, args.readme)
 
 
 #: The columns of the table against the peers; the rows of the studies (the seeds and their means, the dev
@@ -385,7 +385,7 @@ def in_table(r: Row) -> bool:
 
 
 @published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Optional[Path] = PAGES[NAME]) -> None:
     """The docs page's table: every system and peer on each test set."""
     publish_table(readme, NAME, results_to_markdown(results, pivot=True, notes=False, select=in_table,
                                                     column_order=TABLE_METRICS))

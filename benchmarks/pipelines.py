@@ -15,7 +15,7 @@ apart on the same documents. Run as ``python -m spacy project run all projects/p
 """
 import argparse
 from pathlib import Path
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import spacy
 import torch
@@ -122,7 +122,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
 
 
 @published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Optional[Path] = PAGES[NAME]) -> None:
     publish_table(readme, NAME, results_to_markdown(results, pivot=True, notes=False))
 
 
@@ -134,12 +134,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="first N test documents (smoke runs)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    parser.add_argument("--readme", default=PAGES[NAME], help="the page whose table to update (default: its page, if any)")
     args = parser.parse_args()
     fix_tie_breaks()
     out = write_results(Path(args.out), "python -m spacy project run pipelines-benchmark projects/pipelines", evaluate(args))
     print(f"wrote {out}")
-    write_tables(out, Path(args.readme))
+    write_tables(out, args.readme)
 
 
 if __name__ == "__main__":

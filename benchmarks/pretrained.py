@@ -79,7 +79,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
 
 
 @published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Path = PAGES[NAME]) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Optional[Path] = PAGES[NAME]) -> None:
     scores = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["dataset"] == "gum-test")
     curve = suffix_table(results, CURVE_STEP, "step", (*CURVE_METRICS, "train_minutes"))
     publish_table(page, NAME, scores + "\n" + curve)

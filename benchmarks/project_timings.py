@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import srsly
 
@@ -133,7 +133,7 @@ def main() -> None:
                         help="take each step's minutes from its finished resumable training's own record instead of "
                              "running it (module docstring)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=str(PAGES[NAME]), help="the page whose table to update")
+    parser.add_argument("--readme", default=PAGES[NAME], help="the page whose table to update (default: its page, if any)")
     args = parser.parse_args()
     steps = workflow_steps(args.workflow)
     chosen = args.steps or steps
@@ -153,7 +153,7 @@ def main() -> None:
         print(f"{step}: {minutes:.1f} min", flush=True)
         rows = merge_rerun(out, [row(step, args.workflow, METRIC, round(minutes, 1), notes)], command)
         write_results(out, command, with_totals(rows))
-    write_tables(out, Path(args.readme))
+    write_tables(out, args.readme)
 
 
 def with_totals(rows: Sequence[Row]) -> List[Row]:
@@ -196,7 +196,7 @@ def timings_table(rows: Sequence[Row]) -> str:
 
 
 @published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Path = PAGES[NAME]) -> None:
+def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Optional[Path] = PAGES[NAME]) -> None:
     publish_table(readme, NAME, timings_table(srsly.read_json(results)["rows"]))
 
 
