@@ -2,12 +2,14 @@
 
 Recall@k on gold mentions (gold entities missing from the KB count as misses) for AIDA dev and test, GUM dev and
 test (all linked mentions, and names only: the ``_names`` systems), MSNBC and ACE2004 (gold QIDs mapped to KB
-titles). ``dense_zeroshot`` is the untrained mention encoder, the peer of the trained one; ``_hnsw`` systems search
-an HNSW32 index of the KB's vectors instead of the exact one. ``alias`` and ``alias_held_out`` on ``aida-train``:
+titles). ``dense_zeroshot`` is the untrained mention encoder, the peer of the trained one; ``--variant NAME=FOLDER``
+adds another encoder's ``dense_NAME``, ``hybrid_NAME`` and ``hybrid_NAME_skip_confident_hnsw`` systems; ``_hnsw``
+systems search an HNSW32 index of the KB's vectors instead of the exact one. ``alias`` and ``alias_held_out`` on ``aida-train``:
 the alias table's recall as a linker in training sees it, with and without each document's own mentions in the
 counts (``held_out_priors``). Speed: mentions/s of each generator on the same AIDA test mentions, in one run.
 
-    python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best
+    python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best \
+        --variant fast=training/mention_encoder_fast/best
 """
 import argparse
 import dataclasses
@@ -123,10 +125,11 @@ def encoder_with_batching(folder: Path, label: str, mentions_per_batch: int, win
     return out
 
 
-def encoder_setup(kb_dir: Path, encoder: Path, hnsw: Optional[DenseIndex]) -> EncoderSetup:
-    """The dense generator over ``encoder`` and its hybrids, each on a KB object of its own: ``hybrid``,
-    ``hybrid_skip_confident`` and, with ``hnsw``, ``hybrid_hnsw``, which searches a KB object of its own that
-    holds the ``hnsw`` index."""
+def encoder_setup(kb_dir: Path, encoder: Path, suffix: str, hnsw: Optional[DenseIndex]) -> EncoderSetup:
+    """The dense generator over ``encoder`` and its hybrids, each on a KB object of its own: for the default encoder
+    (suffix "") ``hybrid``, ``hybrid_skip_confident`` and, with ``hnsw``, ``hybrid_hnsw``; for a ``--variant`` one
+    ``hybrid{suffix}`` and, with ``hnsw``, ``hybrid{suffix}_skip_confident_hnsw``, its fastest setting. ``_hnsw``
+    systems search a KB object of their own that holds the ``hnsw`` index."""
     kb = ElKnowledgeBase.load(kb_dir)  # its own objects: each KB object carries one mention encoder
     hnsw_kb = None
     if hnsw is not None:
@@ -139,10 +142,20 @@ def encoder_setup(kb_dir: Path, encoder: Path, hnsw: Optional[DenseIndex]) -> En
         return HybridCandidates(AliasCandidates(top_k=30), DenseCandidates(top_k=30, encoder=encoder), top_k=DEPTH,
                                 skip_dense_above=skip)
 
-    hybrids = {"hybrid": hybrid(), "hybrid_skip_confident": hybrid(SKIP_PRIOR)}
+    hybrids = {f"hybrid{suffix}": hybrid()}
+    if not suffix:
+        hybrids["hybrid_skip_confident"] = hybrid(SKIP_PRIOR)
     if hnsw is not None:
-        hybrids["hybrid_hnsw"] = hybrid()
+        hybrids[f"hybrid{suffix}_skip_confident_hnsw" if suffix else "hybrid_hnsw"] = hybrid(SKIP_PRIOR) if suffix else hybrid()
     return EncoderSetup(kb, dense, hybrids, hnsw_kb)
+
+
+def named_folder(text: str) -> Tuple[str, Path]:
+    """``NAME=FOLDER`` of ``--variant``."""
+    name, sep, folder = text.partition("=")
+    if not sep or not name.isidentifier() or not folder:
+        raise argparse.ArgumentTypeError(f"expected NAME=FOLDER (NAME a word, e.g. fast=training/mention_encoder_fast/best), got {text!r}")
+    return name, Path(folder)
 
 
 def generator_lists(
@@ -187,6 +200,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", type=Path, default=ROOT / "kb" / "eval")
     parser.add_argument("--encoder", type=Path, default=MENTION_ENCODER)
+    parser.add_argument("--variant", type=named_folder, action="append", default=[], metavar="NAME=FOLDER",
+                        help="another mention encoder (fewer layers, windows without overlap, ...): the _NAME systems")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "candidates.json")
     parser.add_argument("--limit", type=int, default=0, help="first N documents per dataset (0: all; smoke runs)")
@@ -206,7 +221,9 @@ def main() -> None:
         hnsw, build_row = approximate_index(kb, args.hnsw, args.hnsw_ef_construction, args.hnsw_ef_search)
         rows.append(build_row)
     batching = {"mentions_per_batch": 1024, "windows_per_batch": 32}
-    encoders = {"dense": encoder_setup(args.kb, encoder_with_batching(args.encoder, "default", **batching), hnsw)}
+    encoders = {"dense": encoder_setup(args.kb, encoder_with_batching(args.encoder, "default", **batching), "", hnsw)}
+    for name, folder in args.variant:
+        encoders[f"dense_{name}"] = encoder_setup(args.kb, encoder_with_batching(folder, name, **batching), f"_{name}", hnsw)
     if not args.no_zeroshot:
         zeroshot_dir = TMP / "mention_encoder_zeroshot"
         MentionEncoder.from_base(entity_encoder=kb.vectors_encoder, **batching).save(zeroshot_dir)
