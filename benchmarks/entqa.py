@@ -6,9 +6,9 @@ Datasets: AIDA dev and test (corpus/aida), MSNBC and ACE2004 (ELEVANT files, gol
   pairs whose entity is in the passage's top K) and ``mention_recall_at_K`` (per gold in-KB mention); ``bm25``
   (title + description, the passage + topic as the query) and ``alias_table`` (given the gold mention text) as peers.
 - ``entqa_reader`` (the per-candidate reader) and ``entqa_joint`` (``reader_mode = "joint"``; left out without its
-  pipeline): end-to-end EL (InKB strong match, GERBIL micro/macro), ``docs_per_s``, ``words_per_s``. γ (and the
-  joint reader's window stride) is swept on AIDA dev (``@gamma=`` rows) and its best used everywhere; on the first
-  ``--speed-docs`` AIDA test documents, speed and F1 for K = 10, 20, 50, 100 (``@K=`` rows).
+  pipeline): end-to-end EL (InKB strong match, GERBIL micro/macro), ``docs_per_s``, ``words_per_s``. γ is swept
+  on AIDA dev (``@gamma=`` rows) and its best used everywhere. (The joint reader's window stride chosen on dev and
+  the speed/F1 trade-off over K are in this benchmark as it was at commit b213347.)
 - Peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and ``spacy_entity_linker``.
 - ``--ents-candidates alias hybrid``: each pipeline after spaCy ``ner``, with the candidates of its mentions merged
   into the passages (``ents_candidates``): ``<system>_ents_<generator>`` rows. ``speedup``: a joint system's
@@ -48,9 +48,6 @@ from .tables import PAGES, published_only, results_to_markdown, suffix_table, up
 COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
 KS = (10, 30, 100)
 GAMMAS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)  # the joint reader's best γ is lower
-READER_KS = (10, 20, 50, 100)
-#: The joint reader's window strides tried on AIDA dev (those up to its window length), each with its γ sweep.
-STRIDES = (64, 96, 128)
 CURVE_DATASET = "aida-dev[:30]"  # the configs select model-best on the first 30 AIDA dev documents
 READER = "entqa_reader"  # the pipe name of the reader in both pipelines
 SYSTEMS = {"per_candidate": "entqa_reader", "joint": "entqa_joint"}  # row names by reader mode
@@ -134,29 +131,8 @@ def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], da
         if scores["el_micro_f"] > best[0]:
             best = (scores["el_micro_f"], gamma, scores)
         for metric in ("el_micro_p", "el_micro_r", "el_micro_f"):
-            rows.append(row(system, dataset, f"{metric}@gamma={gamma}", round(scores[metric], 4), f"gamma sweep, K = {reader.cfg['top_k']}"))
+            rows.append(row(system, dataset, f"{metric}@gamma={gamma}", round(scores[metric], 4), f"gamma sweep, K = {reader.settings.top_k}"))
     return rows, best[1], best[2]
-
-
-def stride_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], dataset: str) -> Tuple[List[Row], float, Dict[str, float]]:
-    """As :func:`gamma_sweep`, and for the joint reader also its ``window_stride`` of :data:`STRIDES` (up to its
-    window length): the stride whose best γ gives the best micro F1 (ties: the larger, faster one) is set on the
-    reader. RETURNS the chosen stride's γ sweep rows with one ``el_micro_f@window_stride=S`` row per stride, the
-    γ and its scores."""
-    reader = nlp.get_pipe(READER)
-    if reader.settings.reader_mode != "joint":
-        return gamma_sweep(nlp, gold, retrieved, dataset)
-    trials = {}
-    for stride in (s for s in STRIDES if s <= reader.settings.window_length):
-        reader.configure(window_stride=stride)
-        trials[stride] = gamma_sweep(nlp, gold, retrieved, dataset)
-    best = max(trials, key=lambda s: (trials[s][2]["el_micro_f"], s))
-    reader.configure(window_stride=best)
-    rows, gamma, scores = trials[best]
-    system = system_of(nlp)
-    rows += [row(system, dataset, f"el_micro_f@window_stride={s}", round(t[2]["el_micro_f"], 4), f"at its best γ, {t[1]}")
-             for s, t in trials.items()]
-    return rows, gamma, scores
 
 
 def reader_rows(nlp: Language, dataset: str, gold: Sequence[Doc], retrieved: Sequence[Doc], speed: str) -> List[Row]:
@@ -164,8 +140,9 @@ def reader_rows(nlp: Language, dataset: str, gold: Sequence[Doc], retrieved: Seq
     used everywhere after it), elsewhere ``nlp.pipe`` timed with its scores."""
     reader = nlp.get_pipe(READER)
     system = system_of(nlp)
-    if dataset == "aida-dev":  # γ (and the joint reader's stride) is chosen here, on dev, and used for every dataset
-        rows, reader.cfg["threshold"], scores = stride_sweep(nlp, gold, retrieved, dataset)
+    if dataset == "aida-dev":  # γ is chosen here, on dev, and used for every dataset
+        rows, gamma, scores = gamma_sweep(nlp, gold, retrieved, dataset)
+        reader.configure(threshold=gamma)
         note = reader_note(reader)
         return rows + [row(system, dataset, m, round(scores[m], 4), note) for m in ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r")]
     texts = [d.text for d in gold]
@@ -228,11 +205,7 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         rows += el_rows("prior_only", dataset, gold, ner_docs, "spacy_ner mentions + top prior")
         el_docs, _ = timed_pipe(el_nlp, texts, PEER_BATCH_SIZE, progress=True)
         rows += el_rows("spacy_entity_linker", dataset, gold, el_docs, "spacy_ner + entity_linker")
-    rows += speedup_rows(rows)
-    if not args.datasets:
-        for pipeline in pipelines:
-            rows += k_tradeoff(pipeline, datasets["aida-test"][: args.speed_docs], speed)
-    return rows
+    return rows + speedup_rows(rows)
 
 
 #: Candidates per mention that ``--ents-candidates`` merges into the passages' lists.
@@ -307,20 +280,6 @@ def reader_note(reader) -> str:
     return f"K = {s.top_k}, P = {s.top_p}{windows}, gamma = {s.threshold} (best on aida-dev)"
 
 
-def k_tradeoff(nlp: Language, gold: Sequence[Doc], speed: str) -> List[Row]:
-    """Speed and F1 of one EntQA pipeline for K = READER_KS (at the γ chosen on dev)."""
-    reader = nlp.get_pipe(READER)
-    system = system_of(nlp)
-    rows = []
-    dataset = f"aida-test[:{len(gold)}]"
-    for k in READER_KS:
-        with temporarily(reader.cfg, "top_k", k):
-            docs, seconds = timed_pipe(nlp, [d.text for d in gold], BATCH_SIZE, progress=True)
-        rows += el_rows(system, dataset, gold, docs, f"K = {k}", suffix=f"@K={k}")
-        rows.append(row(system, dataset, f"docs_per_s@K={k}", round(len(gold) / seconds, 2), f"{speed}; retriever + reader"))
-    return rows
-
-
 MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall_at_100", "el_micro_f", "el_macro_f", "docs_per_s",
                 "words_per_s", "speedup", "train_minutes")
 
@@ -336,14 +295,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="documents per dataset (0 = all; for a quick check)")
-    parser.add_argument("--speed-docs", type=int, default=30, help="AIDA test documents for the K trade-off")
     parser.add_argument("--ents-candidates", nargs="*", choices=("alias", "hybrid"), default=[],
                         help="also run each EntQA pipeline after spaCy ner with these generators' candidates of its mentions "
                              "merged into the passages (entity_retriever's ents_candidates)")
     parser.add_argument("--encoder", type=Path, default=MENTION_ENCODER,
                         help="the mention encoder of the hybrid generator")
     parser.add_argument("--datasets", nargs="+", choices=("aida-test", *(name for name, _ in ELEVANT_SETS)), default=None,
-                        help="rerun only these test sets (AIDA dev always runs: γ is chosen there), without the K trade-off; "
+                        help="rerun only these test sets (AIDA dev always runs: γ is chosen there); "
                              "their rows replace the same rows in --out, the others are kept")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
     args = parser.parse_args()
@@ -360,16 +318,12 @@ def main() -> None:
 
 @published_only
 def write_tables(results: Path = RESULTS_DIR / "entqa.json") -> None:
-    """The EntQA tables of docs/entqa.md from the results file (main, γ sweep, K trade-off, curve, strides),
-    then print them."""
+    """The EntQA tables from the results file (main, γ sweep, curve), then print them."""
     main_table = results_to_markdown(results, pivot=True, notes=False, select=lambda r: r["metric"] in MAIN_METRICS,
                                      column_order=MAIN_METRICS)
     sweep = suffix_table(results, "@gamma=", "γ", ("el_micro_p", "el_micro_r", "el_micro_f"))
-    tradeoff = suffix_table(results, "@K=", "K", ("el_micro_f", "docs_per_s"))
     curve = suffix_table(results, CURVE_STEP, "step", ("el_micro_f", "train_minutes"))
-    strides = suffix_table(results, "@window_stride=", "window stride", ("el_micro_f",))
-    tables = (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-k", tradeoff), ("entqa-curve", curve),
-              ("entqa-stride", strides))
+    tables = (("entqa", main_table), ("entqa-gamma", sweep), ("entqa-curve", curve))
     for name, table in tables:
         update_readme_section(PAGES[name], name, table)
     print("\n".join(table for _, table in tables))
