@@ -1,8 +1,7 @@
 """Wall-clock minutes of the project's workflows, step by step, on this machine.
 
 Runs the steps of a workflow of ``project.yml`` one after another (``python -m spacy project run STEP [FOLDER]
---force``, so that an up-to-date step is timed too); a workflow's duration is the sum of its steps'. A root command
-that runs a study under ``projects/`` stands for the study's own steps, each timed in its folder. Steps can be
+--force``, so that an up-to-date step is timed too); a workflow's duration is the sum of its steps'. Steps can be
 timed a few at a time (``--steps``): each replaces its own earlier row (``results_io.merge_rerun``), and the
 workflow's total is written once every step has a row (until then ``steps_timed`` says how many have). With
 ``--recorded``, a finished resumable training (``python -m spacy_el train ... --resume``) is not run: its minutes
@@ -32,38 +31,13 @@ TOTAL = "(workflow total)"
 METRIC = "wall_minutes"
 
 
-# A root command that runs a study of projects/ (``python projects/run.py STUDY STEP ...``).
-STUDY_COMMAND = re.compile(r"projects/run\.py\s+(\S+)\s+(\S+)")
 # A resumable training, which records its own wall clock: ``python -m spacy_el train CONFIG --output DIR ... --resume``.
 RESUMABLE_TRAINING = re.compile(r"-m spacy_el train\s.*?--output\s+(\S+)")
 
 
-def located_steps(steps: Sequence[str], project_dir: Path = ROOT) -> List[Tuple[str, Path]]:
-    """``steps`` of the project in ``project_dir``, each with the folder whose project.yml defines it.
-
-    A root command that runs a study under ``projects/`` stands for that study's steps (the steps of its
-    workflow, or its one command), so a workflow's steps are the commands that actually do the work, wherever
-    they are defined, and their names stay unique across the projects.
-    """
-    commands = {c["name"]: c for c in srsly.read_yaml(project_dir / "project.yml").get("commands", [])}
-    located: List[Tuple[str, Path]] = []
-    for step in steps:
-        study = [m for line in commands.get(step, {}).get("script", [])
-                 if (m := STUDY_COMMAND.search(" ".join(line.split())))]
-        if not study:
-            located.append((step, project_dir))
-            continue
-        study_dir = project_dir / "projects" / study[0].group(1)
-        workflows = srsly.read_yaml(study_dir / "project.yml").get("workflows", {})
-        name = study[0].group(2)
-        located += located_steps(workflows.get(name, [name]), study_dir)
-    return located
-
-
 def project_workflows(project_file: Path = ROOT / "project.yml") -> Dict[str, List[str]]:
-    """Every workflow of ``project.yml`` with its steps (a study's in place of the command running it), in order."""
-    workflows = srsly.read_yaml(project_file).get("workflows", {})
-    return {name: [s for s, _ in located_steps(steps, project_file.parent)] for name, steps in workflows.items()}
+    """Every workflow of ``project.yml`` with its steps, in order."""
+    return dict(srsly.read_yaml(project_file).get("workflows", {}))
 
 
 def workflow_steps(workflow: str, project_file: Path = ROOT / "project.yml") -> List[str]:
@@ -75,9 +49,9 @@ def workflow_steps(workflow: str, project_file: Path = ROOT / "project.yml") -> 
 
 
 def step_folders(workflow: str, project_file: Path = ROOT / "project.yml") -> Dict[str, Path]:
-    """The folder whose project.yml defines each step of ``workflow``."""
-    workflows = srsly.read_yaml(project_file).get("workflows", {})
-    return dict(located_steps(workflows.get(workflow, []), project_file.parent))
+    """The folder whose project.yml defines each step of ``workflow``: the project's own (the root workflows run
+    the commands of the root project.yml; the component projects are timed in their own folders)."""
+    return {step: project_file.parent for step in workflow_steps(workflow, project_file)}
 
 
 def time_step(step: str, project_dir: Path = ROOT) -> float:
