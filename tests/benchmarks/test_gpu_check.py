@@ -1,23 +1,4 @@
-"""benchmarks.gpu: the coreference trainings it starts and the parity rows it reads off the predictions."""
-from pathlib import Path
-
-from benchmarks.gpu import COREF_RUNS, coref_train_command
-
-
-def option(words: list, name: str) -> str:
-    return words[words.index(name) + 1]
-
-
-def test_each_coreference_training_resumes_on_the_gpu_into_its_folder_selected_as_its_test_set_is_scored():
-    singletons = "--components.joint_coref_linker.scorer.keep_singletons"
-    for corpus, dataset, folder, splits, steps, every in COREF_RUNS:
-        command = coref_train_command(Path("/data"), corpus, folder, splits, steps, every, gpu_id=0, minutes=4.5,
-                                      singletons=corpus == "litbank")
-        assert option(command, "--paths.corpus") == f"/data/{folder}"
-        assert Path(option(command, "--output")).parts[-2:] == (f"{corpus}-gpu", "none")
-        assert option(command, "--gpu-id") == "0" and option(command, "--max-minutes") == "4.5" and "--resume" in command
-        assert option(command, "--training.max_steps") == str(steps)
-        assert (option(command, singletons) if singletons in command else None) == ("true" if corpus == "litbank" else None)
+"""benchmarks.gpu: the parity rows it reads off the predictions on the GPU and on the CPU."""
 
 
 def test_parity_rows_tell_decisions_from_scores():
