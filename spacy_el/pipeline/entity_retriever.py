@@ -92,14 +92,14 @@ class EntityRetrieverSettings(ComponentSettings):
     default_score_weights={"retriever_recall_at_100": 1.0, "retriever_recall_at_10": None, "retriever_recall_at_30": None},
 )
 def make_entity_retriever(
-    nlp: Language, name: str, model: Model, top_k: int, negatives: int, hard_negative_ratio: float,
-    max_train_passages: int, seed: int, ents_candidates: Optional[CandidateGenerator] = None,
+    nlp: Language, name: str, *, model: Model, ents_candidates: Optional[CandidateGenerator], top_k: int,
+    negatives: int, hard_negative_ratio: float, max_train_passages: int, seed: int,
 ) -> "EntityRetriever":
-    """The settings are documented on :class:`EntityRetrieverSettings`. ents_candidates: a candidate generator
-    whose candidates of the upstream ``doc.ents`` join the passages' lists (module docstring), or None."""
-    return EntityRetriever(nlp.vocab, model, name, top_k=top_k, negatives=negatives,
-                           hard_negative_ratio=hard_negative_ratio, max_train_passages=max_train_passages, seed=seed,
-                           ents_candidates=ents_candidates)
+    """The settings are documented on :class:`EntityRetrieverSettings` (their defaults too). ents_candidates: a
+    candidate generator whose candidates of the upstream ``doc.ents`` join the passages' lists (module docstring),
+    or None."""
+    settings = EntityRetrieverSettings.from_arguments(locals())
+    return EntityRetriever(nlp.vocab, model, name, settings=settings, ents_candidates=ents_candidates)
 
 
 class EntityRetriever(KBTorchPipe):
@@ -107,14 +107,14 @@ class EntityRetriever(KBTorchPipe):
 
     settings_class = EntityRetrieverSettings
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "entity_retriever", *,
-                 ents_candidates: Optional[CandidateGenerator] = None, **cfg: Any) -> None:
+    def __init__(self, vocab: Vocab, model: Model, name: str, *, settings: EntityRetrieverSettings,
+                 ents_candidates: Optional[CandidateGenerator]) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
         self.ents_candidates = ents_candidates
-        self._init_settings(EntityRetrieverSettings.from_cfg(cfg))
+        self._init_settings(settings)
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.settings.seed)
 

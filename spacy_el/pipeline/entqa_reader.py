@@ -140,19 +140,13 @@ class EntQAReaderSettings(ComponentSettings):
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None},
 )
 def make_entqa_reader(
-    nlp: Language, name: str, model: Model, top_k: int, top_p: int, max_mention_length: int, threshold: float,
-    write_ents: bool, spans_key: str, passages_per_batch: int, train_candidates: int, max_train_passages: int,
-    seed: int, scorer: Optional[Callable], reader_mode: str = "per_candidate", window_length: int = 128,
-    window_stride: int = 64, candidate_length: int = 8, candidate_description: bool = False,
-    marker_token: str = "[unused0]",
+    nlp: Language, name: str, *, model: Model, scorer: Optional[Callable], top_k: int, top_p: int,
+    max_mention_length: int, threshold: float, write_ents: bool, spans_key: str, passages_per_batch: int,
+    train_candidates: int, max_train_passages: int, seed: int, reader_mode: str, window_length: int,
+    window_stride: int, candidate_length: int, candidate_description: bool, marker_token: str,
 ) -> "EntQAReader":
-    """The settings are documented on :class:`EntQAReaderSettings`."""
-    return EntQAReader(nlp.vocab, model, name, top_k=top_k, top_p=top_p, max_mention_length=max_mention_length,
-                       threshold=threshold, write_ents=write_ents, spans_key=spans_key,
-                       passages_per_batch=passages_per_batch, train_candidates=train_candidates,
-                       max_train_passages=max_train_passages, seed=seed, scorer=scorer, reader_mode=reader_mode,
-                       window_length=window_length, window_stride=window_stride, candidate_length=candidate_length,
-                       candidate_description=candidate_description, marker_token=marker_token)
+    """The settings are documented on :class:`EntQAReaderSettings` (their defaults too)."""
+    return EntQAReader(nlp.vocab, model, name, settings=EntQAReaderSettings.from_arguments(locals()), scorer=scorer)
 
 
 class EntQAReader(KBTorchPipe):
@@ -160,12 +154,13 @@ class EntQAReader(KBTorchPipe):
 
     settings_class = EntQAReaderSettings
 
-    def __init__(self, vocab: Vocab, model: Model, name: str = "entqa_reader", *, scorer: Optional[Callable] = None, **cfg: Any) -> None:
+    def __init__(self, vocab: Vocab, model: Model, name: str, *, settings: EntQAReaderSettings,
+                 scorer: Optional[Callable]) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
-        self._init_settings(EntQAReaderSettings.from_cfg(cfg))
+        self._init_settings(settings)
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.settings.seed)

@@ -117,7 +117,7 @@ from ..extensions import (
     cluster_keys, get_clusters, register_extensions, set_clusters,
 )
 from ..kb import ElKnowledgeBase
-from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo, MentionCandidates
+from ..candidates import CandidateGenerator, CandidateMemo, MentionCandidates
 from ..candidates.memo import reads_encoder
 from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_similarities
 from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
@@ -266,7 +266,11 @@ class JointCorefLinkerSettings(ComponentSettings):
 def make_joint_coref_linker(
     nlp: Language,
     name: str,
+    *,
     model: Model,
+    scorer: Optional[Callable],
+    el_scorer: Optional[Callable],
+    candidates: CandidateGenerator,
     mode: Optional[str],
     refinement: Optional[str],
     write_ents: bool,
@@ -275,33 +279,23 @@ def make_joint_coref_linker(
     cluster_link: str,
     gold_candidate_dropout: float,
     unlinkable_labels: List[str],
-    scorer: Optional[Callable],
-    el_scorer: Optional[Callable],
-    candidates: CandidateGenerator,
-    frozen_encoder_layers: int = 0,
-    encoder_cache_mb: int = 0,
-    early_steps: int = 0,
-    early_max_antecedents: int = 0,
-    predict_max_antecedents: int = 0,
-    predict_span_ratio: float = 0.0,
-    encoder_checkpointing: bool = False,
-    held_out_priors: bool = False,
-    similarity_weight: float = 0.0,
-    singleton_threshold: float = 0.5,
-    save_encoder: bool = True,
+    frozen_encoder_layers: int,
+    encoder_cache_mb: int,
+    early_steps: int,
+    early_max_antecedents: int,
+    predict_max_antecedents: int,
+    predict_span_ratio: float,
+    encoder_checkpointing: bool,
+    held_out_priors: bool,
+    similarity_weight: float,
+    singleton_threshold: float,
+    save_encoder: bool,
 ) -> "JointCorefLinker":
-    """The settings are documented on :class:`JointCorefLinkerSettings`. scorer / el_scorer: the
-    coreference and the ELm/ELh scorers. candidates: any registered candidate generator."""
-    return JointCorefLinker(
-        nlp.vocab, model, name, mode=mode, refinement=refinement, write_ents=write_ents, spans_prefix=spans_prefix,
-        mentions_from=mentions_from, cluster_link=cluster_link, candidates=candidates,
-        gold_candidate_dropout=gold_candidate_dropout, unlinkable_labels=unlinkable_labels, scorer=scorer,
-        el_scorer=el_scorer, frozen_encoder_layers=frozen_encoder_layers, encoder_cache_mb=encoder_cache_mb,
-        early_steps=early_steps, early_max_antecedents=early_max_antecedents,
-        predict_max_antecedents=predict_max_antecedents, predict_span_ratio=predict_span_ratio,
-        encoder_checkpointing=encoder_checkpointing, held_out_priors=held_out_priors,
-        similarity_weight=similarity_weight, singleton_threshold=singleton_threshold, save_encoder=save_encoder,
-    )
+    """The settings are documented on :class:`JointCorefLinkerSettings` (their defaults too). scorer / el_scorer:
+    the coreference and the ELm/ELh scorers. candidates: any registered candidate generator."""
+    settings = JointCorefLinkerSettings.from_arguments(locals())
+    return JointCorefLinker(nlp.vocab, model, name, settings=settings, scorer=scorer, el_scorer=el_scorer,
+                            candidates=candidates)
 
 
 class JointCorefLinker(KBTorchPipe):
@@ -313,22 +307,22 @@ class JointCorefLinker(KBTorchPipe):
         self,
         vocab: Vocab,
         model: Model,
-        name: str = "joint_coref_linker",
+        name: str,
         *,
-        scorer: Optional[Callable] = None,
-        el_scorer: Optional[Callable] = None,
-        candidates: Optional[CandidateGenerator] = None,
-        **cfg: Any,
+        settings: JointCorefLinkerSettings,
+        scorer: Optional[Callable],
+        el_scorer: Optional[Callable],
+        candidates: CandidateGenerator,
     ) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
-        self._init_settings(JointCorefLinkerSettings.from_cfg(cfg), state={EARLY_UPDATES: 0})
+        self._init_settings(settings, state={EARLY_UPDATES: 0})
         self.scorer = scorer
         self.el_scorer = el_scorer
         self.kb = ElKnowledgeBase(vocab)
-        self.candidates = candidates if candidates is not None else AliasCandidates(top_k=16, fuzzy=False)
+        self.candidates = candidates
         # The kept spans' candidates across epochs (update only, for generators that read the mention encoder):
         # pruning keeps many of the same spans of a document every epoch, and a span's list depends on the KB
         # and the text alone.
@@ -685,7 +679,7 @@ class JointCorefLinker(KBTorchPipe):
     def _check_encoder_untrained(self) -> None:
         """With ``save_encoder = false``, refuse an update that would change the encoder's weights (they would
         be lost at saving)."""
-        if self.settings.save_encoder or self.model.attrs.get("encoder_lr_scale", 1.0) == 0:
+        if self.settings.save_encoder or self.model.attrs["encoder_lr_scale"] == 0:
             return
         try:
             depth: Optional[int] = encoder_depth(self.model)

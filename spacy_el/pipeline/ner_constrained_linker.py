@@ -47,7 +47,7 @@ from thinc.api import Config, Model, Optimizer
 from ..extensions import (
     BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS, register_extensions,
 )
-from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo
+from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
@@ -126,7 +126,10 @@ class NerConstrainedLinkerSettings(ComponentSettings):
 def make_ner_constrained_linker(
     nlp: Language,
     name: str,
+    *,
     model: Model,
+    scorer: Optional[Callable],
+    candidates: CandidateGenerator,
     spans_key: Optional[str],
     top_k: int,
     type_inventory: str,
@@ -145,20 +148,11 @@ def make_ner_constrained_linker(
     similarity_weight: float,
     encoder_batch: int,
     unlinkable_labels: List[str],
-    scorer: Optional[Callable],
-    candidates: CandidateGenerator,
 ) -> "NerConstrainedLinker":
-    """The settings are documented on :class:`NerConstrainedLinkerSettings`; ``candidates`` is any
-    registered candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
-    return NerConstrainedLinker(
-        nlp.vocab, model, name, spans_key=spans_key, top_k=top_k, type_inventory=type_inventory,
-        type_aware_selection=type_aware_selection, n_random_negatives=n_random_negatives,
-        n_type_negatives=n_type_negatives, decoding=decoding, soft_weight=soft_weight, type_smoothing=type_smoothing,
-        compat_threshold=compat_threshold, mention_type_source=mention_type_source, threshold=threshold,
-        type_loss_weight=type_loss_weight, seed=seed, held_out_priors=held_out_priors, similarity_weight=similarity_weight,
-        encoder_batch=encoder_batch,
-        unlinkable_labels=unlinkable_labels, scorer=scorer, candidates=candidates,
-    )
+    """The settings are documented on :class:`NerConstrainedLinkerSettings` (their defaults too); ``candidates`` is
+    any registered candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
+    settings = NerConstrainedLinkerSettings.from_arguments(locals())
+    return NerConstrainedLinker(nlp.vocab, model, name, settings=settings, scorer=scorer, candidates=candidates)
 
 
 class NerConstrainedLinker(KBTorchPipe):
@@ -168,18 +162,18 @@ class NerConstrainedLinker(KBTorchPipe):
     settings_class = NerConstrainedLinkerSettings
 
     def __init__(
-        self, vocab: Vocab, model: Model, name: str = "ner_constrained_linker", *, scorer: Optional[Callable] = None,
-        candidates: Optional[CandidateGenerator] = None, **cfg: Any,
+        self, vocab: Vocab, model: Model, name: str, *, settings: NerConstrainedLinkerSettings,
+        scorer: Optional[Callable], candidates: CandidateGenerator,
     ) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
-        self._init_settings(NerConstrainedLinkerSettings.from_cfg(cfg))
+        self._init_settings(settings)
         self.scorer = scorer
         self.inventory = TypeInventory.from_name(self.settings.type_inventory)
         self.kb = ElKnowledgeBase(vocab)
-        self.candidates = candidates if candidates is not None else AliasCandidates(top_k=None, fuzzy=True)
+        self.candidates = candidates
         self._training_memo = CandidateMemo()  # the gold mentions' candidates across epochs (update only)
         self._selector: Optional[CandidateSelector] = None
         self._rng = np.random.default_rng(self.settings.seed)

@@ -36,7 +36,7 @@ from thinc.api import Config, Model, Optimizer
 from ..algorithms.transition_system import TransitionSystem
 from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
 from ..kb import ElKnowledgeBase
-from ..candidates import AliasCandidates, CandidateGenerator, CandidateMemo
+from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
 from ..candidates.arrays import padded_candidates, padded_similarities
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
@@ -122,23 +122,21 @@ class NerStackLstmSettings(ComponentSettings):
 def make_ner_stack_lstm(
     nlp: Language,
     name: str,
+    *,
     model: Model,
+    scorer: Optional[Callable],
+    candidates: CandidateGenerator,
     tasks: str,
     max_sentence_length: int,
     nil_threshold: float,
     use_nil_classifier: bool,
     held_out_priors: bool,
     similarity_weight: float,
-    scorer: Optional[Callable],
-    candidates: CandidateGenerator,
 ) -> "NerStackLstm":
-    """The settings are documented on :class:`NerStackLstmSettings`; ``candidates`` is any registered
-    candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
-    return NerStackLstm(
-        nlp.vocab, model, name, tasks=tasks, max_sentence_length=max_sentence_length, nil_threshold=nil_threshold,
-        use_nil_classifier=use_nil_classifier, held_out_priors=held_out_priors, similarity_weight=similarity_weight,
-        scorer=scorer, candidates=candidates,
-    )
+    """The settings are documented on :class:`NerStackLstmSettings` (their defaults too); ``candidates`` is any
+    registered candidate generator (``spacy-el.AliasCandidates.v1``, ``DenseCandidates.v1``, ``HybridCandidates.v1``)."""
+    settings = NerStackLstmSettings.from_arguments(locals())
+    return NerStackLstm(nlp.vocab, model, name, settings=settings, scorer=scorer, candidates=candidates)
 
 
 class NerStackLstm(KBTorchPipe):
@@ -148,18 +146,18 @@ class NerStackLstm(KBTorchPipe):
     settings_class = NerStackLstmSettings
 
     def __init__(
-        self, vocab: Vocab, model: Model, name: str = "ner_stack_lstm", *, scorer: Optional[Callable] = None,
-        candidates: Optional[CandidateGenerator] = None, **cfg: Any,
+        self, vocab: Vocab, model: Model, name: str, *, settings: NerStackLstmSettings, scorer: Optional[Callable],
+        candidates: CandidateGenerator,
     ) -> None:
         register_extensions()
         self.vocab = vocab
         self.model = model
         self.name = name
         # The entity labels are state, not a setting: spaCy keeps a component's labels in its cfg too.
-        self._init_settings(NerStackLstmSettings.from_cfg(cfg), state={"labels": []})
+        self._init_settings(settings, state={"labels": []})
         self.scorer = scorer
         self.kb = ElKnowledgeBase(vocab)
-        self.candidates = candidates if candidates is not None else AliasCandidates(top_k=30, fuzzy=False)
+        self.candidates = candidates
         self._training_memo = CandidateMemo()  # the gold mentions' candidates across epochs (update only)
 
     def _check_state(self, state: Dict[str, Any]) -> None:
@@ -272,7 +270,7 @@ class NerStackLstm(KBTorchPipe):
         # similarity_weight weighs the similarities at prediction only: the scorer cannot learn that weight from
         # the training mentions, which the mention encoder was trained on.
         ranks_by_similarity = bool(self.settings.similarity_weight) and not training
-        if not (self.model.attrs.get("candidate_evidence", False) or ranks_by_similarity):
+        if not (self.model.attrs["candidate_evidence"] or ranks_by_similarity):
             return CandidateArrays(rows, vectors, priors)
         return CandidateArrays(rows, vectors, priors, *padded_similarities(lists, rows.shape[1]))
 

@@ -11,10 +11,12 @@ a choice, ``Tuple[str, ...]`` for a list of strings, ``Optional[...]`` where ``n
         top_k: int = setting(100, low=1)
         hard_negative_ratio: float = setting(0.1, low=0.0, high=1.0)
 
-The one class serves the factory (``default_config={**RetrieverSettings.defaults(), ...}``), the
-component's ``__init__`` (``RetrieverSettings.from_cfg(cfg)``, which refuses unknown names) and
-``configure`` (``settings.updated(**changes)``), so the three can no longer disagree. Every check fails
-with a ``ValueError`` that names the component, the setting, what it must be and what it got.
+The one class serves the factory's default config (``default_config={**RetrieverSettings.defaults(), ...}``,
+the only place a default is written: the factory takes every setting without a default), the factory
+(``RetrieverSettings.from_arguments(locals())``, given to the component's constructor as ``settings``) and
+``configure`` and the settings file (``settings.updated(**changes)``, which refuses unknown names), so they
+can no longer disagree. Every check fails with a ``ValueError`` that names the component, the setting, what it
+must be and what it got.
 
 A ``Tuple[str, ...]`` setting accepts a list or a tuple of strings (a config and a JSON cfg give lists)
 and is stored as a tuple, so that the settings object stays immutable; ``defaults()`` and ``to_cfg()``
@@ -82,6 +84,11 @@ class ComponentSettings:
                 f"[spacy_el] {cls.component} has no setting {unknown}; its settings are {sorted(cls.names())}."
             )
         return cls(**cfg)
+
+    @classmethod
+    def from_arguments(cls: "type[S]", arguments: Mapping[str, Any]) -> S:
+        """The settings among a factory's ``arguments`` (its ``locals()``), which must hold every setting."""
+        return cls(**{name: arguments[name] for name in cls.names()})
 
     def updated(self: S, **changes: Any) -> S:
         """A copy with ``changes`` applied, checked as at construction."""

@@ -90,15 +90,10 @@ def test_an_entity_without_candidates_adds_nothing(tiny_encoder, tmp_path):
     assert retriever(doc)._.entqa_passages == retriever.predict([with_ents(nlp, [])])[0]
 
 
-def test_the_switch_is_saved_with_the_pipeline_and_old_configs_load_without_it(tiny_encoder, tmp_path):
+def test_the_switch_is_saved_with_the_pipeline(tiny_encoder, tmp_path):
     alias = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 5, "fuzzy": False}
     nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, top_k=2, ents_candidates=alias)
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
     doc = with_ents(nlp, ["Tamsin Hale", "Velda"])
     assert loaded(with_ents(loaded, ["Tamsin Hale", "Velda"]))._.entqa_passages == retriever(doc)._.entqa_passages
-    # a pipeline saved before the switch existed has no such key: it loads with the switch off
-    config = nlp.config.copy()
-    del config["components"]["entity_retriever"]["ents_candidates"]
-    old = spacy.util.load_model_from_config(config, auto_fill=False)
-    assert old.get_pipe("entity_retriever").ents_candidates is None
