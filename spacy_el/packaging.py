@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import srsly
 
+from .errors import Errors
 from .kb import ElKnowledgeBase
 from .kb.additions import ADDED_SOURCE
 from .kb.alias_table import AliasTable
@@ -99,14 +100,7 @@ def check_redistributable(pipeline_dir: PathLike, i_know_the_licences: bool = Fa
     ``i_know_the_licences`` (then they are returned, for a warning). RETURNS: the problems accepted."""
     problems = alias_source_problems(pipeline_dir)
     if problems and not i_know_the_licences:
-        raise ValueError(
-            f"[spacy_el] Refusing to package {pipeline_dir}: its KBs' aliases may not be distributed. "
-            + "; ".join(problems)
-            + ". Give the pipeline an open-data alias table (`python -m spacy_el package ... --aliases-from "
-            "kb/open`, with kb/open from `python -m spacy_el kb build-eval DATA kb/open --alias-sources "
-            "titles,gum,dwie --entities-from kb/eval`), or pass --i-know-the-licences if you have checked that "
-            "you may distribute every alias string (never for AIDA or PPRforNED: data rule 1)."
-        )
+        raise ValueError(Errors.E736.format(pipeline_dir=pipeline_dir, problems='; '.join(problems)))
     return problems
 
 
@@ -140,8 +134,7 @@ def swap_aliases(pipeline_dir: PathLike, open_kb: ElKnowledgeBase) -> Dict[str, 
     place (see the module docstring). RETURNS: per KB folder, its entities, the open KB's entities it lacks
     and the candidates dropped for them."""
     if open_kb.alias_sources is None:
-        raise ValueError("[spacy_el] The KB to take the aliases from records no alias sources; build it with "
-                         "`python -m spacy_el kb build-eval ... --alias-sources titles,gum,dwie`.")
+        raise ValueError(Errors.E737)
     report = {}
     open_ids = list(open_kb.entities.ids)
     for kb_dir in pipeline_kb_dirs(pipeline_dir):
@@ -188,10 +181,7 @@ def prune_strings(pipeline_dir: PathLike, texts: Sequence[str] = CHECK_TEXTS) ->
     after = predictions(spacy.load(pipeline_dir), texts)
     if after != before:
         srsly.write_json(strings_path, strings)
-        raise ValueError(
-            f"[spacy_el] {pipeline_dir} predicts differently once its string store is pruned to a blank "
-            f"pipeline's strings, so it needs strings that training added; it was left unpruned."
-        )
+        raise ValueError(Errors.E738.format(pipeline_dir=pipeline_dir))
     return len(strings), len(pruned)
 
 
@@ -254,6 +244,6 @@ def stage_pipeline(pipeline_dir: PathLike, staging_dir: PathLike) -> Path:
     """Copy the pipeline to ``staging_dir`` (which must not exist), where it is made fit to package."""
     staging_dir = Path(staging_dir)
     if staging_dir.exists():
-        raise ValueError(f"[spacy_el] {staging_dir} exists; the pipeline is staged in a new folder.")
+        raise ValueError(Errors.E739.format(staging_dir=staging_dir))
     shutil.copytree(pipeline_dir, staging_dir)
     return staging_dir

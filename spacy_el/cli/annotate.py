@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 
@@ -64,7 +65,7 @@ def annotate_cli(
 
     if gpu_id >= 0:
         if engine == Engine.ray:
-            raise ValueError("[spacy_el] --gpu-id is not supported with --engine ray yet: use the local engine.")
+            raise ValueError(Errors.E701)
         import spacy
 
         spacy.require_gpu(gpu_id)

@@ -5,6 +5,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import candidates_app
 
 
@@ -37,7 +38,7 @@ def train_encoder_cli(
 
     kb = ElKnowledgeBase.load(kb_dir)
     if kb.entities.vectors is None or kb.dense_index is None:
-        raise ValueError(f"[spacy_el] {kb_dir} needs entity vectors and a dense index (kb build --vectors compute --index Flat).")
+        raise ValueError(Errors.E706.format(kb_dir=kb_dir))
     train = [ex for examples in split_examples(data, kb, "train").values() for ex in examples]
     dev = [ex for examples in split_examples(data, kb, "dev").values() for ex in examples]
     if dev_limit and len(dev) > dev_limit:

@@ -5,6 +5,7 @@ from typing import List, Optional
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import kb_app
 
 # Options shared by `kb build` and `kb build-eval`.
@@ -103,10 +104,7 @@ def build_cli(
     kb = builder.build(fuzzy=fuzzy, drop_unknown=drop_unknown, progress=True)
     if kb.n_aliases == 0:
         # Candidates are found through aliases only: such a KB would link nothing.
-        raise ValueError(
-            f"[spacy_el] The KB built from {entities_path} and {aliases_path} has no aliases, so no mention would "
-            f"get a candidate: add aliases to {aliases_path}, or pass --title-aliases to use the entity names."
-        )
+        raise ValueError(Errors.E710.format(entities_path=entities_path, aliases_path=aliases_path))
     msg.good(f"Built KB: {kb.n_entities} entities, {kb.n_aliases} aliases")
     add_vectors_and_save(
         kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
@@ -170,7 +168,7 @@ def index_cli(
 
     kb = ElKnowledgeBase.load(kb_dir, mmap=False)
     if kb.entities.vectors is None:
-        raise ValueError(f"[spacy_el] {kb_dir} has no entity vectors to index: build them with `kb build ... --vectors compute`.")
+        raise ValueError(Errors.E711.format(kb_dir=kb_dir))
     attach_dense_index(kb, index, ef_construction=ef_construction, ef_search=ef_search)
     kb.to_disk(kb_dir)
     msg.good(f"{kb_dir} now has a {index} index of its {kb.n_entities:,} entity vectors")
@@ -238,8 +236,7 @@ def build_eval_cli(
     names = check_alias_sources(alias_sources.split(",") if alias_sources else ALIAS_SOURCES)
     entity_names = check_entity_sources(entity_sources.split(",") if entity_sources else ENTITY_SOURCES)
     if entities_from is not None and entity_sources:
-        raise ValueError("[spacy_el] --entity-sources and --entities-from exclude each other: with --entities-from "
-                         "the entities are that KB's.")
+        raise ValueError(Errors.E712)
     check_output_dir(output_dir, force)
     # A full build reads GUM train when GUM gives aliases or entities: its gold titles are entities of the KB.
     need_gum = "gum" in names or (entities_from is None and "gum" in entity_names)

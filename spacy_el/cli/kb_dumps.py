@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import kb_app
 from .kb import (
     BATCH_SIZE_OPTION, ENCODER_OPTION, FORCE_OPTION, GPU_ID_OPTION, INDEX_OPTION, VECTORS_CHUNK_SIZE_OPTION,
@@ -25,7 +26,7 @@ def _p31_allow(value: Optional[str]) -> Optional[frozenset]:
     qids = frozenset(q.strip() for q in items if q.strip())
     bad = sorted(q for q in qids if not (q[:1] == "Q" and q[1:].isdigit()))
     if bad:
-        raise ValueError(f"[spacy_el] --p31-allow: {bad[0]!r} is not a Wikidata item id like Q5.")
+        raise ValueError(Errors.E703.format(qid=bad[0]))
     return qids
 
 
@@ -62,7 +63,7 @@ def from_dumps_cli(
 
     check_output_dir(output_dir, force)
     if kb_id not in ("title", "qid"):
-        raise ValueError(f"[spacy_el] --kb-id must be 'title' or 'qid', got {kb_id!r}.")
+        raise ValueError(Errors.E704.format(kb_id=kb_id))
     settings = DumpsSettings(
         n_process=n_process, min_count=min_count, label_prior=label_prior, kb_id=kb_id,  # type: ignore[arg-type]
         skip_bad=skip_bad, p31_allow=_p31_allow(p31_allow), coarse_map=read_coarse_map(types_map),
@@ -70,7 +71,7 @@ def from_dumps_cli(
     )
     kb, report = build_kb_from_dumps(wikidata, wikipedia, page_props, settings)
     if kb.n_entities == 0:
-        raise ValueError(f"[spacy_el] No entity was kept from {wikidata}: see the report above (filters, enwiki sitelinks).")
+        raise ValueError(Errors.E705.format(wikidata=wikidata))
     add_vectors_and_save(
         kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
     )

@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 
@@ -52,7 +53,7 @@ def package_cli(
 
     builds = {b for b in build.split(",") if b}
     if not builds <= {"sdist", "wheel", "none"}:
-        raise ValueError(f"[spacy_el] --build takes sdist, wheel, 'sdist,wheel' or none, got {build!r}.")
+        raise ValueError(Errors.E702.format(build=build))
     corpora = [name for name in (trained_on or "").split(",") if name]
     corpora = list(check_sources(corpora, TRAINING_CORPORA, "training corpora")) if corpora else []
     with tempfile.TemporaryDirectory(dir=output_dir, prefix=".staging-") as tmp:

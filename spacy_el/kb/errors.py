@@ -8,7 +8,7 @@ the messages of the rest of the package and re-exports these classes, so every m
 The code ranges are listed at the top of ``spacy_el/errors.py``.
 """
 import re
-from typing import Dict, Optional
+from typing import Optional
 
 PACKAGE = "spacy_el"
 # The tag that starts every message of spacy_el: "[spacy_el E123] " (and the bare "[spacy_el] " of
@@ -24,11 +24,6 @@ class ErrorsWithCodes(type):
         if code.startswith("__"):  # Python's own attributes (__dict__, __name__, ...)
             return msg
         return f"[{PACKAGE} {code}] {msg}"
-
-
-def codes(messages: type) -> Dict[str, str]:
-    """``{code: rendered template}`` of a class of messages (its attributes ``E001``, ``W001``, ...)."""
-    return {name: getattr(messages, name) for name in vars(messages) if re.fullmatch(r"[EW]\d{3}", name)}
 
 
 def is_spacy_el_message(text: str) -> bool:

@@ -24,6 +24,8 @@ from spacy.errors import Errors
 from spacy.training import Example
 from spacy.training.loop import create_train_batches
 
+from ..errors import Errors
+
 __all__ = ["ResumableBatches", "example_fingerprint"]
 
 
@@ -52,7 +54,7 @@ class ResumableBatches:
         self.past: List[List[int]] = []
         self._saved = state
         if state is not None and max_epochs < 0:
-            raise ValueError("[spacy_el] A streamed training corpus (max_epochs = -1) cannot be resumed.")
+            raise ValueError(Errors.E733)
 
     @property
     def resumable(self) -> bool:
@@ -69,7 +71,7 @@ class ResumableBatches:
     def state(self) -> Dict[str, Any]:
         """Where the stream stands (JSON)."""
         if not self.resumable:
-            raise ValueError("[spacy_el] A streamed training corpus (max_epochs = -1) cannot be checkpointed.")
+            raise ValueError(Errors.E734)
         return {
             "epoch": self.epoch, "order": list(self.order), "taken": self.taken, "past": [list(o) for o in self.past],
             "fingerprints": list(self.fingerprints),
@@ -98,7 +100,7 @@ class ResumableBatches:
         for i, fingerprint in enumerate(self.fingerprints):
             positions[fingerprint].append(i)
         if sorted(saved) != sorted(self.fingerprints):
-            raise ValueError("[spacy_el] The training corpus differs from the one the checkpoint was trained on.")
+            raise ValueError(Errors.E735)
         return [positions[fingerprint].pop(0) for fingerprint in saved]
 
     def __iter__(self) -> Iterator[Tuple[int, Any]]:

@@ -38,6 +38,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 from thinc.api import Model, Optimizer, get_current_ops
 
+from ..errors import Errors, untagged
 from ..files import fsync_dir, write_atomic
 
 __all__ = [
@@ -74,7 +75,7 @@ def param_paths(nlp: Any) -> Dict[KeyT, str]:
     def add(key: KeyT, path: str, owner: Any) -> None:
         if key in paths:
             if owners[key] is not owner:
-                raise ValueError(f"[spacy_el] Two parameters share the optimizer key {key!r} ({paths[key]}, {path}).")
+                raise ValueError(Errors.E727.format(key=key, other_path=paths[key], path=path))
             return
         paths[key] = path
         owners[key] = owner
@@ -98,10 +99,7 @@ def param_paths(nlp: Any) -> Dict[KeyT, str]:
 def _path_of(paths: Dict[KeyT, str], key: Any) -> str:
     path = paths.get(tuple(key)) if isinstance(key, (tuple, list)) else None
     if path is None:
-        raise ValueError(
-            f"[spacy_el] The optimizer holds state for {key!r}, which is no parameter of the pipeline's "
-            "components: it cannot be checkpointed."
-        )
+        raise ValueError(Errors.E716.format(key=key))
     return path
 
 
@@ -131,13 +129,11 @@ def restore_optimizer(
     (the training steps done), checked against the saved rates, and its per-parameter state."""
     for option in ("use_radam", "L2_is_weight_decay"):
         if bool(getattr(optimizer, option)) != meta[option]:
-            raise ValueError(f"[spacy_el] The optimizer's {option} differs from the checkpoint's ({meta[option]}).")
+            raise ValueError(Errors.E723.format(option=option, value=meta[option]))
     if (optimizer.averages is not None) != meta["use_averages"]:
-        raise ValueError(f"[spacy_el] The optimizer's use_averages differs from the checkpoint's ({meta['use_averages']}).")
+        raise ValueError(Errors.E723.format(option="use_averages", value=meta["use_averages"]))
     if sorted(optimizer.schedules) != meta["schedules"]:
-        raise ValueError(
-            f"[spacy_el] The optimizer's schedules {sorted(optimizer.schedules)} differ from the checkpoint's {meta['schedules']}."
-        )
+        raise ValueError(Errors.E718.format(current=sorted(optimizer.schedules), saved=meta["schedules"]))
     for _ in range(steps):
         optimizer.step_schedules()
     changed = [
@@ -145,15 +141,12 @@ def restore_optimizer(
         if getattr(optimizer, name) != value
     ]
     if changed:
-        raise ValueError(
-            "[spacy_el] After the checkpoint's steps the optimizer's rates differ from the saved ones "
-            f"({'; '.join(changed)}): the config's schedules changed."
-        )
+        raise ValueError(Errors.E719.format(rates='; '.join(changed)))
     keys = {path: key for key, path in paths.items()}
 
     def key_of(path: str) -> KeyT:
         if path not in keys:
-            raise ValueError(f"[spacy_el] The checkpoint has optimizer state for {path}, which this pipeline lacks.")
+            raise ValueError(Errors.E724.format(path=path))
         return keys[path]
 
     ops = get_current_ops()
@@ -226,7 +219,7 @@ def set_rng_state(nlp: Any, state: Dict[str, Any]) -> None:
         for attr, saved in attrs.items():
             rng = rngs.get(component, {}).get(attr)
             if rng is None:
-                raise ValueError(f"[spacy_el] The checkpoint has the RNG {component}.{attr}, which this pipeline lacks.")
+                raise ValueError(Errors.E728.format(component=component, attr=attr))
             if saved["kind"] == "numpy":
                 rng.bit_generator.state = saved["state"]
             elif saved["kind"] == "python":
@@ -345,15 +338,15 @@ def _verify(path: Path) -> Dict[str, Any]:
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf8"))
     except (OSError, ValueError) as err:
-        raise ValueError(f"[spacy_el] Checkpoint {path} has no readable {MANIFEST}: {err}") from err
+        raise ValueError(Errors.E725.format(path=path, manifest=MANIFEST, err=err)) from err
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
-        raise ValueError(f"[spacy_el] {manifest_path} is not a spacy_el checkpoint manifest.")
+        raise ValueError(Errors.E720.format(manifest_path=manifest_path))
     if manifest.get("version") != VERSION:
-        raise ValueError(f"[spacy_el] Checkpoint {path} has version {manifest.get('version')!r}; this spacy_el reads {VERSION}.")
+        raise ValueError(Errors.E721.format(path=path, version=manifest.get("version"), supported=VERSION))
     for rel, expected in manifest["files"].items():
         file = path / rel
         if not file.is_file() or file.stat().st_size != expected["bytes"] or _sha256(file) != expected["sha256"]:
-            raise ValueError(f"[spacy_el] Checkpoint {path} is damaged: {rel} does not match its manifest.")
+            raise ValueError(Errors.E726.format(path=path, rel=rel))
     return manifest
 
 
@@ -381,9 +374,9 @@ def read_checkpoint(output: Path, warn: Any = None) -> Optional[Checkpoint]:
             arrays = _load_arrays(path / OPTIMIZER)
         except (ValueError, OSError) as err:
             if warn is not None:
-                warn(str(err).replace("[spacy_el] ", "", 1))
+                warn(untagged(str(err)))
             continue
         return Checkpoint(path, int(manifest["step"]), state, arrays)
     if order:
-        raise ValueError(f"[spacy_el] No intact checkpoint in {root}: every one is damaged.")
+        raise ValueError(Errors.E722.format(root=root))
     return None

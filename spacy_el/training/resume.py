@@ -56,6 +56,7 @@ from spacy.training.loop import (
 from thinc.api import Config, fix_random_seed, set_gpu_allocator
 from wasabi import Printer
 
+from ..errors import Errors
 from ..files import fsync_dir, write_atomic
 from .batches import ResumableBatches
 from .checkpoint import (
@@ -109,10 +110,7 @@ def train(
             stdout.write(msg.good(f"Training in {output_path} had already finished; nothing to do") + "\n")
             return None, output_path / DIR_MODEL_LAST
     elif checkpoint_dirs(output_path):
-        raise ValueError(
-            f"[spacy_el] {output_path} holds checkpoints of an earlier run: pass --resume to continue it, or "
-            f"delete {output_path / CHECKPOINTS} to start again."
-        )
+        raise ValueError(Errors.E732.format(output_path=output_path, checkpoints=output_path / CHECKPOINTS))
     (output_path / CHECKPOINTS / FINISHED).unlink(missing_ok=True)
     if use_gpu >= 0:
         from spacy.cli._util import setup_gpu
@@ -142,11 +140,10 @@ def load_for_resume(config: Config, checkpoint: Checkpoint) -> Language:
         and not (key not in saved and _is_newer_default(nlp, current, key))
     ]
     if changed:
-        raise ValueError(
-            f"[spacy_el] The config differs from the one of the checkpoint in {checkpoint.path} at "
-            f"{', '.join(changed[:6])}{' ...' if len(changed) > 6 else ''}: resume with the same config and "
-            f"overrides (only {', '.join(RESUMABLE_CHANGES)} may change)."
-        )
+        raise ValueError(Errors.E729.format(
+            path=checkpoint.path, changed=", ".join(changed[:6]), more=" ..." if len(changed) > 6 else "",
+            resumable=", ".join(RESUMABLE_CHANGES),
+        ))
     nlp.from_disk(checkpoint.model_path, exclude=["config"])  # keep this config: util.from_disk matches "config.cfg" by "config"
     return nlp
 
@@ -232,9 +229,7 @@ def train_nlp(
         output_path = Path(output_path)
         output_path.mkdir(parents=True, exist_ok=True)
     if every < 0 or (every and every % eval_frequency):
-        raise ValueError(
-            f"[spacy_el] checkpoint_every must be 0 or a multiple of training.eval_frequency ({eval_frequency}), got {every}."
-        )
+        raise ValueError(Errors.E730.format(eval_frequency=eval_frequency, every=every))
     if output_path is None:
         every = 0
     saved_loop = checkpoint.state["loop"] if checkpoint is not None else None
@@ -242,10 +237,7 @@ def train_nlp(
     if not batches.resumable:
         every = 0
     if max_minutes is not None and not every:
-        raise ValueError(
-            "[spacy_el] max_minutes stops a run at a checkpoint, so that it can be resumed: it needs an output "
-            "directory, checkpoint_every > 0 and a resumable corpus."
-        )
+        raise ValueError(Errors.E731)
     progress = _Progress(saved_loop)
     paths = param_paths(nlp) if (every or checkpoint is not None) else {}
     if checkpoint is not None:

@@ -17,6 +17,7 @@ from spacy.language import Language
 from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback
 
+from ..errors import Errors
 from ..pipeline.configure import check_settings, configurable_pipe
 from .resume import replace_dir
 
@@ -54,9 +55,9 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
     ``0.005``, a costlier value must earn its cost. ``on_value`` is told each value's score as it is measured
     (progress)."""
     if not values:
-        raise ValueError("[spacy_el] tune: give at least one value to try.")
+        raise ValueError(Errors.E713)
     if min_gain < 0:
-        raise ValueError(f"[spacy_el] tune: min_gain is a score difference of 0 or more, got {min_gain}.")
+        raise ValueError(Errors.E714.format(min_gain=min_gain))
     pipe = configurable_pipe(nlp, component, "tune")
     for value in values:  # every value checked before any is scored: a bad one fails at once, naming it
         check_settings(pipe, component, {setting: value}, "tune")
@@ -76,7 +77,7 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
 def kept_index(scores: Sequence[Tuple[Any, float]], min_gain: float = 0.0) -> int:
     """The index of the value kept of ``(value, dev score)`` pairs: going through them in order, each that beats the
     one kept so far by more than ``min_gain`` is kept instead (``min_gain = 0``: the highest score, the earliest of
-    equal ones). The rule every dev sweep of the project uses (``benchmarks.common.dev_sweep`` too)."""
+    equal ones). The one rule for choosing a value on dev, for ``tune`` and for every sweep of the project."""
     kept = 0
     for i, (_, score) in enumerate(scores):
         if score > scores[kept][1] + min_gain:
@@ -89,7 +90,7 @@ def save_pipeline(nlp: Language, output: Path, force: bool = False) -> None:
     replaced only with ``force``."""
     output = Path(output)
     if output.exists() and not force:
-        raise FileExistsError(f"[spacy_el] {output} exists: give another output folder, or --force to replace it.")
+        raise FileExistsError(Errors.E715.format(output=output))
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.parent / f".{output.name}.{uuid.uuid4().hex[:8]}.tmp"
     try:

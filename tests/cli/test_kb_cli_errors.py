@@ -1,5 +1,6 @@
-"""`python -m spacy_el kb ...`: expected errors print one "[spacy_el]" line and exit 1; a folder that is
+"""`python -m spacy_el kb ...`: expected errors print one "[spacy_el Ennn]" line and exit 1; a folder that is
 not a KB is not overwritten without --force; --top-k must be >= 1."""
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -15,11 +16,11 @@ def build(*args):
 
 
 def assert_one_line_error(result, *fragments):
-    """One "[spacy_el]" message (wasabi wraps it to the terminal width, like spaCy's CLI) and exit 1."""
+    """One "[spacy_el Ennn]" message (wasabi wraps it to the terminal width, like spaCy's CLI) and exit 1."""
     assert result.exit_code == 1, result.output
     assert isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output
-    assert result.output.count("[spacy_el]") == 1, result.output
+    assert len(re.findall(r"\[spacy_el E\d{3}\]", result.output)) == 1, result.output
     squashed = "".join(result.output.split())  # wrapping may split a long path anywhere
     for fragment in fragments:
         assert "".join(fragment.split()) in squashed, result.output
@@ -29,7 +30,7 @@ def test_build_refuses_a_folder_that_is_not_a_kb(tmp_path, jsonl_files):
     out = tmp_path / "out"
     out.mkdir()
     (out / "manifest.json").write_text('{"format": "my-model"}')
-    assert_one_line_error(build(*jsonl_files, out), "not a spacy_el KB", "--force")
+    assert_one_line_error(build(*jsonl_files, out), "E203")
     assert (out / "manifest.json").read_text() == '{"format": "my-model"}'
     result = build(*jsonl_files, out, "--force")
     assert result.exit_code == 0, result.output
@@ -41,30 +42,30 @@ def test_build_refuses_a_folder_that_is_not_a_kb(tmp_path, jsonl_files):
 def test_build_errors_are_one_line(tmp_path, jsonl_files):
     entities, aliases = jsonl_files
     entities.write_bytes(entities.read_bytes() + b'{"id": "Caf\xe9"}\n')
-    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "entities.jsonl:3", "UTF-8")
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "E145", "entities.jsonl:3")
     entities.write_text('{"id": "Q1", "name": 5}\n')
-    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "entities.jsonl:1", "'Q1'", "'name'")
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "E137", "entities.jsonl:1", "'Q1'", "'name'")
     entities.write_text("")
-    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "entities.jsonl", "no entities")
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "E136", "entities.jsonl")
     assert not (tmp_path / "kb").exists()
 
 
 def test_build_refuses_a_kb_without_aliases(tmp_path, jsonl_files):
     entities, aliases = jsonl_files
     aliases.write_text("")
-    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "no aliases", "--title-aliases")
+    assert_one_line_error(build(entities, aliases, tmp_path / "kb"), "E710")
     assert build(entities, aliases, tmp_path / "kb", "--title-aliases").exit_code == 0
 
 
 def test_build_with_missing_encoder_dir(tmp_path, jsonl_files):
     missing = tmp_path / "no_encoder"
     result = build(*jsonl_files, tmp_path / "kb", "--vectors", "compute", "--encoder", missing)
-    assert_one_line_error(result, "Encoder directory not found", str(missing))
+    assert_one_line_error(result, "E255", str(missing))
 
 
 def test_kb_errors_in_other_commands_are_one_line(tmp_path):
     (tmp_path / "notakb").mkdir()
-    assert_one_line_error(runner.invoke(app, ["kb", "info", str(tmp_path / "notakb")]), "manifest.json")
+    assert_one_line_error(runner.invoke(app, ["kb", "info", str(tmp_path / "notakb")]), "E207", "manifest.json")
 
 
 @pytest.mark.parametrize("top_k", ["0", "-1"])
@@ -89,8 +90,8 @@ def test_unexpected_errors_still_raise(tmp_path, jsonl_files, monkeypatch):
 
 def test_build_eval_refuses_unknown_or_clashing_entity_sources(tmp_path, jsonl_files):
     build_eval = lambda *args: runner.invoke(app, ["kb", "build-eval", str(tmp_path), str(tmp_path / "out"), *map(str, args)])
-    assert_one_line_error(build_eval("--entity-sources", "summaries,wikidata"), "Unknown entity sources ['wikidata']")
+    assert_one_line_error(build_eval("--entity-sources", "summaries,wikidata"), "E603", "['wikidata']")
     assert build(*jsonl_files, tmp_path / "kb").exit_code == 0
     result = build_eval("--entity-sources", "summaries,gum", "--alias-sources", "titles", "--entities-from", tmp_path / "kb")
-    assert_one_line_error(result, "--entity-sources and --entities-from exclude each other")
+    assert_one_line_error(result, "E712")
     assert not (tmp_path / "out").exists()

@@ -19,7 +19,7 @@ def test_vectors_pipeline_round_trips_with_case_variants(tmp_path):
 
 
 def test_vectors_pipeline_rejects_mismatched_table():
-    with pytest.raises(ValueError, match="one vector row per word"):
+    with pytest.raises(ValueError, match="E707"):
         vectors_pipeline(["a", "b"], np.zeros((3, 4), dtype=np.float32))
 
 
