@@ -1,21 +1,16 @@
 """The peers every spacy_el component is compared with, on AIDA dev and test with the evaluation KB.
 
-- ``spacy_ner``: spaCy's `ner` trained on CoNLL-2003 train (configs/baselines/ner.cfg): NER F1.
-- ``prior_only``: the most probable candidate of the alias table, on the spaCy NER's mentions
-  (end-to-end) and on gold mentions (ED accuracy).
-- ``spacy_entity_linker``: spaCy's `entity_linker` with our KB (configs/baselines/entity_linker.cfg),
-  end-to-end on the spaCy NER's mentions and with gold mentions.
-- ``spacy_entity_linker_hybrid``: the same trained `entity_linker` choosing among spacy_el's hybrid
-  candidates (``spacy-el.HybridCandidates.v1`` through ``get_candidates_batch``) instead of the alias
-  table's, when the KB carries a mention encoder. It needs no training of its own: spaCy's
-  `entity_linker` learns from the gold entity's vector alone (its loss reads no candidates), so the
-  generator only changes which entities it chooses among.
-- ``<linker>_threshold``: each entity_linker with the ``threshold`` (NIL below it) best on AIDA dev, end to end
-  on AIDA test; the sweep's rows are ``el_micro_f_threshold_<t>`` on ``aida-dev``.
+- ``spacy_ner``: spaCy's ``ner`` trained on CoNLL-2003 train (configs/baselines/ner.cfg): NER F1.
+- ``prior_only``: the alias table's most probable candidate, on spaCy ``ner``'s mentions and on gold mentions.
+- ``spacy_entity_linker``: spaCy's ``entity_linker`` with our KB (configs/baselines/entity_linker.cfg), end to end
+  and with gold mentions; ``_hybrid``: the same model choosing among spacy_el's hybrid candidates (through
+  ``get_candidates_batch``) where the KB carries a mention encoder: its loss reads no candidates, so it needs no
+  training of its own.
+- ``<linker>_threshold``: each entity_linker with the ``threshold`` (NIL below it) best on AIDA dev, end to end on
+  AIDA test; the sweep's rows are ``el_micro_f_threshold_<t>`` on ``aida-dev``.
 
-EL is strong-match InKB, GERBIL micro/macro. Each EL row states the alias table's candidate recall@30
-on the same gold mentions (the ceiling of every alias-based linker). Speeds are words per second of
-``nlp.pipe`` on the test documents (batch size and threads in the notes).
+EL is strong-match InKB, GERBIL micro/macro; each EL row gives the alias table's recall@30 on the same gold
+mentions. Speeds are words per second of ``nlp.pipe`` on the test documents.
 
     python -m benchmarks.baselines
 """

@@ -1,25 +1,16 @@
-"""joint_coref_linker prediction speed and coreference quality of trained pipelines against a baseline pipeline,
-document by document in the same run.
+"""joint_coref_linker prediction speed, memory and coreference quality of trained pipelines against a baseline
+pipeline, document by document in the same run (docs/results.md).
 
-Made for settings that change what prediction computes, such as the model's ``antecedent_pruning`` and the
-component's ``predict_max_antecedents``: the pipelines (``--models name=path``, the first is the baseline;
-``--set name.setting=value`` configures one, so one trained model can run under several settings) run the texts
-of one test set, each document by every pipeline in turn, in an order that rotates from one document to the next,
-so that a machine shared with other work slows every pipeline alike. A first pass over ``--warmup`` documents is
-not timed.
+The pipelines (``--models name=path``, the first the baseline; ``--set name.setting=value`` configures one, so one
+model can run under several prediction settings) run the texts of one test set, each document by every pipeline in
+an order that rotates from one document to the next, so that a shared machine slows every pipeline alike; the first
+``--warmup`` documents are not timed. Rows per pipeline: ``words_per_s``, ``speed_ratio`` (the baseline's seconds
+over the pipeline's: above 1 is faster), the coreference scores of the same predictions (the test set's singleton
+protocol) and, with ``--long-tokens N``, ``long_doc_seconds`` and ``long_doc_peak_rss_mb`` of one N-token document
+(the test texts joined) in a fresh process. A run replaces its test set's rows and keeps the others'.
 
-Rows per pipeline: ``words_per_s`` (the test set's words over the summed seconds of its documents),
-``speed_ratio`` (the baseline's seconds over the pipeline's: above 1 is faster than the baseline) and the
-coreference scores of the same predictions (``coref_avg_f``, with the dataset's singleton protocol, as
-``benchmarks/joint_coref_linker.py`` scores it). With ``--long-tokens N``, each pipeline also runs one long
-document (the test texts joined, cut at ``N`` tokens) in a fresh process: ``long_doc_seconds`` and
-``long_doc_peak_rss_mb``, the peak memory while it runs. A run on one test set replaces that test set's rows and keeps the others'. Writes
-``benchmarks/results/jcl_inference_speed.json`` and its table in docs/joint_coref_linker.md.
-
-    python -m benchmarks.jcl_inference_speed --dataset litbank-test \\
-        --models nearest=training/jcl/litbank-converged/none/model-best \\
-        coarse=training/jcl/litbank-converged-coarse/none/model-best \\
-        coarse_k30=training/jcl/litbank-converged-coarse/none/model-best --set coarse_k30.predict_max_antecedents=30
+    python -m benchmarks.jcl_inference_speed --dataset gum-test --long-tokens 20000 \\
+        --models global=training/jcl/gum-converged/global/model-best en_spacy_el_coref=training/pretrained/coref/model-tuned
 """
 import argparse
 import multiprocessing

@@ -66,8 +66,8 @@ Hard = Sequence[Sequence[HardCase]]
 
 # -- data and models ------------------------------------------------------------------------------
 def read_split(data: Path, corpus: str, split: str, nlp: Language) -> Optional[List[Doc]]:
-    """The ``split`` (``test``, ``dev``) of ``corpus`` (``gum``, ``ontogum``, ``litbank``, ``aida``) under ``data``
-    (AIDA+ from the converted ``corpus/aida``); None where it is not on disk."""
+    """The ``split`` of ``corpus`` (``gum``, ``ontogum``, ``litbank``, ``aida``: AIDA+ from ``corpus/aida``) under
+    ``data``; None where it is not on disk."""
     if corpus == "gum" and (data / "gum").exists():
         return read_corpus("spacy-el.GumReader.v1", nlp, path=data / "gum", split=split)
     if corpus == "ontogum" and (data / "gum").exists():
@@ -94,8 +94,7 @@ def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc
 
 
 def unfinished(run: Path) -> bool:
-    """Whether ``run`` is a resumable training (``python -m spacy_el train``) that has checkpoints but no
-    ``finished.json``: its ``model-best`` is only the best so far."""
+    """Whether ``run`` is a resumable training that has not finished: its ``model-best`` is only the best so far."""
     return (run / CHECKPOINTS).is_dir() and not (run / CHECKPOINTS / FINISHED).exists()
 
 
@@ -130,10 +129,8 @@ def span_width_of(nlp: Language) -> int:
 
 
 def training_steps(nlp: Language) -> str:
-    """The ``[training] max_steps`` a model was trained with, from its own config, and, for a run of
-    ``python -m spacy_el train`` (its ``evaluations.json`` beside ``model-best``), the step of ``model-best`` and
-    the run's minutes: ``"3,820 steps (best on dev at step 2,674; 81.5 min)"``; a run that stopped before
-    ``max_steps`` says where: ``"1,337 of 2,865 steps (...)"``."""
+    """A model's training for the rows' notes: ``"3,820 steps"`` from its config, and for a ``spacy_el train`` run
+    (``evaluations.json`` beside ``model-best``) ``"1,337 of 2,865 steps (best on dev at step 955; 81.5 min)"``."""
     max_steps = nlp.config["training"]["max_steps"]
     evaluations = Path(nlp.path).parent / EVALUATIONS if nlp.path is not None else None
     best = best_evaluation(evaluations) if evaluations is not None else None

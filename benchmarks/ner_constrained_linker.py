@@ -1,30 +1,21 @@
-"""NER4EL ablation: the ner_constrained_linker variants beside the prior-only linker and spaCy's
-entity_linker, on the same evaluation KB and the same alias-table candidates (top 30).
+"""NER4EL ablation: the ner_constrained_linker variants beside the prior-only linker and spaCy's entity_linker, on the
+same evaluation KB and alias-table candidates (top 30) (docs/ner_constrained_linker.md).
 
-Rows (``benchmarks/results/ner_constrained_linker.json``):
+Rows: ``ed_accuracy`` with gold InKB mentions on AIDA dev/test, MSNBC and ACE2004 (ELEVANT's gold QIDs mapped to
+titles, their Wikidata types to CoNLL labels); ``el_micro_f`` end to end on AIDA test after spaCy ``ner``;
+``cand_recall_at_K`` of the lists the linker sees, with and without type-aware selection; ``mentions_per_s``.
 
-- ``ed_accuracy`` with gold mentions (InKB) on AIDA dev/test, MSNBC and ACE2004. MSNBC/ACE gold QIDs
-  become titles through ``spacy_el.corpora.qid_titles`` (labels whose entity has no title are left
-  out); their mention types come from the ELEVANT Wikidata types (person -> PER, organisation -> ORG,
-  geographic entity -> LOC, else MISC), as AIDA's come from the CoNLL labels.
-- ``el_micro_f`` end to end on AIDA test after the baseline spaCy ``ner`` (the pipelines source it).
-- ``cand_recall_at_K`` of the candidate lists the linker sees, with and without type-aware selection.
-- ``mentions_per_s`` of the component alone on AIDA test gold mentions.
+Systems: ``ner4el_baseline`` (all switches off), ``_types_repr`` (typed entity representations), ``_selection``
+(type-aware candidate selection), ``_negatives`` (same-type negatives), ``_decoding`` (soft type-constrained
+decoding on the baseline model; ``_decoding_hard`` the hard one), ``_all`` (all four; ``_all_bf16`` predicting
+under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
 
-Systems: ``ner4el_baseline`` (all switches off), ``ner4el_types_repr`` (typed entity representations),
-``ner4el_selection`` (type-aware candidate selection, in training and inference), ``ner4el_negatives``
-(same-type negatives), ``ner4el_decoding`` (soft type-constrained decoding on the baseline model;
-``ner4el_decoding_hard`` the hard one), ``ner4el_all`` (all four; ``ner4el_all_bf16`` the same model
-predicting under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
+    python -m benchmarks.ner_constrained_linker [--variant hybrid]   # --variant: <models>/all_hybrid alone
 
-    python -m benchmarks.ner_constrained_linker
-    python -m benchmarks.ner_constrained_linker --variant hybrid   # the model of <models>/all_hybrid alone
-
-``--variant NAME`` scores ``ner4el_all`` trained another way (``<models>/all_<NAME>``, e.g. on hybrid candidates)
-as ``ner4el_all_<NAME>``, with the soft-decoding weight the results file's dev sweep chose; its own candidates'
-recall after type-aware selection is in its notes and in ``<NAME>_top_k`` and ``<NAME>_type_aware_selection``
-rows. Every run merges its rows into the results file (``results_io.merge_rerun``): the other rows stay. The
-variants' dev sweeps of ``similarity_weight`` are in the benchmark as it was at commit b213347.
+``--variant NAME`` scores ``ner4el_all`` trained another way (``<models>/all_<NAME>``) as ``ner4el_all_<NAME>``, with
+the soft-decoding weight of the results file's dev sweep and its own candidates' recall (``<NAME>_top_k``,
+``<NAME>_type_aware_selection``). Every run merges its rows into the results file; the variants' studies are
+frozen in ``studies/ner_constrained_linker/``.
 """
 import argparse
 import json

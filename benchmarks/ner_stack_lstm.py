@@ -1,31 +1,21 @@
-"""ner_stack_lstm against its peers with the same word features, on AIDA/CoNLL dev and test.
+"""ner_stack_lstm against its peers with the same word features, on AIDA/CoNLL dev and test (docs/ner_stack_lstm.md).
 
-Systems (all trained on AIDA train, selected on dev; eval KB; CNN + character embedding + GloVe 6B 50d):
+Systems, all trained on AIDA train and selected on dev, with the evaluation KB and the same CNN + character + GloVe
+6B 50d features: ``ner_stack_lstm`` (the joint model: NER and end-to-end EL); ``_ner_only`` (the NER loss only,
+paper table 5); ``_el_only`` (the EL and NIL losses only, linking the joint model's mentions, paper table 6);
+``_no_sent_rep``, ``_no_ment_rep``, ``_no_nil`` (ablations, paper tables 7 and 8; skipped when not trained);
+``prior_only`` (the alias table's top candidate on the joint model's mentions); ``spacy_ner`` and
+``spacy_entity_linker`` (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
 
-- ``ner_stack_lstm``: the joint model (configs/ner_stack_lstm.cfg): NER and end-to-end EL.
-- ``ner_stack_lstm_ner_only``: the same model trained on the NER loss only (paper table 5).
-- ``ner_stack_lstm_el_only``: trained on the EL + NIL losses only, linking the joint model's mentions
-  (paper table 6: "the mentions linked by the individual system correspond to the ones detected by
-  the multi-task approach NER").
-- ``ner_stack_lstm_no_sent_rep``, ``_no_ment_rep``, ``_no_nil``: the joint model without the sentence
-  representation, the mention representation or the NIL classifier (paper tables 7 and 8; skipped when
-  not trained).
-- ``prior_only``: the alias table's most probable candidate on the joint model's mentions.
-- ``spacy_ner`` and ``spacy_entity_linker``: spaCy's ``ner`` and ``entity_linker`` with the same tok2vec
-  settings (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
+Metrics: ``ner_f`` (CoNLL types, exact span and label), ``el_micro_f`` / ``el_macro_f`` (InKB, strong match,
+GERBIL), ``nil_accuracy`` (on predicted mentions with a gold span: NIL decided exactly when the gold is NIL or not
+in the KB) and ``words_per_s``.
 
-Metrics: ``ner_f`` (CoNLL 4 types, exact span and label), ``el_micro_f`` / ``el_macro_f`` (InKB, strong
-match, GERBIL micro/macro), ``nil_accuracy`` (on the predicted mentions that match a gold mention's
-span: whether "NIL" was decided exactly when the gold entity is NIL or not in the KB), and
-``words_per_s`` of ``nlp.pipe`` on the test texts (batch size and threads in the notes).
+    python -m benchmarks.ner_stack_lstm [--variant hybrid]   # --variant: the joint model of <models>/joint_hybrid alone
 
-    python -m benchmarks.ner_stack_lstm
-    python -m benchmarks.ner_stack_lstm --variant hybrid   # the joint model of <models>/joint_hybrid alone
-
-``--variant NAME`` scores the joint model trained another way (``<models>/joint_<NAME>``, e.g. on hybrid
-candidates) as ``ner_stack_lstm_<NAME>``, its own generator's recall@30 in the EL rows' notes. Every run merges its
-rows into the results file (``results_io.merge_rerun``): the other rows stay. The variants' dev sweeps of
-``similarity_weight`` are in the benchmark as it was at commit b213347.
+``--variant NAME`` scores the joint model trained another way (``<models>/joint_<NAME>``) as
+``ner_stack_lstm_<NAME>``, its own generator's recall@30 in the notes. Every run merges its rows into the results
+file; the variants' studies are frozen in ``studies/ner_stack_lstm/``.
 """
 import argparse
 from pathlib import Path

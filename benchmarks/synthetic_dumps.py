@@ -2,21 +2,16 @@
 
     python -m benchmarks.synthetic_dumps OUT_DIR --n-entities 1000000 --n-links 3300000
 
-Writes ``OUT_DIR/wikidata.json.gz`` (``[``, one entity per line ending in ``,``, ``]``, the layout of
-``latest-all.json``) and ``OUT_DIR/enwiki.xml.gz`` (export schema 0.10: siteinfo, then pages), streamed:
-nothing but a block of random numbers is held in memory, whatever the size.
+Writes ``OUT_DIR/wikidata.json.gz`` (the layout of ``latest-all.json``) and ``OUT_DIR/enwiki.xml.gz`` (export schema
+0.10), streamed: nothing but a block of random numbers is held in memory, whatever the size.
 
-- Entities: people ("Mara Quellton"), places ("Port Velmar"), organisations ("Velmar Group") and works,
-  with multi-word names from syllable tables. The mixed-radix construction makes every title unique
-  without a set of titles; a name that repeats gets a Wikipedia-style disambiguator ("(Kind 2)").
-  Surnames and place stems are shared by many entities, so the anchors are ambiguous, as real ones are.
-- Wikidata: English label, description, 0-3 aliases (surname, initials, "the X"), P31 (Q5, Q515,
-  Q4830453, Q7725634), an enwiki sitelink; 5% of the items have no sitelink.
-- Wikipedia: one article per entity with a first paragraph and its share of ``n_links`` links, whose
-  targets follow a Zipf law over a random permutation of the entities (a few are linked very often, most
-  rarely) and whose anchors are the full name, the surname/stem, or an alias; 10% of the entities also
-  get a redirect (some of them through a chain of two), 1% of surnames a disambiguation page.
-- gzip (level 1) by default: bz2 compresses about 10x slower and the build reads both.
+- Entities: people, places, organisations and works with multi-word names from syllable tables; the mixed-radix
+  construction makes every title unique, a repeated name gets a disambiguator ("(Kind 2)"), and shared surnames
+  and place stems make the anchors ambiguous, as real ones are.
+- Wikidata: English label, description, 0-3 aliases, P31, an enwiki sitelink (missing for 5% of the items).
+- Wikipedia: an article per entity with its share of ``n_links`` links (targets Zipf-distributed over the
+  entities; anchors the full name, the surname or stem, or an alias), redirects for 10% of the entities (some
+  chained), disambiguation pages for 1% of the surnames. gzip level 1: bz2 compresses about 10x slower.
 """
 import argparse
 import gzip
