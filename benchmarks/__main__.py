@@ -1,6 +1,6 @@
 """Run a benchmark by name from any folder: ``python PATH/TO/benchmarks NAME [ARGS...]``.
 
-``python -m benchmarks.NAME`` needs the repository root as the working directory; the studies under
+``python -m benchmarks.NAME`` needs the repository root as the working directory; the component projects under
 ``projects/`` run their commands in their own folder, so they call ``python ${vars.root}/benchmarks NAME``,
 which runs ``benchmarks.NAME`` as ``__main__`` with the root importable. Every benchmark finds its files
 from the repository root (``results_io.ROOT``), whatever the working directory.
