@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import srsly
 from spacy import util
 
+from .errors import Errors
 from .kb import ElKnowledgeBase
 from .kb.serialization import read_manifest
 
@@ -74,16 +75,16 @@ def _check_fits(kb: ElKnowledgeBase, kb_dir: Path, pipeline_dir: Path, name: str
     width = _trained_width(pipeline_dir / name)
     if width is not None and kb.entity_vector_length != width:
         raise ValueError(
-            f"[spacy_el] The KB {kb_dir} has entity vectors of width {kb.entity_vector_length or 'none'}, but {name} in "
-            f"{pipeline_dir} was trained with width {width}: build the KB with the same entity encoder "
-            "(python -m spacy_el kb build ... --vectors compute)."
+            Errors.E011.format(
+                kb_dir=kb_dir, kb_width=kb.entity_vector_length or "none", name=name, pipeline_dir=pipeline_dir, width=width
+            )
         )
     trained = _trained_vectors_encoder(pipeline_dir, name)
     if trained and kb.vectors_encoder and dict(trained) != dict(kb.vectors_encoder):
         raise ValueError(
-            f"[spacy_el] The KB {kb_dir}'s entity vectors come from the encoder {kb.vectors_encoder}, but {name} in "
-            f"{pipeline_dir} was trained with vectors of {trained}: vectors of two encoders are not comparable. "
-            "Compute the KB's vectors with the encoder the component was trained with."
+            Errors.E012.format(
+                kb_dir=kb_dir, vectors_encoder=kb.vectors_encoder, name=name, pipeline_dir=pipeline_dir, trained=trained
+            )
         )
 
 
@@ -96,19 +97,16 @@ def attach_kb(
 
     pipeline_dir, kb_dir, output_dir = Path(pipeline_dir), Path(kb_dir), Path(output_dir)
     if not (pipeline_dir / "config.cfg").is_file():
-        raise ValueError(f"[spacy_el] {pipeline_dir} is not a spaCy pipeline directory (no config.cfg).")
+        raise ValueError(Errors.E013.format(pipeline_dir=pipeline_dir))
     known = kb_components(pipeline_dir)
     names = list(components) or known
     unknown = [name for name in names if name not in known]
     if unknown or not names:
-        raise ValueError(
-            f"[spacy_el] {pipeline_dir} has no spacy_el component {unknown or ''} to give a KB to "
-            f"(its spacy_el components: {known or 'none'})."
-        )
+        raise ValueError(Errors.E014.format(pipeline_dir=pipeline_dir, unknown=unknown or "", known=known or "none"))
     if output_dir.exists() and not (output_dir / "config.cfg").is_file():
-        raise ValueError(f"[spacy_el] {output_dir} exists and is not a spaCy pipeline directory: refusing to replace it.")
+        raise ValueError(Errors.E015.format(output_dir=output_dir))
     if output_dir.resolve() == pipeline_dir.resolve():
-        raise ValueError("[spacy_el] Give the KB to a copy: OUTPUT must differ from PIPELINE.")
+        raise ValueError(Errors.E016)
     kb = ElKnowledgeBase.load(kb_dir, mmap=False)
     for name in names:
         _check_fits(kb, kb_dir, pipeline_dir, name)

@@ -49,6 +49,28 @@ __all__ = [
 class Errors(metaclass=ErrorsWithCodes):
     """The errors of spacy_el outside ``spacy_el.kb`` (see the ranges above)."""
 
+    # -- E0xx: the Doc extensions, algorithms, scoring, attaching a KB -----------------------------------------
+    E001 = "Cluster {i} is empty; every cluster needs at least one mention."
+    E002 = "Cluster {i}: mention {mention!r} is not a (start, end) pair."
+    E003 = "Cluster {i}: mention ({start}, {end}) is not a non-empty token range of a Doc with {n_tokens} tokens."
+    E004 = "gold candidate dropout rate must be in [0, 1), got {rate!r}."
+    E005 = "max_length must be >= 5 (CLS, marker, piece, marker, SEP), got {max_length}."
+    E006 = "A mention window must hold at least 2 tokens, got {window}."
+    E007 = "A mention window's stride must be in [1, {window}] (the window), got {stride}."
+    E008 = "Mention span ({start}, {end}) is not inside a document of {n_tokens} tokens."
+    E009 = "{n_rankings} rankings but {n_weights} weights."
+    E010 = "The rank-fusion constant k must be >= 0, got {k}."
+    E011 = ("The KB {kb_dir} has entity vectors of width {kb_width}, but {name} in {pipeline_dir} was trained with "
+            "width {width}: build the KB with the same entity encoder (python -m spacy_el kb build ... --vectors "
+            "compute).")
+    E012 = ("The KB {kb_dir}'s entity vectors come from the encoder {vectors_encoder}, but {name} in "
+            "{pipeline_dir} was trained with vectors of {trained}: vectors of two encoders are not comparable. "
+            "Compute the KB's vectors with the encoder the component was trained with.")
+    E013 = "{pipeline_dir} is not a spaCy pipeline directory (no config.cfg)."
+    E014 = "{pipeline_dir} has no spacy_el component {unknown} to give a KB to (its spacy_el components: {known})."
+    E015 = "{output_dir} exists and is not a spaCy pipeline directory: refusing to replace it."
+    E016 = "Give the KB to a copy: OUTPUT must differ from PIPELINE."
+
     # -- E4xx: candidate generation ----------------------------------------------------------------------------
     E401 = "CandidateMemo limit must be >= 0, got {limit!r}."
     E402 = ("The mention encoder makes {dim}-d vectors but the KB's entity vectors are {vector_dim}-d: they come "

@@ -50,6 +50,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .errors import Errors
+
 if TYPE_CHECKING:  # spaCy is imported where a Doc is touched, not on import (see the docstring)
     from spacy.tokens import Doc, Span
 
@@ -135,16 +137,13 @@ def _normalise_clusters(doc: "Doc", clusters: Iterable[Iterable[Sequence[int]]],
         mentions: List[Tuple[int, int]] = []
         for mention in cluster:
             if len(mention) != 2:
-                raise ValueError(f"[spacy_el] Cluster {i}: mention {mention!r} is not a (start, end) pair.")
+                raise ValueError(Errors.E002.format(i=i, mention=mention))
             start, end = int(mention[0]), int(mention[1])
             if not 0 <= start < end <= len(doc):
-                raise ValueError(
-                    f"[spacy_el] Cluster {i}: mention ({start}, {end}) is not a non-empty token range of a "
-                    f"Doc with {len(doc)} tokens."
-                )
+                raise ValueError(Errors.E003.format(i=i, start=start, end=end, n_tokens=len(doc)))
             mentions.append((start, end))
         if not mentions:
-            raise ValueError(f"[spacy_el] Cluster {i} is empty; every cluster needs at least one mention.")
+            raise ValueError(Errors.E001.format(i=i))
         result.append(sorted(mentions) if sort else mentions)
     if sort:
         result.sort()

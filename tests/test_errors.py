@@ -5,6 +5,8 @@ import ast
 import inspect
 import re
 import string
+import subprocess
+import sys
 
 import pytest
 
@@ -68,3 +70,11 @@ def test_a_located_message_keeps_its_code():
     located = errors.with_place(text, "kb.jsonl:3")
     assert located.startswith("[spacy_el E101] kb.jsonl:3: ") and errors.untagged(located).startswith("kb.jsonl:3: ")
     assert errors.message_code("[spacy_el] not coded") is None and errors.message_code("E101 elsewhere") is None
+
+
+def test_importing_the_messages_imports_neither_spacy_thinc_nor_torch():
+    """``extensions.py`` and the pure metrics raise through ``spacy_el.errors``; importing it (and so the KB's
+    ``spacy_el.kb.errors``) must stay cheap."""
+    code = "import sys, spacy_el.errors, spacy_el.extensions; print(sorted({'spacy', 'thinc', 'torch'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -13,6 +13,8 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..errors import Errors
+
 Offsets = Tuple[int, int]
 #: One gold cluster: its mentions' ``(start, end)`` token offsets and its KB row (``None``: NIL).
 GoldCluster = Tuple[Sequence[Offsets], Optional[int]]
@@ -35,7 +37,7 @@ def hidden_gold_candidates(
         ``{mention offsets: KB row to hide}``.
     """
     if not 0.0 <= rate < 1.0:
-        raise ValueError(f"[spacy_el] gold candidate dropout rate must be in [0, 1), got {rate!r}.")
+        raise ValueError(Errors.E004.format(rate=rate))
     hidden: Dict[Offsets, int] = {}
     if rate == 0.0:
         return hidden

@@ -18,6 +18,8 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
+from ..errors import Errors
+
 __all__ = ["MarkedWindow", "MentionSlot", "wordpiece_range", "wordpiece_ranges", "marked_windows"]
 
 
@@ -94,7 +96,7 @@ def marked_windows(
         mentions, the rest of the budget going right.
     """
     if max_length < 5:
-        raise ValueError(f"[spacy_el] max_length must be >= 5 (CLS, marker, piece, marker, SEP), got {max_length}.")
+        raise ValueError(Errors.E005.format(max_length=max_length))
     n = len(piece_ids)
     if n == 0:
         # Nothing to encode (the tokenizer kept no piece): every mention is represented by a bare

@@ -13,6 +13,8 @@ once, and a mention near a boundary sees context on one side only.
 from bisect import bisect_left, bisect_right
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
+
 Span = Tuple[int, int]
 
 
@@ -32,10 +34,10 @@ def grid_windows(n_tokens: int, window: int, stride: Optional[int] = None) -> Li
 def check_window(window: int, stride: Optional[int] = None) -> int:
     """The stride of ``window``-token windows (None: half a window), after checking both."""
     if window < 2:
-        raise ValueError(f"[spacy_el] A mention window must hold at least 2 tokens, got {window}.")
+        raise ValueError(Errors.E006.format(window=window))
     stride = window // 2 if stride is None else int(stride)
     if not 1 <= stride <= window:
-        raise ValueError(f"[spacy_el] A mention window's stride must be in [1, {window}] (the window), got {stride}.")
+        raise ValueError(Errors.E007.format(window=window, stride=stride))
     return stride
 
 
@@ -55,7 +57,7 @@ def assign_windows(
     assignment: List[int] = []
     for start, end in mentions:
         if not 0 <= start < end <= n_tokens:
-            raise ValueError(f"[spacy_el] Mention span ({start}, {end}) is not inside a document of {n_tokens} tokens.")
+            raise ValueError(Errors.E008.format(start=start, end=end, n_tokens=n_tokens))
         best = _most_central(grid, grid_starts, window, start, end)
         if best is None:
             pad = max(0, (window - (end - start)) // 2)

@@ -4,6 +4,8 @@ from typing import Hashable, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
+from ..errors import Errors
+
 Item = TypeVar("Item", bound=Hashable)
 
 
@@ -18,9 +20,9 @@ def reciprocal_rank_fusion(
     U distinct ids, best first.
     """
     if len(rankings) != len(weights):
-        raise ValueError(f"[spacy_el] {len(rankings)} rankings but {len(weights)} weights.")
+        raise ValueError(Errors.E009.format(n_rankings=len(rankings), n_weights=len(weights)))
     if k < 0:
-        raise ValueError(f"[spacy_el] The rank-fusion constant k must be >= 0, got {k}.")
+        raise ValueError(Errors.E010.format(k=k))
     lists = [np.asarray(ranking, dtype=np.int64).reshape(-1) for ranking in rankings]
     if not sum(len(ids) for ids in lists):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)

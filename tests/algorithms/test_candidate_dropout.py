@@ -18,7 +18,7 @@ def test_rate_zero_hides_nothing():
 
 @pytest.mark.parametrize("rate", [-0.1, 1.0, 1.5])
 def test_rate_outside_zero_one_is_refused(rate):
-    with pytest.raises(ValueError, match="rate"):
+    with pytest.raises(ValueError, match="E004"):
         hidden_gold_candidates(GOLD, everyone_has_it, rate, np.random.default_rng(0))
 
 

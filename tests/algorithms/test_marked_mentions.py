@@ -49,7 +49,7 @@ def test_no_pieces_still_gives_one_slot_per_mention():
 
 
 def test_too_short_windows_are_refused():
-    with pytest.raises(ValueError, match="max_length"):
+    with pytest.raises(ValueError, match="E005"):
         windows_for([(0, 1)], max_length=4)
 
 
