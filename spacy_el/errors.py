@@ -58,7 +58,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E006 = "A mention window must hold at least 2 tokens, got {window}."
     E007 = "A mention window's stride must be in [1, {window}] (the window), got {stride}."
     E008 = "Mention span ({start}, {end}) is not inside a document of {n_tokens} tokens."
-    E009 = "{n_rankings} rankings but {n_weights} weights."
+    E009 = "{n_rankings} rankings but {n_weights} weights: give one weight per ranking."
     E010 = "The rank-fusion constant k must be >= 0, got {k}."
     E011 = ("The KB {kb_dir} has entity vectors of width {kb_width}, but {name} in {pipeline_dir} was trained with "
             "width {width}: build the KB with the same entity encoder (python -m spacy_el kb build ... --vectors "
