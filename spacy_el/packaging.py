@@ -100,7 +100,7 @@ def check_redistributable(pipeline_dir: PathLike, i_know_the_licences: bool = Fa
     ``i_know_the_licences`` (then they are returned, for a warning). RETURNS: the problems accepted."""
     problems = alias_source_problems(pipeline_dir)
     if problems and not i_know_the_licences:
-        raise ValueError(Errors.E736.format(pipeline_dir=pipeline_dir, problems='; '.join(problems)))
+        raise ValueError(Errors.E736.format(pipeline_dir=pipeline_dir, problems="; ".join(problems)))
     return problems
 
 

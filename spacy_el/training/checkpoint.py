@@ -141,7 +141,7 @@ def restore_optimizer(
         if getattr(optimizer, name) != value
     ]
     if changed:
-        raise ValueError(Errors.E719.format(rates='; '.join(changed)))
+        raise ValueError(Errors.E719.format(rates="; ".join(changed)))
     keys = {path: key for key, path in paths.items()}
 
     def key_of(path: str) -> KeyT:
