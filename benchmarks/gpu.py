@@ -121,12 +121,10 @@ def main(argv: Sequence[str] = ()) -> None:
 
 @published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Optional[Path] = PAGES[NAME]) -> None:
-    """The component checks, and the coreference test scores of the GPU trainings (``studies/``)."""
+    """The component checks (the file's coreference rows are the GPU studies', in studies/joint_coref_linker)."""
     publish_table(readme, NAME, results_to_markdown(
         results, pivot=True, select=lambda r: r["metric"].startswith("gpu_"),
         column_order=("gpu_trained", "gpu_params_on_gpu", "gpu_cpu_same_decisions", "gpu_cpu_identical_docs")))
-    publish_table(readme, f"{NAME}_coref", results_to_markdown(
-        results, pivot=True, select=lambda r: r["dataset"] in ("ontogum-test", "litbank-test") and r["metric"].startswith("coref_")))
 
 
 if __name__ == "__main__":

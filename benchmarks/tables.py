@@ -67,7 +67,6 @@ PAGES = Pages({
     "annotate": DOCS / "annotate.md",
     "prediction_parity": DOCS / "prediction_parity.md",
     "gpu": DOCS / "gpu.md",
-    "gpu_coref": DOCS / "gpu.md",
 })
 # The benchmark modules whose ``write_tables()`` renders a table that a page shows, from their results file
 # (prediction_parity renders only when run: its table has no default file).
@@ -279,9 +278,8 @@ HEADLINES: Tuple[Headline, ...] = (
     Headline("`joint_coref_linker` (coreference + EL, trained to convergence)", "joint_coref_linker.json", "gum-test",
              "elh_f", "global_converged", (("Standalone, trained to convergence", "standalone_converged"),),
              "docs/joint_coref_linker.md"),
-    Headline("`joint_coref_linker` (coreference alone, two seeds)", "joint_coref_linker.json", "litbank-test",
-             "coref_avg_f", "coref_antecedent_averaging_converged_coarse_width16_seed_mean", (),
-             "docs/results.md"),
+    Headline("`joint_coref_linker` (coreference alone)", "joint_coref_linker.json", "litbank-test",
+             "coref_avg_f", "coref_antecedent_averaging_converged_coarse_width16", (), "docs/results.md"),
     Headline("candidate generation (`spacy-el.HybridCandidates.v1`)", "candidates.json", "aida-test",
              "cand_recall_at_30", "hybrid", (("alias table", "alias"),), "docs/candidates.md"),
     Headline("`entity_retriever` (EntQA)", "entqa.json", "aida-test", "recall_at_100", "entity_retriever",
@@ -325,24 +323,22 @@ def grid(systems: Sequence[str], datasets: Sequence[str]) -> Tuple[Tuple[str, st
 
 
 #: Marker name -> the rows it shows: each component beside its peers on the same data (their pages say what
-#: each system is), and the coreference resolvers that the headlines read.
+#: each system is), and the coreference resolvers that the headlines read. Only rows that a product benchmark
+#: writes (with its ``--variant``s): a study's seeds, means and dev sweeps are in its ``studies/*/REPORT.md``.
 SELECTIONS: Dict[str, Selection] = {
     "ner_constrained_linker_peers": Selection(
         "ner_constrained_linker.json",
-        grid(("ner4el_baseline", "ner4el_all", "ner4el_all_hybrid_similarity", "prior_only", "spacy_entity_linker"),
-             ("aida-test", "msnbc", "ace2004")),
+        grid(("ner4el_baseline", "ner4el_all", "prior_only", "spacy_entity_linker"), ("aida-test", "msnbc", "ace2004")),
         ("ed_accuracy", "el_micro_f", "mentions_per_s")),
     "ner_stack_lstm_peers": Selection(
         "ner_stack_lstm.json",
-        grid(("ner_stack_lstm", "ner_stack_lstm_ner_only", "ner_stack_lstm_el_only", "ner_stack_lstm_hybrid_similarity",
-              "spacy_ner", "spacy_entity_linker", "prior_only"), ("aida-test",)),
+        grid(("ner_stack_lstm", "ner_stack_lstm_ner_only", "ner_stack_lstm_el_only", "spacy_ner", "spacy_entity_linker",
+              "prior_only"), ("aida-test",)),
         ("ner_f", "el_micro_f", "el_macro_f", "nil_accuracy", "words_per_s")),
     "joint_coref_linker_peers": Selection(
         "joint_coref_linker.json",
-        grid(("global_converged_seed_mean", "local_converged_seed_mean", "standalone_converged_seed_mean"),
-             ("gum-test",))
-        + grid(("global_seed_mean", "local_seed_mean", "standalone", "prior_only", "spacy_entity_linker"),
-               ("aida-test",)),
+        grid(("global_converged", "local_converged", "standalone_converged"), ("gum-test",))
+        + grid(("global", "local", "standalone", "prior_only", "spacy_entity_linker"), ("aida-test",)),
         ("coref_avg_f", "elm_f", "elh_f", "cluster_accuracy_multi", "hard_case_accuracy")),
     "entqa_peers": Selection(
         "entqa.json",
@@ -357,13 +353,9 @@ SELECTIONS: Dict[str, Selection] = {
         ("cand_recall_at_1", "cand_recall_at_10", "cand_recall_at_30", "cand_recall_at_100", "mentions_per_s")),
     "coref_resolvers": Selection(
         "joint_coref_linker.json",
-        grid(("coref_antecedent_averaging_converged_coarse_width16",
-              "coref_antecedent_averaging_converged_coarse_width16_seed1",
-              "coref_antecedent_averaging_converged_coarse_width16_seed_mean",
-              "coref_none_converged_coarse_predict_antecedents"), ("litbank-test",))
-        + (("coref_none_converged_coarse_predict_antecedents", "ontogum-test"),)
-        + grid(("global_converged_coarse_width16_predict_antecedents",
-                "global_converged_coarse_averaging_predict_antecedents"), ("gum-test",)),
+        (("coref_antecedent_averaging_converged_coarse_width16", "litbank-test"),
+         ("coref_none_converged_coarse", "ontogum-test"))
+        + grid(("global_converged_coarse_width16", "global_converged_coarse_averaging"), ("gum-test",)),
         ("coref_muc_f", "coref_b3_f", "coref_ceafe_f", "coref_avg_f", "coref_avg_f_unmasked",
          "coref_avg_f_no_singletons", "elh_f")),
 }
