@@ -101,7 +101,7 @@ def total_rows(workflow: str, steps: Sequence[str], rows: Sequence[Row]) -> List
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workflow", help="a workflow of project.yml (demo, all, test)")
+    parser.add_argument("workflow", help="a workflow of the root project.yml (demo, train, pretrained, test)")
     parser.add_argument("--steps", nargs="+", help="time only these steps of the workflow (default: all of them, in order)")
     parser.add_argument("--recorded", action="store_true",
                         help="take each step's minutes from its finished resumable training's own record instead of "
