@@ -37,7 +37,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer
+from thinc.api import Model, Optimizer
 
 from ..algorithms.passages import Passage, make_passages, passages_covering, topic_text
 from ..algorithms.rank_fusion import round_robin
@@ -45,26 +45,11 @@ from ..candidates import CandidateGenerator
 from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import RetrieverBatch, encode_topic, question_sides, retriever_arrays, tokenizer_of
-from ..ml.entqa.model import build_torch_layer
+from ..ml.entqa.model import EntityRetrieverArguments, build_torch_layer
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
-DEFAULT_RETRIEVER_MODEL = """
-[model]
-@architectures = "spacy-el.EntityRetriever.v1"
-encoder = ""
-passage_length = 32
-stride = 16
-topic = "first_token"
-max_topic = 8
-pooling = "mean"
-init_scale = 20.0
-encoder_dtype = "auto"
-encoder_batch = 64
-encoder_lr_scale = 1.0
-dropout_masks = "uniform"
-"""
-DEFAULT_MODEL = Config().from_str(DEFAULT_RETRIEVER_MODEL)["model"]
+DEFAULT_MODEL = {"@architectures": "spacy-el.EntityRetriever.v1", **EntityRetrieverArguments.defaults()}
 RECALL_AT = (10, 30, 100)
 
 
@@ -77,7 +62,7 @@ class EntityRetrieverSettings(ComponentSettings):
     document per step (0 = all). seed: of the negative and passage sampling.
     """
 
-    component: ClassVar[str] = "entity_retriever"
+    owner: ClassVar[str] = "entity_retriever"
     top_k: int = setting(100, low=1)
     negatives: int = setting(63, low=1)
     hard_negative_ratio: float = setting(0.1, low=0.0, high=1.0)

@@ -57,7 +57,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer
+from thinc.api import Model, Optimizer
 
 from ..algorithms.entqa_decode import best_non_overlapping, merge_predictions, passage_predictions
 from ..algorithms.passages import (char_span_to_token_span, make_passages, topic_text, window_candidates, window_cores,
@@ -66,27 +66,12 @@ from ..extensions import register_extensions
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import EntityTokens, QuestionSide, ReaderBatch, encode_topic, mention_wordpieces, passage_from_slice
 from ..ml.entqa.inputs import CandidateTokens, joint_layout, joint_reader_arrays, marker_id, reader_arrays, tokenizer_of
-from ..ml.entqa.model import build_torch_layer
+from ..ml.entqa.model import EntQAReaderArguments, build_torch_layer
 from .entity_retriever import gold_mentions
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
-DEFAULT_READER_MODEL = """
-[model]
-@architectures = "spacy-el.EntQAReader.v1"
-encoder = ""
-max_passage_length = 48
-max_entity_length = 32
-topic = "first_token"
-max_topic = 8
-dropout = 0.1
-span_reduction = "sum"
-encoder_dtype = "auto"
-encoder_batch = 64
-encoder_lr_scale = 1.0
-dropout_masks = "uniform"
-"""
-DEFAULT_MODEL = Config().from_str(DEFAULT_READER_MODEL)["model"]
+DEFAULT_MODEL = {"@architectures": "spacy-el.EntQAReader.v1", **EntQAReaderArguments.defaults()}
 ENT_LABEL = "ENT"
 Prediction = Tuple[int, int, str, float]  # start token, end token (exclusive), kb_id, score
 READER_MODES = ("per_candidate", "joint")
@@ -109,7 +94,7 @@ class EntQAReaderSettings(ComponentSettings):
     opens each candidate.
     """
 
-    component: ClassVar[str] = "entqa_reader"
+    owner: ClassVar[str] = "entqa_reader"
     top_k: int = setting(20, low=1)
     top_p: int = setting(3, low=1)
     max_mention_length: int = setting(12, low=1)

@@ -108,7 +108,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer
+from thinc.api import Model, Optimizer
 
 from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
 from ..corpora.stats import mention_widths, share_wider_than
@@ -122,35 +122,11 @@ from ..candidates.memo import reads_encoder
 from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_similarities
 from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
 from ..ml.joint_coref.inputs import CandidateFn, SimilarityFn
-from ..ml.joint_coref.model import encoder_depth, set_save_encoder
+from ..ml.joint_coref.model import JointCorefArguments, encoder_depth, set_save_encoder
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
-DEFAULT_JOINT_COREF_MODEL = """
-[model]
-@architectures = "spacy-el.JointCorefLinker.v1"
-encoder = ""
-max_span_width = 5
-span_ratio = 0.4
-mode = "global"
-refinement = "none"
-window = 128
-stride = 64
-ffnn = 150
-ffnn_depth = 2
-width_emb = 20
-distance_width = 20
-entity_proj = 150
-dropout = 0.1
-dropout_masks = "uniform"
-nil_score = "learned"
-distance = "spans"
-score_bound = 10.0
-mention_loss_weight = 1.0
-encoder_batch = 32
-max_antecedents = 50
-"""
-DEFAULT_MODEL = Config().from_str(DEFAULT_JOINT_COREF_MODEL)["model"]
+DEFAULT_MODEL = {"@architectures": "spacy-el.JointCorefLinker.v1", **JointCorefArguments.defaults()}
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 #: Kept spans whose training candidates are remembered (hybrid and dense generators): about 3 KB each (16
 #: candidates and the 384-d mention vector), so at most about 750 MB. GUM train keeps 91,377 spans an epoch
@@ -215,7 +191,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     of its weights (module docstring, "Saving the heads only"); true = the whole model.
     """
 
-    component: ClassVar[str] = "joint_coref_linker"
+    owner: ClassVar[str] = "joint_coref_linker"
     mode: Optional[Literal[MODES]] = None  # type: ignore[valid-type]
     refinement: Optional[Literal[REFINEMENTS]] = None  # type: ignore[valid-type]
     write_ents: bool = False
@@ -752,4 +728,4 @@ def _disjoint(gold: GoldClusters) -> GoldClusters:
     return result
 
 
-__all__ = ["JointCorefLinker", "make_joint_coref_linker", "DEFAULT_JOINT_COREF_MODEL"]
+__all__ = ["JointCorefLinker", "make_joint_coref_linker", "DEFAULT_MODEL"]

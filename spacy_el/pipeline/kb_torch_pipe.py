@@ -85,7 +85,7 @@ class KBTorchPipe(TrainablePipe):
     @property
     def cfg(self) -> Mapping[str, Any]:
         """Read-only: the component's state and every setting, as JSON holds them (a list for a tuple)."""
-        return ReadOnlyCfg(self.name, {**copy.deepcopy(self._state), **self._settings.to_cfg()})
+        return ReadOnlyCfg(self.name, {**copy.deepcopy(self._state), **self._settings.to_dict()})
 
     def _check_settings(self, settings: ComponentSettings) -> None:
         """Raise a ValueError when ``settings`` (checked on their own already) do not fit the component's state
@@ -115,7 +115,7 @@ class KBTorchPipe(TrainablePipe):
     def settings_changed(self) -> Dict[str, Any]:
         """Setting -> value (as JSON holds it) of each setting that differs from the one the component was
         constructed with: what ``configure`` changed, and what the settings file records."""
-        now, constructed = self._settings.to_cfg(), self._constructed.to_cfg()
+        now, constructed = self._settings.to_dict(), self._constructed.to_dict()
         return {name: value for name, value in now.items() if value != constructed[name]}
 
     def record_settings_in(self, config: MutableMapping[str, Any]) -> None:
@@ -257,7 +257,7 @@ class KBTorchPipe(TrainablePipe):
         unknown = sorted(set(saved) - names - set(self._state))
         if unknown:  # applied, they would be saved again as if they meant something
             raise ValueError(
-                f"[spacy_el] The {self.name} settings in {where} hold {unknown}, which {self.settings_class.component} "
+                f"[spacy_el] The {self.name} settings in {where} hold {unknown}, which {self.settings_class.owner} "
                 f"neither has as a setting nor keeps as state ({sorted(self._state) + [DIMS, MODEL_CHECKSUM]}): was "
                 "the file written by another component or edited by hand? Remove those keys, or save the pipeline again."
             )

@@ -42,7 +42,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
-from thinc.api import Config, Model, Optimizer
+from thinc.api import Model, Optimizer
 
 from ..extensions import (
     BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS, register_extensions,
@@ -53,21 +53,12 @@ from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
 from ..ml.ner4el.inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, tokenizer_of, window_chunks
-from ..ml.ner4el.model import build_torch_layer
+from ..ml.ner4el.model import Ner4elArguments, build_torch_layer
 from .kb_torch_pipe import KBTorchPipe
 from .ner4el_candidates import CandidateSelector, CandidateSet
 from .settings import ComponentSettings, setting
 
-DEFAULT_NER4EL_MODEL = """
-[model]
-@architectures = "spacy-el.Ner4elScorer.v1"
-encoder = ""
-hidden_width = 256
-max_length = 128
-typed_entities = false
-dropout_masks = "uniform"
-"""
-DEFAULT_MODEL = Config().from_str(DEFAULT_NER4EL_MODEL)["model"]
+DEFAULT_MODEL = {"@architectures": "spacy-el.Ner4elScorer.v1", **Ner4elArguments.defaults()}
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 
 
@@ -92,7 +83,7 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     "not_linkable_label"; module docstring).
     """
 
-    component: ClassVar[str] = "ner_constrained_linker"
+    owner: ClassVar[str] = "ner_constrained_linker"
     spans_key: Optional[str] = setting(None, non_empty=True)
     top_k: int = setting(30, low=1)
     type_inventory: Literal["coarse", "fine"] = "coarse"
@@ -499,4 +490,4 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-__all__ = ["NerConstrainedLinker", "make_ner_constrained_linker", "DEFAULT_NER4EL_MODEL"]
+__all__ = ["NerConstrainedLinker", "make_ner_constrained_linker", "DEFAULT_MODEL"]

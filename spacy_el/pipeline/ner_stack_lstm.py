@@ -40,30 +40,17 @@ from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
 from ..candidates.arrays import padded_candidates, padded_similarities
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
-from ..ml.stack_lstm.model import build_torch_layer, set_learned_entities
+from ..ml.stack_lstm.model import StackLstmArguments, build_torch_layer, set_learned_entities
 from ..ml.stack_lstm.modules import StackLstmOutput
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
-DEFAULT_NER_STACK_LSTM_MODEL = """
-[model]
-@architectures = "spacy-el.StackLstmNerEl.v1"
-hidden_width = 100
-action_width = 20
-attention_width = 100
-el_hidden_width = 256
-nil_hidden_width = 100
-entity_vectors = "kb"
-learned_width = 64
-dropout = 0.3
-use_sentence_rep = true
-use_mention_rep = true
-dropout_masks = "uniform"
-
-[model.tok2vec]
+#: The word features of the default model: a character embedding and a CNN.
+DEFAULT_TOK2VEC = """
+[tok2vec]
 @architectures = "spacy.Tok2Vec.v2"
 
-[model.tok2vec.embed]
+[tok2vec.embed]
 @architectures = "spacy.CharacterEmbed.v2"
 width = 96
 rows = 5000
@@ -71,14 +58,17 @@ nM = 64
 nC = 8
 include_static_vectors = false
 
-[model.tok2vec.encode]
+[tok2vec.encode]
 @architectures = "spacy.MaxoutWindowEncoder.v2"
 width = 96
 depth = 2
 window_size = 1
 maxout_pieces = 3
 """
-DEFAULT_MODEL = Config().from_str(DEFAULT_NER_STACK_LSTM_MODEL)["model"]
+DEFAULT_MODEL = {
+    "@architectures": "spacy-el.StackLstmNerEl.v1", **StackLstmArguments.defaults(),
+    "tok2vec": Config().from_str(DEFAULT_TOK2VEC)["tok2vec"],
+}
 CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 INIT_SAMPLE = 10  # documents given to the model's initialize
 
@@ -99,7 +89,7 @@ class NerStackLstmSettings(ComponentSettings):
     the candidates (0: off; a weight chosen on dev, see the docs). The NIL decision is unchanged.
     """
 
-    component: ClassVar[str] = "ner_stack_lstm"
+    owner: ClassVar[str] = "ner_stack_lstm"
     tasks: Literal[TASKS] = "joint"  # type: ignore[valid-type]
     max_sentence_length: int = setting(150, low=1)
     nil_threshold: float = setting(0.5, low=0.0, low_open=True, high=1.0)

@@ -40,10 +40,11 @@ def test_bad_dtype_names_the_setting():
         resolve_encoder_dtype("float16", CPU)
 
 
-def test_architectures_accept_auto():
-    from spacy_el.ml.entqa.model import build_entity_retriever, build_entqa_reader
-    from spacy_el.ml.joint_coref.model import build_joint_coref_linker
+@pytest.mark.parametrize("component", ["joint_coref_linker", "entity_retriever", "entqa_reader", "ner_constrained_linker"])
+def test_architectures_default_to_auto_and_refuse_other_names(component):
+    import spacy
 
-    assert build_joint_coref_linker(encoder_dtype="auto").attrs["encoder_dtype"] == "auto"
-    assert build_entity_retriever(encoder_dtype="auto").attrs["encoder_dtype"] == "auto"
-    assert build_entqa_reader(encoder_dtype="auto").attrs["encoder_dtype"] == "auto"
+    pipe = spacy.blank("en").add_pipe(component)
+    assert pipe.model.attrs["encoder_dtype"] == "auto"
+    with pytest.raises(ValueError, match="encoder_dtype must be one of"):
+        spacy.blank("en").add_pipe(component, config={"model": {"encoder_dtype": "float16"}})

@@ -112,25 +112,25 @@ def test_joint_coref_linker_draws_the_masks_its_config_names(two_layer_encoder, 
 
 
 def _retriever(encoder: str, **kwargs: Any) -> Any:
-    from spacy_el.ml.entqa.model import build_entity_retriever
+    from spacy_el.ml.entqa.model import EntityRetrieverArguments, build_entity_retriever
 
-    model = build_entity_retriever(encoder=encoder, **kwargs)
+    model = build_entity_retriever(**{**EntityRetrieverArguments.defaults(), "encoder": encoder, **kwargs})
     model.set_dim("nE", 32)  # the tiny encoder's width, which the retriever's entity vectors must have
     return model
 
 
 def _reader(encoder: str, **kwargs: Any) -> Any:
-    from spacy_el.ml.entqa.model import build_entqa_reader
+    from spacy_el.ml.entqa.model import EntQAReaderArguments, build_entqa_reader
 
-    model = build_entqa_reader(encoder=encoder, **kwargs)
+    model = build_entqa_reader(**{**EntQAReaderArguments.defaults(), "encoder": encoder, **kwargs})
     model.set_dim("nE", 32)
     return model
 
 
 def _ner4el(encoder: str, **kwargs: Any) -> Any:
-    from spacy_el.ml.ner4el.model import build_ner4el_scorer
+    from spacy_el.ml.ner4el.model import Ner4elArguments, build_ner4el_scorer
 
-    model = build_ner4el_scorer(encoder=encoder, hidden_width=16, **kwargs)
+    model = build_ner4el_scorer(**{**Ner4elArguments.defaults(), "encoder": encoder, "hidden_width": 16, **kwargs})
     model.set_dim("nE", 8)
     model.set_dim("nT", 4)
     return model
@@ -139,10 +139,11 @@ def _ner4el(encoder: str, **kwargs: Any) -> Any:
 def _stack_lstm(encoder: str, **kwargs: Any) -> Any:
     from thinc.api import noop
 
-    from spacy_el.ml.stack_lstm.model import build_stack_lstm_ner_el
+    from spacy_el.ml.stack_lstm.model import StackLstmArguments, build_stack_lstm_ner_el
 
-    model = build_stack_lstm_ner_el(noop(), hidden_width=8, action_width=4, attention_width=8, el_hidden_width=8,
-                                    nil_hidden_width=8, learned_width=4, **kwargs)
+    small = {"hidden_width": 8, "action_width": 4, "attention_width": 8, "el_hidden_width": 8, "nil_hidden_width": 8,
+             "learned_width": 4}
+    model = build_stack_lstm_ner_el(tok2vec=noop(), **{**StackLstmArguments.defaults(), **small, **kwargs})
     for dim, size in (("nW", 16), ("nA", 5), ("nE", 8), ("nL", 0)):
         model.set_dim(dim, size)
     return model

@@ -52,16 +52,16 @@ def test_attached_heads_predict_as_the_original(heads_without_kb, tmp_path):
 
 def test_a_kb_that_does_not_fit_is_refused(heads_without_kb, tmp_path):
     _, heads = heads_without_kb
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*width 4.*trained with width 8"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E011\].*width 4.*trained with width 8"):
         attach_kb(heads, _kb(tmp_path, dim=4), tmp_path / "out")
     other = _kb(tmp_path, encoder={"name": "another-encoder", "sha256": "1" * 64})
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*another-encoder.*not comparable"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E012\].*another-encoder"):
         attach_kb(heads, other, tmp_path / "out")
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("keep me")
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*not a spaCy pipeline directory"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E015\]"):
         attach_kb(heads, _kb(tmp_path), tmp_path / "notes")
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*no spacy_el component"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E014\]"):
         attach_kb(heads, _kb(tmp_path), tmp_path / "out", components=["ner"])
     assert not (tmp_path / "out").exists() and (tmp_path / "notes" / "a.txt").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no staging folder is left behind"

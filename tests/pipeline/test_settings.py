@@ -10,7 +10,7 @@ from spacy_el.pipeline.settings import ComponentSettings, setting
 
 @dataclass(frozen=True)
 class ToySettings(ComponentSettings):
-    component: ClassVar[str] = "toy"
+    owner: ClassVar[str] = "toy"
     top_k: int = setting(10, low=1)
     ratio: float = setting(0.5, low=0.0, high=1.0, high_open=True)
     mode: Literal["a", "b"] = "a"
@@ -25,9 +25,9 @@ class ToySettings(ComponentSettings):
 
 def test_defaults_feed_the_factory_and_round_trip_through_cfg():
     assert ToySettings.defaults() == {"top_k": 10, "ratio": 0.5, "mode": "a", "threshold": None, "key": "toy", "flag": False}
-    settings = ToySettings.from_cfg({"top_k": 3, "ratio": 0})
+    settings = ToySettings(top_k=3, ratio=0)
     assert settings.ratio == 0.0 and isinstance(settings.ratio, float)
-    assert ToySettings.from_cfg(settings.to_cfg()) == settings
+    assert ToySettings(**settings.to_dict()) == settings
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_defaults_feed_the_factory_and_round_trip_through_cfg():
 )
 def test_invalid_settings_name_the_component_the_setting_and_the_value(cfg, message):
     with pytest.raises(ValueError, match=message):
-        ToySettings.from_cfg(cfg)
+        ToySettings().updated(**cfg)
 
 
 def test_updated_checks_as_construction_does():
@@ -64,17 +64,17 @@ def test_updated_checks_as_construction_does():
 
 @dataclass(frozen=True)
 class ListSettings(ComponentSettings):
-    component: ClassVar[str] = "lists"
+    owner: ClassVar[str] = "lists"
     labels: Tuple[str, ...] = setting(("DATE", "TIME"), non_empty=True)
     extra: Optional[Tuple[str, ...]] = None
 
 
 def test_a_tuple_of_strings_setting_takes_a_list_stores_a_tuple_and_round_trips_through_json():
     assert ListSettings.defaults() == {"labels": ["DATE", "TIME"], "extra": None}, "config and cfg hold lists"
-    settings = ListSettings.from_cfg({"labels": ["MONEY"], "extra": ("A",)})
+    settings = ListSettings(labels=["MONEY"], extra=("A",))
     assert settings.labels == ("MONEY",) and settings.extra == ("A",)
-    assert settings.to_cfg() == {"labels": ["MONEY"], "extra": ["A"]}
-    assert ListSettings.from_cfg(json.loads(json.dumps(settings.to_cfg()))) == settings
+    assert settings.to_dict() == {"labels": ["MONEY"], "extra": ["A"]}
+    assert ListSettings(**json.loads(json.dumps(settings.to_dict()))) == settings
     assert ListSettings(labels=[]).labels == (), "an empty list is allowed: nothing is excluded"
     assert settings.updated(labels=["X", "Y"]).labels == ("X", "Y")
 
@@ -82,7 +82,7 @@ def test_a_tuple_of_strings_setting_takes_a_list_stores_a_tuple_and_round_trips_
 @pytest.mark.parametrize("value", ["DATE", ["DATE", 3], [""], None, {"DATE": 1}])
 def test_a_tuple_of_strings_setting_refuses_other_values(value):
     with pytest.raises(ValueError, match="lists: labels must be a list of non-empty strings"):
-        ListSettings.from_cfg({"labels": value})
+        ListSettings(labels=value)
 
 
 def test_other_tuple_annotations_are_not_supported():

@@ -15,11 +15,13 @@ component sets it from its ``reader_mode`` setting before the layer is built, an
 mode, so a per-candidate model's attrs and bytes are those it always had). The encoder's learning rate
 is set through :class:`~spacy_el.ml.torch_io.EncoderLRShim`.
 """
-from typing import Any, Callable, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Literal, Tuple
 
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model
 
+from ..arguments import Arguments, argument
 from ..autocast import ENCODER_DTYPES
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
@@ -27,102 +29,106 @@ from ..torch_io import EncoderLRShim, load_encoder, torch_layer
 from .inputs import RetrieverBatch
 from .modules import JointReaderModule, PassageEncoder, ReaderModule
 
-__all__ = ["build_entity_retriever", "build_entqa_reader", "build_torch_layer"]
+__all__ = ["EntityRetrieverArguments", "EntQAReaderArguments", "build_entity_retriever", "build_entqa_reader", "build_torch_layer"]
 
 POOLINGS = ("mean", "cls")
 TOPIC_MODES = ("first_token", "first_sentence", "none")
 
 
-def _check(arch: str, name: str, ok: bool, expected: str, value: Any) -> None:
-    if not ok:
-        raise ValueError(f"[spacy_el] {arch}: {name} must be {expected}, got {value!r}.")
+@dataclass(frozen=True)
+class EntityRetrieverArguments(Arguments):
+    """The arguments of ``spacy-el.EntityRetriever.v1``, their defaults and ranges (documented on
+    :func:`build_entity_retriever`)."""
+
+    owner: ClassVar[str] = "EntityRetriever"
+    encoder: str = ""
+    passage_length: int = argument(32, low=1)
+    stride: int = argument(16, low=1)
+    topic: Literal[TOPIC_MODES] = "first_token"  # type: ignore[valid-type]
+    max_topic: int = argument(8, low=0)
+    pooling: Literal[POOLINGS] = "mean"  # type: ignore[valid-type]
+    init_scale: float = argument(20.0, low=0.0, low_open=True)
+    encoder_dtype: Literal[ENCODER_DTYPES] = "auto"  # type: ignore[valid-type]
+    encoder_batch: int = argument(64, low=1)
+    encoder_lr_scale: float = argument(1.0, low=0.0)
+    dropout_masks: Literal[DROPOUT_MASKS] = "uniform"  # type: ignore[valid-type]
+
+    def check(self) -> None:
+        if self.stride > self.passage_length:
+            raise self.invalid("stride", f"an int in [1, passage_length = {self.passage_length}]")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+@dataclass(frozen=True)
+class EntQAReaderArguments(Arguments):
+    """The arguments of ``spacy-el.EntQAReader.v1``, their defaults and ranges (documented on
+    :func:`build_entqa_reader`)."""
 
-
-def _check_common(arch: str, encoder: str, encoder_dtype: str, encoder_batch: int, encoder_lr_scale: float,
-                  topic: str, max_topic: int, dropout_masks: str) -> None:
-    _check(arch, "encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
-    _check(arch, "encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
-    _check(arch, "dropout_masks", dropout_masks in DROPOUT_MASKS, f"one of {DROPOUT_MASKS}", dropout_masks)
-    _check(arch, "encoder_batch", _is_int(encoder_batch) and encoder_batch >= 1, "an int >= 1", encoder_batch)
-    _check(arch, "encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
-           and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
-    _check(arch, "topic", topic in TOPIC_MODES, f"one of {TOPIC_MODES}", topic)
-    _check(arch, "max_topic", _is_int(max_topic) and max_topic >= 0, "an int >= 0", max_topic)
+    owner: ClassVar[str] = "EntQAReader"
+    encoder: str = ""
+    max_passage_length: int = argument(48, low=1)
+    max_entity_length: int = argument(32, low=1)
+    topic: Literal[TOPIC_MODES] = "first_token"  # type: ignore[valid-type]
+    max_topic: int = argument(8, low=0)
+    dropout: float = argument(0.1, low=0.0, high=1.0, high_open=True)
+    span_reduction: Literal["sum", "marginal"] = "sum"
+    encoder_dtype: Literal[ENCODER_DTYPES] = "auto"  # type: ignore[valid-type]
+    encoder_batch: int = argument(64, low=1)
+    encoder_lr_scale: float = argument(1.0, low=0.0)
+    dropout_masks: Literal[DROPOUT_MASKS] = "uniform"  # type: ignore[valid-type]
 
 
 @registry.architectures("spacy-el.EntityRetriever.v1")
 def build_entity_retriever(
-    encoder: str = "",
-    passage_length: int = 32,
-    stride: int = 16,
-    topic: str = "first_token",
-    max_topic: int = 8,
-    pooling: str = "mean",
-    init_scale: float = 20.0,
-    encoder_dtype: str = "auto",
-    encoder_batch: int = 64,
-    encoder_lr_scale: float = 1.0,
-    dropout_masks: str = "uniform",
+    *,
+    encoder: str,
+    passage_length: int,
+    stride: int,
+    topic: str,
+    max_topic: int,
+    pooling: str,
+    init_scale: float,
+    encoder_dtype: str,
+    encoder_batch: int,
+    encoder_lr_scale: float,
+    dropout_masks: str,
 ) -> Model:
-    """EntQA's passage encoder. encoder: local Hugging Face path ("" = packaged MiniLM), the encoder the
-    KB's entity vectors were computed with (the entity side of the dual encoder). passage_length /
-    stride: L and S in wordpieces (paper 32 / 16). topic: "first_token" (paper) | "first_sentence" |
-    "none"; max_topic: its wordpiece budget. pooling: "mean" | "cls" (use the KB encoder's). init_scale:
-    initial score scale s. encoder_dtype: autocast dtype of the transformer. encoder_batch: passages per
-    transformer call. encoder_lr_scale: the transformer's learning rate is the optimizer's times this.
-    dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how the transformer's dropout layers draw their
-    masks in training (:mod:`spacy_el.ml.dropout`: the same masks in distribution, cheaper on CPU)."""
-    arch = "EntityRetriever"
-    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic, dropout_masks)
-    _check(arch, "passage_length", _is_int(passage_length) and passage_length >= 1, "an int >= 1", passage_length)
-    _check(arch, "stride", _is_int(stride) and 1 <= stride <= passage_length if _is_int(passage_length) else False,
-           f"an int in [1, passage_length = {passage_length}]", stride)
-    _check(arch, "pooling", pooling in POOLINGS, f"one of {POOLINGS}", pooling)
-    _check(arch, "init_scale", isinstance(init_scale, (int, float)) and init_scale > 0, "a positive number", init_scale)
-    return Model(
-        "entity_retriever", torch_layer_forward, init=init, dims={"nE": None},
-        attrs={"kind": "retriever", "encoder": encoder, "passage_length": passage_length, "stride": stride,
-               "topic": topic, "max_topic": max_topic, "pooling": pooling, "init_scale": float(init_scale),
-               "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
-               "encoder_lr_scale": float(encoder_lr_scale), "dropout_masks": dropout_masks},
-    )
+    """EntQA's passage encoder; the defaults and ranges are :class:`EntityRetrieverArguments`'. encoder: local
+    Hugging Face path ("" = packaged MiniLM), the encoder the KB's entity vectors were computed with (the entity
+    side of the dual encoder). passage_length / stride: L and S in wordpieces (paper 32 / 16). topic:
+    "first_token" (paper) | "first_sentence" | "none"; max_topic: its wordpiece budget. pooling: "mean" | "cls"
+    (use the KB encoder's). init_scale: initial score scale s. encoder_dtype: autocast dtype of the transformer.
+    encoder_batch: passages per transformer call. encoder_lr_scale: the transformer's learning rate is the
+    optimizer's times this. dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how the transformer's
+    dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`: the same masks in distribution,
+    cheaper on CPU)."""
+    arguments = EntityRetrieverArguments.from_arguments(locals())
+    return Model("entity_retriever", torch_layer_forward, init=init, dims={"nE": None},
+                 attrs={"kind": "retriever", **arguments.to_dict()})
 
 
 @registry.architectures("spacy-el.EntQAReader.v1")
 def build_entqa_reader(
-    encoder: str = "",
-    max_passage_length: int = 48,
-    max_entity_length: int = 32,
-    topic: str = "first_token",
-    max_topic: int = 8,
-    dropout: float = 0.1,
-    span_reduction: str = "sum",
-    encoder_dtype: str = "auto",
-    encoder_batch: int = 64,
-    encoder_lr_scale: float = 1.0,
-    dropout_masks: str = "uniform",
+    *,
+    encoder: str,
+    max_passage_length: int,
+    max_entity_length: int,
+    topic: str,
+    max_topic: int,
+    dropout: float,
+    span_reduction: str,
+    encoder_dtype: str,
+    encoder_batch: int,
+    encoder_lr_scale: float,
+    dropout_masks: str,
 ) -> Model:
-    """EntQA's reader (cross-encoder). max_passage_length: wordpieces read of each retrieved passage.
-    max_entity_length: wordpieces of title ⊕ description. topic / max_topic: as the retriever's.
-    dropout: on the encoder output. span_reduction: "sum" (eq. 2) | "marginal" over a candidate's gold
-    spans. encoder_*, dropout_masks: as the retriever's (dropout_masks covers the output dropout too)."""
-    arch = "EntQAReader"
-    _check_common(arch, encoder, encoder_dtype, encoder_batch, encoder_lr_scale, topic, max_topic, dropout_masks)
-    for name, value in (("max_passage_length", max_passage_length), ("max_entity_length", max_entity_length)):
-        _check(arch, name, _is_int(value) and value >= 1, "an int >= 1", value)
-    _check(arch, "dropout", isinstance(dropout, (int, float)) and 0 <= dropout < 1, "a number in [0, 1)", dropout)
-    _check(arch, "span_reduction", span_reduction in ("sum", "marginal"), "'sum' or 'marginal'", span_reduction)
-    return Model(
-        "entqa_reader", torch_layer_forward, init=init, dims={"nE": None},
-        attrs={"kind": "reader", "encoder": encoder, "max_passage_length": max_passage_length,
-               "max_entity_length": max_entity_length, "topic": topic, "max_topic": max_topic, "dropout": float(dropout),
-               "span_reduction": span_reduction, "encoder_dtype": encoder_dtype, "encoder_batch": encoder_batch,
-               "encoder_lr_scale": float(encoder_lr_scale), "dropout_masks": dropout_masks},
-    )
+    """EntQA's reader (cross-encoder); the defaults and ranges are :class:`EntQAReaderArguments`'.
+    max_passage_length: wordpieces read of each retrieved passage. max_entity_length: wordpieces of title ⊕
+    description. topic / max_topic: as the retriever's. dropout: on the encoder output. span_reduction: "sum"
+    (eq. 2) | "marginal" over a candidate's gold spans. encoder_*, dropout_masks: as the retriever's
+    (dropout_masks covers the output dropout too)."""
+    arguments = EntQAReaderArguments.from_arguments(locals())
+    return Model("entqa_reader", torch_layer_forward, init=init, dims={"nE": None},
+                 attrs={"kind": "reader", **arguments.to_dict()})
 
 
 def build_torch_layer(model: Model) -> None:

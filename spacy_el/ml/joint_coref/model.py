@@ -24,13 +24,14 @@ safetensors (never pickled). The encoder's architecture and tokenizer come from 
 heads only and refers to the encoder by name and checksum (:mod:`spacy_el.ml.encoder_reference`).
 """
 from dataclasses import dataclass, replace
-from typing import Any, Callable, List, Optional, Tuple, Union
+from typing import Any, Callable, ClassVar, List, Literal, Optional, Tuple, Union
 
 import numpy as np
 import torch
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model
 
+from ..arguments import Arguments, argument
 from ..autocast import ENCODER_DTYPES
 from ..dropout import DROPOUT_MASKS
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
@@ -43,7 +44,8 @@ from .modules import DocOutput, JointCorefModule
 from .scorer import ANTECEDENT_PRUNINGS, MODES
 
 __all__ = [
-    "build_joint_coref_linker", "build_torch_layer", "predicted", "DocPrediction", "set_save_encoder", "encoder_depth",
+    "JointCorefArguments", "build_joint_coref_linker", "build_torch_layer", "predicted", "DocPrediction", "set_save_encoder",
+    "encoder_depth",
 ]
 
 
@@ -63,108 +65,93 @@ class DocPrediction:
     decoding: Optional[JointDecoding]
 
 
-def _check(name: str, ok: bool, expected: str, value: Any) -> None:
-    if not ok:
-        raise ValueError(f"[spacy_el] JointCorefLinker: {name} must be {expected}, got {value!r}.")
+@dataclass(frozen=True)
+class JointCorefArguments(Arguments):
+    """The arguments of ``spacy-el.JointCorefLinker.v1``, their defaults and ranges (documented on
+    :func:`build_joint_coref_linker`)."""
 
+    owner: ClassVar[str] = "JointCorefLinker"
+    encoder: str = ""
+    max_span_width: int = argument(5, low=1)
+    span_ratio: float = argument(0.4, low=0.0, low_open=True, high=5.0)
+    mode: Literal[MODES] = "global"  # type: ignore[valid-type]
+    refinement: Literal[REFINEMENTS] = "none"  # type: ignore[valid-type]
+    window: int = argument(128, low=4)
+    stride: int = argument(64, low=1)
+    ffnn: int = argument(150, low=1)
+    ffnn_depth: int = argument(2, low=1)
+    width_emb: int = argument(20, low=0)
+    distance_width: int = argument(20, low=1)
+    entity_proj: int = argument(150, low=1)
+    dropout: float = argument(0.1, low=0.0, high=1.0, high_open=True)
+    dropout_masks: Literal[DROPOUT_MASKS] = "uniform"  # type: ignore[valid-type]
+    nil_score: Literal["learned", "zero"] = "learned"
+    distance: Literal["spans", "tokens"] = "spans"
+    score_bound: Optional[float] = argument(10.0, low=0.0, low_open=True)
+    mention_loss_weight: float = argument(1.0, low=0.0)
+    encoder_batch: int = argument(32, low=1)
+    max_antecedents: Optional[int] = argument(50, low=1)
+    encoder_dtype: Literal[ENCODER_DTYPES] = "auto"  # type: ignore[valid-type]
+    prior_feature: bool = False
+    encoder_lr_scale: float = argument(1.0, low=0.0)
+    antecedent_pruning: Literal[ANTECEDENT_PRUNINGS] = "nearest"  # type: ignore[valid-type]
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    def check(self) -> None:
+        if self.stride > self.window - 2:
+            raise self.invalid("stride", f"an int in [1, window - 2 = {self.window - 2}]")
 
 
 @registry.architectures("spacy-el.JointCorefLinker.v1")
 def build_joint_coref_linker(
-    encoder: str = "",
-    max_span_width: int = 5,
-    span_ratio: float = 0.4,
-    mode: str = "global",
-    refinement: str = "none",
-    window: int = 128,
-    stride: int = 64,
-    ffnn: int = 150,
-    ffnn_depth: int = 2,
-    width_emb: int = 20,
-    distance_width: int = 20,
-    entity_proj: int = 150,
-    dropout: float = 0.1,
-    nil_score: str = "learned",
-    distance: str = "spans",
-    score_bound: Optional[float] = 10.0,
-    mention_loss_weight: float = 1.0,
-    encoder_batch: int = 32,
-    max_antecedents: Optional[int] = 50,
-    encoder_dtype: str = "auto",
-    prior_feature: bool = False,
-    encoder_lr_scale: float = 1.0,
-    antecedent_pruning: str = "nearest",
-    dropout_masks: str = "uniform",
+    *,
+    encoder: str,
+    max_span_width: int,
+    span_ratio: float,
+    mode: str,
+    refinement: str,
+    window: int,
+    stride: int,
+    ffnn: int,
+    ffnn_depth: int,
+    width_emb: int,
+    distance_width: int,
+    entity_proj: int,
+    dropout: float,
+    dropout_masks: str,
+    nil_score: str,
+    distance: str,
+    score_bound: Optional[float],
+    mention_loss_weight: float,
+    encoder_batch: int,
+    max_antecedents: Optional[int],
+    encoder_dtype: str,
+    prior_feature: bool,
+    encoder_lr_scale: float,
+    antecedent_pruning: str,
 ) -> Model:
-    """encoder: local Hugging Face encoder path ("" = packaged MiniLM). max_span_width: longest span
-    in tokens (paper: 5). span_ratio: spans kept per token after pruning (Lee et al.: 0.4).
-    The candidates per span come from the component's generator (its ``top_k``; paper: 16). mode: "global" | "local" |
-    "coref" | "link" (joint Global/Local, Standalone coref/EL). refinement: "none" |
-    "antecedent_averaging" | "entity_equalization". window / stride: wordpieces per encoder
-    window (with [CLS]/[SEP]) and the step between windows. ffnn, ffnn_depth, width_emb,
-    distance_width, entity_proj, dropout, nil_score, distance, score_bound: JointCorefScorer /
-    SpanEmbedder settings. mention_loss_weight: weight of the mention BCE on Phi_p (0 = off; also
-    decides whether NIL singletons are output). encoder_batch: windows per encoder call.
-    max_antecedents: antecedent window K (Lee et al. 2017/2018): only mention pairs at most K apart
-    in mention order get a coreference edge, so scoring is O(M K) (null = all pairs).
-    antecedent_pruning: "nearest" (those K pairs, Lee et al. 2017) | "coarse" (each mention's K best earlier
-    mentions by a learned coarse score, any distance back: Lee et al. 2018's coarse-to-fine).
-    encoder_dtype: "float32" | "bfloat16" | "auto": the encoder runs under torch autocast in this dtype,
-    in training and prediction; "auto" is bfloat16 where the hardware computes it natively (GPUs, CPUs
-    with AVX512-BF16/AMX) and float32 elsewhere (:mod:`spacy_el.ml.autocast`); its weights and
-    everything after it stay float32. prior_feature: add a learned multiple of the
-    log alias-table prior to Phi_l (Kolitsas et al. 2018; not in the paper's Phi_l, off by default).
-    encoder_lr_scale: the encoder's learning rate is the optimizer's times this (0 = frozen encoder).
-    dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how every dropout layer, the encoder's too, draws
-    its masks in training; "uniform" draws the same masks in distribution more cheaply on CPU, with BERT's
-    attention eager in training to use them too (:mod:`spacy_el.ml.dropout`)."""
-    _check("encoder", isinstance(encoder, str), "a string (local path or \"\")", encoder)
-    _check("max_span_width", _is_int(max_span_width) and max_span_width >= 1, "an int >= 1", max_span_width)
-    _check("span_ratio", isinstance(span_ratio, (int, float)) and 0 < span_ratio <= 5, "a number in (0, 5]", span_ratio)
-    _check("mode", mode in MODES, f"one of {MODES}", mode)
-    _check("refinement", refinement in REFINEMENTS, f"one of {REFINEMENTS}", refinement)
-    _check("window", _is_int(window) and window >= 4, "an int >= 4", window)
-    _check("stride", _is_int(stride) and 1 <= stride <= window - 2, f"an int in [1, window - 2 = {window - 2}]", stride)
-    for name, value in (("ffnn", ffnn), ("ffnn_depth", ffnn_depth), ("distance_width", distance_width),
-                        ("entity_proj", entity_proj), ("encoder_batch", encoder_batch)):
-        _check(name, _is_int(value) and value >= 1, "an int >= 1", value)
-    _check("width_emb", _is_int(width_emb) and width_emb >= 0, "an int >= 0", width_emb)
-    _check("dropout", isinstance(dropout, (int, float)) and 0 <= dropout < 1, "a number in [0, 1)", dropout)
-    _check("nil_score", nil_score in ("learned", "zero"), "'learned' or 'zero'", nil_score)
-    _check("distance", distance in ("spans", "tokens"), "'spans' or 'tokens'", distance)
-    _check("score_bound", score_bound is None or (isinstance(score_bound, (int, float)) and score_bound > 0),
-           "a positive number or null", score_bound)
-    _check("max_antecedents", max_antecedents is None or (_is_int(max_antecedents) and max_antecedents >= 1),
-           "an int >= 1 or null", max_antecedents)
-    _check("antecedent_pruning", antecedent_pruning in ANTECEDENT_PRUNINGS, f"one of {ANTECEDENT_PRUNINGS}",
-           antecedent_pruning)
-    _check("encoder_lr_scale", isinstance(encoder_lr_scale, (int, float)) and not isinstance(encoder_lr_scale, bool)
-           and encoder_lr_scale >= 0, "a number >= 0", encoder_lr_scale)
-    _check("prior_feature", isinstance(prior_feature, bool), "true or false", prior_feature)
-    _check("encoder_dtype", encoder_dtype in ENCODER_DTYPES, f"one of {ENCODER_DTYPES}", encoder_dtype)
-    _check("dropout_masks", dropout_masks in DROPOUT_MASKS, f"one of {DROPOUT_MASKS}", dropout_masks)
-    _check("mention_loss_weight", isinstance(mention_loss_weight, (int, float)) and mention_loss_weight >= 0,
-           "a number >= 0", mention_loss_weight)
-    return Model(
-        "joint_coref_linker",
-        forward,
-        init=init,
-        dims={"nE": None},
-        attrs={
-            "encoder": encoder, "max_span_width": max_span_width, "span_ratio": float(span_ratio),
-            "mode": mode, "refinement": refinement, "window": window,
-            "stride": stride, "ffnn": ffnn, "ffnn_depth": ffnn_depth, "width_emb": width_emb,
-            "distance_width": distance_width, "entity_proj": entity_proj, "dropout": float(dropout),
-            "nil_score": nil_score, "distance": distance, "score_bound": score_bound,
-            "mention_loss_weight": float(mention_loss_weight), "encoder_batch": encoder_batch,
-            "max_antecedents": max_antecedents, "encoder_dtype": encoder_dtype,
-            "prior_feature": prior_feature, "encoder_lr_scale": float(encoder_lr_scale),
-            "antecedent_pruning": antecedent_pruning, "dropout_masks": dropout_masks,
-        },
-    )
+    """The defaults and ranges are :class:`JointCorefArguments`'. encoder: local Hugging Face encoder path
+    ("" = packaged MiniLM). max_span_width: longest span in tokens (paper: 5). span_ratio: spans kept per token
+    after pruning (Lee et al.: 0.4). The candidates per span come from the component's generator (its ``top_k``;
+    paper: 16). mode: "global" | "local" | "coref" | "link" (joint Global/Local, Standalone coref/EL): the loss
+    trained and the decoding. refinement: "none" | "antecedent_averaging" | "entity_equalization". window /
+    stride: wordpieces per encoder window (with [CLS]/[SEP]) and the step between windows. ffnn, ffnn_depth,
+    width_emb, distance_width, entity_proj, dropout, nil_score, distance, score_bound: JointCorefScorer /
+    SpanEmbedder settings. mention_loss_weight: weight of the mention BCE on Phi_p (0 = off; also decides whether
+    NIL singletons are output). encoder_batch: windows per encoder call. max_antecedents: antecedent window K
+    (Lee et al. 2017/2018): only mention pairs at most K apart in mention order get a coreference edge, so
+    scoring is O(M K) (null = all pairs). antecedent_pruning: "nearest" (those K pairs, Lee et al. 2017) |
+    "coarse" (each mention's K best earlier mentions by a learned coarse score, any distance back: Lee et al.
+    2018's coarse-to-fine). encoder_dtype: "float32" | "bfloat16" | "auto": the encoder runs under torch autocast
+    in this dtype, in training and prediction; "auto" is bfloat16 where the hardware computes it natively (GPUs,
+    CPUs with AVX512-BF16/AMX) and float32 elsewhere (:mod:`spacy_el.ml.autocast`); its weights and everything
+    after it stay float32. prior_feature: add a learned multiple of the log alias-table prior to Phi_l (Kolitsas
+    et al. 2018; not in the paper's Phi_l). encoder_lr_scale: the encoder's learning rate is the optimizer's
+    times this (0 = frozen encoder). dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how every
+    dropout layer, the encoder's too, draws its masks in training; "uniform" draws the same masks in
+    distribution more cheaply on CPU, with BERT's attention eager in training to use them too
+    (:mod:`spacy_el.ml.dropout`)."""
+    arguments = JointCorefArguments.from_arguments(locals())
+    return Model("joint_coref_linker", forward, init=init, dims={"nE": None}, attrs=arguments.to_dict())
 
 
 def build_torch_layer(model: Model) -> None:

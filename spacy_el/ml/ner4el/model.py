@@ -9,13 +9,15 @@ KB at ``initialize``, and a component restores it (``build_torch_layer``) from i
 deserialising weights, as spacy-experimental's coref does. Weights are (de)serialised with
 safetensors, so loading a model file never unpickles anything.
 """
-from typing import Any, Callable, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Literal, Optional, Tuple
 
 import numpy as np
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
+from ..arguments import Arguments, argument
 from ..autocast import ENCODER_DTYPES, encoder_autocast
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import torch_layer_forward, torch_to_numpy
@@ -23,44 +25,49 @@ from ..torch_io import load_encoder, torch_layer
 from .inputs import Ner4elBatch
 from .modules import Ner4elScorer
 
-__all__ = ["build_ner4el_scorer", "build_torch_layer"]
+__all__ = ["Ner4elArguments", "build_ner4el_scorer", "build_torch_layer"]
 
 Output = Tuple[Floats2d, Floats2d]
 
 
+@dataclass(frozen=True)
+class Ner4elArguments(Arguments):
+    """The arguments of ``spacy-el.Ner4elScorer.v1``, their defaults and ranges (documented on
+    :func:`build_ner4el_scorer`)."""
+
+    owner: ClassVar[str] = "Ner4elScorer"
+    encoder: str = ""
+    hidden_width: int = argument(256, low=1)
+    max_length: int = argument(128, low=1)
+    typed_entities: bool = False
+    encoder_dtype: Literal[ENCODER_DTYPES] = "auto"  # type: ignore[valid-type]
+    dense_feature: bool = False
+    dropout_masks: Literal[DROPOUT_MASKS] = "uniform"  # type: ignore[valid-type]
+
+
 @registry.architectures("spacy-el.Ner4elScorer.v1")
 def build_ner4el_scorer(
-    encoder: str = "",
-    hidden_width: int = 256,
-    max_length: int = 128,
-    typed_entities: bool = False,
-    encoder_dtype: str = "auto",
-    dense_feature: bool = False,
-    dropout_masks: str = "uniform",
+    *,
+    encoder: str,
+    hidden_width: int,
+    max_length: int,
+    typed_entities: bool,
+    encoder_dtype: str,
+    dense_feature: bool,
+    dropout_masks: str,
 ) -> Model[Ner4elBatch, Output]:
-    """encoder: local Hugging Face encoder path ("" = packaged MiniLM); hidden_width: comparison space
-    width; max_length: wordpieces per marked window; typed_entities: NER4EL contribution 1;
-    dense_feature: also score with the candidate generator's mention-entity similarity (for the dense and
-    hybrid generators; with the alias generator the feature is absent for every candidate);
-    encoder_dtype: "float32" | "bfloat16" | "auto", the torch autocast dtype of the encoder *at prediction*
-    (training always runs in float32); "auto" is bfloat16 only where the device computes it natively
-    (:mod:`spacy_el.ml.autocast`). bfloat16 is faster on CPUs with bf16 instructions and on GPUs, with
-    slightly different scores. dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how the encoder's
-    dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`: the same masks in distribution,
-    cheaper on CPU)."""
-    if encoder_dtype not in ENCODER_DTYPES:
-        raise ValueError(f"[spacy_el] encoder_dtype must be one of {ENCODER_DTYPES}, got {encoder_dtype!r}.")
-    if dropout_masks not in DROPOUT_MASKS:
-        raise ValueError(f"[spacy_el] Ner4elScorer: dropout_masks must be one of {DROPOUT_MASKS}, got {dropout_masks!r}.")
-    return Model(
-        "ner4el_scorer",
-        forward,
-        init=init,
-        dims={"nE": None, "nT": None},
-        attrs={"encoder": encoder, "hidden_width": hidden_width, "max_length": max_length,
-               "typed_entities": typed_entities, "encoder_dtype": encoder_dtype, "dense_feature": dense_feature,
-               "dropout_masks": dropout_masks},
-    )
+    """The defaults and ranges are :class:`Ner4elArguments`'. encoder: local Hugging Face encoder path ("" =
+    packaged MiniLM); hidden_width: comparison space width; max_length: wordpieces per marked window;
+    typed_entities: NER4EL contribution 1; dense_feature: also score with the candidate generator's
+    mention-entity similarity (for the dense and hybrid generators; with the alias generator the feature is
+    absent for every candidate); encoder_dtype: "float32" | "bfloat16" | "auto", the torch autocast dtype of the
+    encoder *at prediction* (training always runs in float32); "auto" is bfloat16 only where the device computes
+    it natively (:mod:`spacy_el.ml.autocast`). bfloat16 is faster on CPUs with bf16 instructions and on GPUs,
+    with slightly different scores. dropout_masks: "bernoulli" (torch's nn.Dropout) | "uniform": how the
+    encoder's dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`: the same masks in
+    distribution, cheaper on CPU)."""
+    arguments = Ner4elArguments.from_arguments(locals())
+    return Model("ner4el_scorer", forward, init=init, dims={"nE": None, "nT": None}, attrs=arguments.to_dict())
 
 
 def build_torch_layer(model: Model) -> None:

@@ -20,7 +20,8 @@ The PyTorch layer is built lazily from the dims ``nW`` (tok2vec width), ``nA`` (
 (KB vector width, 0 without a KB) and ``nL`` (learned entity embeddings); the component saves them and
 calls :func:`build_torch_layer` before loading weights (safetensors, never pickled).
 """
-from typing import Any, Callable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, List, Literal, Optional, Tuple
 
 import numpy as np
 import torch
@@ -29,58 +30,65 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
+from ..arguments import Arguments, argument
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import scalar_loss_outputs
 from ..torch_io import torch_layer
 from .inputs import StackLstmBatch
 from .modules import ENTITY_VECTORS, StackLstmForward, StackLstmNerEl, StackLstmOutput, StackLstmSizes
 
-__all__ = ["build_stack_lstm_ner_el", "build_torch_layer", "set_learned_entities"]
+__all__ = ["StackLstmArguments", "build_stack_lstm_ner_el", "build_torch_layer", "set_learned_entities"]
+
+
+@dataclass(frozen=True)
+class StackLstmArguments(Arguments):
+    """The arguments of ``spacy-el.StackLstmNerEl.v1`` but its ``tok2vec``, their defaults and ranges (documented
+    on :func:`build_stack_lstm_ner_el`)."""
+
+    owner: ClassVar[str] = "StackLstmNerEl"
+    hidden_width: int = argument(100, low=1)
+    action_width: int = argument(20, low=1)
+    attention_width: int = argument(100, low=1)
+    el_hidden_width: int = argument(256, low=1)
+    nil_hidden_width: int = argument(100, low=1)
+    entity_vectors: Literal[ENTITY_VECTORS] = "kb"  # type: ignore[valid-type]
+    learned_width: int = argument(64, low=1)
+    dropout: float = argument(0.3, low=0.0, high=1.0, high_open=True)
+    use_sentence_rep: bool = True
+    use_mention_rep: bool = True
+    candidate_evidence: bool = False
+    dropout_masks: Literal[DROPOUT_MASKS] = "uniform"  # type: ignore[valid-type]
 
 
 @registry.architectures("spacy-el.StackLstmNerEl.v1")
 def build_stack_lstm_ner_el(
+    *,
     tok2vec: Model[List[Doc], List[Floats2d]],
-    hidden_width: int = 100,
-    action_width: int = 20,
-    attention_width: int = 100,
-    el_hidden_width: int = 256,
-    nil_hidden_width: int = 100,
-    entity_vectors: str = "kb",
-    learned_width: int = 64,
-    dropout: float = 0.3,
-    use_sentence_rep: bool = True,
-    use_mention_rep: bool = True,
-    candidate_evidence: bool = False,
-    dropout_masks: str = "uniform",
+    hidden_width: int,
+    action_width: int,
+    attention_width: int,
+    el_hidden_width: int,
+    nil_hidden_width: int,
+    entity_vectors: str,
+    learned_width: int,
+    dropout: float,
+    use_sentence_rep: bool,
+    use_mention_rep: bool,
+    candidate_evidence: bool,
+    dropout_masks: str,
 ) -> Model[StackLstmBatch, Tuple[Any, StackLstmOutput]]:
-    """tok2vec: the word features. hidden_width: every LSTM's width (the paper: 100). entity_vectors:
-    "kb" (the KB's vectors), "learned" (an embedding per entity seen in training, others share one)
-    or "kb+learned" (both, concatenated). use_sentence_rep / use_mention_rep: the paper's ablations.
-    candidate_evidence: the candidate generator's similarity joins each candidate's features and the
-    chunk's candidate evidence the NIL classifier's input (for the dense and hybrid generators; not in
-    the paper; :mod:`~spacy_el.ml.stack_lstm.modules`). dropout_masks: "bernoulli" (torch's nn.Dropout) |
-    "uniform": how the dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`: the same masks in
-    distribution, cheaper on CPU)."""
-    for name, value in (("hidden_width", hidden_width), ("action_width", action_width), ("attention_width", attention_width),
-                        ("el_hidden_width", el_hidden_width), ("nil_hidden_width", nil_hidden_width), ("learned_width", learned_width)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"[spacy_el] StackLstmNerEl {name} must be a positive integer, got {value!r}.")
-    if entity_vectors not in ENTITY_VECTORS:
-        raise ValueError(f"[spacy_el] entity_vectors must be one of {ENTITY_VECTORS}, got {entity_vectors!r}.")
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"[spacy_el] dropout must be in [0, 1), got {dropout}.")
-    if dropout_masks not in DROPOUT_MASKS:
-        raise ValueError(f"[spacy_el] StackLstmNerEl dropout_masks must be one of {DROPOUT_MASKS}, got {dropout_masks!r}.")
-    attrs = {
-        "hidden_width": hidden_width, "action_width": action_width, "attention_width": attention_width,
-        "el_hidden_width": el_hidden_width, "nil_hidden_width": nil_hidden_width, "entity_vectors": entity_vectors,
-        "learned_width": learned_width, "dropout": dropout, "use_sentence_rep": use_sentence_rep,
-        "use_mention_rep": use_mention_rep, "candidate_evidence": candidate_evidence, "dropout_masks": dropout_masks,
-    }
+    """The defaults and ranges are :class:`StackLstmArguments`'. tok2vec: the word features. hidden_width: every
+    LSTM's width (the paper: 100). entity_vectors: "kb" (the KB's vectors), "learned" (an embedding per entity
+    seen in training, others share one) or "kb+learned" (both, concatenated). use_sentence_rep /
+    use_mention_rep: the paper's ablations. candidate_evidence: the candidate generator's similarity joins each
+    candidate's features and the chunk's candidate evidence the NIL classifier's input (for the dense and hybrid
+    generators; not in the paper; :mod:`~spacy_el.ml.stack_lstm.modules`). dropout_masks: "bernoulli" (torch's
+    nn.Dropout) | "uniform": how the dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`:
+    the same masks in distribution, cheaper on CPU)."""
+    arguments = StackLstmArguments.from_arguments(locals())
     return Model(
         "stack_lstm_ner_el", forward, init=init, layers=[tok2vec], refs={"tok2vec": tok2vec},
-        dims={"nW": None, "nA": None, "nE": None, "nL": None}, attrs=attrs,
+        dims={"nW": None, "nA": None, "nE": None, "nL": None}, attrs=arguments.to_dict(),
     )
 
 
