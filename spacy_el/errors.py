@@ -70,6 +70,58 @@ class Errors(metaclass=ErrorsWithCodes):
     E014 = "{pipeline_dir} has no spacy_el component {unknown} to give a KB to (its spacy_el components: {known})."
     E015 = "{output_dir} exists and is not a spaCy pipeline directory: refusing to replace it."
     E016 = "Give the KB to a copy: OUTPUT must differ from PIPELINE."
+    # the transition system (spacy_el/algorithms/transition_system.py)
+    E017 = "A sequence has n_tokens >= 0 tokens, got {n_tokens}."
+    E018 = ("TransitionSystem needs at least one entity label (without a REDUCE action no state would become "
+            "final): give the labels the parser predicts.")
+    E019 = "Entity labels must be non-empty strings, got {label!r}."
+    E020 = "Duplicate entity labels: {labels}. Give each label once: its position defines its action id."
+    E021 = "Unknown {what} {name!r}; choose one of {known}."
+    E022 = "Action id {action} is out of range [0, {n_actions}): the system has {n_actions} actions."
+    E023 = ("Invalid action {action} in {state}: {reason}. Take an action that valid_actions(state) allows, "
+            "or mask the invalid ones before choosing.")
+    E024 = ("Span {span!r} is empty or out of range for {n_tokens} tokens: give (start, end, label) with "
+            "0 <= start < end <= n_tokens.")
+    E025 = ("Overlapping spans {first!r} and {second!r}: the transition system predicts non-overlapping "
+            "entities; keep one of them (spacy.util.filter_spans keeps the longest).")
+    E026 = "The actions end in a non-final {state}: a sequence of actions must empty the stack and the buffer."
+    # the spanning arborescence (spacy_el/algorithms/arborescence.py)
+    E027 = "scores must be a square [n, n] matrix, got shape {shape}."
+    E028 = "scores must have at least one node (the root), got an empty matrix."
+    E029 = "root {root} is out of range for {n} nodes."
+    E030 = "scores must be numeric, got dtype {dtype}."
+    E031 = "scores contain {value}: give -inf for a missing edge and finite scores otherwise."
+    E032 = ("No spanning arborescence: {n_missing} node(s) unreachable from root {root} ({n_no_in} of them with "
+            "no incoming edge at all): {nodes}. Give every node a finite incoming edge from a node the root "
+            "reaches.")
+    # passages and EntQA's decoding (spacy_el/algorithms/passages.py, entqa_decode.py)
+    E033 = "The passage {name} must be a positive integer, got {value!r}."
+    E034 = ("The passage stride ({stride}) must not exceed the passage length ({length}): some wordpieces would "
+            "belong to no passage.")
+    E035 = ("make_passages needs a Hugging Face *fast* tokenizer, which returns the offset mapping: load it with "
+            "use_fast=True.")
+    E036 = ("Invalid wordpiece span ({s}, {t}) for a passage of {n_wordpieces} wordpieces: it needs "
+            "0 <= s <= t < {n_wordpieces}.")
+    E037 = "top_p and max_length must be >= 1, got {top_p}, {max_length}."
+    # the metrics (spacy_el/scoring/)
+    E038 = "{side}: expected (start, end, label) triples, got {entity!r}."
+    E039 = "{side}: entity {entity!r} has an empty label; give every entity its label."
+    E040 = "{side}: expected (start, end, kb_id) triples, got {mention!r}."
+    E041 = ("{side}: span {span} has two different KB ids ({previous!r} and {kb_id!r}); a span has one link "
+            "(NIL included).")
+    E042 = "{side}: expected (mention, kb_id) pairs with a string or None kb_id, got {pair!r}."
+    E043 = "{side}: mention {mention!r} is in clusters {first} and {index}; put each mention in one cluster."
+    E044 = ("A gold cluster has several different KB ids: {kb_ids}. Give the mentions of a gold cluster one "
+            "link (or none).")
+    E045 = "{side}: cluster {index} must be a collection of mentions, got {cluster_type}."
+    E046 = "{side}: mention {mention!r} is not hashable; give mentions as tuples, e.g. (start, end)."
+    E047 = ("{side}: mention {mention!r} is in cluster {first} and cluster {index}; pass on_overlap='first' to "
+            "keep the first occurrence.")
+    E048 = "weights must be a 2-D matrix, got shape {shape}."
+    E049 = "k must be a positive integer, got {k!r}."
+    E050 = "ranked_candidates must be a sequence of id lists, not a string."
+    E051 = "Got {n_lists} candidate lists for {n_gold} gold ids: give one ranked list per gold id."
+    E052 = "The candidate list for gold {gold!r} is a string; give a list of ids."
 
     # -- E4xx: candidate generation ----------------------------------------------------------------------------
     E401 = "CandidateMemo limit must be >= 0, got {limit!r}."

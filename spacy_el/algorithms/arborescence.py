@@ -34,6 +34,8 @@ from typing import List
 
 import numpy as np
 
+from ..errors import Errors
+
 __all__ = ["max_spanning_arborescence", "reachable_from", "arborescence_score"]
 
 
@@ -73,20 +75,20 @@ def arborescence_score(scores: np.ndarray, parents: np.ndarray) -> float:
 def _validate(scores: np.ndarray, root: int) -> np.ndarray:
     scores = np.asarray(scores)
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
-        raise ValueError(f"scores must be a square [n, n] matrix, got shape {scores.shape}")
+        raise ValueError(Errors.E027.format(shape=scores.shape))
     n = scores.shape[0]
     if n == 0:
-        raise ValueError("scores must have at least one node (the root)")
+        raise ValueError(Errors.E028)
     if not -n <= root < n:
-        raise ValueError(f"root {root} is out of range for {n} nodes")
+        raise ValueError(Errors.E029.format(root=root, n=n))
     if not (np.issubdtype(scores.dtype, np.floating) or np.issubdtype(scores.dtype, np.integer)
             or scores.dtype == bool):
-        raise ValueError(f"scores must be numeric, got dtype {scores.dtype}")
+        raise ValueError(Errors.E030.format(dtype=scores.dtype))
     scores = scores.astype(np.float64)  # always a copy: the caller's array is never modified
     if np.isnan(scores).any():
-        raise ValueError("scores contain NaN")
+        raise ValueError(Errors.E031.format(value="NaN"))
     if np.isposinf(scores).any():
-        raise ValueError("scores contain +inf; use -inf for missing edges and finite scores otherwise")
+        raise ValueError(Errors.E031.format(value="+inf"))
     return scores
 
 
@@ -117,11 +119,8 @@ def max_spanning_arborescence(scores: np.ndarray, root: int = 0) -> np.ndarray:
     if not reachable.all():
         missing = np.flatnonzero(~reachable)
         no_in = missing[~np.isfinite(s[:, missing]).any(axis=0)]
-        detail = f" ({no_in.size} of them have no incoming edge at all)" if no_in.size else ""
-        raise ValueError(
-            f"no spanning arborescence: {missing.size} node(s) unreachable from root {root}{detail}: "
-            f"{missing[:20].tolist()}{' ...' if missing.size > 20 else ''}"
-        )
+        nodes = f"{missing[:20].tolist()}{' ...' if missing.size > 20 else ''}"
+        raise ValueError(Errors.E032.format(n_missing=missing.size, root=root, n_no_in=no_in.size, nodes=nodes))
     if n == 1:
         return np.array([-1], dtype=np.int64)
 

@@ -16,6 +16,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from ..errors import Errors
+
 __all__ = ["SpanPrediction", "log_softmax", "passage_predictions", "merge_predictions", "best_non_overlapping"]
 
 # (first wordpiece position s, last position t, candidate column k, score)
@@ -45,7 +47,7 @@ def passage_predictions(
     RETURNS: ``(s, t, k, p_rerank * p_span)`` with positions as in the inputs.
     """
     if top_p < 1 or max_length < 1:
-        raise ValueError(f"top_p and max_length must be >= 1, got {top_p}, {max_length}")
+        raise ValueError(Errors.E037.format(top_p=top_p, max_length=max_length))
     valid = candidate_mask.astype(bool)
     if not valid.any():
         return []

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
+
 __all__ = [
     "Passage",
     "make_passages",
@@ -72,15 +74,12 @@ class Passage:
 
 def _check_window(length: int, stride: int) -> None:
     if not isinstance(length, int) or length < 1:
-        raise ValueError(f"passage length must be a positive integer, got {length!r}")
+        raise ValueError(Errors.E033.format(name="length", value=length))
     if not isinstance(stride, int) or stride < 1:
-        raise ValueError(f"passage stride must be a positive integer, got {stride!r}")
+        raise ValueError(Errors.E033.format(name="stride", value=stride))
     if stride > length:
         # A stride larger than the window would silently skip wordpieces between passages.
-        raise ValueError(
-            f"passage stride ({stride}) must not exceed passage length ({length}); "
-            "otherwise some wordpieces would belong to no passage"
-        )
+        raise ValueError(Errors.E034.format(stride=stride, length=length))
 
 
 def make_passages(text: str, tokenizer: Any, length: int = 32, stride: int = 16) -> List[Passage]:
@@ -108,7 +107,7 @@ def make_passages(text: str, tokenizer: Any, length: int = 32, stride: int = 16)
     """
     _check_window(length, stride)
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("make_passages needs a Hugging Face *fast* tokenizer (offset mapping)")
+        raise ValueError(Errors.E035)
     if not text or not text.strip():
         return []
     encoding = tokenizer(
@@ -178,7 +177,7 @@ def topic_text(doc_text: str, mode: str = "first_token") -> str:
         ValueError: on an unknown ``mode``.
     """
     if mode not in TOPIC_MODES:
-        raise ValueError(f"unknown topic mode {mode!r}; expected one of {TOPIC_MODES}")
+        raise ValueError(Errors.E021.format(what="topic mode", name=mode, known=", ".join(TOPIC_MODES)))
     stripped = doc_text.strip() if doc_text else ""
     if mode == "none" or not stripped:
         return ""
@@ -204,9 +203,7 @@ def wordpiece_span_to_char_span(passage: Passage, s: int, t: int) -> Tuple[int, 
         ValueError: when ``not 0 <= s <= t < len(passage)``.
     """
     if not (0 <= s <= t < len(passage.offsets)):
-        raise ValueError(
-            f"invalid wordpiece span ({s}, {t}) for a passage of {len(passage.offsets)} wordpieces"
-        )
+        raise ValueError(Errors.E036.format(s=s, t=t, n_wordpieces=len(passage.offsets)))
     return passage.offsets[s][0], passage.offsets[t][1]
 
 

@@ -32,6 +32,8 @@ from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..errors import Errors
+
 SHIFT = 0
 OUT = 1
 REDUCE_PREFIX = "REDUCE-"
@@ -58,7 +60,7 @@ class State:
     def __init__(self, n_tokens: int) -> None:
         n_tokens = index(n_tokens)
         if n_tokens < 0:
-            raise ValueError(f"n_tokens must be >= 0, got {n_tokens}.")
+            raise ValueError(Errors.E017.format(n_tokens=n_tokens))
         self.n_tokens = n_tokens
         self.stack_start = 0
         self.buffer_start = 0
@@ -111,13 +113,13 @@ class TransitionSystem:
         labels = tuple(labels)
         if not labels:
             # Without a REDUCE action any SHIFT would lead to a state that can never become final.
-            raise ValueError("TransitionSystem needs at least one entity label.")
+            raise ValueError(Errors.E018)
         for label in labels:
             if not isinstance(label, str) or not label:
-                raise ValueError(f"Entity labels must be non-empty strings, got {label!r}.")
+                raise ValueError(Errors.E019.format(label=label))
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates:
-            raise ValueError(f"Duplicate entity labels: {', '.join(duplicates)}.")
+            raise ValueError(Errors.E020.format(labels=", ".join(duplicates)))
         self.labels: Tuple[str, ...] = labels
         self.action_names: Tuple[str, ...] = ("SHIFT", "OUT") + tuple(
             REDUCE_PREFIX + label for label in labels
@@ -135,9 +137,7 @@ class TransitionSystem:
         try:
             return self._action_ids[name]
         except KeyError:
-            raise ValueError(
-                f"Unknown action {name!r}; known: {', '.join(self.action_names)}."
-            ) from None
+            raise ValueError(Errors.E021.format(what="action", name=name, known=", ".join(self.action_names))) from None
 
     def action_name(self, action: int) -> str:
         return self.action_names[self._check_id(action)]
@@ -147,9 +147,7 @@ class TransitionSystem:
         try:
             return self._label_ids[label]
         except KeyError:
-            raise ValueError(
-                f"Unknown entity label {label!r}; known: {', '.join(self.labels)}."
-            ) from None
+            raise ValueError(Errors.E021.format(what="entity label", name=label, known=", ".join(self.labels))) from None
 
     def label_of(self, action: int) -> Optional[str]:
         """The label of a REDUCE action, ``None`` for SHIFT and OUT."""
@@ -159,7 +157,7 @@ class TransitionSystem:
     def _check_id(self, action: int) -> int:
         action = index(action)  # accepts numpy integers, rejects floats
         if not 0 <= action < self.n_actions:
-            raise ValueError(f"Action id {action} is out of range [0, {self.n_actions}).")
+            raise ValueError(Errors.E022.format(action=action, n_actions=self.n_actions))
         return action
 
     # -- transitions -----------------------------------------------------------------------
@@ -217,7 +215,7 @@ class TransitionSystem:
         action = self._check_id(action)
         reason = self._invalid_reason(state, action)
         if reason is not None:
-            raise ValueError(f"Invalid action {self.action_names[action]} in {state!r}: {reason}.")
+            raise ValueError(Errors.E023.format(action=self.action_names[action], state=repr(state), reason=reason))
         state.last_chunk = None
         if action == SHIFT:
             state.buffer_start += 1
@@ -245,20 +243,18 @@ class TransitionSystem:
         """
         n_tokens = index(n_tokens)
         if n_tokens < 0:
-            raise ValueError(f"n_tokens must be >= 0, got {n_tokens}.")
+            raise ValueError(Errors.E017.format(n_tokens=n_tokens))
         checked = []
         for span in spans:
             start, end, label = span
             start, end = index(start), index(end)
             if not 0 <= start < end <= n_tokens:
-                raise ValueError(
-                    f"Span {tuple(span)!r} is empty or out of range for {n_tokens} tokens."
-                )
+                raise ValueError(Errors.E024.format(span=tuple(span), n_tokens=n_tokens))
             checked.append((start, end, self.reduce_action(label), span))
         checked.sort(key=lambda item: item[:2])
         for prev, cur in zip(checked, checked[1:]):
             if cur[0] < prev[1]:
-                raise ValueError(f"Overlapping spans {tuple(prev[3])!r} and {tuple(cur[3])!r}.")
+                raise ValueError(Errors.E025.format(first=tuple(prev[3]), second=tuple(cur[3])))
         actions: List[int] = []
         position = 0
         for start, end, reduce_id, _ in checked:
@@ -276,5 +272,5 @@ class TransitionSystem:
         for action in actions:
             self.apply(state, action)
         if not self.is_final(state):
-            raise ValueError(f"The actions end in a non-final {state!r}.")
+            raise ValueError(Errors.E026.format(state=repr(state)))
         return state.chunks

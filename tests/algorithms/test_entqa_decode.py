@@ -62,7 +62,7 @@ def test_padding_candidates_are_never_predicted():
 
 def test_bad_arguments():
     span_mask, cands = masks(1, 4, 2)
-    with pytest.raises(ValueError, match="top_p"):
+    with pytest.raises(ValueError, match="E037"):
         passage_predictions(np.zeros((1, 4)), np.zeros((1, 4)), np.zeros(1), span_mask, cands, 0, 3, 0.1)
 
 
