@@ -8,6 +8,8 @@ from typing import List, Tuple
 
 import numpy as np
 
+from ..errors import Errors
+
 try:  # scipy's C implementation is much faster on big documents
     from scipy.optimize import linear_sum_assignment as _scipy_lsa
 except ImportError:  # pragma: no cover - depends on the environment
@@ -70,7 +72,7 @@ def max_weight_assignment(
     """
     weights = np.asarray(weights, dtype=float)
     if weights.ndim != 2:
-        raise ValueError(f"weights must be a 2-D matrix, got shape {weights.shape}")
+        raise ValueError(Errors.E048.format(shape=weights.shape))
     if weights.size == 0:
         empty = np.zeros(0, dtype=int)
         return empty, empty.copy()

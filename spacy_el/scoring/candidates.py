@@ -12,6 +12,7 @@ spaCy nor the KB, so this module stays pure.
 from collections import defaultdict
 from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
 from ..extensions import NIL, is_linked
 from .prf import safe_div
 
@@ -37,20 +38,18 @@ def candidate_recall_at_k(
     ks = list(ks)
     for k in ks:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+            raise ValueError(Errors.E049.format(k=k))
     if isinstance(ranked_candidates, str):
-        raise TypeError("ranked_candidates must be a sequence of id lists, not a string")
+        raise TypeError(Errors.E050)
     if len(ranked_candidates) != len(gold_ids):
-        raise ValueError(
-            f"got {len(ranked_candidates)} candidate lists for {len(gold_ids)} gold ids"
-        )
+        raise ValueError(Errors.E051.format(n_lists=len(ranked_candidates), n_gold=len(gold_ids)))
     hits = {k: 0 for k in ks}
     total = 0
     for candidates, gold in zip(ranked_candidates, gold_ids):
         if not is_linked(gold, nil_id):
             continue
         if isinstance(candidates, str):
-            raise TypeError(f"candidate list for gold {gold!r} is a string, expected a list of ids")
+            raise TypeError(Errors.E052.format(gold=gold))
         total += 1
         candidates = list(candidates)
         # Rank of the gold id (first occurrence); a miss never counts for any k.

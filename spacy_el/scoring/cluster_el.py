@@ -37,6 +37,7 @@ from typing import (
     Union,
 )
 
+from ..errors import Errors
 from ..extensions import NIL, is_linked
 from .prf import Counts, prf_dict
 
@@ -69,7 +70,7 @@ def cluster_link(kb_ids: Iterable[Optional[str]], *, gold: bool) -> Optional[Lin
     if len(distinct) == 1:
         return distinct[0]
     if gold:
-        raise ValueError(f"gold cluster has several different KB ids: {distinct}")
+        raise ValueError(Errors.E044.format(kb_ids=distinct))
     return INCONSISTENT
 
 
@@ -88,11 +89,11 @@ def _checked_clusters(
                 or len(pair) != 2
                 or not isinstance(pair[1], (str, type(None)))
             ):
-                raise ValueError(f"{side}: expected (mention, kb_id) pairs, got {pair!r}")
+                raise ValueError(Errors.E042.format(side=side, pair=pair))
             mention, kb_id = pair
             first = owner.setdefault(mention, index)
             if first != index:
-                raise ValueError(f"{side}: mention {mention!r} is in clusters {first} and {index}")
+                raise ValueError(Errors.E043.format(side=side, mention=mention, first=first, index=index))
             ids = mentions.setdefault(mention, set())
             if kb_id:
                 ids.add(kb_id)

@@ -39,6 +39,7 @@ from typing import (
 
 import numpy as np
 
+from ..errors import Errors
 from .assignment import max_weight_assignment
 from .prf import PRCounts, prf_dict
 
@@ -62,26 +63,23 @@ def normalize_clusters(
     `keep_singletons` is False. `side` names the input in error messages.
     """
     if on_overlap not in OVERLAP_POLICIES:
-        raise ValueError(f"on_overlap must be one of {OVERLAP_POLICIES}, got {on_overlap!r}")
+        raise ValueError(Errors.E021.format(what="on_overlap policy", name=on_overlap, known=", ".join(OVERLAP_POLICIES)))
     owner: Dict[Mention, int] = {}
     result: List[Cluster] = []
     for index, cluster in enumerate(clusters):
         if isinstance(cluster, (str, bytes)) or not isinstance(cluster, Iterable):
-            raise TypeError(f"{side}: cluster {index} must be a collection of mentions")
+            raise TypeError(Errors.E045.format(side=side, index=index, cluster_type=type(cluster).__name__))
         members = set()
         for mention in cluster:
             try:
                 first_index = owner.get(mention)
             except TypeError as err:
-                raise TypeError(f"{side}: mention {mention!r} is not hashable") from err
+                raise TypeError(Errors.E046.format(side=side, mention=mention)) from err
             if mention in members:
                 continue  # duplicate inside the same cluster
             if first_index is not None:
                 if on_overlap == "error":
-                    raise ValueError(
-                        f"{side}: mention {mention!r} is in cluster {first_index} and cluster "
-                        f"{index}; pass on_overlap='first' to keep the first occurrence"
-                    )
+                    raise ValueError(Errors.E047.format(side=side, mention=mention, first=first_index, index=index))
                 continue
             members.add(mention)
             owner[mention] = index

@@ -21,6 +21,7 @@ P = R = F1 = 1 (see `Counts.gerbil_prf`). An empty document list scores 0.0 ever
 """
 from typing import Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
 from ..extensions import NIL
 from .prf import Counts, PRF, prf_dict, safe_div
 
@@ -42,16 +43,14 @@ def in_kb_links(
     seen: Dict[SpanKey, str] = {}
     for mention in mentions:
         if not isinstance(mention, (tuple, list)) or len(mention) != 3:
-            raise ValueError(f"{side}: expected (start, end, kb_id) triples, got {mention!r}")
+            raise ValueError(Errors.E040.format(side=side, mention=mention))
         start, end, kb_id = mention
         if not kb_id:
             continue  # no link annotation on this mention
         span = (start, end)
         previous = seen.get(span)
         if previous is not None and previous != kb_id:
-            raise ValueError(
-                f"{side}: span {span} has two different KB ids ({previous!r} and {kb_id!r})"
-            )
+            raise ValueError(Errors.E041.format(side=side, span=span, previous=previous, kb_id=kb_id))
         seen[span] = kb_id
     return {span: kb_id for span, kb_id in seen.items() if kb_id != nil_id}
 

@@ -7,6 +7,7 @@ P, R and F1 sum tp/fp/fn over documents and are 0.0 where a denominator is 0.
 from collections import defaultdict
 from typing import Dict, Hashable, Iterable, Set, Tuple, Union
 
+from ..errors import Errors
 from .prf import Counts, prf_dict
 
 Entity = Tuple[Hashable, Hashable, str]
@@ -17,9 +18,9 @@ def _entity_set(entities: Iterable[Entity], side: str) -> Set[Entity]:
     result: Set[Entity] = set()
     for entity in entities:
         if not isinstance(entity, (tuple, list)) or len(entity) != 3:
-            raise ValueError(f"{side}: expected (start, end, label) triples, got {entity!r}")
+            raise ValueError(Errors.E038.format(side=side, entity=entity))
         if not entity[2]:
-            raise ValueError(f"{side}: entity {entity!r} has an empty label")
+            raise ValueError(Errors.E039.format(side=side, entity=entity))
         start, end, label = entity
         result.add((start, end, label))
     return result

@@ -28,6 +28,7 @@ import spacy
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
+from ..errors import Errors
 from ..extensions import CLUSTER_PREFIX, NIL, cluster_keys
 from .cluster_el import cluster_el_scores
 from .coref import OVERLAP_POLICIES, coref_scores
@@ -165,7 +166,7 @@ def make_coref_scorer(
 ) -> Scorer:
     """MUC, B-cubed, CEAF-e, CoNLL-2012 average and LEA over `{prefix}_N` span groups."""
     if on_overlap not in OVERLAP_POLICIES:  # fail when the config is loaded, not at evaluation
-        raise ValueError(f"on_overlap must be one of {OVERLAP_POLICIES}, got {on_overlap!r}")
+        raise ValueError(Errors.E021.format(what="on_overlap policy", name=on_overlap, known=", ".join(OVERLAP_POLICIES)))
     return partial(
         coref_score, prefix=prefix, keep_singletons=keep_singletons, on_overlap=on_overlap
     )

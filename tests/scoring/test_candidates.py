@@ -45,12 +45,14 @@ def test_no_candidates_means_miss():
 
 @pytest.mark.parametrize("ks", [[0], [-1], [1.5], [True]])
 def test_bad_k_raises(ks):
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="E049"):
         candidate_recall_at_k([["Q1"]], ["Q1"], ks=ks)
 
 
 def test_bad_shapes_raise():
-    with pytest.raises(ValueError, match="2 candidate lists for 1 gold ids"):
+    with pytest.raises(ValueError, match="E051"):
         candidate_recall_at_k([["Q1"], ["Q2"]], ["Q1"])
-    with pytest.raises(TypeError, match="is a string"):
+    with pytest.raises(TypeError, match="E052"):
         candidate_recall_at_k(["Q1"], ["Q1"])
+    with pytest.raises(TypeError, match="E050"):
+        candidate_recall_at_k("Q1", ["Q1"])

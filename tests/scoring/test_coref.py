@@ -142,7 +142,7 @@ def test_reference_scorer_cases(case_id, metric, values):
 
 
 def test_duplicate_in_other_cluster_is_an_error_by_default():
-    with pytest.raises(ValueError, match="is in cluster 1 and cluster 3"):
+    with pytest.raises(ValueError, match="E047"):
         muc(TC_A_KEY, clusters("a", "bcx", "dy", "bz"))
 
 
@@ -227,11 +227,11 @@ def test_on_overlap_first_is_applied_by_coref_scores():
 
 
 def test_invalid_inputs_raise_clear_errors():
-    with pytest.raises(ValueError, match="on_overlap"):
+    with pytest.raises(ValueError, match="E021.*on_overlap"):
         normalize_clusters([], on_overlap="merge")
-    with pytest.raises(TypeError, match="not hashable"):
+    with pytest.raises(TypeError, match="E046"):
         normalize_clusters([[[0, 1]]])
-    with pytest.raises(TypeError, match="collection of mentions"):
+    with pytest.raises(TypeError, match="E045"):
         normalize_clusters(["ab"])
 
 
@@ -275,5 +275,5 @@ def test_pure_python_assignment_matches_brute_force_and_scipy(shape):
 
 
 def test_assignment_rejects_non_matrix():
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="E048"):
         max_weight_assignment(np.zeros(3))
