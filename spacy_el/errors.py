@@ -76,7 +76,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "final): give the labels the parser predicts.")
     E019 = "Entity labels must be non-empty strings, got {label!r}."
     E020 = "Duplicate entity labels: {labels}. Give each label once: its position defines its action id."
-    E021 = "Unknown {what} {name!r}; choose one of {known}."
+    E021 = "Unknown {what} {name!r}; choose one of {known}."  # shared: any unknown name among known ones
     E022 = "Action id {action} is out of range [0, {n_actions}): the system has {n_actions} actions."
     E023 = ("Invalid action {action} in {state}: {reason}. Take an action that valid_actions(state) allows, "
             "or mask the invalid ones before choosing.")
@@ -190,6 +190,85 @@ class Errors(metaclass=ErrorsWithCodes):
     E602 = "open_data_aliases takes redistributable alias sources only, not {closed}."
     E603 = "Unknown {what} {names!r}: choose one or more of {known}{hint}."
     E604 = "Evaluation-KB source not found: {path} (is --data right?)"
+    # corpus files (spacy_el/corpora/_util.py, splits.py, convert.py)
+    E605 = "{what} not found: {path}. Check the path."
+    E606 = "{what} is not a file: {path}. Give the path of a file."
+    E607 = "{what} is not a directory: {path}. Give the path of a directory."
+    E608 = "a document is listed before the first '## split' heading: put each document under its split's heading."
+    E609 = "expected a JSON object {{split: [document, ...]}}."
+    E610 = "Unsupported splits file {path}: give a .json or a .md file."
+    E611 = ("No split list given and no '{split}' subdirectory in {directory}: pass a splits file (GUM splits.md or "
+            "a JSON {{split: [document, ...]}}).")
+    E612 = ("{n_missing} '{split}' document(s) missing in {directory}: {shown}. Give the corpus directory that "
+            "holds the documents its splits file lists.")
+    E613 = "No {names} in {path}: give the GAP folder or one of its .tsv files."
+    # AIDA and CoNLL-2003 (spacy_el/corpora/conll2003.py, conll2003_aida.py, aida_tsv.py)
+    E614 = "invalid NER tag {tag!r}: the last column holds O, B-TYPE or I-TYPE."
+    E615 = "expected space-separated 'token ... NER' columns, got {line!r}."
+    E616 = ("{what} line comes before the first -DOCSTART- header: every AIDA document starts with '-DOCSTART- "
+            "(NUMBER[testa|testb] FIRSTWORD)'.")
+    E617 = "malformed AIDA document header {line!r}: expected '-DOCSTART- (NUMBER[testa|testb] FIRSTWORD)'."
+    E618 = "expected 'token_index<TAB>title' or 'token_index<TAB>--NME--', got {line!r}."
+    E619 = ("a linked line needs title, URL and page id ('token_index<TAB>title<TAB>URL<TAB>page id'), got "
+            "{line!r}.")
+    E620 = "token index {index} is annotated twice: keep one annotation line per token."
+    E621 = ("{conll_path} has {n_conll} documents, but {path} has {n_aida} for it: give the CoNLL-2003 files that "
+            "the AIDA file annotates (the same documents in the same order).")
+    E622 = ("document {doc_id} starts with {first_word!r}, but the CoNLL document at {conll_place} starts with "
+            "{conll_word!r}: give the CoNLL-2003 files that the AIDA file annotates (the same documents in the "
+            "same order).")
+    E623 = "token index {index} is out of range: the document has {n_tokens} tokens."
+    E624 = ("token index {index} ({word!r}, {conll_place}) does not start a CoNLL NER entity: AIDA links the "
+            "entities of the CoNLL-2003 files, so give the files that the AIDA file annotates.")
+    E625 = ("expected 'token', 'token<TAB>B|I<TAB>mention<TAB>--NME--' or "
+            "'token<TAB>B|I<TAB>mention<TAB>title<TAB>URL<TAB>page id[<TAB>MID]', got {line!r}.")
+    E626 = "an 'I' line does not continue a mention: a mention starts with a 'B' line."
+    E627 = ("the tokens of document {doc_id} differ from those at {conll_place}: give the CoNLL-2003 files that "
+            "the AIDA file annotates.")
+    # bracketed coreference columns (spacy_el/corpora/coref_column.py, conll2012.py, gum_conll.py)
+    E628 = ("unparsable coreference value {value!r}: expected '_' or brackets such as '(1', '1)' and '(1)', "
+            "stacked or separated by '|'.")
+    E629 = "the mention of cluster {cluster!r} opened here is never closed: close it with '{cluster})'."
+    E630 = "the closing bracket of cluster {cluster!r} was never opened: open it with '({cluster}'."
+    E631 = "expected a GUM coreference value 'type-cluster[-Title]' (e.g. 'person-3-Lord_Byron'), got {body!r}."
+    # GUM's TSV files and wiki map (spacy_el/corpora/gum_tsv.py, gum.py, titles.py)
+    E632 = "expected {expected} tab-separated columns, got {got}."
+    E633 = "unexpected annotation beyond column {n_columns}: the file has {n_columns} columns."
+    E634 = "malformed token id/offsets {address!r} {offsets!r}: expected 'SENTENCE-TOKEN' and 'START-END'."
+    E635 = "token {address} appears twice: each token id is unique."
+    E636 = "mention [{mention_id}] has no entity type: give it one in the entity column."
+    E637 = "mention [{key}] is discontinuous or changes its type: a mention spans consecutive tokens with one type."
+    E638 = "identity {title!r} for an unknown mention [{key}]: a link needs the mention it names."
+    E639 = "mention [{key}] is linked to {first!r} and {second!r}: give a mention one link."
+    E640 = "{n_kinds} relation types but {n_targets} targets: give one target per relation type."
+    E641 = "malformed relation target {target!r}: expected 'SENTENCE-TOKEN' or 'SENTENCE-TOKEN[TARGET_SOURCE]'."
+    E642 = "a relation refers to an unknown mention {key!r}: its source and target must be annotated mentions."
+    E643 = "unknown relation type {kind!r}: identity relations are {identity}; bridging ones start with {bridging}."
+    E644 = "invalid Wikidata id {qid!r}: expected Q and digits (e.g. Q42), or None."
+    E645 = "title {title!r} maps to {first} and {second}: give a title one Wikidata id."
+    # ELEVANT's JSONL files (spacy_el/corpora/elevant.py, qid_titles.py)
+    E646 = "invalid JSON ({err}): the file holds one JSON object per line."
+    E647 = "expected a JSON object per line, got {value_type}."
+    E648 = "a document needs a string 'text' and a list 'labels'."
+    E649 = "label {label_id!r} has no valid 'span' (two integer character offsets), got {span!r}."
+    E650 = "label {label_id!r}: span {span} is outside the text of {n_chars} characters."
+    E651 = ("label {label_id!r} has an invalid entity_id {entity_id!r}: expected a Wikidata id (e.g. Q42) or one "
+            "of {nil_ids}.")
+    E652 = "label {label_id!r}: span {span} covers no token (it lies on whitespace)."
+    E653 = ("{n_records} documents, but {annotations_path} has {n_aida} {split} documents: give the ELEVANT file "
+            "of the same AIDA split.")
+    E654 = ("the document does not start with {first_word!r} like AIDA document {doc_id}: the ELEVANT file and the "
+            "AIDA annotations must list the same documents in the same order.")
+    E655 = ("{n_labels} labels, but AIDA document {doc_id} has {n_links} annotation lines: the ELEVANT file and "
+            "the AIDA annotations must label the same mentions.")
+    # GAP and LitBank (spacy_el/corpora/gap.py, litbank_entities.py)
+    E656 = "expected the GAP header {header!r} as the first line."
+    E657 = "{name}-offset {value!r} is not an integer: give the {name}'s character offset in the text."
+    E658 = "{name} {surface!r} is not at offset {start} of the text."
+    E659 = "{name} {surface!r} does not align with token boundaries (it starts or ends on whitespace)."
+    E660 = "{name}-coref must be TRUE or FALSE, got {value!r}."
+    E661 = "layer {layer}: {tag} does not continue an entity: an entity starts with B-TYPE."
+    E662 = "layer {layer}: invalid tag {tag!r}: expected O, B-TYPE or I-TYPE."
 
     # -- E7xx: the command line, training and packaging --------------------------------------------------------
     E701 = "--gpu-id is not supported with --engine ray yet: use the local engine."
@@ -244,6 +323,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E738 = ("{pipeline_dir} predicts differently once its string store is pruned to a blank pipeline's strings, so "
             "it needs strings that training added; it was left unpruned.")
     E739 = "{staging_dir} exists; the pipeline is staged in a new folder."
+    E740 = "An empty value in {text!r}: separate the values with single commas."
+    E741 = "--kb-url-template must contain {{}} where the KB id goes, got {template!r}."
+    E742 = "No documents in {input_path}: give a file or folder with at least one text."
+    E743 = "{data_path} has no documents with text to score: --skip-masked left out all of them."
+    E744 = "Could not convert {input_path} as {corpus}:"
 
 
 class Warnings(metaclass=ErrorsWithCodes):

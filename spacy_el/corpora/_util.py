@@ -10,27 +10,30 @@ from spacy.language import Language
 from spacy.vocab import Vocab
 from tqdm import tqdm
 
+from ..errors import Errors, with_place
+
 PathLike = Union[str, Path]
 T = TypeVar("T")
 
 
 class CorpusFormatError(ValueError):
-    """A corpus file is malformed. The message names the file and, where known, the line number."""
+    """A corpus file is malformed. ``message`` is a coded message of ``spacy_el.errors``; the error's text
+    places the file and, where known, the line number after its code: ``"[spacy_el E614] test.txt:7: ..."``."""
 
     def __init__(self, path: PathLike, line: Optional[int], message: str):
         self.path = Path(path)
         self.line = line
         where = f"{path}:{line}" if line is not None else f"{path}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(with_place(message, where))
 
 
 def ensure_file(path: PathLike, what: str = "Input file") -> Path:
     """Return ``path`` as a Path, raising FileNotFoundError with a clear message if it is no file."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{what} not found: {path}")
+        raise FileNotFoundError(Errors.E605.format(what=what, path=path))
     if not path.is_file():
-        raise FileNotFoundError(f"{what} is not a file: {path}")
+        raise FileNotFoundError(Errors.E606.format(what=what, path=path))
     return path
 
 
@@ -38,9 +41,9 @@ def ensure_dir(path: PathLike, what: str = "Input directory") -> Path:
     """Return ``path`` as a Path, raising FileNotFoundError with a clear message if it is no directory."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{what} not found: {path}")
+        raise FileNotFoundError(Errors.E605.format(what=what, path=path))
     if not path.is_dir():
-        raise FileNotFoundError(f"{what} is not a directory: {path}")
+        raise FileNotFoundError(Errors.E607.format(what=what, path=path))
     return path
 
 

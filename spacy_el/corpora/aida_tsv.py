@@ -16,6 +16,7 @@ from typing import Dict, List, Optional
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..errors import Errors
 from ..extensions import NIL, register_extensions
 from ._util import CorpusFormatError, PathLike, ensure_dir, get_vocab, progress, read_lines
 from .conll2003 import ConllDocument, ConllEntity, read_conll2003
@@ -57,7 +58,7 @@ def read_aida_tsv_documents(path: PathLike) -> List[AidaTsvDocument]:
             new_sentence, open_mention = True, None
             continue
         if not docs:
-            raise CorpusFormatError(path, line_no, "token line before the first -DOCSTART- header")
+            raise CorpusFormatError(path, line_no, Errors.E616.format(what="a token"))
         conll, ann = docs[-1].conll, docs[-1].annotations
         cols = line.split("\t")
         i = len(conll.words)
@@ -70,15 +71,10 @@ def read_aida_tsv_documents(path: PathLike) -> List[AidaTsvDocument]:
             open_mention = None
             continue
         if len(cols) < 4 or cols[1] not in ("B", "I") or (cols[3] != AIDA_NME and len(cols) < 6):
-            raise CorpusFormatError(
-                path,
-                line_no,
-                "expected 'token', 'token<TAB>B|I<TAB>mention<TAB>--NME--' or "
-                f"'token<TAB>B|I<TAB>mention<TAB>title<TAB>URL<TAB>page id[<TAB>MID]', got {line!r}",
-            )
+            raise CorpusFormatError(path, line_no, Errors.E625.format(line=line))
         if cols[1] == "I":
             if open_mention is None:
-                raise CorpusFormatError(path, line_no, "'I' line does not continue a mention")
+                raise CorpusFormatError(path, line_no, Errors.E626)
             open_mention.end = i + 1
             continue
         open_mention = ConllEntity(start=i, end=i + 1, label=DEFAULT_LABEL)
@@ -118,18 +114,15 @@ def read_aida_tsv(
         conll_path = ensure_dir(conll_dir, "CoNLL-2003 directory") / AIDA_CONLL_FILES[split]
         conll_docs = read_conll2003(conll_path)
         if len(conll_docs) != len(split_docs):
-            raise ValueError(
-                f"{conll_path} has {len(conll_docs)} documents but {path} has {len(split_docs)} "
-                f"{split} documents."
-            )
+            raise ValueError(Errors.E621.format(
+                conll_path=conll_path, n_conll=len(conll_docs), path=path, n_aida=len(split_docs)
+            ))
         pairs = progress(zip(split_docs, conll_docs), f"AIDA tsv {split}", show_progress, len(conll_docs))
         for tsv_doc, conll in pairs:
             if tsv_doc.conll.words != conll.words:
-                raise CorpusFormatError(
-                    path,
-                    tsv_doc.conll.line,
-                    f"tokens of document {tsv_doc.annotations.doc_id} differ from {conll_path}:{conll.line}",
-                )
+                place = f"{conll_path}:{conll.line}"
+                message = Errors.E627.format(doc_id=tsv_doc.annotations.doc_id, conll_place=place)
+                raise CorpusFormatError(path, tsv_doc.conll.line, message)
             kb_ids = link_kb_ids(conll, tsv_doc.annotations, path)
             result[split].append(conll_document_to_doc(vocab, conll, tsv_doc.annotations.doc_id, kb_ids))
     return result

@@ -6,7 +6,7 @@ This module only parses; :mod:`.conll2003_aida` turns the result into ``Doc`` ob
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
-from ..errors import Warnings
+from ..errors import Errors, Warnings
 from ._util import CorpusFormatError, PathLike, read_lines, warn
 
 DOCSTART = "-DOCSTART-"
@@ -37,7 +37,7 @@ def _split_tag(tag: str, path: PathLike, line_no: int) -> Tuple[str, str]:
         return "O", ""
     if len(tag) > 2 and tag[1] == "-" and tag[0] in "BI":
         return tag[0], tag[2:]
-    raise CorpusFormatError(path, line_no, f"invalid NER tag {tag!r} (expected O, B-TYPE or I-TYPE)")
+    raise CorpusFormatError(path, line_no, Errors.E614.format(tag=tag))
 
 
 def read_conll2003(path: PathLike) -> List[ConllDocument]:
@@ -65,7 +65,7 @@ def read_conll2003(path: PathLike) -> List[ConllDocument]:
             continue
         cols = line.split()
         if len(cols) < 2:
-            raise CorpusFormatError(path, line_no, f"expected 'token ... NER' columns, got {line!r}")
+            raise CorpusFormatError(path, line_no, Errors.E615.format(line=line))
         if doc is None:
             doc = ConllDocument(path=str(path), line=line_no)
             docs.append(doc)

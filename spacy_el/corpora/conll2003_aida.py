@@ -23,6 +23,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 
+from ..errors import Errors
 from ..extensions import NIL, register_extensions
 from ._util import CorpusFormatError, PathLike, ensure_dir, get_vocab, progress, read_lines
 from .conll2003 import ConllDocument, read_conll2003
@@ -53,7 +54,7 @@ def parse_aida_header(line: str, path: PathLike, line_no: int) -> Tuple[str, str
     """Parse ``-DOCSTART- (947testa FIRSTWORD)`` into (doc_id, split, first word)."""
     match = _HEADER.match(line)
     if not match:
-        raise CorpusFormatError(path, line_no, f"malformed AIDA document header {line!r}")
+        raise CorpusFormatError(path, line_no, Errors.E617.format(line=line))
     number, suffix, first_word = match.groups()
     return number, AIDA_SUFFIX_SPLITS[suffix or ""], first_word or ""
 
@@ -73,15 +74,15 @@ def read_aida_annotations(path: PathLike) -> List[AidaDocAnnotations]:
             docs.append(AidaDocAnnotations(doc_id, split, first_word, line_no))
             continue
         if not docs:
-            raise CorpusFormatError(path, line_no, "annotation line before the first -DOCSTART- header")
+            raise CorpusFormatError(path, line_no, Errors.E616.format(what="an annotation"))
         cols = line.split("\t")
         if not cols[0].isdigit() or len(cols) < 2 or not cols[1]:
-            raise CorpusFormatError(path, line_no, f"expected 'token_index<TAB>title|--NME--', got {line!r}")
+            raise CorpusFormatError(path, line_no, Errors.E618.format(line=line))
         if cols[1] != AIDA_NME and len(cols) < 4:
-            raise CorpusFormatError(path, line_no, f"linked line needs title, URL and page id: {line!r}")
+            raise CorpusFormatError(path, line_no, Errors.E619.format(line=line))
         index = int(cols[0])
         if index in docs[-1].links:
-            raise CorpusFormatError(path, line_no, f"token index {index} annotated twice")
+            raise CorpusFormatError(path, line_no, Errors.E620.format(index=index))
         title = None if cols[1] == AIDA_NME else decode_aida_title(cols[1])
         docs[-1].links[index] = (title, line_no)
     return docs
@@ -118,25 +119,18 @@ def conll_document_to_doc(
 def link_kb_ids(conll: ConllDocument, annotations: AidaDocAnnotations, ann_path: PathLike) -> Dict[int, str]:
     """Check the AIDA annotations of one document against its CoNLL entities; return start -> kb_id."""
     if conll.words and annotations.first_word and conll.words[0] != annotations.first_word:
-        raise CorpusFormatError(
-            ann_path,
-            annotations.line,
-            f"document {annotations.doc_id} starts with {annotations.first_word!r} but the CoNLL document "
-            f"at {conll.path}:{conll.line} starts with {conll.words[0]!r}",
-        )
+        message = Errors.E622.format(doc_id=annotations.doc_id, first_word=annotations.first_word,
+                                     conll_place=f"{conll.path}:{conll.line}", conll_word=conll.words[0])
+        raise CorpusFormatError(ann_path, annotations.line, message)
     starts = {e.start for e in conll.entities}
     kb_ids: Dict[int, str] = {}
     for index, (title, line_no) in annotations.links.items():
         if index >= len(conll.words):
-            raise CorpusFormatError(
-                ann_path, line_no, f"token index {index} out of range ({len(conll.words)} tokens in document)"
-            )
+            raise CorpusFormatError(ann_path, line_no, Errors.E623.format(index=index, n_tokens=len(conll.words)))
         if index not in starts:
+            place = f"{conll.path}:{conll.token_lines[index]}"
             raise CorpusFormatError(
-                ann_path,
-                line_no,
-                f"token index {index} ({conll.words[index]!r}, {conll.path}:{conll.token_lines[index]}) "
-                "does not start a CoNLL NER entity",
+                ann_path, line_no, Errors.E624.format(index=index, word=conll.words[index], conll_place=place)
             )
         kb_ids[index] = NIL if title is None else title
     return kb_ids
@@ -161,10 +155,9 @@ def conll2003_to_docs(
     vocab = get_vocab(nlp)
     conll_docs = read_conll2003(conll_path)
     if annotations is not None and len(annotations) != len(conll_docs):
-        raise ValueError(
-            f"{conll_path} has {len(conll_docs)} documents but {len(annotations)} AIDA annotation "
-            f"entries were given for it ({annotations_path})."
-        )
+        raise ValueError(Errors.E621.format(
+            conll_path=conll_path, n_conll=len(conll_docs), path=annotations_path, n_aida=len(annotations)
+        ))
     docs = []
     stem = Path(conll_path).stem
     for i, conll in enumerate(progress(conll_docs, f"CoNLL {stem}", show_progress)):
@@ -216,7 +209,7 @@ def read_aida(
     """
     unknown = [split for split in splits if split not in AIDA_CONLL_FILES]
     if unknown:
-        raise ValueError(f"Unknown AIDA split {unknown[0]!r}; choose one of {', '.join(AIDA_SPLITS)}.")
+        raise ValueError(Errors.E021.format(what="AIDA split", name=unknown[0], known=", ".join(AIDA_SPLITS)))
     data_dir = ensure_dir(data_dir, "AIDA data directory")
     ann_path = Path(annotations_path) if annotations_path is not None else data_dir / AIDA_ANNOTATIONS_FILE
     annotations = read_aida_annotations(ann_path)

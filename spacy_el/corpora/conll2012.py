@@ -26,7 +26,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 
-from ..errors import Warnings
+from ..errors import Errors, Warnings
 from ..extensions import register_extensions, set_clusters
 from ._util import CorpusFormatError, PathLike, get_vocab, progress, read_lines, warn
 from .coref_column import CLOSE, OPEN, parse_coref_column
@@ -95,7 +95,7 @@ class _Parser:
         unclosed = [(c, start_line) for c, stack in self.open.items() for (_, _, _, start_line) in stack]
         if unclosed:
             cluster, start_line = unclosed[0]
-            raise CorpusFormatError(self.path, start_line, f"mention of cluster {cluster!r} is never closed")
+            raise CorpusFormatError(self.path, start_line, Errors.E629.format(cluster=cluster))
         self.doc = None
 
     def token(self, cols: List[str], line_no: int) -> None:
@@ -122,9 +122,7 @@ class _Parser:
             elif kind == CLOSE:
                 stack = self.open.get(cluster)
                 if not stack:
-                    raise CorpusFormatError(
-                        self.path, line_no, f"closing bracket of cluster {cluster!r} was never opened"
-                    )
+                    raise CorpusFormatError(self.path, line_no, Errors.E630.format(cluster=cluster))
                 start, label, title, _ = stack.pop()
                 if not stack:
                     del self.open[cluster]

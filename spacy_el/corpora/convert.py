@@ -9,6 +9,7 @@ from typing import Callable, Dict, List, Optional
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
+from ..errors import Errors
 from ..files import write_atomic
 from ._util import PathLike, ensure_dir, ensure_file
 from .aida_tsv import read_aida_tsv
@@ -115,12 +116,12 @@ def convert_corpus(
         if path.is_dir():
             files = {split: path / name for split, name in GAP_FILES.items() if (path / name).exists()}
             if not files:
-                raise FileNotFoundError(f"No {', '.join(GAP_FILES.values())} in {path}")
+                raise FileNotFoundError(Errors.E613.format(names=", ".join(GAP_FILES.values()), path=path))
         else:
             files = {path.stem: ensure_file(path, "GAP tsv file")}
         parts = {name: read_gap(f, limit=limit, **kwargs) for name, f in files.items()}
     else:
-        raise ValueError(f"Unknown corpus format {corpus!r}; choose one of {', '.join(CORPUS_HELP)}.")
+        raise ValueError(Errors.E021.format(what="corpus format", name=corpus, known=", ".join(CORPUS_HELP)))
     if limit:
         parts = {name: docs[:limit] for name, docs in parts.items()}
     return parts

@@ -9,6 +9,8 @@ CoNLL files put ``type-cluster[-Title]`` there.
 import re
 from typing import List, Tuple
 
+from ..errors import Errors
+
 OPEN, CLOSE, SINGLE = "open", "close", "single"
 _EMPTY = ("", "_", "-")
 _BRACKET = re.compile(r"\((?P<single>[^()|]+)\)|\((?P<open>[^()|]+)|(?P<close>[^()|]+)\)")
@@ -31,5 +33,5 @@ def parse_coref_column(value: str) -> List[Tuple[str, str]]:
             assert kind is not None
             result.append(({"single": SINGLE, "open": OPEN, "close": CLOSE}[kind], match.group(kind)))
         if pos != len(part):
-            raise ValueError(f"unparsable coreference value {value!r}")
+            raise ValueError(Errors.E628.format(value=value))
     return result

@@ -28,7 +28,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
-from ..errors import Warnings
+from ..errors import Errors, Warnings
 from ..extensions import NIL, register_extensions
 from ._util import CorpusFormatError, PathLike, ensure_file, get_nlp, progress, warn
 from .char_spans import char_span_or_expand, make_doc_with_boundaries
@@ -64,26 +64,22 @@ def _label_span(
         and len(span_offsets) == 2
         and all(isinstance(x, int) for x in span_offsets)
     ):
-        raise CorpusFormatError(
-            path, line_no, f"label {label.get('id')!r} has no valid 'span': {span_offsets!r}"
-        )
+        raise CorpusFormatError(path, line_no, Errors.E649.format(label_id=label.get("id"), span=span_offsets))
     start, end = span_offsets
     if not 0 <= start < end <= text_len:
-        raise CorpusFormatError(
-            path, line_no, f"label {label.get('id')!r} span {span_offsets} outside the text"
-        )
+        message = Errors.E650.format(label_id=label.get("id"), span=span_offsets, n_chars=text_len)
+        raise CorpusFormatError(path, line_no, message)
     kb_id = elevant_kb_id(label.get("entity_id"))
     if kb_id is None:
-        raise CorpusFormatError(
-            path, line_no, f"label {label.get('id')!r} has invalid entity_id {label.get('entity_id')!r}"
+        message = Errors.E651.format(
+            label_id=label.get("id"), entity_id=label.get("entity_id"), nil_ids=", ".join(NIL_ENTITY_IDS)
         )
+        raise CorpusFormatError(path, line_no, message)
     span, expanded = char_span_or_expand(
         doc, start, end, label=str(label.get("type") or DEFAULT_TYPE), kb_id=kb_id
     )
     if span is None:
-        raise CorpusFormatError(
-            path, line_no, f"label {label.get('id')!r} span {span_offsets} covers no token"
-        )
+        raise CorpusFormatError(path, line_no, Errors.E652.format(label_id=label.get("id"), span=span_offsets))
     counts.expanded += expanded
     counts.labels += 1
     return span
@@ -96,7 +92,7 @@ def elevant_record_to_doc(
     text = record.get("text")
     labels = record.get("labels")
     if not isinstance(text, str) or not isinstance(labels, list):
-        raise CorpusFormatError(path, line_no, "a document needs a string 'text' and a list 'labels'")
+        raise CorpusFormatError(path, line_no, Errors.E648)
     boundaries = [x for label in labels for x in (label.get("span") or []) if isinstance(x, int)]
     doc = make_doc_with_boundaries(nlp, text, boundaries)
     spans = [_label_span(doc, label, len(text), path, line_no, counts) for label in labels]
@@ -126,9 +122,9 @@ def iter_elevant_records(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]
             try:
                 record = srsly.json_loads(line)
             except ValueError as err:
-                raise CorpusFormatError(path, line_no, f"invalid JSON: {err}") from None
+                raise CorpusFormatError(path, line_no, Errors.E646.format(err=err)) from None
             if not isinstance(record, dict):
-                raise CorpusFormatError(path, line_no, "expected a JSON object per line")
+                raise CorpusFormatError(path, line_no, Errors.E647.format(value_type=type(record).__name__))
             yield line_no, record
 
 

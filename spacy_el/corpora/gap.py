@@ -17,6 +17,7 @@ from typing import Dict, List, Optional
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from ..errors import Errors
 from ..extensions import register_extensions, set_clusters
 from ._util import CorpusFormatError, PathLike, get_nlp, progress, read_lines
 from .char_spans import make_doc_with_boundaries
@@ -43,15 +44,13 @@ def _span(doc: Doc, row: Dict[str, str], name: str, label: str, path: PathLike, 
     try:
         start = int(row[f"{name}-offset"])
     except ValueError:
-        raise CorpusFormatError(
-            path, line_no, f"{name}-offset {row[f'{name}-offset']!r} is not an integer"
-        ) from None
+        raise CorpusFormatError(path, line_no, Errors.E657.format(name=name, value=row[f"{name}-offset"])) from None
     end = start + len(surface)
     if not surface or row["Text"][start:end] != surface:
-        raise CorpusFormatError(path, line_no, f"{name} {surface!r} is not at offset {start} of the text")
+        raise CorpusFormatError(path, line_no, Errors.E658.format(name=name, surface=surface, start=start))
     span = doc.char_span(start, end, label=label)
     if span is None:  # only if the span starts or ends on whitespace
-        raise CorpusFormatError(path, line_no, f"{name} {surface!r} does not align with token boundaries")
+        raise CorpusFormatError(path, line_no, Errors.E659.format(name=name, surface=surface))
     return span
 
 
@@ -71,9 +70,7 @@ def gap_row_to_doc(row: Dict[str, str], nlp: Language, path: PathLike, line_no: 
     for name in ("A", "B"):
         value = row[f"{name}-coref"].upper()
         if value not in _BOOL:
-            raise CorpusFormatError(
-                path, line_no, f"{name}-coref must be TRUE or FALSE, got {row[f'{name}-coref']!r}"
-            )
+            raise CorpusFormatError(path, line_no, Errors.E660.format(name=name, value=row[f"{name}-coref"]))
         coref[name] = _BOOL[value]
     set_clusters(
         doc, [[(names[n].start, names[n].end), (pronoun.start, pronoun.end)] for n in ("A", "B") if coref[n]]
@@ -92,7 +89,7 @@ def read_gap(
     lines = enumerate(read_lines(path, "GAP tsv file"), start=1)
     header_no, header = next(((n, line) for n, line in lines if line.strip()), (1, ""))
     if tuple(header.split("\t")) != GAP_COLUMNS:
-        raise CorpusFormatError(path, header_no, f"expected the GAP header {' '.join(GAP_COLUMNS)!r}")
+        raise CorpusFormatError(path, header_no, Errors.E656.format(header=" ".join(GAP_COLUMNS)))
     docs: List[Doc] = []
     for line_no, line in progress(lines, f"GAP {path}", show_progress):
         if not line.strip():
@@ -101,6 +98,6 @@ def read_gap(
             break
         cols = line.split("\t")
         if len(cols) != len(GAP_COLUMNS):
-            raise CorpusFormatError(path, line_no, f"expected {len(GAP_COLUMNS)} columns, got {len(cols)}")
+            raise CorpusFormatError(path, line_no, Errors.E632.format(expected=len(GAP_COLUMNS), got=len(cols)))
         docs.append(gap_row_to_doc(dict(zip(GAP_COLUMNS, cols)), nlp, path, line_no))
     return docs

@@ -24,6 +24,7 @@ from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
+from ..errors import Errors
 from ..extensions import register_extensions, set_clusters
 from ._util import CorpusFormatError, PathLike, get_vocab, progress
 from .gum_tsv import BRIDGING_PREFIX, IDENTITY_RELATIONS, GumTsvDocument, read_gum_tsv
@@ -57,12 +58,10 @@ def gum_clusters(parsed: GumTsvDocument) -> List[List[str]]:
         if rel.kind in IDENTITY_RELATIONS:
             union_find.union(rel.source, rel.target)
         elif not rel.kind.startswith(BRIDGING_PREFIX):
-            raise CorpusFormatError(
-                parsed.path,
-                rel.line,
-                f"unknown relation type {rel.kind!r} (identity: {', '.join(sorted(IDENTITY_RELATIONS))}; "
-                f"bridging: {BRIDGING_PREFIX}*)",
+            message = Errors.E643.format(
+                kind=rel.kind, identity=", ".join(sorted(IDENTITY_RELATIONS)), bridging=BRIDGING_PREFIX
             )
+            raise CorpusFormatError(parsed.path, rel.line, message)
     groups: Dict[str, List[str]] = {}
     for key in keys:
         groups.setdefault(union_find.find(key), []).append(key)

@@ -15,6 +15,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import filter_spans
 
+from ..errors import Errors
 from ._util import PathLike, get_vocab, progress
 from .conll2012 import MENTIONS_KEY, coref_document_to_doc, read_conll2012
 from .gum import select_gum_files
@@ -28,7 +29,7 @@ def gum_body(body: str) -> Tuple[str, str, Optional[str]]:
     """``'person-3-Lord_Byron'`` -> ('3', 'person', 'Lord_Byron'); ``'time-6'`` -> ('6', 'time', None)."""
     match = _BODY.match(body)
     if not match:
-        raise ValueError(f"expected 'type-cluster[-Title]', got {body!r}")
+        raise ValueError(Errors.E631.format(body=body))
     label, cluster, title = match.groups()
     return cluster, label, title
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
+from ..errors import Errors
 from ._util import CorpusFormatError, PathLike, read_lines
 
 # Identity relations build clusters; ``bridge*`` relations (bridging) are excluded.
@@ -77,21 +78,17 @@ def read_gum_tsv(path: PathLike) -> GumTsvDocument:
             continue
         cols = line.split("\t")
         if len(cols) < _N_COLUMNS:
-            raise CorpusFormatError(
-                path, line_no, f"expected {_N_COLUMNS} tab-separated columns, got {len(cols)}"
-            )
+            raise CorpusFormatError(path, line_no, Errors.E632.format(expected=_N_COLUMNS, got=len(cols)))
         if any(extra not in ("", "_") for extra in cols[_N_COLUMNS:]):
-            raise CorpusFormatError(path, line_no, f"unexpected annotation beyond column {_N_COLUMNS}")
+            raise CorpusFormatError(path, line_no, Errors.E633.format(n_columns=_N_COLUMNS))
         address, offsets, word = cols[0], cols[1], cols[2]
         try:
             sentence = address.split("-")[0]
             char_start, char_end = (int(x) for x in offsets.split("-"))
         except ValueError:
-            raise CorpusFormatError(
-                path, line_no, f"malformed token id/offsets {address!r} {offsets!r}"
-            ) from None
+            raise CorpusFormatError(path, line_no, Errors.E634.format(address=address, offsets=offsets)) from None
         if address in addresses:
-            raise CorpusFormatError(path, line_no, f"token {address} appears twice")
+            raise CorpusFormatError(path, line_no, Errors.E635.format(address=address))
         i = len(doc.words)
         addresses[address] = i
         if prev_end is not None:
@@ -106,20 +103,20 @@ def read_gum_tsv(path: PathLike) -> GumTsvDocument:
     for rel in doc.relations:
         for key in (rel.source, rel.target):
             if key not in doc.mentions:
-                raise CorpusFormatError(path, rel.line, f"relation refers to unknown mention {key!r}")
+                raise CorpusFormatError(path, rel.line, Errors.E642.format(key=key))
     return doc
 
 
 def _add_mentions(doc: GumTsvDocument, cell: str, address: str, i: int, path: PathLike, line_no: int) -> None:
     for label, mention_id in _values(cell):
         if not label:
-            raise CorpusFormatError(path, line_no, f"mention [{mention_id}] has no entity type")
+            raise CorpusFormatError(path, line_no, Errors.E636.format(mention_id=mention_id))
         key = _key(mention_id, address)
         mention = doc.mentions.get(key)
         if mention is None:
             doc.mentions[key] = GumMention(key, label, i, i + 1, line_no)
         elif mention.end != i or mention.label != label:
-            raise CorpusFormatError(path, line_no, f"mention [{key}] is discontinuous or changes its type")
+            raise CorpusFormatError(path, line_no, Errors.E637.format(key=key))
         else:
             mention.end = i + 1
 
@@ -129,11 +126,9 @@ def _add_titles(doc: GumTsvDocument, cell: str, address: str, path: PathLike, li
         key = _key(mention_id, address)
         mention = doc.mentions.get(key)
         if mention is None:
-            raise CorpusFormatError(path, line_no, f"identity {title!r} for unknown mention [{key}]")
+            raise CorpusFormatError(path, line_no, Errors.E638.format(title=title, key=key))
         if mention.title not in (None, title):
-            raise CorpusFormatError(
-                path, line_no, f"mention [{key}] linked to {mention.title!r} and {title!r}"
-            )
+            raise CorpusFormatError(path, line_no, Errors.E639.format(key=key, first=mention.title, second=title))
         mention.title = title
 
 
@@ -143,14 +138,13 @@ def _add_relations(
     kind_values = [] if kinds in ("_", "") else kinds.split("|")
     target_values = [] if targets in ("_", "") else targets.split("|")
     if len(kind_values) != len(target_values):
-        raise CorpusFormatError(
-            path, line_no, f"{len(kind_values)} relation types but {len(target_values)} targets"
-        )
+        message = Errors.E640.format(n_kinds=len(kind_values), n_targets=len(target_values))
+        raise CorpusFormatError(path, line_no, message)
     seen: Set[Tuple[str, str, str]] = set()
     for kind, target in zip(kind_values, target_values):
         match = _TARGET.match(target)
         if not match:
-            raise CorpusFormatError(path, line_no, f"malformed relation target {target!r}")
+            raise CorpusFormatError(path, line_no, Errors.E641.format(target=target))
         target_address, target_id, source_id = match.groups()
         rel = (kind, _key(source_id, address), _key(target_id, target_address))
         if rel not in seen:

@@ -16,6 +16,7 @@ from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
+from ..errors import Errors
 from ..extensions import register_extensions
 from ._util import CorpusFormatError, PathLike, get_vocab, progress, read_lines
 from .splits import load_splits, select_files
@@ -48,13 +49,11 @@ def read_litbank_entities_tsv(path: PathLike) -> Tuple[List[str], List[bool], Li
                 entities[current] = (start, i + 1, label)
             elif tag.startswith(("B-", "I-")) and len(tag) > 2:
                 if tag.startswith("I-"):
-                    raise CorpusFormatError(
-                        path, line_no, f"layer {layer + 1}: {tag} does not continue an entity"
-                    )
+                    raise CorpusFormatError(path, line_no, Errors.E661.format(layer=layer + 1, tag=tag))
                 open_by_layer[layer] = len(entities)
                 entities.append((i, i + 1, tag[2:]))
             else:
-                raise CorpusFormatError(path, line_no, f"layer {layer + 1}: invalid tag {tag!r}")
+                raise CorpusFormatError(path, line_no, Errors.E662.format(layer=layer + 1, tag=tag))
     return words, sent_starts, entities
 
 

@@ -26,6 +26,7 @@ from typing import Any, Container, DefaultDict, Dict, Iterable, List, Optional, 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from ..errors import Errors
 from ..extensions import NIL
 from ._util import CorpusFormatError, PathLike, ensure_dir
 from .conll2003_aida import AIDA_ANNOTATIONS_FILE, read_aida_annotations
@@ -66,23 +67,20 @@ def aida_qid_title_pairs(annotations_path: PathLike, elevant_conll: Dict[str, Pa
         aida_docs = [doc for doc in annotations if doc.split == split]
         records = list(iter_elevant_records(path))
         if len(records) != len(aida_docs):
-            raise CorpusFormatError(
-                path, None, f"{len(records)} documents, but {annotations_path} has {len(aida_docs)} {split} documents"
+            message = Errors.E653.format(
+                n_records=len(records), annotations_path=annotations_path, n_aida=len(aida_docs), split=split
             )
+            raise CorpusFormatError(path, None, message)
         for (line_no, record), aida_doc in zip(records, aida_docs):
             words = str(record.get("text") or "").split(maxsplit=1)
             if aida_doc.first_word and words and words[0] != aida_doc.first_word:
-                raise CorpusFormatError(
-                    path, line_no, f"does not start with {aida_doc.first_word!r} like AIDA document {aida_doc.doc_id}"
-                )
+                message = Errors.E654.format(first_word=aida_doc.first_word, doc_id=aida_doc.doc_id)
+                raise CorpusFormatError(path, line_no, message)
             labels = sorted(record.get("labels") or [], key=lambda label: label["span"][0])
             links = list(aida_doc.links.values())  # file order
             if len(labels) != len(links):
-                raise CorpusFormatError(
-                    path,
-                    line_no,
-                    f"{len(labels)} labels, but AIDA document {aida_doc.doc_id} has {len(links)} annotation lines",
-                )
+                message = Errors.E655.format(n_labels=len(labels), doc_id=aida_doc.doc_id, n_links=len(links))
+                raise CorpusFormatError(path, line_no, message)
             for label, (title, _) in zip(labels, links):
                 qid = label.get("entity_id")
                 if title is not None and isinstance(qid, str) and is_qid(qid):

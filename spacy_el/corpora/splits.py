@@ -6,6 +6,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import srsly
 
+from ..errors import Errors
 from ._util import CorpusFormatError, PathLike, ensure_dir, ensure_file, read_lines
 
 _MD_HEADING = re.compile(r"^##\s+(\S+)\s*$")
@@ -25,7 +26,7 @@ def load_gum_splits(path: PathLike) -> Dict[str, List[str]]:
         item = _MD_ITEM.match(line)
         if item:
             if current is None:
-                raise CorpusFormatError(path, line_no, "document listed before the first '## split' heading")
+                raise CorpusFormatError(path, line_no, Errors.E608)
             splits[current].append(item.group(1))
     return splits
 
@@ -34,7 +35,7 @@ def load_json_splits(path: PathLike) -> Dict[str, List[str]]:
     """Parse a JSON object {split: [document stem, ...]} (LitBank ``splits.json``); other keys are ignored."""
     data = srsly.read_json(ensure_file(path, "Splits file"))
     if not isinstance(data, dict):
-        raise CorpusFormatError(path, None, "expected a JSON object {split: [document, ...]}")
+        raise CorpusFormatError(path, None, Errors.E609)
     return {key: [str(x) for x in value] for key, value in data.items() if isinstance(value, list)}
 
 
@@ -45,7 +46,7 @@ def load_splits(path: PathLike) -> Dict[str, List[str]]:
         return load_json_splits(path)
     if path.suffix == ".md":
         return load_gum_splits(path)
-    raise ValueError(f"Unsupported splits file {path}: expected a .json or .md file.")
+    raise ValueError(Errors.E610.format(path=path))
 
 
 def find_upwards(start: PathLike, names: Sequence[str], levels: int = 3) -> Optional[Path]:
@@ -81,17 +82,16 @@ def select_files(
     if (directory / split).is_dir():
         return sorted((directory / split).glob(f"*{suffix}"))
     if splits is None:
-        raise ValueError(
-            f"No split list given and no '{split}' subdirectory in {directory}: pass a splits file "
-            "(GUM splits.md or a JSON {split: [document, ...]})."
-        )
+        raise ValueError(Errors.E611.format(split=split, directory=directory))
     if split not in splits:
-        raise ValueError(f"Unknown split {split!r}; the splits file has: {', '.join(splits)}.")
+        raise ValueError(Errors.E021.format(what="split", name=split, known=", ".join(splits)))
     files = [directory / f"{name}{suffix}" for name in splits[split]]
     missing = [f.name for f in files if not f.exists()]
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise FileNotFoundError(f"{len(missing)} '{split}' documents missing in {directory}: {shown}")
+        raise FileNotFoundError(
+            Errors.E612.format(n_missing=len(missing), split=split, directory=directory, shown=shown)
+        )
     return files
 
 

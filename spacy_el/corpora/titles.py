@@ -7,6 +7,7 @@ as given (``"Lord_Byron"``, ``"Aberdeen_Grammar_School"``, ``"iPad"``).
 import re
 from typing import Dict
 
+from ..errors import Errors
 from ._util import CorpusFormatError, PathLike, read_lines
 
 _U_ESCAPE = re.compile(r"(?:\\u[0-9a-fA-F]{4})+")
@@ -51,13 +52,13 @@ def load_wiki_map(path: PathLike) -> Dict[str, str]:
             continue
         cols = line.split("\t")
         if len(cols) < 3:
-            raise CorpusFormatError(path, line_no, f"expected >= 3 tab-separated columns, got {len(cols)}")
+            raise CorpusFormatError(path, line_no, Errors.E632.format(expected=">= 3", got=len(cols)))
         title, qid = cols[0], cols[2]
         if qid == "None":
             continue
         if not is_qid(qid):
-            raise CorpusFormatError(path, line_no, f"invalid Wikidata id {qid!r}")
+            raise CorpusFormatError(path, line_no, Errors.E644.format(qid=qid))
         if mapping.get(title, qid) != qid:
-            raise CorpusFormatError(path, line_no, f"title {title!r} maps to {mapping[title]} and {qid}")
+            raise CorpusFormatError(path, line_no, Errors.E645.format(title=title, first=mapping[title], second=qid))
         mapping[title] = qid
     return mapping

@@ -82,13 +82,13 @@ def _write(tmp_path, labels, text="Alice met Bob ."):
 @pytest.mark.parametrize(
     "labels,message",
     [
-        ([{"id": 0, "span": [0, 99], "entity_id": "Q1"}], "outside the text"),
-        ([{"id": 0, "span": [0, 5], "entity_id": "Alice"}], "invalid entity_id"),
-        ([{"id": 0, "entity_id": "Q1"}], "no valid 'span'"),
+        ([{"id": 0, "span": [0, 99], "entity_id": "Q1"}], "E650"),
+        ([{"id": 0, "span": [0, 5], "entity_id": "Alice"}], "E651"),
+        ([{"id": 0, "entity_id": "Q1"}], "E649"),
     ],
 )
 def test_bad_labels(tmp_path, nlp, labels, message):
-    with pytest.raises(CorpusFormatError, match=f"bad.jsonl:1: .*{message}"):
+    with pytest.raises(CorpusFormatError, match=rf"{message}\] .*bad\.jsonl:1: "):
         read_elevant(_write(tmp_path, labels), nlp=nlp)
 
 
@@ -112,7 +112,7 @@ def test_invalid_json(tmp_path, nlp):
     shutil.copy(TOY, path)
     with path.open("a") as f:
         f.write("{not json\n")
-    with pytest.raises(CorpusFormatError, match="broken.jsonl:3: invalid JSON"):
+    with pytest.raises(CorpusFormatError, match=r"E646\] .*broken\.jsonl:3: "):
         read_elevant(path, nlp=nlp)
-    with pytest.raises(FileNotFoundError, match="ELEVANT JSONL file not found"):
+    with pytest.raises(FileNotFoundError, match="E605"):
         read_elevant(tmp_path / "missing.jsonl", nlp=nlp)

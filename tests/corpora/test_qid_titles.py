@@ -102,7 +102,7 @@ def test_alignment_mismatch_raises(data_dir):
     dev, _ = _aida_elevant_records()
     dev[0]["labels"].pop()
     _write_jsonl(data_dir / "elevant" / "benchmark_labels_conll-dev.jsonl", dev)
-    with pytest.raises(CorpusFormatError, match="annotation lines"):
+    with pytest.raises(CorpusFormatError, match="E655"):
         qid_title_map(data_dir)
 
 
