@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 
@@ -98,7 +99,7 @@ def convert_cli(
             show_progress=show_progress,
         )
     except (ValueError, FileNotFoundError) as err:
-        msg.fail(f"Could not convert {input_path} as {corpus.value}", str(err), exits=1)
+        msg.fail(Errors.E744.format(input_path=input_path, corpus=corpus.value), str(err), exits=1)
     rows = []
     for name, docs in parts.items():
         # Replaced like spaCy's own convert does, so a project step can rerun; said aloud, never silent.

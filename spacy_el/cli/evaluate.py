@@ -10,6 +10,7 @@ from typing import Dict, List, Optional
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 SCORERS = ("el", "ner", "coref", "cluster-el")
@@ -51,14 +52,14 @@ def evaluate_cli(
     names = list(scorer or SCORERS)
     unknown = [n for n in names if n not in SCORERS]
     if unknown:
-        msg.fail(f"Unknown scorer {unknown[0]!r}; choose from {', '.join(SCORERS)}", exits=1)
+        msg.fail(Errors.E021.format(what="scorer", name=unknown[0], known=", ".join(SCORERS)), exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     nlp = load_pipeline(model)
     corpus = Corpus(data_path, gold_preproc=gold_preproc)
     examples = list((without_masked(corpus) if skip_masked else corpus)(nlp))
     if skip_masked and not examples:
-        msg.fail(f"{data_path} has no documents with text to score (--skip-masked left out all of them)", exits=1)
+        msg.fail(Errors.E743.format(data_path=data_path), exits=1)
     predicted = nlp.pipe(eg.predicted for eg in examples)
     for eg, doc in zip(examples, predicted):
         eg.predicted = doc

@@ -6,6 +6,7 @@ from typing import Any, List
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 
@@ -17,7 +18,7 @@ def parse_values(text: str) -> List[Any]:
     values: List[Any] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
-            raise typer.BadParameter(f"an empty value in {text!r}: separate the values with single commas", param_hint="--values")
+            raise typer.BadParameter(Errors.E740.format(text=text), param_hint="--values")
         try:
             values.append(json.loads(part))
         except ValueError:
@@ -50,7 +51,7 @@ def tune_cli(
 
     tried = parse_values(values)
     if output.exists() and not force:
-        msg.fail(f"{output} exists: give another output folder, or --force to replace it", exits=1)
+        msg.fail(Errors.E715.format(output=output), exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     nlp = load_pipeline(model)

@@ -5,6 +5,7 @@ from typing import List
 import typer
 from wasabi import msg
 
+from ..errors import Errors
 from ._app import app
 
 
@@ -33,7 +34,7 @@ def visualize_cli(
     from ..visualize import save_html
 
     if "{}" not in kb_url_template:
-        msg.fail("--kb-url-template must contain {} where the KB id goes", exits=1)
+        msg.fail(Errors.E741.format(template=kb_url_template), exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     nlp = load_pipeline(model)
@@ -41,7 +42,7 @@ def visualize_cli(
     if limit:
         texts = texts[:limit]
     if not texts:
-        msg.fail(f"No documents in {input_path}", exits=1)
+        msg.fail(Errors.E742.format(input_path=input_path), exits=1)
     docs = list(nlp.pipe(texts))
     replaced = output.exists()  # replaced as a project step reruns it; said aloud, never silent
     path = save_html(docs, output, kb_url_template=kb_url_template)

@@ -74,6 +74,6 @@ def test_convert_says_when_it_replaces_a_file(tmp_path):
 def test_convert_reports_bad_input(tmp_path):
     result = runner.invoke(app, ["convert", "aida", str(FIXTURES / "gum"), str(tmp_path), "--no-progress"])
     assert result.exit_code == 1
-    assert "AIDA annotation file not found" in result.output
+    assert "E744" in result.output and "E605" in result.output
     result = runner.invoke(app, ["convert", "nonsense", str(FIXTURES / "gum"), str(tmp_path)])
     assert result.exit_code != 0

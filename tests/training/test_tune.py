@@ -107,10 +107,10 @@ def test_the_command_saves_the_pipeline_with_the_value_kept_and_what_was_tried(s
     assert record["setting"] == "predict_max_antecedents" and [v for v, _ in record["scores"]] == [1, 50]
     assert tuned.get_pipe(NAME).settings.predict_max_antecedents == record["value"]
     again = runner.invoke(app, args)
-    assert again.exit_code == 1 and "--force" in again.output
+    assert again.exit_code == 1 and "E715" in again.output
     bad = runner.invoke(app, ["tune", str(model), str(dev), str(tmp_path / "x"), "--setting", "predict_max_antecedents",
                               "--values", "1,,50"])
-    assert bad.exit_code != 0 and "empty value" in bad.output
+    assert bad.exit_code != 0 and "E740" in bad.output
 
 
 def test_values_are_read_exactly_as_written():
