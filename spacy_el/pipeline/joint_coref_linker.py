@@ -17,10 +17,10 @@ What the component does
 * **Candidates**: for each kept span, the factory's ``candidates`` generator (by default the alias
   table's top 16 exact and normalised matches, as the paper; ``spacy-el.HybridCandidates.v1`` adds the
   dense index's), with the KB entity vectors.
-* **Decoding** (``mode``): Global = maximum spanning arborescence, Local = per-mention argmax,
-  ``coref`` / ``link`` = the Standalone baselines. Clusters are the subtrees below the root; a
-  cluster's link is the entity at the top of its subtree, written to *every* mention of the cluster
-  (consistent by construction).
+* **Decoding** (``model.mode``, which is also the loss it trains): Global = maximum spanning arborescence,
+  Local = per-mention argmax, ``coref`` / ``link`` = the Standalone baselines. Clusters are the subtrees below
+  the root; a cluster's link is the entity at the top of its subtree, written to *every* mention of the
+  cluster (consistent by construction).
 * **Output** (clusters are written with :func:`spacy_el.corpora.clusters.set_clusters`): a predicted
   cluster is written when it has two or more mentions or a link; a NIL singleton (a kept span
   hanging from the root alone) only when the model is trained with a mention loss
@@ -120,7 +120,7 @@ from ..kb import ElKnowledgeBase
 from ..candidates import CandidateGenerator, CandidateMemo, MentionCandidates
 from ..candidates.memo import reads_encoder
 from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_similarities
-from ..ml.joint_coref import MODES, REFINEMENTS, JointCorefBatch, build_torch_layer, make_doc_inputs
+from ..ml.joint_coref import JointCorefBatch, build_torch_layer, make_doc_inputs
 from ..ml.joint_coref.inputs import CandidateFn, SimilarityFn
 from ..ml.joint_coref.model import JointCorefArguments, encoder_depth, set_save_encoder
 from .kb_torch_pipe import KBTorchPipe
@@ -147,7 +147,7 @@ GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
 class JointCorefLinkerSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    mode / refinement: override the model's (null: keep them). write_ents: also write linked mentions
+    write_ents: also write linked mentions
     to doc.ents. spans_prefix: span-group prefix of the clusters (``<prefix>_<n>``). mentions_from ("model" | "ents" | "model+ents") and
     cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
     gold_candidate_dropout: in training, the rate at which a mention's gold entity is hidden from its
@@ -192,8 +192,6 @@ class JointCorefLinkerSettings(ComponentSettings):
     """
 
     owner: ClassVar[str] = "joint_coref_linker"
-    mode: Optional[Literal[MODES]] = None  # type: ignore[valid-type]
-    refinement: Optional[Literal[REFINEMENTS]] = None  # type: ignore[valid-type]
     write_ents: bool = False
     spans_prefix: str = setting(CLUSTER_PREFIX, non_empty=True)
     mentions_from: Literal["model", "ents", "model+ents"] = "model"
@@ -247,8 +245,6 @@ def make_joint_coref_linker(
     scorer: Optional[Callable],
     el_scorer: Optional[Callable],
     candidates: CandidateGenerator,
-    mode: Optional[str],
-    refinement: Optional[str],
     write_ents: bool,
     spans_prefix: str,
     mentions_from: str,
@@ -303,26 +299,10 @@ class JointCorefLinker(KBTorchPipe):
         # pruning keeps many of the same spans of a document every epoch, and a span's list depends on the KB
         # and the text alone.
         self._training_memo = CandidateMemo(limit=TRAINING_MEMO_LIMIT)
-        self._apply_overrides()
-
-    def _after_configure(self) -> None:
-        self._apply_overrides()
-
-    def _apply_overrides(self) -> None:
-        """The component's mode / refinement win over the model's (refinement only before the layer exists)."""
-        if self.settings.mode is not None:
-            self.model.attrs["mode"] = self.settings.mode
-        refinement = self.settings.refinement
-        if refinement is not None and refinement != self.model.attrs["refinement"]:
-            if self.model.layers:
-                raise ValueError(
-                    f"[spacy_el] joint_coref_linker: refinement {refinement!r} differs from the built model's "
-                    f"{self.model.attrs['refinement']!r}; it can only be changed before initialisation."
-                )
-            self.model.attrs["refinement"] = refinement
 
     @property
     def mode(self) -> str:
+        """The model's mode: "global" | "local" | "coref" | "link"."""
         return self.model.attrs["mode"]
 
     # -- set-up ------------------------------------------------------------------------------------
@@ -689,11 +669,6 @@ class JointCorefLinker(KBTorchPipe):
         """The model's bytes: with ``save_encoder = false`` the heads and a reference to the encoder."""
         set_save_encoder(self.model, self.settings.save_encoder)
         return super()._model_bytes(exclude)
-
-    def _restore_model(self, dims: Dict[str, int]) -> None:
-        """The saved mode/refinement apply before the torch layer is rebuilt."""
-        self._apply_overrides()
-        super()._restore_model(dims)
 
 
 def _logit(probability: float) -> float:

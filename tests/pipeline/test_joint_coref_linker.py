@@ -136,10 +136,13 @@ def test_add_pipe_and_config_defaults(tiny_encoder, tmp_path):
     assert pipe.candidates.top_k == 16 and pipe.model.attrs["span_ratio"] == 0.4
 
 
-def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path):
-    nlp, _ = make_nlp(tiny_encoder, tmp_path, mode="local", refinement="entity_equalization")
+def test_mode_and_refinement_are_the_models(tiny_encoder, tmp_path):
+    nlp, _ = make_nlp(tiny_encoder, tmp_path, model={"mode": "local", "refinement": "entity_equalization"})
     pipe = nlp.get_pipe(NAME)
     assert pipe.mode == "local" and pipe.model.attrs["refinement"] == "entity_equalization"
+    for setting in ("mode", "refinement"):  # one place for a knob: the model's
+        with pytest.raises(ValueError, match=f"has no setting \\['{setting}'\\]"):
+            pipe.configure(**{setting: "local"})
 
 
 @pytest.mark.parametrize(
@@ -158,8 +161,6 @@ def test_component_mode_and_refinement_override_the_model(tiny_encoder, tmp_path
         ({"dropout_masks": "gaussian"}, {}, "dropout_masks"),
         ({"encoder_lr_scale": -0.1}, {}, "encoder_lr_scale"),
         ({"antecedent_pruning": "farthest"}, {}, "antecedent_pruning"),
-        ({}, {"mode": "joint"}, "mode"),
-        ({}, {"refinement": "ee"}, "refinement"),
         ({}, {"spans_prefix": ""}, "spans_prefix"),
         ({}, {"mentions_from": "ner"}, "mentions_from"),
         ({}, {"cluster_link": "tagger"}, "cluster_link"),
@@ -490,7 +491,7 @@ def test_gold_candidate_dropout_hides_the_gold_entity_from_some_mentions_of_a_cl
 
 @pytest.mark.parametrize("mode", ["local", "coref", "link"])
 def test_other_modes_train_and_predict(tiny_encoder, tmp_path, mode):
-    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, mode=mode, refinement="entity_equalization" if mode == "local" else None)
+    nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"mode": mode, "refinement": "entity_equalization" if mode == "local" else "none"})
     initialize(nlp, kb_dir)
     optimizer = nlp.create_optimizer()
     losses = {}

@@ -84,7 +84,7 @@ def test_a_component_loaded_from_its_own_folder_keeps_its_configured_settings(sa
     assert antecedents(nlp) == 7
 
 
-@pytest.mark.parametrize("key, value", [("top_kk", 3)])
+@pytest.mark.parametrize("key, value", [("top_kk", 3), ("mode", None)])
 def test_an_unknown_key_in_the_settings_file_is_refused_naming_it_and_the_file(saved, tmp_path, key, value):
     shutil.copytree(saved / "plain", tmp_path / "edited")
     path = tmp_path / "edited" / NAME / "cfg"
