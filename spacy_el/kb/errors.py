@@ -146,6 +146,8 @@ class KBErrors(metaclass=ErrorsWithCodes):
     E174 = ('{user} needs an ElKnowledgeBase, got {kb_type}. Set generate_empty_kb = {{"@misc": '
             '"spacy-el.EmptyKB.v1"}} and a spacy-el.KBFromDisk.v1 kb_loader.')
     E175 = "Cannot read this record: {problem}"
+    E176 = ("{where}: type_prob_names must be a list of type labels, got {type_name}. Rebuild the KB (its manifest "
+            "was modified).")
 
     # -- E2xx: the KB's files, the dense index, entity vectors and their encoder -------------------------------
     E201 = "Cannot write a KB to {path}: it is a broken symbolic link."

@@ -500,11 +500,11 @@ class ElKnowledgeBase(KnowledgeBase):
         return kb.from_disk(path, mmap=mmap, verify=verify)
 
     def _restore(self, manifest: Dict[str, Any], arrays: Dict[str, np.ndarray], dense: Any, where: str) -> None:
+        # KBs written before type distributions existed have no "type_prob_names": none stored.
+        type_prob_names = manifest.get("type_prob_names") or []
+        if not isinstance(type_prob_names, list):
+            raise KBFormatError(KBErrors.E176.format(where=where, type_name=type(type_prob_names).__name__))
         try:
-            # KBs written before type distributions existed have no "type_prob_names": none stored.
-            type_prob_names = manifest.get("type_prob_names") or []
-            if not isinstance(type_prob_names, list):
-                raise TypeError(f"type_prob_names must be a list, got {type(type_prob_names).__name__}")
             entities = EntityStore.from_arrays(arrays, list(manifest["type_names"]), type_prob_names)
             aliases = AliasTable.from_arrays(arrays)
             settings = LookupSettings(**manifest["settings"])

@@ -142,6 +142,14 @@ def test_type_prob_names_without_array_is_a_format_error(tmp_path):
         ElKnowledgeBase.load(tmp_path / "kb")
 
 
+def test_type_prob_names_that_are_no_list_are_a_format_error(tmp_path):
+    build_toy_kb().to_disk(tmp_path / "kb")
+    manifest = json.loads((tmp_path / "kb" / MANIFEST).read_text())
+    (tmp_path / "kb" / MANIFEST).write_text(json.dumps({**manifest, "type_prob_names": {"PER": 0}}))
+    with pytest.raises(KBFormatError, match=r"E176.*dict"):
+        ElKnowledgeBase.load(tmp_path / "kb")
+
+
 # -- known types and the typing classifier ---------------------------------------------------------
 def test_observed_type_counts(toy_kb):
     inv = TypeInventory.from_name("coarse")
