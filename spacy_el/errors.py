@@ -195,7 +195,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E606 = "{what} is not a file: {path}. Give the path of a file."
     E607 = "{what} is not a directory: {path}. Give the path of a directory."
     E608 = "a document is listed before the first '## split' heading: put each document under its split's heading."
-    E609 = "expected a JSON object {{split: [document, ...]}}."
+    E609 = "expected a JSON object {{split: [document, ...]}}, got {value_type}."
     E610 = "Unsupported splits file {path}: give a .json or a .md file."
     E611 = ("No split list given and no '{split}' subdirectory in {directory}: pass a splits file (GUM splits.md or "
             "a JSON {{split: [document, ...]}}).")

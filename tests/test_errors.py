@@ -61,6 +61,15 @@ def test_a_template_formats_with_its_placeholders(name, code, text):
     assert rendered.startswith(f"[spacy_el {code}] ")
 
 
+@pytest.mark.parametrize("name, code, text", ALL, ids=[code for _, code, _ in ALL])
+def test_a_template_without_placeholders_reads_as_written(name, code, text):
+    """A message without placeholders is raised as it is (``raise ValueError(Errors.E018)``), unformatted: so it
+    must hold no escaped brace, which only ``format`` turns into one."""
+    fields = [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
+    if not fields:
+        assert text.format() == text, f"{code} has no placeholder but escaped braces: give it a placeholder"
+
+
 def test_kb_messages_are_found_from_spacy_el_errors():
     assert errors.KBErrors is kb_errors.KBErrors and errors.KBWarnings is kb_errors.KBWarnings
 

@@ -35,7 +35,7 @@ def load_json_splits(path: PathLike) -> Dict[str, List[str]]:
     """Parse a JSON object {split: [document stem, ...]} (LitBank ``splits.json``); other keys are ignored."""
     data = srsly.read_json(ensure_file(path, "Splits file"))
     if not isinstance(data, dict):
-        raise CorpusFormatError(path, None, Errors.E609)
+        raise CorpusFormatError(path, None, Errors.E609.format(value_type=type(data).__name__))
     return {key: [str(x) for x in value] for key, value in data.items() if isinstance(value, list)}
 
 

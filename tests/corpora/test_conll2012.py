@@ -41,6 +41,14 @@ def test_parse_coref_column_rejects(value):
         parse_coref_column(value)
 
 
+def test_splits_files_are_checked(tmp_path):
+    (tmp_path / "splits.json").write_text('["train"]')
+    with pytest.raises(CorpusFormatError, match=r"E609\] .*splits\.json: .*list"):
+        load_splits(tmp_path / "splits.json")
+    with pytest.raises(ValueError, match="E610"):
+        load_splits(tmp_path / "splits.txt")
+
+
 def test_litbank_document():
     assert load_splits(LITBANK_SPLITS) == {
         "train": ["toy_a_brat"],
