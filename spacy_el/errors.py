@@ -8,7 +8,8 @@ type (``ValueError``, ``FileNotFoundError``, ...) and only takes its text from h
 
 The KB's own messages are in ``spacy_el/kb/errors.py`` (``KBErrors``, ``KBWarnings``: ``spacy_el.kb`` is a
 leaf and imports nothing else of the package), re-exported here. Each code is unique across both modules;
-the hundreds say where a message comes from (a new message takes the next free code of its room):
+the hundreds say where a message comes from (a new message takes the next free code of its room). A message
+that several rooms raise alike has one entry: ``E021``, an unknown name among the known ones.
 
 - ``E0xx``/``W0xx``: the Doc extensions, algorithms, scoring, attaching a KB to a pipeline
 - ``E1xx``: the KB, its builder, additions and types (``KBErrors``)

@@ -147,7 +147,8 @@ class TransitionSystem:
         try:
             return self._label_ids[label]
         except KeyError:
-            raise ValueError(Errors.E021.format(what="entity label", name=label, known=", ".join(self.labels))) from None
+            known = ", ".join(self.labels)
+            raise ValueError(Errors.E021.format(what="entity label", name=label, known=known)) from None
 
     def label_of(self, action: int) -> Optional[str]:
         """The label of a REDUCE action, ``None`` for SHIFT and OUT."""

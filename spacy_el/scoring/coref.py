@@ -63,7 +63,8 @@ def normalize_clusters(
     `keep_singletons` is False. `side` names the input in error messages.
     """
     if on_overlap not in OVERLAP_POLICIES:
-        raise ValueError(Errors.E021.format(what="on_overlap policy", name=on_overlap, known=", ".join(OVERLAP_POLICIES)))
+        known = ", ".join(OVERLAP_POLICIES)
+        raise ValueError(Errors.E021.format(what="on_overlap policy", name=on_overlap, known=known))
     owner: Dict[Mention, int] = {}
     result: List[Cluster] = []
     for index, cluster in enumerate(clusters):

@@ -166,7 +166,8 @@ def make_coref_scorer(
 ) -> Scorer:
     """MUC, B-cubed, CEAF-e, CoNLL-2012 average and LEA over `{prefix}_N` span groups."""
     if on_overlap not in OVERLAP_POLICIES:  # fail when the config is loaded, not at evaluation
-        raise ValueError(Errors.E021.format(what="on_overlap policy", name=on_overlap, known=", ".join(OVERLAP_POLICIES)))
+        known = ", ".join(OVERLAP_POLICIES)
+        raise ValueError(Errors.E021.format(what="on_overlap policy", name=on_overlap, known=known))
     return partial(
         coref_score, prefix=prefix, keep_singletons=keep_singletons, on_overlap=on_overlap
     )
