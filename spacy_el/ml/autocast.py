@@ -1,13 +1,9 @@
 """Autocast around the pretrained encoders: ``encoder_dtype = "float32" | "bfloat16" | "auto"``.
 
 bfloat16 autocast pays only where the hardware computes in bfloat16: GPUs, and CPUs with the
-AVX512-BF16 or AMX-BF16 instructions. Elsewhere oneDNN emulates it: on a 2-core Xeon without them
-MiniLM read 2,551 wordpieces/s in bfloat16 against 7,563 in float32, and a ``joint_coref_linker``
-predicted 907 words/s against 2,171; on a 2-core AMD EPYC with AVX512-BF16 bfloat16 was the faster
-(10,704 against 7,099 wordpieces/s; 2,851 against 2,072 words/s). Both from ``python
-benchmarks/encoder_dtype.py`` (the Xeon run: ``git show bb15da9:benchmarks/results/encoder_dtype.json``;
-the EPYC run: ``benchmarks/results/encoder_dtype.json``). ``"auto"`` therefore picks bfloat16 where it
-is native and float32 elsewhere.
+AVX512-BF16 or AMX-BF16 instructions. Elsewhere oneDNN emulates it, and the encoder runs two to three times
+slower than in float32 (a CPU with AVX512-BF16 is faster in bfloat16). ``"auto"`` therefore picks bfloat16
+where it is native and float32 elsewhere.
 """
 from functools import lru_cache
 from pathlib import Path

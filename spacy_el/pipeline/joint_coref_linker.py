@@ -173,9 +173,8 @@ class JointCorefLinkerSettings(ComponentSettings):
     predict_span_ratio (mention recall): at prediction, keep this many spans per token after pruning instead of
     the model's ``span_ratio`` (0 = the model's). More kept spans give the decoder more mentions to choose from
     (each written only when it joins a cluster or passes ``singleton_threshold``) and cost speed; it may help
-    where gold mentions are dense, as GUM's are (``benchmarks/jcl_mention_budget.py`` measures where a model
-    loses them). Training is unaffected (its gold mentions are always kept); the evaluations during training
-    use it.
+    where gold mentions are dense, as GUM's are. Training is unaffected (its gold mentions are always kept); the
+    evaluations during training use it.
     held_out_priors: in training, the kept spans' candidates come from alias priors without the document's
     own mentions (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it counted
     contributed). Prediction is unaffected.
@@ -428,15 +427,6 @@ class JointCorefLinker(KBTorchPipe):
         """Per doc, the clusters to write: mentions, link, scores and per-mention candidates."""
         docs = list(docs)
         return [self._clusters(out, doc) for out, doc in zip(self._predicted(docs), docs)]
-
-    def kept_spans(self, docs: Iterable[Doc]) -> List[List[Span]]:
-        """Per doc, the spans pruning keeps at prediction, in document order: the only spans the decoder can
-        write as mentions (``predict_span_ratio`` of them per token, or the model's ``span_ratio``, ranked by the
-        mention score). For finding where mentions are lost; ``benchmarks/jcl_mention_budget.py`` uses it."""
-        docs = list(docs)
-        outputs = self._predicted(docs)
-        return [[doc[int(start):int(end)] for start, end in (out.spans.tolist() if out is not None else [])]
-                for out, doc in zip(outputs, docs)]
 
     def _predicted(self, docs: List[Doc]) -> List[Any]:
         """The model's :class:`~spacy_el.ml.joint_coref.model.DocPrediction` of each of ``docs``, or None for

@@ -269,9 +269,8 @@ def equalized_mean_representations(q: Tensor, span_embs: Tensor) -> Tensor:
     Since ``sum_j Q(i in E_j) = 1``, ``a_i`` is a convex combination of span representations and keeps
     their scale, whatever the cluster sizes; with one-hot ``P`` it is the mean of ``i``'s cluster so
     far. The sum of :func:`equalized_representations` grows with the cluster: on long documents it
-    reaches many times ``|g|`` (``benchmarks/diagnose_ee_scale.py``), so the rescored edges are far
-    larger too: a bounded scorer (``score_bound``) saturates and stops the gradient, an unbounded one trains
-    unsteadily (the README's refinement rows).
+    reaches many times ``|g|``, so the rescored edges are far larger too: a bounded scorer (``score_bound``)
+    saturates and stops the gradient, an unbounded one trains unsteadily.
 
     Args:
         q: ``[..., n, n]`` soft clusters (:func:`soft_clusters`).
