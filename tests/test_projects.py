@@ -241,7 +241,7 @@ def test_variables_pick_a_variant(copy, capsys):
     jcl = copy / "projects" / "joint_coref_linker"
     assert "training/jcl/gum-converged/global " in dry_run(jcl, "train", capsys)
     local = dry_run(jcl, "train", capsys, mode="local")
-    assert "training/jcl/gum-converged/local " in local and "joint_coref_linker.mode local" in local
+    assert "training/jcl/gum-converged/local " in local and "joint_coref_linker.model.mode local" in local
     ner4el = dry_run(copy / "projects" / "ner_constrained_linker", "train", capsys, name="plain", decoding="none")
     assert "training/ner4el/plain " in ner4el and "ner_constrained_linker.decoding none" in ner4el
 
