@@ -19,8 +19,9 @@ that several rooms raise alike has one entry: ``E021``, an unknown name among th
 - ``E5xx``: annotating a corpus
 - ``E6xx``/``W6xx``: corpora and dataset recipes
 - ``E7xx``: the command line, training and packaging
-- ``E8xx``: the pipeline components (reserved)
-- ``E9xx``: the models (reserved)
+- ``E8xx``/``W8xx``: the pipeline components, loading a pipeline and changing its settings
+- ``E9xx``: the models: their typed arguments, encoders and weights, inputs, losses and torch modules, the
+  mention encoder
 
 This module imports neither spaCy, Thinc nor torch: pure code (``extensions.py``, the metrics) uses it.
 """
@@ -330,6 +331,172 @@ class Errors(metaclass=ErrorsWithCodes):
     E743 = "{data_path} has no documents with text to score: --skip-masked left out all of them."
     E744 = "Could not convert {input_path} as {corpus}:"
 
+    # -- E8xx: the pipeline components -------------------------------------------------------------------------
+    # what every component shares (spacy_el/pipeline/kb_torch_pipe.py)
+    E801 = "{name} takes {expected}, got {got}."
+    E802 = "{name} needs an ElKnowledgeBase, got {kb_type}."
+    E803 = ("{name} has an empty KB. Give one in the config: [initialize.components.{name}.kb_loader] "
+            '@misc = "spacy-el.KBFromDisk.v1" path = "kb/...".')
+    E804 = "{name} needs entity vectors in the KB: build it with `python -m spacy_el kb build ... --vectors compute`."
+    E805 = ("The {name} component is not initialised: call nlp.initialize() (with a kb_loader) or load a trained "
+            "pipeline.")
+    E806 = ("The KB's entity vectors have width {kb_width}, but {name} was trained with width {width}: use the KB "
+            "it was trained with.")
+    E807 = "The {name} settings in {where} are invalid: {problem}"
+    E808 = "Cannot read the {name} settings in {where}: {err}"
+    E809 = "The {name} settings in {where} must be a JSON object, got {got}."
+    E810 = ("The {name} settings in {where} hold {unknown}, which {owner} neither has as a setting nor keeps as "
+            "state ({state}): was the file written by another component or edited by hand? Remove those keys, or "
+            "save the pipeline again.")
+    E811 = ("The {name} model in {where} cannot be verified: the component's settings file (cfg) {problem}. Load "
+            "the model with the settings file saved beside it by this version of spacy_el.")
+    E812 = ("The {name} model in {where} is corrupted: it does not match the SHA-256 checksum saved in the "
+            "component's settings (cfg). Save the pipeline again from an intact copy.")
+    E813 = "Cannot load the {name} model from {where}: {err}"
+    E814 = ("{path} is missing: this {name} was saved without its KB (trained heads shipped for a KB of your "
+            "choice). Give it one: python -m spacy_el kb attach PIPELINE KB OUTPUT --component {name}")
+    E815 = "{name}.cfg is read-only: change a setting with {name}.configure(...)."
+    # entqa_reader
+    E816 = ("{name}: reader_mode is {built!r} in the trained model and cannot become {wanted!r} (the two modes have "
+            "different heads): train a reader in that mode.")
+    E817 = ("{name} found no passages in doc._.entqa_passages: put entity_retriever before it in the pipeline (and "
+            "in training list it in [training] annotating_components).")
+    E818 = "{name}: passage ({start}, {end}) lies outside the doc text ({n_chars} characters)."
+    # ner_stack_lstm
+    E819 = "ner_stack_lstm labels must be a list of strings, got {labels!r}."
+    E820 = "Cannot add label {label!r}: {name} is already initialised."
+    E821 = "{name} found no entity labels: give training examples with doc.ents or `labels`."
+    E822 = ("{name} (tasks={tasks!r}) links to a KB but its KB is empty. Give one in the config: "
+            '[initialize.components.{name}.kb_loader] @misc = "spacy-el.KBFromDisk.v1" path = "kb/...", or set '
+            'tasks = "ner".')
+    E823 = '{name} needs entity vectors in the KB (or entity_vectors = "learned").'
+    E824 = ('The {name} component is not initialised: call nlp.initialize() (with a kb_loader unless tasks = "ner") '
+            "or load a trained pipeline.")
+    E825 = "{name} has no label {label!r} (known: {known}). Initialise it with training data that has this label."
+    # ner_constrained_linker
+    E826 = ("{name}: two spans {text!r} at characters {key} of {where} have the labels {first} and {second}, which "
+            "give different mention types. spaCy keeps span extension values (candidate_scores, link_score, "
+            "nil_reason) per character offsets, not per span, so the two would share values that contradict one of "
+            'their links. Keep one span per offsets in {where}, or set mention_type_source = "head" (labels then '
+            "play no part in linking).")
+    # joint_coref_linker
+    E827 = ("{name}: save_encoder = false saves only the trained heads, so training must leave the encoder "
+            "unchanged: freeze all of it (frozen_encoder_layers = {depth}) or set model.encoder_lr_scale = 0; or set "
+            "save_encoder = true.")
+    E828 = "{name}: {key} must be an int >= 0, got {done!r}."
+    # entity_retriever
+    E829 = ("{name} needs a dense index in the KB: build it with `python -m spacy_el kb build ... --vectors compute "
+            "--index Flat`.")
+    E830 = "The KB's dense index has width {index_width} but its entity vectors {width}: rebuild the index."
+    # loading a pipeline and changing its settings (spacy_el/pipeline/configure.py)
+    E831 = "Cannot load the pipeline {name!r}: {problem}{hint}"
+    E832 = "{command}: the pipeline has no component {component!r} (it has {known})."
+    E833 = ("{command}: {component!r} ({pipe_type}) is not a spacy_el component: set its options in its own "
+            "[components] block.")
+    E834 = ("{command}: --{key} is not a component setting. Give settings of the pipeline's components as "
+            "--components.NAME.SETTING VALUE, e.g. --components.joint_coref_linker.predict_max_antecedents 100.")
+
+    # -- E9xx: the models --------------------------------------------------------------------------------------
+    # typed arguments and settings (spacy_el/ml/arguments.py, spacy_el/pipeline/settings.py)
+    E901 = "{owner}: {name} must be {expected}, got {value!r}."
+    E902 = "{owner} has no {kind} {unknown}; its {kind}s are {known}."
+    E903 = "{owner}: {name} has an unsupported type {annotation!r}."
+    # encoders and weights (spacy_el/ml/torch_io.py, encoder_reference.py)
+    E904 = "Encoder directory not found: {path}. Give a local Hugging Face model path."
+    E905 = "{component} needs a fast tokenizer (offset mappings); {encoder!r} has none."
+    E906 = "The {component} weights are corrupted: {problem}"
+    E907 = ("The saved {component} weights do not fit the model config (missing {missing}, unexpected "
+            "{unexpected}): was it trained with other settings?")
+    E908 = ("The saved {component} weights refer to {references} instead of holding them, and this model cannot "
+            "resolve such references.")
+    E909 = "The saved {component} weights refer to unknown state {unknown}."
+    E910 = ("{component}: save_encoder = false saves the encoder as a reference to {name}, but this encoder's "
+            "weights differ from it (SHA-256 {current}... instead of {pristine}...): training changed them. Save "
+            "with save_encoder = true, or train with the whole encoder frozen (frozen_encoder_layers = the "
+            "encoder's depth, or model.encoder_lr_scale = 0).")
+    E911 = "The saved {component} weights hold a malformed encoder reference: {reference!r}."
+    E912 = ("The {component} was saved with its trained heads only (save_encoder = false), over the encoder "
+            "{saved}, but the encoder here is {installed}. The heads are only valid over the same weights: "
+            "{remedy}, or use a pipeline saved with save_encoder = true.")
+    # the architectures (spacy_el/ml/*/model.py)
+    E913 = ("JointCorefLinker: window must be <= the encoder's max_position_embeddings ({max_positions}), got "
+            "{window}.")
+    E914 = "{model}: the model is not built yet."
+    E915 = "Set the {model} {dims} first."
+    E916 = ("entity_retriever: the passage encoder's width ({hidden}) differs from the KB's entity vectors "
+            "({width}): build the KB's vectors with the same encoder (kb build --vectors compute).")
+    E917 = ("joint_coref_linker: frozen_encoder_layers needs a BERT-like encoder (embeddings and encoder.layer); "
+            "{encoder_type} has none.")
+    E918 = "joint_coref_linker: frozen_encoder_layers must be in [0, {depth}] for this encoder, got {n}."
+    # the models' inputs and modules
+    E919 = ("entqa_reader: the marker token {marker!r} is not in the encoder's vocabulary; set marker_token to one "
+            "of its tokens (e.g. an unused one, or its mask token).")
+    E920 = ("entqa_reader: a window of {window_length} wordpieces, the topic ({max_topic}) and one candidate "
+            "({candidate_length} + marker) exceed the encoder's {max_length} positions: shorten window_length.")
+    E921 = "The layout {layout} holds fewer than k = {k} candidates."
+    E922 = "{name} must be {expected}, got {value}."  # shared: a value out of its range
+    E923 = "ner_stack_lstm needs at least one entity label."
+    E924 = "This Stack-LSTM has candidate_evidence on: give the NIL classifier its evidence."
+    E925 = "The forced actions end before the parser state is final."
+    E926 = ("The encoder's tokenizer has no {missing} tokens, which ner_constrained_linker uses as mention markers. "
+            "Use a BERT-style encoder (the default MiniLM has them).")
+    E927 = "This NER4EL scorer has dense_feature on: give cand_dense and cand_has_dense."
+    # the mention encoder (spacy_el/candidates/mention_encoder/)
+    E928 = "The mention encoder bytes are corrupted: {err}"
+    E929 = "{path} exists and is not a mention encoder folder; choose another path."
+    E930 = "{path} is not a mention encoder folder: it has no {config_file}."
+    E931 = "{where} lacks {missing}: it is not a complete mention encoder."
+    E932 = "{where} is not a mention encoder of format {format} v{version} (found {found!r} v{found_version!r})."
+    # the models' losses and torch modules (spacy_el/ml/entqa/losses.py, spacy_el/ml/joint_coref/)
+    E933 = "candidate {c} of passage {b} has both mentions and the [CLS] span."
+    E934 = "invalid gold span ({s}, {t}) for passage {b}, candidate {c} (T={length})."
+    E935 = "gold span ({s}, {t}) mixes the [CLS] position with text positions."
+    E936 = "a gold span starts or ends on a position excluded by token_mask."
+    E937 = "a {what} needs at least one mention."
+    E938 = "{what} has repeated mentions: {mentions}."
+    E939 = "{where}: mention {m} out of range (M = {n_mentions})."
+    E940 = "mention {m} is in gold clusters {first} and {second}."
+    E941 = "invalid span {span}: spans need 0 <= start < end{bound} (end is exclusive)."
+    E942 = "sentence_ids must be non-decreasing (one contiguous block per sentence)."
+    E943 = "spans wider than max_width={max_width} cannot be embedded."
+    E944 = "candidate_entity_ids are required for entity nodes and links (pass them to forward)."
+    E945 = "candidate_mask marks slots whose candidate_entity_ids are negative (padding)."
+    E946 = "a mention lists the same candidate entity twice."
+    E947 = "mentions must be in document order (span_starts non-decreasing)."
+    E948 = "prior_feature needs candidate_log_prior of shape ({m}, {c})."
+    E949 = ("{name} must be a square [..., n, n] matrix with the dummy on the diagonal, got shape {shape}; convert "
+            "the dummy-first [n, n + 1] layout with antecedent_matrix().")
+    E950 = "{name} contains NaN or negative probabilities."
+    E951 = ("{name} has mass above the diagonal: P[i, j] must be 0 for j > i (antecedents precede the mention); "
+            "mask following spans before the softmax, or is the matrix transposed?")
+    E952 = ("{name} rows must sum to 1 (tolerance {tol:.1e}) over the dummy (diagonal) and the preceding mentions; "
+            "was the dummy column dropped?")
+    E953 = ("dense dummy-first weights must be [..., n, n + 1], got shape {shape}; pass antecedent_idx for pruned "
+            "antecedents.")
+    E954 = "weights put mass on antecedents j >= i (column 1 + j of row i)."
+    E955 = "weights put mass on an antecedent index that is not in [0, i) for mention i."
+    E956 = "{name} must have at least one node (the root)."
+    E957 = "{name} contain NaN or +inf; use -inf for missing edges."
+    E958 = ("{what}: the shifted Laplacian determinant came out as sign={sign:+.0f}, log|det|={logabsdet:.4g}, "
+            "although it is positive in exact arithmetic. The matrix is numerically singular: some group of nodes "
+            "is linked internally by edges tens of nats stronger than every edge entering it. Bound the edge "
+            "scores or compute in float64.")
+    E959 = ("{what}: no spanning arborescence exists (log Z = -inf): {n_missing} node(s) cannot be reached from "
+            "the root through finite edges: {nodes}")
+    E960 = "n_entities={n_entities} does not fit a graph of {n} nodes (1 root + E + M)."
+    E961 = ("entities {entities} have finite incoming edges from non-root nodes; in the joint graph an entity's "
+            "only parent is the root and a link is the edge entity -> mention (scores[entity_node(e), "
+            "mention_node(m)]). Was the link block transposed?")
+    E962 = "{where}: entity {entity} out of range (E = {n_entities})."
+    E963 = "gold clusters {first} and {second} link to the same entity {entity}; merge them into one cluster."
+    E964 = "mentions {mentions} are in no gold cluster (uncovered='error')."
+    E965 = "{what}: the edge root -> entity {entity} is -inf."
+    E966 = ("{what}: linked to entity {entity}, but some mentions cannot be reached from it (no mention has the "
+            "entity as a candidate, or coreference edges are missing); treat the cluster as NIL (entity=None) or "
+            "drop it.")
+    E967 = ("{what}: NIL cluster without a tree entered from the root by exactly one mention (no NIL edge, or no "
+            "mention with a NIL edge reaches the others through coreference edges).")
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     """The warnings of spacy_el outside ``spacy_el.kb``."""
@@ -347,3 +514,12 @@ class Warnings(metaclass=ErrorsWithCodes):
             "tokens.")
     W605 = ("{path}: {overlapping} non-nested labels overlap another one and are only in doc.spans['{spans_key}'], "
             "not in doc.ents.")
+
+    # -- W8xx: the pipeline components -------------------------------------------------------------------------
+    W801 = "{name}: {misaligned} gold entities do not align with the predicted tokens and are not trained on."
+    W802 = ("The KB of {name} has no type distributions for {labels}: every entity counts as compatible with every "
+            "type (initialize the component with this KB to compute them).")
+    W803 = ("{name}: {share:.1%} of the training data's gold mentions ({wider:,} of {total:,}) are wider than "
+            "max_span_width = {max_width} tokens (the widest: {widest}); the model never scores such spans, so it "
+            "can neither learn nor predict them. max_span_width = {covering} covers all but {left:.1%} (more spans "
+            "to score: slower). Set it in [components.{name}.model].")

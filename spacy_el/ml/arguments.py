@@ -28,6 +28,8 @@ import math
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, ClassVar, Dict, Literal, Mapping, Optional, Tuple, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from ..errors import Errors
+
 A = TypeVar("A", bound="Arguments")
 
 
@@ -67,7 +69,7 @@ class Arguments:
 
     def invalid(self, name: str, expected: str) -> ValueError:
         """The error for argument ``name``, which must be ``expected``."""
-        return ValueError(f"[spacy_el] {self.owner}: {name} must be {expected}, got {getattr(self, name)!r}.")
+        return ValueError(Errors.E901.format(owner=self.owner, name=name, expected=expected, value=getattr(self, name)))
 
     @classmethod
     def names(cls) -> Tuple[str, ...]:
@@ -88,9 +90,7 @@ class Arguments:
         """A copy with ``changes`` applied, checked as at construction; an unknown name is refused."""
         unknown = sorted(set(changes) - set(self.names()))
         if unknown:
-            raise ValueError(
-                f"[spacy_el] {self.owner} has no {self.kind} {unknown}; its {self.kind}s are {sorted(self.names())}."
-            )
+            raise ValueError(Errors.E902.format(owner=self.owner, kind=self.kind, unknown=unknown, known=sorted(self.names())))
         return replace(self, **changes)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -107,7 +107,7 @@ def _checked(owner: str, name: str, value: Any, annotation: Any, bounds: Mapping
     """``value`` if it fits ``annotation`` and ``bounds`` (an int for a float becomes a float), else a ValueError."""
 
     def fail(expected: str) -> ValueError:
-        return ValueError(f"[spacy_el] {owner}: {name} must be {expected}, got {value!r}.")
+        return ValueError(Errors.E901.format(owner=owner, name=name, expected=expected, value=value))
 
     origin = get_origin(annotation)
     if origin is Union:
@@ -126,7 +126,7 @@ def _checked(owner: str, name: str, value: Any, annotation: Any, bounds: Mapping
         return value
     if origin is tuple:
         if get_args(annotation) != (str, Ellipsis):
-            raise TypeError(f"[spacy_el] {owner}: {name} has an unsupported type {annotation!r}.")
+            raise TypeError(Errors.E903.format(owner=owner, name=name, annotation=annotation))
         item = "non-empty string" if bounds.get("non_empty") else "string"
         if not isinstance(value, (list, tuple)) or not all(
             isinstance(v, str) and (v or not bounds.get("non_empty")) for v in value
@@ -150,7 +150,7 @@ def _checked(owner: str, name: str, value: Any, annotation: Any, bounds: Mapping
         if not _in_range(value, bounds):
             raise fail(f"{kind}{_range_text(bounds)}{nullable}")
         return float(value) if annotation is float else value
-    raise TypeError(f"[spacy_el] {owner}: {name} has an unsupported type {annotation!r}.")
+    raise TypeError(Errors.E903.format(owner=owner, name=name, annotation=annotation))
 
 
 def _in_range(value: float, bounds: Mapping[str, Any]) -> bool:

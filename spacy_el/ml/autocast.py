@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from ..errors import Errors
+
 __all__ = ["ENCODER_DTYPES", "cpu_has_native_bf16", "cpuinfo_has_bf16", "encoder_autocast", "resolve_encoder_dtype"]
 
 #: Valid values of every ``encoder_dtype`` setting.
@@ -38,7 +40,7 @@ def cpu_has_native_bf16() -> bool:
 def resolve_encoder_dtype(dtype: str, device: torch.device) -> str:
     """``"float32"`` or ``"bfloat16"``: ``dtype`` itself, or for ``"auto"`` what ``device`` runs natively."""
     if dtype not in ENCODER_DTYPES:
-        raise ValueError(f"[spacy_el] encoder_dtype must be one of {ENCODER_DTYPES}, got {dtype!r}")
+        raise ValueError(Errors.E021.format(what="encoder_dtype", name=dtype, known=ENCODER_DTYPES))
     if dtype != "auto":
         return dtype
     if device.type == "cuda":

@@ -21,6 +21,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from ..errors import Errors
+
 from .eager_attention import set_training_eager_attention
 
 __all__ = ["DROPOUT_MASKS", "UniformDropout", "set_dropout_masks", "uniform_dropout"]
@@ -76,7 +78,7 @@ def set_dropout_masks(module: nn.Module, masks: str) -> int:
         ValueError: ``masks`` is not one of :data:`DROPOUT_MASKS`.
     """
     if masks not in DROPOUT_MASKS:
-        raise ValueError(f"[spacy_el] dropout_masks must be one of {DROPOUT_MASKS}, got {masks!r}")
+        raise ValueError(Errors.E021.format(what="dropout_masks", name=masks, known=DROPOUT_MASKS))
     wanted = UniformDropout if masks == "uniform" else nn.Dropout
     replaced = 0
     for parent in list(module.modules()):

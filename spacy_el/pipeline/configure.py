@@ -13,6 +13,8 @@ from typing import Any, Dict, Mapping, Optional
 
 from spacy.language import Language
 
+from ..errors import Errors, with_place
+
 
 __all__ = ["check_settings", "configurable_pipe", "configure_pipeline", "load_pipeline", "settings_from_overrides"]
 
@@ -31,7 +33,7 @@ def load_pipeline(name: str, settings: Optional[Mapping[str, Mapping[str, Any]]]
         # spaCy's E050: nothing of that name, neither a folder nor an installed package.
         hint = (" Give a pipeline folder (one with a config.cfg, as spacy train or nlp.to_disk writes) or the name of "
                 "an installed package." if "[E050]" in first else "")
-        raise OSError(f"[spacy_el] Cannot load the pipeline {str(name)!r}: {first}{hint}") from err
+        raise OSError(Errors.E831.format(name=str(name), problem=first, hint=hint)) from err
     return configure_pipeline(nlp, settings, command) if settings else nlp
 
 
@@ -39,12 +41,11 @@ def configurable_pipe(nlp: Language, component: str, command: str) -> Any:
     """``nlp``'s component ``component``, refused (a ``ValueError`` that starts with ``command``) when the
     pipeline has none of that name or when it has no settings to change (not a spacy_el component)."""
     if component not in nlp.component_names:
-        raise ValueError(f"[spacy_el] {command}: the pipeline has no component {component!r} "
-                         f"(it has {', '.join(nlp.component_names) or 'none'}).")
+        raise ValueError(Errors.E832.format(command=command, component=component,
+                                            known=", ".join(nlp.component_names) or "none"))
     pipe = nlp.get_pipe(component)
     if not hasattr(pipe, "configure"):
-        raise ValueError(f"[spacy_el] {command}: {component!r} ({type(pipe).__name__}) is not a spacy_el component: "
-                         "set its options in its own [components] block.")
+        raise ValueError(Errors.E833.format(command=command, component=component, pipe_type=type(pipe).__name__))
     return pipe
 
 
@@ -56,10 +57,7 @@ def settings_from_overrides(overrides: Mapping[str, Any], command: str) -> Dict[
     for key, value in overrides.items():
         parts = key.split(".")
         if len(parts) != 3 or parts[0] != "components" or not all(parts):
-            raise ValueError(
-                f"[spacy_el] {command}: --{key} is not a component setting. Give settings of the pipeline's "
-                "components as --components.NAME.SETTING VALUE, e.g. --components.joint_coref_linker.predict_max_antecedents 100."
-            )
+            raise ValueError(Errors.E834.format(command=command, key=key))
         settings.setdefault(parts[1], {})[parts[2]] = value
     return settings
 
@@ -84,4 +82,4 @@ def check_settings(pipe: Any, component: str, changes: Mapping[str, Any], comman
     try:
         pipe.checked_settings(**changes)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"[spacy_el] {command}: {str(err).replace('[spacy_el] ', '', 1)}") from err
+        raise ValueError(with_place(str(err), command)) from err  # the code of what was refused, located

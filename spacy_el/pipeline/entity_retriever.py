@@ -42,6 +42,7 @@ from thinc.api import Model, Optimizer
 from ..algorithms.passages import Passage, make_passages, passages_covering, topic_text
 from ..algorithms.rank_fusion import round_robin
 from ..candidates import CandidateGenerator
+from ..errors import Errors
 from ..extensions import NIL, register_extensions
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import RetrieverBatch, encode_topic, question_sides, retriever_arrays, tokenizer_of
@@ -118,14 +119,9 @@ class EntityRetriever(KBTorchPipe):
     def _require_index(self) -> None:
         index = self.kb.dense_index
         if index is None:
-            raise ValueError(
-                f"[spacy_el] {self.name} needs a dense index in the KB: build it with "
-                "`python -m spacy_el kb build ... --vectors compute --index Flat`."
-            )
+            raise ValueError(Errors.E829.format(name=self.name))
         if index.dim != self.kb.entity_vector_length:
-            raise ValueError(
-                f"[spacy_el] The KB's dense index has width {index.dim} but its entity vectors {self.kb.entity_vector_length}: rebuild the index."
-            )
+            raise ValueError(Errors.E830.format(index_width=index.dim, width=self.kb.entity_vector_length))
 
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)

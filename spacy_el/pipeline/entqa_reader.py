@@ -63,6 +63,7 @@ from ..algorithms.entqa_decode import best_non_overlapping, merge_predictions, p
 from ..algorithms.passages import (char_span_to_token_span, make_passages, topic_text, window_candidates, window_cores,
                                    wordpiece_span_to_char_span)
 from ..extensions import register_extensions
+from ..errors import Errors
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import EntityTokens, QuestionSide, ReaderBatch, encode_topic, mention_wordpieces, passage_from_slice
 from ..ml.entqa.inputs import CandidateTokens, joint_layout, joint_reader_arrays, marker_id, reader_arrays, tokenizer_of
@@ -160,10 +161,7 @@ class EntQAReader(KBTorchPipe):
         if kb_loader is not None:
             self.set_kb(kb_loader)
         if self.kb.is_empty():
-            raise ValueError(
-                f"[spacy_el] {self.name} has an empty KB. Give one in the config: [initialize.components.{self.name}.kb_loader] "
-                "@misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
-            )
+            raise ValueError(Errors.E803.format(name=self.name))
         self.model.set_dim("nE", max(1, self.kb.entity_vector_length))
         self._set_model_mode()
         self.model.initialize()
@@ -192,17 +190,11 @@ class EntQAReader(KBTorchPipe):
         built = self._built_mode()
         wanted = settings.reader_mode
         if built is not None and wanted != built:
-            raise ValueError(
-                f"[spacy_el] {self.name}: reader_mode is {built!r} in the trained model and cannot become {wanted!r} "
-                "(the two modes have different heads): train a reader in that mode."
-            )
+            raise ValueError(Errors.E816.format(name=self.name, built=built, wanted=wanted))
 
     def _check_initialized(self) -> None:
         if not self.model.layers:
-            raise ValueError(
-                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
-                "(with a kb_loader) or load a trained pipeline."
-            )
+            raise ValueError(Errors.E805.format(name=self.name))
 
     def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
         super().set_kb(kb_loader)
@@ -238,13 +230,10 @@ class EntQAReader(KBTorchPipe):
         # text, or only characters the tokenizer drops: NUL, BOM, zero-width space, a lone combining
         # mark), and then there is nothing to read.
         if not retrieved and self._has_wordpieces(text):
-            raise ValueError(
-                f"[spacy_el] {self.name} found no passages in doc._.entqa_passages: put entity_retriever before it "
-                "in the pipeline (and in training list it in [training] annotating_components)."
-            )
+            raise ValueError(Errors.E817.format(name=self.name))
         for start, end, _, _ in retrieved:
             if not (0 <= start <= end <= len(text)):
-                raise ValueError(f"[spacy_el] {self.name}: passage ({start}, {end}) lies outside the doc text ({len(text)} characters).")
+                raise ValueError(Errors.E818.format(name=self.name, start=start, end=end, n_chars=len(text)))
         return text, retrieved
 
     def _passages(self, doc: Doc) -> List[Tuple[QuestionSide, List[int]]]:

@@ -112,6 +112,7 @@ from thinc.api import Model, Optimizer
 
 from ..algorithms.candidate_dropout import hidden_gold_candidates, hide_candidates
 from ..corpora.stats import mention_widths, share_wider_than
+from ..errors import Errors, Warnings
 from ..extensions import (
     BELOW_THRESHOLD, CLUSTER_PREFIX, NIL, NO_CANDIDATES, NO_LINK, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, cluster_key,
     cluster_keys, get_clusters, register_extensions, set_clusters,
@@ -331,13 +332,9 @@ class JointCorefLinker(KBTorchPipe):
             return
         wider = sum(n for width, n in widths.items() if width > max_width)
         covering = next(w for w in sorted(widths) if share_wider_than(widths, w) <= WIDE_MENTIONS_WARNING)
-        warnings.warn(
-            f"[spacy_el] {self.name}: {share:.1%} of the training data's gold mentions ({wider:,} of "
-            f"{sum(widths.values()):,}) are wider than max_span_width = {max_width} tokens (the widest: "
-            f"{max(widths)}); the model never scores such spans, so it can neither learn nor predict them. "
-            f"max_span_width = {covering} covers all but {share_wider_than(widths, covering):.1%} (more spans "
-            f"to score: slower). Set it in [components.{self.name}.model].", stacklevel=2,
-        )
+        warnings.warn(Warnings.W803.format(name=self.name, share=share, wider=wider, total=sum(widths.values()),
+                                           max_width=max_width, widest=max(widths), covering=covering,
+                                           left=share_wider_than(widths, covering)), stacklevel=2)
 
     def _build_torch_layer(self) -> None:
         build_torch_layer(self.model)
@@ -632,11 +629,7 @@ class JointCorefLinker(KBTorchPipe):
         except ValueError:  # not a BERT-like encoder: its layers cannot be frozen
             depth = None
         if depth is None or self.settings.frozen_encoder_layers < depth:
-            raise ValueError(
-                f"[spacy_el] {self.name}: save_encoder = false saves only the trained heads, so training must leave "
-                f"the encoder unchanged: freeze all of it (frozen_encoder_layers = {depth or 'its depth'}) or set "
-                "model.encoder_lr_scale = 0; or set save_encoder = true."
-            )
+            raise ValueError(Errors.E827.format(name=self.name, depth=depth or "its depth"))
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """Coreference (``scorer``) and ELm/ELh (``el_scorer``) scores over the ``spans_prefix`` groups."""
@@ -653,7 +646,7 @@ class JointCorefLinker(KBTorchPipe):
     def _check_state(self, state: Dict[str, Any]) -> None:
         done = state.get(EARLY_UPDATES, 0)
         if isinstance(done, bool) or not isinstance(done, int) or done < 0:
-            raise ValueError(f"[spacy_el] {self.name}: {EARLY_UPDATES} must be an int >= 0, got {done!r}.")
+            raise ValueError(Errors.E828.format(name=self.name, key=EARLY_UPDATES, done=done))
 
     def _model_bytes(self, exclude: Iterable[str]) -> Optional[bytes]:
         """The model's bytes: with ``save_encoder = false`` the heads and a reference to the encoder."""

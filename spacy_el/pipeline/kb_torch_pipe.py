@@ -40,6 +40,7 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..extensions import record_qids
+from ..errors import Errors, untagged
 from ..kb import ElKnowledgeBase
 from .settings import ComponentSettings
 
@@ -73,7 +74,8 @@ class KBTorchPipe(TrainablePipe):
         """Set the settings the component is constructed with and its state (what the settings file keeps
         beside the dims: name -> initial value, e.g. ``{"labels": []}``)."""
         if not isinstance(settings, self.settings_class):
-            raise TypeError(f"[spacy_el] {self.name} takes {self.settings_class.__name__}, got {type(settings).__name__}.")
+            raise TypeError(Errors.E801.format(name=self.name, expected=self.settings_class.__name__,
+                                               got=type(settings).__name__))
         self._settings = self._constructed = settings
         self._state = dict(state or {})
 
@@ -129,7 +131,7 @@ class KBTorchPipe(TrainablePipe):
     def set_kb(self, kb_loader: Callable[[Vocab], ElKnowledgeBase]) -> None:
         kb = kb_loader(self.vocab)
         if not isinstance(kb, ElKnowledgeBase):
-            raise ValueError(f"[spacy_el] {self.name} needs an ElKnowledgeBase, got {type(kb).__name__}.")
+            raise ValueError(Errors.E802.format(name=self.name, kb_type=type(kb).__name__))
         self.kb = kb
 
     # -- predictions: span._.qid ---------------------------------------------------------------------
@@ -152,27 +154,16 @@ class KBTorchPipe(TrainablePipe):
     def _require_kb_with_vectors(self) -> None:
         """At initialize: the model is sized from the KB's entity vectors, so they must exist."""
         if self.kb.is_empty():
-            raise ValueError(
-                f"[spacy_el] {self.name} has an empty KB. Give one in the config: "
-                "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\"."
-            )
+            raise ValueError(Errors.E803.format(name=self.name))
         if self.kb.entities.vectors is None:
-            raise ValueError(
-                f"[spacy_el] {self.name} needs entity vectors in the KB: build it with "
-                "`python -m spacy_el kb build ... --vectors compute`."
-            )
+            raise ValueError(Errors.E804.format(name=self.name))
 
     def _check_initialized(self) -> None:
         if not self.model.layers:
-            raise ValueError(
-                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
-                "(with a kb_loader) or load a trained pipeline."
-            )
+            raise ValueError(Errors.E805.format(name=self.name))
         if not self.kb.is_empty() and self.kb.entity_vector_length != self.model.get_dim("nE"):
-            raise ValueError(
-                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
-                f"was trained with width {self.model.get_dim('nE')}: use the KB it was trained with."
-            )
+            raise ValueError(Errors.E806.format(kb_width=self.kb.entity_vector_length, name=self.name,
+                                                width=self.model.get_dim("nE")))
 
     def _start_update(self, examples: Iterable[Example], losses: Optional[Dict[str, float]]) -> Tuple[List[Example], Dict[str, float]]:
         """The checks every ``update`` starts with. RETURNS: the examples as a list, and ``losses``
@@ -231,14 +222,14 @@ class KBTorchPipe(TrainablePipe):
         fails far from its cause (a TypeError, a shape error later)."""
 
         def invalid(problem: str) -> ValueError:
-            return ValueError(f"[spacy_el] The {self.name} settings in {where} are invalid: {problem}")
+            return ValueError(Errors.E807.format(name=self.name, where=where, problem=problem))
 
         try:
             saved = json.loads(read())
         except (ValueError, TypeError, UnicodeDecodeError, OSError) as err:
-            raise ValueError(f"[spacy_el] Cannot read the {self.name} settings in {where}: {err}") from err
+            raise ValueError(Errors.E808.format(name=self.name, where=where, err=err)) from err
         if not isinstance(saved, dict):
-            raise ValueError(f"[spacy_el] The {self.name} settings in {where} must be a JSON object, got {type(saved).__name__}.")
+            raise ValueError(Errors.E809.format(name=self.name, where=where, got=type(saved).__name__))
         saved = dict(saved)
         if DIMS not in saved:
             raise invalid(f"they hold no {DIMS}.")
@@ -256,17 +247,15 @@ class KBTorchPipe(TrainablePipe):
         names = set(self.settings_class.names())
         unknown = sorted(set(saved) - names - set(self._state))
         if unknown:  # applied, they would be saved again as if they meant something
-            raise ValueError(
-                f"[spacy_el] The {self.name} settings in {where} hold {unknown}, which {self.settings_class.owner} "
-                f"neither has as a setting nor keeps as state ({sorted(self._state) + [DIMS, MODEL_CHECKSUM]}): was "
-                "the file written by another component or edited by hand? Remove those keys, or save the pipeline again."
-            )
+            raise ValueError(Errors.E810.format(name=self.name, where=where, unknown=unknown,
+                                                owner=self.settings_class.owner,
+                                                state=sorted(self._state) + [DIMS, MODEL_CHECKSUM]))
         state = {k: v for k, v in saved.items() if k not in names}
         try:
             settings = self.checked_settings(**{k: v for k, v in saved.items() if k in names})
             self._check_state(state)
         except (ValueError, TypeError) as err:
-            raise invalid(str(err).replace("[spacy_el] ", "", 1)) from err
+            raise invalid(untagged(str(err))) from err
         self._settings = settings
         self._state.update(state)
         return {DIMS: dims, "checksum": checksum}
@@ -286,21 +275,15 @@ class KBTorchPipe(TrainablePipe):
         weights keep the safetensors header valid and would otherwise load silently."""
         checksum = read.get("checksum")
         if checksum is None:
-            raise ValueError(
-                f"[spacy_el] The {self.name} model in {where} cannot be verified: the component's settings file (cfg) "
-                f"{'holds no ' + MODEL_CHECKSUM if read else 'was not read'}. Load the model with the settings file "
-                "saved beside it by this version of spacy_el."
-            )
+            raise ValueError(Errors.E811.format(name=self.name, where=where,
+                                                problem=f"holds no {MODEL_CHECKSUM}" if read else "was not read"))
         if _checksum(data) != {"sha256": checksum["sha256"], "bytes": checksum["bytes"]}:
-            raise ValueError(
-                f"[spacy_el] The {self.name} model in {where} is corrupted: it does not match the SHA-256 checksum "
-                "saved in the component's settings (cfg). Save the pipeline again from an intact copy."
-            )
+            raise ValueError(Errors.E812.format(name=self.name, where=where))
         self._restore_model(read[DIMS])
         try:
             self.model.from_bytes(data)
         except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"[spacy_el] Cannot load the {self.name} model from {where}: {err}") from err
+            raise ValueError(Errors.E813.format(name=self.name, where=where, err=err)) from err
 
     def _model_bytes(self, exclude: Iterable[str]) -> Optional[bytes]:
         """The model's bytes, serialised once for both the model file and its checksum in the cfg."""
@@ -354,11 +337,7 @@ class KBTorchPipe(TrainablePipe):
         # Memory-mapped: processes that load the same pipeline (annotate workers, Ray actors) share the KB's
         # pages instead of holding a copy each.
         if not Path(path).exists():
-            raise ValueError(
-                f"[spacy_el] {path} is missing: this {self.name} was saved without its KB (trained heads shipped "
-                f"for a KB of your choice). Give it one: python -m spacy_el kb attach PIPELINE KB OUTPUT "
-                f"--component {self.name}"
-            )
+            raise ValueError(Errors.E814.format(path=path, name=self.name))
         self.kb.from_disk(path, mmap=True)
 
 
@@ -386,7 +365,7 @@ class ReadOnlyCfg(Mapping[str, Any]):
         return repr(self._values)
 
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(f"[spacy_el] {self._name}.cfg is read-only: change a setting with {self._name}.configure(...).")
+        raise TypeError(Errors.E815.format(name=self._name))
 
     __setitem__ = __delitem__ = update = setdefault = pop = clear = _refuse
 

@@ -49,6 +49,7 @@ from ..extensions import (
 )
 from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
+from ..errors import Errors, Warnings
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
@@ -207,11 +208,7 @@ class NerConstrainedLinker(KBTorchPipe):
         if self._selector is None:
             probs = self.kb.get_type_probs(self.inventory.labels)
             if probs is None:
-                warnings.warn(
-                    f"[spacy_el] The KB of {self.name} has no type distributions for {self.inventory.labels}: "
-                    "every entity counts as compatible with every type (initialize the component with this KB "
-                    "to compute them)."
-                )
+                warnings.warn(Warnings.W802.format(name=self.name, labels=self.inventory.labels))
                 probs = np.full((self.kb.n_entities, len(self.inventory.labels)), 1.0 / len(self.inventory.labels), np.float32)
             self._selector = CandidateSelector(
                 self.kb, probs, self.settings.top_k, self.settings.type_aware_selection, self.settings.compat_threshold
@@ -317,13 +314,8 @@ class NerConstrainedLinker(KBTorchPipe):
                 unique.append(span)
             elif (self._unlinkable(span), self._mention_type(span)) != (self._unlinkable(unique[j]), self._mention_type(unique[j])):
                 where = "doc.ents" if self.settings.spans_key is None else f"doc.spans[{self.settings.spans_key!r}]"
-                raise ValueError(
-                    f"[spacy_el] {self.name}: two spans {span.text!r} at characters {key} of {where} have the labels "
-                    f"{unique[j].label_} and {span.label_}, which give different mention types. spaCy keeps span "
-                    "extension values (candidate_scores, link_score, nil_reason) per character offsets, not per span, "
-                    "so the two would share values that contradict one of their links. Keep one span per offsets in "
-                    f"{where}, or set mention_type_source = \"head\" (labels then play no part in linking)."
-                )
+                raise ValueError(Errors.E826.format(name=self.name, text=span.text, key=key, where=where,
+                                                    first=unique[j].label_, second=span.label_))
             twins.append(j)
         return unique, twins
 

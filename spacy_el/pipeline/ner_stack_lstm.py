@@ -34,6 +34,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.transition_system import TransitionSystem
+from ..errors import Errors, Warnings
 from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
 from ..kb import ElKnowledgeBase
 from ..candidates import CandidateGenerator, CandidateMemo
@@ -154,7 +155,7 @@ class NerStackLstm(KBTorchPipe):
         """The labels of a saved settings file."""
         labels = state.get("labels", [])
         if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-            raise ValueError(f"[spacy_el] ner_stack_lstm labels must be a list of strings, got {labels!r}.")
+            raise ValueError(Errors.E819.format(labels=labels))
 
     # -- labels and set-up -------------------------------------------------------------------------
     @property
@@ -172,7 +173,7 @@ class NerStackLstm(KBTorchPipe):
     def add_label(self, label: str) -> int:
         """Add an entity label before initialisation (the action inventory is fixed after it)."""
         if self.model.has_dim("nA") and len(self.model.layers) > 1:
-            raise ValueError(f"[spacy_el] Cannot add label {label!r}: {self.name} is already initialised.")
+            raise ValueError(Errors.E820.format(label=label, name=self.name))
         if label in self._state["labels"]:
             return 0
         self._state["labels"] = [*self._state["labels"], label]
@@ -205,16 +206,12 @@ class NerStackLstm(KBTorchPipe):
                 if row is not None:
                     learned.add(row)
         if not self.labels:
-            raise ValueError(f"[spacy_el] {self.name} found no entity labels: give training examples with doc.ents or `labels`.")
+            raise ValueError(Errors.E821.format(name=self.name))
         if self.tasks != "ner":
             if self.kb.is_empty():
-                raise ValueError(
-                    f"[spacy_el] {self.name} (tasks={self.tasks!r}) links to a KB but its KB is empty. Give one in the config: "
-                    "[initialize.components.<name>.kb_loader] @misc = \"spacy-el.KBFromDisk.v1\" path = \"kb/...\", "
-                    "or set tasks = \"ner\"."
-                )
+                raise ValueError(Errors.E822.format(name=self.name, tasks=self.tasks))
             if self.model.attrs["entity_vectors"] != "learned" and self.kb.entities.vectors is None:
-                raise ValueError(f"[spacy_el] {self.name} needs entity vectors in the KB (or entity_vectors = \"learned\").")
+                raise ValueError(Errors.E823.format(name=self.name))
         uses_kb_vectors = self.model.attrs["entity_vectors"] != "learned" and self.kb.entities.vectors is not None
         self.model.set_dim("nA", self.system.n_actions)
         self.model.set_dim("nE", self.kb.entity_vector_length if uses_kb_vectors else 0)
@@ -228,16 +225,10 @@ class NerStackLstm(KBTorchPipe):
 
     def _check_initialized(self) -> None:
         if len(self.model.layers) < 2:
-            raise ValueError(
-                f"[spacy_el] The {self.name} component is not initialised: call nlp.initialize() "
-                "(with a kb_loader unless tasks = \"ner\") or load a trained pipeline."
-            )
+            raise ValueError(Errors.E824.format(name=self.name))
         width = self.model.get_dim("nE")
         if width and not self.kb.is_empty() and self.kb.entity_vector_length != width:
-            raise ValueError(
-                f"[spacy_el] The KB's entity vectors have width {self.kb.entity_vector_length}, but {self.name} "
-                f"was trained with width {width}: use the KB it was trained with."
-            )
+            raise ValueError(Errors.E806.format(kb_width=self.kb.entity_vector_length, name=self.name, width=width))
 
     def _kb_row(self, kb_id: str) -> Optional[int]:
         if not kb_id or kb_id == NIL or self.kb.is_empty():
@@ -284,10 +275,7 @@ class NerStackLstm(KBTorchPipe):
         for d, doc_mentions in enumerate(mentions):
             for i, span in enumerate(doc_mentions):
                 if span.label_ not in self.labels:
-                    raise ValueError(
-                        f"[spacy_el] {self.name} has no label {span.label_!r} (known: {', '.join(self.labels)}). "
-                        "Initialise it with training data that has this label."
-                    )
+                    raise ValueError(Errors.E825.format(name=self.name, label=span.label_, known=", ".join(self.labels)))
                 s = seg_of(d, span.start)
                 seg = segments[s]
                 # Only a mention longer than max_sentence_length can outrun its segment: keep its first piece.
@@ -396,7 +384,7 @@ class NerStackLstm(KBTorchPipe):
             spans.append(aligned[0])
             kb_ids.append(ent.kb_id_)
         if misaligned:
-            warnings.warn(f"[spacy_el] {self.name}: {misaligned} gold entities do not align with the predicted tokens and are not trained on.")
+            warnings.warn(Warnings.W801.format(name=self.name, misaligned=misaligned))
         return spans, kb_ids
 
     def update(

@@ -25,5 +25,5 @@ def test_a_missing_pipeline_is_named_with_what_to_give(tmp_path, command):
     assert result.exit_code == 1, result.output
     assert isinstance(result.exception, SystemExit), result.exception  # a clean exit, not an uncaught error
     text = " ".join(result.output.split())
-    assert re.search(rf"\[spacy_el[^]]*\] Cannot load the pipeline '{re.escape(str(paths['pipeline']))}'", text)
+    assert re.search(rf"\[spacy_el E831\] Cannot load the pipeline '{re.escape(str(paths['pipeline']))}'", text)
     assert "Give a pipeline folder" in text

@@ -20,5 +20,5 @@ CASES = [
 
 @pytest.mark.parametrize("component, owner, model, message", CASES, ids=[f"{c[0]}-{next(iter(c[2]))}" for c in CASES])
 def test_a_bad_architecture_argument_is_refused_naming_it(component, owner, model, message):
-    with pytest.raises(ValueError, match=rf"\[spacy_el\] {owner}: {message}"):
+    with pytest.raises(ValueError, match=rf"\[spacy_el E901\] {owner}: {message}"):
         spacy.blank("en").add_pipe(component, config={"model": model})

@@ -90,10 +90,10 @@ def test_cache_is_bounded_and_emptied_when_frozen_weights_change(two_layer_encod
 
 
 def test_frozen_settings_are_checked(two_layer_encoder, tmp_path, one_torch_thread):
-    with pytest.raises(ValueError, match="encoder_cache_mb"):
+    with pytest.raises(ValueError, match=r"E901\] joint_coref_linker: encoder_cache_mb"):
         build(two_layer_encoder, tmp_path, encoder_cache_mb=16)
     nlp, pipe, examples = build(two_layer_encoder, tmp_path / "more", frozen_encoder_layers=3)
-    with pytest.raises(ValueError, match=r"frozen_encoder_layers must be in \[0, 2\]"):
+    with pytest.raises(ValueError, match=r"E918\] .* \[0, 2\]"):
         pipe.update(examples, sgd=nlp.create_optimizer())
 
 
@@ -117,7 +117,7 @@ def test_early_updates_score_a_smaller_antecedent_window(two_layer_encoder, tmp_
     assert windows[:2] == [1, 1] and windows[2] > 1  # then the model's window (50: every pair here)
     assert pipe.cfg["early_updates"] == 2 and module.scorer.max_antecedents == 50
     pipe.configure(early_steps=0)
-    with pytest.raises(ValueError, match="early_max_antecedents"):
+    with pytest.raises(ValueError, match=r"E901\] joint_coref_linker: early_max_antecedents"):
         pipe.configure(early_steps=3, early_max_antecedents=0)
 
 
@@ -172,5 +172,5 @@ def test_encoder_checkpointing_gives_the_same_training_as_without(two_layer_enco
 
 
 def test_encoder_checkpointing_refuses_frozen_layers(two_layer_encoder, tmp_path):
-    with pytest.raises(ValueError, match="encoder_checkpointing"):
+    with pytest.raises(ValueError, match=r"E901\] joint_coref_linker: encoder_checkpointing"):
         build(two_layer_encoder, tmp_path, encoder_checkpointing=True, frozen_encoder_layers=1)

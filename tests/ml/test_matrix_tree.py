@@ -141,7 +141,7 @@ def test_log_partition_matches_brute_force():
             scores[rng.random((n, n)) < 0.35] = NEG
         expected = brute_log_sum(scores, root)
         if expected == NEG:
-            with pytest.raises(ValueError, match="cannot be reached"):
+            with pytest.raises(ValueError, match="E959"):
                 log_partition(torch.as_tensor(scores), root)
             continue
         got = log_partition(torch.as_tensor(scores), root)
@@ -267,7 +267,7 @@ def test_ill_conditioned_graph_raises_instead_of_nan():
         return s  # Z = exp(-gap) + 2
 
     assert log_partition(pair(20.0)).item() == pytest.approx(math.log(2 + math.exp(-20.0)), rel=1e-6)
-    with pytest.raises(FloatingPointError, match="numerically singular"):
+    with pytest.raises(FloatingPointError, match="E958"):
         log_partition(pair(60.0))
 
 
@@ -398,54 +398,54 @@ def test_assemble_scores_directions():
     x = torch.randn(2, 2, requires_grad=True)
     assemble_scores(nil, link, x).sum().backward()
     assert x.grad is not None
-    with pytest.raises(ValueError, match=r"coref_scores must be \[M, M\]"):
+    with pytest.raises(ValueError, match=r"E922\] coref_scores must be \[M, M\]"):
         assemble_scores(nil, link, torch.zeros(3, 3))
-    with pytest.raises(ValueError, match=r"link_scores must be \[E, M\]"):
+    with pytest.raises(ValueError, match=r"E922\] link_scores must be \[E, M\]"):
         assemble_scores(nil, link.T, coref)
 
 
 def test_errors():
     rng = np.random.default_rng(10)
     scores = random_joint(rng, 2, 4, p_link=1.0)
-    with pytest.raises(ValueError, match="square"):
+    with pytest.raises(ValueError, match=r"E922\] .* a square"):
         log_partition(torch.zeros(2, 3))
-    with pytest.raises(ValueError, match="floating point"):
+    with pytest.raises(ValueError, match=r"E922\] .* a floating point tensor"):
         log_partition(torch.zeros(2, 2, dtype=torch.long))
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="E957"):
         log_partition(torch.tensor([[0.0, float("nan")], [0.0, 0.0]]))
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match="E029"):
         log_partition(torch.zeros(2, 2), root=5)
     island = torch.full((4, 4), NEG)
     island[0, 1] = island[2, 3] = island[3, 2] = 0.0
-    with pytest.raises(ValueError, match=r"2 node\(s\) cannot be reached.*\[2, 3\]"):
+    with pytest.raises(ValueError, match=r"E959\] .* 2 node\(s\) .*\[2, 3\]"):
         log_partition(island)
-    with pytest.raises(ValueError, match="transposed"):
+    with pytest.raises(ValueError, match="E961"):
         mtt_loss(scores.T.contiguous(), [], 2)
-    with pytest.raises(ValueError, match="is in gold clusters 0 and 1"):
+    with pytest.raises(ValueError, match=r"E940\] mention 1 "):
         mtt_loss(scores, [GoldCluster((0, 1)), GoldCluster((1, 2))], 2)
-    with pytest.raises(ValueError, match="same entity"):
+    with pytest.raises(ValueError, match="E963"):
         mtt_loss(scores, [GoldCluster((0,), 1), GoldCluster((1,), 1)], 2)
-    with pytest.raises(ValueError, match="mention 4 out of range"):
+    with pytest.raises(ValueError, match=r"E939\] .* mention 4 "):
         mtt_loss(scores, [GoldCluster((4,))], 2)
-    with pytest.raises(ValueError, match="entity 2 out of range"):
+    with pytest.raises(ValueError, match=r"E962\] .* entity 2 "):
         mtt_loss(scores, [GoldCluster((0,), 2)], 2)
-    with pytest.raises(ValueError, match="no gold cluster"):
+    with pytest.raises(ValueError, match="E964"):
         mtt_loss(scores, [GoldCluster((0,))], 2, uncovered="error")
-    with pytest.raises(ValueError, match="uncovered must be"):
+    with pytest.raises(ValueError, match=r"E021\] Unknown uncovered"):
         mtt_loss(scores, [], 2, uncovered="drop")
-    with pytest.raises(ValueError, match="at least one mention"):
+    with pytest.raises(ValueError, match="E937"):
         GoldCluster(())
     with pytest.raises(TypeError):
         mtt_loss(scores, [((0,), None)], 2)
     # Gold entity is no candidate of any mention of the cluster.
     no_candidate = scores.clone()
     no_candidate[entity_node(0), 1 + 2:] = NEG
-    with pytest.raises(ValueError, match=r"gold_clusters\[0\]: linked to entity 0.*treat the cluster as NIL"):
+    with pytest.raises(ValueError, match=r"E966\] gold_clusters\[0\]: .* entity 0"):
         mtt_loss(no_candidate, [GoldCluster((0, 1), 0)], 2)
     # NIL cluster without any NIL edge; uncovered mention without NIL edge.
     no_nil = scores.clone()
     no_nil[0, mention_node(0, 2)] = no_nil[0, mention_node(1, 2)] = NEG
-    with pytest.raises(ValueError, match=r"gold_clusters\[0\]: NIL cluster"):
+    with pytest.raises(ValueError, match=r"E967\] gold_clusters\[0\]"):
         mtt_loss(no_nil, [GoldCluster((0, 1))], 2)
-    with pytest.raises(ValueError, match="uncovered mention 0"):
+    with pytest.raises(ValueError, match=r"E967\] uncovered mention 0"):
         mtt_loss(no_nil, [GoldCluster((1, 2), 0)], 2)

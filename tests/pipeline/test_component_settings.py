@@ -27,13 +27,13 @@ def test_factory_defaults_are_the_settings_class_defaults(factory):
 @pytest.mark.parametrize("factory", sorted(CASES))
 def test_invalid_settings_are_refused_at_construction_and_in_configure(factory):
     name, invalid, valid = CASES[factory]
-    with pytest.raises(ValueError, match=f"{factory}: {name} must be"):
+    with pytest.raises(ValueError, match=rf"E901\].*{factory}: {name} must be"):
         spacy.blank("en").add_pipe(factory, config={name: invalid})
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe(factory)
-    with pytest.raises(ValueError, match=f"{factory}: {name} must be"):
+    with pytest.raises(ValueError, match=rf"E901\].*{factory}: {name} must be"):
         component_settings({factory: {name: invalid}})(nlp)
-    with pytest.raises(ValueError, match=f"{factory} has no setting"):
+    with pytest.raises(ValueError, match=rf"E902\] {factory} has no setting"):
         pipe.configure(no_such_setting=1)
     assert getattr(pipe.settings, name) != invalid, "a refused value is not applied"
     pipe.configure(**{name: valid})
@@ -44,9 +44,9 @@ def test_invalid_settings_are_refused_at_construction_and_in_configure(factory):
 def test_cfg_is_read_only(factory):
     name, invalid, _ = CASES[factory]
     pipe = spacy.blank("en").add_pipe(factory)
-    with pytest.raises(TypeError, match="configure"):
+    with pytest.raises(TypeError, match="E815"):
         pipe.cfg[name] = invalid
-    with pytest.raises(TypeError, match="configure"):
+    with pytest.raises(TypeError, match="E815"):
         pipe.cfg.update({name: invalid})
     assert getattr(pipe.settings, name) != invalid
 
@@ -57,5 +57,5 @@ def test_a_list_setting_is_a_list_in_cfg_and_a_tuple_in_settings(factory):
     assert pipe.cfg["unlinkable_labels"] == ["DATE"] and pipe.settings.unlinkable_labels == ("DATE",)
     pipe.cfg["unlinkable_labels"].append("TIME")  # a copy: the settings do not change
     assert pipe.settings.unlinkable_labels == ("DATE",)
-    with pytest.raises(ValueError, match="unlinkable_labels must be a list of non-empty strings"):
+    with pytest.raises(ValueError, match=r"E901\] ner_constrained_linker: unlinkable_labels|E901\] joint_coref_linker: unlinkable_labels"):
         pipe.configure(unlinkable_labels="DATE")

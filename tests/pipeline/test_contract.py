@@ -212,14 +212,14 @@ def test_flipped_weight_bytes_are_refused(trained_pipelines, component, tmp_path
     nlp.to_disk(tmp_path / "pipeline")
     model_file = tmp_path / "pipeline" / component / "model"
     model_file.write_bytes(_flip_deep_byte(model_file.read_bytes()))
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*checksum") as info:
+    with pytest.raises(ValueError, match=r"\[spacy_el E812\]") as info:
         spacy.load(tmp_path / "pipeline")
     assert str(model_file) in str(info.value)
     # The same through bytes: the component's model entry with one bit flipped.
     pipe = nlp.get_pipe(component)
     msg = srsly.msgpack_loads(pipe.to_bytes(exclude=["vocab"]))
     msg["model"] = _flip_deep_byte(msg["model"])
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*checksum"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E812\]"):
         copy_of(nlp).get_pipe(component).from_bytes(srsly.msgpack_dumps(msg), exclude=["vocab"])
 
 
@@ -236,7 +236,7 @@ def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, compon
         cfg[setting] = "many"
         content = srsly.json_dumps(cfg)
     cfg_file.write_text(content, encoding="utf8")
-    with pytest.raises(ValueError, match=r"\[spacy_el\]") as info:
+    with pytest.raises(ValueError, match=r"\[spacy_el E80[789]\]") as info:
         spacy.load(tmp_path / "pipeline")
     assert str(cfg_file) in str(info.value)
 
@@ -249,7 +249,7 @@ def test_an_unknown_key_in_the_cfg_file_is_refused_naming_it(trained_pipelines, 
     cfg = srsly.read_json(cfg_file)
     cfg["top_kk"] = 3  # a typo, or a key from another component: never merged silently
     srsly.write_json(cfg_file, cfg)
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*'top_kk'") as info:
+    with pytest.raises(ValueError, match=r"\[spacy_el E810\].*'top_kk'") as info:
         spacy.load(tmp_path / "pipeline")
     assert str(cfg_file) in str(info.value)
 
@@ -270,7 +270,7 @@ def uninitialised_pipeline(component: str) -> Language:
 def assert_says_uninitialised(nlp: Language) -> None:
     doc = nlp.make_doc("Ada Mercer painted Velda .")
     doc.ents = [Span(doc, 0, 2, "PER")]  # ner_constrained_linker links given entities
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*not initiali[sz]ed"):
+    with pytest.raises(ValueError, match=r"\[spacy_el (E805|E824)\]"):
         nlp(doc)
 
 
@@ -338,7 +338,7 @@ def test_truncated_weights_are_refused(trained_pipelines, component, tmp_path):
     nlp.to_disk(tmp_path / "pipeline")
     model_file = tmp_path / "pipeline" / component / "model"
     model_file.write_bytes(model_file.read_bytes()[:200])
-    with pytest.raises(ValueError, match=r"\[spacy_el\]") as info:
+    with pytest.raises(ValueError, match=r"\[spacy_el E812\]") as info:
         spacy.load(tmp_path / "pipeline")
     assert str(model_file) in str(info.value)
 
@@ -354,10 +354,10 @@ def test_initialize_needs_a_kb_with_vectors(component, tmp_path):
     doc = nlp.make_doc("Ada Mercer painted Velda .")
     doc.ents = [Span(doc, 0, 2, "PER", kb_id="Ada_Mercer")]
     examples = [Example(nlp.make_doc(doc.text), doc)]
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*empty KB"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E803\]"):
         pipe.initialize(lambda: examples, nlp=nlp)
     build_invented_kb(with_vectors=False).to_disk(tmp_path / "kb")
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*entity vectors"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E804\]"):
         pipe.initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))
 
 

@@ -52,7 +52,7 @@ def test_held_out_priors_without_the_kbs_table_is_a_clear_error(tiny_encoder, tm
     pipe = nlp.get_pipe("ner_constrained_linker")
     pipe.configure(held_out_priors=True)
     pipe._training_memo.clear()
-    with pytest.raises(ValueError, match="held-out|Held-out"):
+    with pytest.raises(ValueError, match="E109"):
         pipe.update(_ents_examples(nlp, [(TEXT, [("Mercer", "Mercer_(town)")])]))
 
 

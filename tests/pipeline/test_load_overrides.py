@@ -89,7 +89,7 @@ def test_an_unknown_key_in_the_settings_file_is_refused_naming_it_and_the_file(s
     shutil.copytree(saved / "plain", tmp_path / "edited")
     path = tmp_path / "edited" / NAME / "cfg"
     srsly.write_json(path, {**srsly.read_json(path), key: value})
-    with pytest.raises(ValueError, match=rf"\[spacy_el\].*'{key}'") as info:
+    with pytest.raises(ValueError, match=rf"\[spacy_el E810\].*'{key}'") as info:
         spacy.load(tmp_path / "edited")
     assert str(path) in str(info.value)
 
@@ -98,7 +98,7 @@ def test_a_model_without_a_checksum_in_its_settings_file_is_refused(saved, tmp_p
     shutil.copytree(saved / "plain", tmp_path / "edited")
     path = tmp_path / "edited" / NAME / "cfg"
     srsly.write_json(path, {k: v for k, v in srsly.read_json(path).items() if k != "model_checksum"})
-    with pytest.raises(ValueError, match=r"\[spacy_el\].*model_checksum") as info:
+    with pytest.raises(ValueError, match=r"\[spacy_el E811\].*model_checksum") as info:
         spacy.load(tmp_path / "edited")
     assert str(tmp_path / "edited" / NAME / "model") in str(info.value)
 
@@ -106,6 +106,6 @@ def test_a_model_without_a_checksum_in_its_settings_file_is_refused(saved, tmp_p
 def test_cfg_is_a_read_only_view(saved):
     pipe = spacy.load(saved / "configured").get_pipe(NAME)
     assert pipe.cfg["predict_max_antecedents"] == 7 and pipe.cfg["write_ents"] is False
-    with pytest.raises(TypeError, match=r"configure"):
+    with pytest.raises(TypeError, match="E815"):
         pipe.cfg["write_ents"] = True
     assert pipe.settings.write_ents is False

@@ -95,7 +95,7 @@ def test_add_pipe_and_config_defaults(tiny_encoder, tmp_path):
     "bad", [{"decoding": "strict"}, {"mention_type_source": "gold"}, {"top_k": 0}, {"type_inventory": "tiny"}, {"type_smoothing": 0.0}]
 )
 def test_bad_config_is_refused(tiny_encoder, tmp_path, bad):
-    with pytest.raises(ValueError, match="spacy_el"):
+    with pytest.raises(ValueError, match=r"\[spacy_el E(021|901)\]"):
         make_nlp(tiny_encoder, tmp_path, **bad)
 
 
@@ -201,7 +201,7 @@ def test_empty_kb_at_inference_links_nothing(trained):
     pipe.kb = ElKnowledgeBase(nlp.vocab)
     pipe._selector = None
     try:
-        with pytest.warns(UserWarning, match="no type distributions"):
+        with pytest.warns(UserWarning, match="W802"):
             doc = nlp(gold_docs(nlp)[0])
         assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "no_candidates"
     finally:
@@ -249,7 +249,7 @@ def test_kb_with_other_vector_width_is_refused(trained):
     other.set_vectors(np.ones((other.n_entities, DIM + 1), dtype=np.float32))
     pipe.kb, pipe._selector = other, None
     try:
-        with pytest.raises(ValueError, match="width"):
+        with pytest.raises(ValueError, match="E806"):
             nlp(gold_docs(nlp)[0])
     finally:
         pipe.kb, pipe._selector = kb, None

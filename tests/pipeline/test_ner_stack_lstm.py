@@ -154,7 +154,7 @@ def test_segments_follow_sentences_join_across_gold_entities_and_cut_long_ones()
     no_sents = Doc(nlp.vocab, words=list("abcde"))
     assert segment_doc(no_sents, 2) == [(0, 2), (2, 4), (4, 5)]
     assert segment_doc(nlp.make_doc(""), 5) == []
-    with pytest.raises(ValueError, match="max_sentence_length"):
+    with pytest.raises(ValueError, match=r"E922\] max_sentence_length"):
         segment_doc(doc, 0)
 
 
@@ -190,7 +190,7 @@ def test_initialize_needs_a_kb_unless_ner_only(tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe(NAME, config={"model": TINY_MODEL})
     examples = make_examples(nlp)
-    with pytest.raises(ValueError, match="KB is empty"):
+    with pytest.raises(ValueError, match="E822"):
         nlp.initialize(lambda: examples)
     ner_only = spacy.blank("en")
     ner_only.add_pipe(NAME, config={"model": TINY_MODEL, "tasks": "ner"})
@@ -202,7 +202,7 @@ def test_initialize_needs_a_kb_unless_ner_only(tmp_path):
 def test_initialize_needs_labels(tmp_path):
     nlp, _ = make_nlp(tmp_path)
     unlabelled = [Example(nlp.make_doc("Quiet rain ."), Doc(nlp.vocab, words=["Quiet", "rain", "."]))]
-    with pytest.raises(ValueError, match="no entity labels"):
+    with pytest.raises(ValueError, match="E821"):
         nlp.initialize(lambda: unlabelled)
 
 
@@ -264,7 +264,7 @@ def test_kb_of_another_width_is_refused(trained, tmp_path):
     wide = tmp_path / "wide"
     build_invented_kb(True, dim=DIM + 4).to_disk(wide)
     other.get_pipe(NAME).kb = kb_from_disk(wide)(other.vocab)
-    with pytest.raises(ValueError, match="width"):
+    with pytest.raises(ValueError, match="E806"):
         other(TRAIN[0][0])
 
 
@@ -275,10 +275,10 @@ def test_update_aligns_by_characters_and_warns_about_misaligned_entities(trained
     ref = Doc(nlp.vocab, words=["Mercer", "painted", "the", "harb", "our."], spaces=[True, True, True, False, False])
     ref.ents = [Span(ref, 0, 1, "PER", kb_id="Ada_Mercer"), Span(ref, 3, 4, "LOC", kb_id="NIL")]
     example = Example(nlp.make_doc(text), ref)
-    with pytest.warns(UserWarning, match="1 gold entities do not align"):
+    with pytest.warns(UserWarning, match=r"W801\] ner_stack_lstm: 1 gold"):
         spans, kb_ids = pipe._gold_mentions(example)
     assert [(s.start, s.end, s.label_) for s in spans] == [(0, 1, "PER")] and kb_ids == ["Ada_Mercer"]
-    with pytest.warns(UserWarning, match="do not align"):
+    with pytest.warns(UserWarning, match="W801"):
         losses = pipe.update([example], sgd=nlp.create_optimizer())
     assert np.isfinite(losses[NAME]) and losses[NAME] > 0
 
@@ -286,7 +286,7 @@ def test_update_aligns_by_characters_and_warns_about_misaligned_entities(trained
 def test_unknown_label_in_training_data_raises(trained):
     nlp = copy_of(trained[0])
     ref = reference(nlp.vocab, "Mercer sang .", [(0, 1, "SONG", "NIL")])
-    with pytest.raises(ValueError, match="SONG"):
+    with pytest.raises(ValueError, match=r"E825\].*'SONG'"):
         nlp.get_pipe(NAME).update([Example(nlp.make_doc("Mercer sang ."), ref)])
 
 

@@ -68,7 +68,7 @@ def test_min_gain_is_applied_and_recorded(saved):
 
 
 @pytest.mark.parametrize("component, setting, values, message", [
-    ("ner", "predict_max_antecedents", [1], "no component 'ner'"),
+    ("ner", "predict_max_antecedents", [1], r"E832\].*'ner'"),
     (NAME, "no_such_setting", [1], "no_such_setting"),
     (NAME, "predict_max_antecedents", [50, -1], "predict_max_antecedents"),
     (NAME, "predict_max_antecedents", [], "E713"),

@@ -22,6 +22,7 @@ import numpy as np
 from thinc.api import Model
 
 from ...algorithms.passages import Passage
+from ...errors import Errors
 from ..torch_io import shared_tokenizer
 
 __all__ = [
@@ -194,10 +195,7 @@ def marker_id(tokenizer: Any, marker: str) -> int:
     ids = tokenizer.convert_tokens_to_ids([marker])
     unk = tokenizer.unk_token_id
     if not ids or ids[0] is None or (ids[0] == unk and marker != tokenizer.unk_token):
-        raise ValueError(
-            f"[spacy_el] entqa_reader: the marker token {marker!r} is not in the encoder's vocabulary; set "
-            "marker_token to one of its tokens (e.g. an unused one, or its mask token)."
-        )
+        raise ValueError(Errors.E919.format(marker=marker))
     return int(ids[0])
 
 
@@ -208,10 +206,8 @@ def joint_layout(k: int, window_length: int, max_topic: int, candidate_length: i
     room = max_length - (window_length + max_topic + 3)  # [CLS] window ⊕ topic [SEP] ... [SEP]
     fit = room // (1 + candidate_length)
     if fit < 1:
-        raise ValueError(
-            f"[spacy_el] entqa_reader: a window of {window_length} wordpieces, the topic ({max_topic}) and one candidate "
-            f"({candidate_length} + marker) exceed the encoder's {max_length} positions: shorten window_length."
-        )
+        raise ValueError(Errors.E920.format(window_length=window_length, max_topic=max_topic,
+                                            candidate_length=candidate_length, max_length=max_length))
     rows = -(-max(k, 1) // fit)
     return rows, -(-max(k, 1) // rows)
 
@@ -253,7 +249,7 @@ def joint_reader_arrays(tokenizer: Any, questions: Sequence[QuestionSide], candi
     rows (``k`` columns, in the order given), laid out as ``layout = joint_layout(...)``."""
     n_rows, per_row = layout
     if n_rows * per_row < k:
-        raise ValueError(f"layout {layout} holds fewer than k = {k} candidates")
+        raise ValueError(Errors.E921.format(layout=layout, k=k))
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     seqs: List[List[int]] = []
     types: List[List[int]] = []

@@ -22,6 +22,8 @@ from typing import Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
+from ...errors import Errors
+
 __all__ = ["multi_label_nce_loss", "reader_loss", "reader_loss_terms", "Span"]
 
 Span = Tuple[int, int]
@@ -30,7 +32,7 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 def _check_reduction(reduction: str) -> None:
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"unknown reduction {reduction!r}; expected one of {_REDUCTIONS}")
+        raise ValueError(Errors.E021.format(what="reduction", name=reduction, known=_REDUCTIONS))
 
 
 def multi_label_nce_loss(
@@ -65,14 +67,13 @@ def multi_label_nce_loss(
     """
     _check_reduction(reduction)
     if scores.dim() != 2 or gold_mask.shape != scores.shape:
-        raise ValueError(
-            f"scores must be [B, C] and gold_mask the same shape; got {tuple(scores.shape)} "
-            f"and {tuple(gold_mask.shape)}"
-        )
+        raise ValueError(Errors.E922.format(name="scores and gold_mask", expected="[B, C] tensors of one shape",
+                                            value=f"{tuple(scores.shape)} and {tuple(gold_mask.shape)}"))
     gold = gold_mask.bool()
     if candidate_mask is not None:
         if candidate_mask.shape != scores.shape:
-            raise ValueError("candidate_mask must have the shape of scores")
+            raise ValueError(Errors.E922.format(name="candidate_mask", expected=f"of the shape of scores {tuple(scores.shape)}",
+                                                value=tuple(candidate_mask.shape)))
         valid = candidate_mask.bool()
         gold = gold & valid
     else:
@@ -112,7 +113,8 @@ def _span_index(
     candidates that had gold spans (``e_k in E(p)``).
     """
     if len(gold_spans) != batch or any(len(row) != k for row in gold_spans):
-        raise ValueError(f"gold_spans must be a [B={batch}][K={k}] nested list of span lists")
+        raise ValueError(Errors.E922.format(name="gold_spans", expected=f"a [B={batch}][K={k}] nested list of span lists",
+                                            value=f"{len(gold_spans)} rows of {[len(row) for row in gold_spans][:8]}"))
     width = max([1] + [len(spans) for row in gold_spans for spans in row])
     starts = torch.zeros(batch, k, width, dtype=torch.long)
     ends = torch.zeros(batch, k, width, dtype=torch.long)
@@ -123,14 +125,14 @@ def _span_index(
             spans = list(spans) or [(0, 0)]
             is_gold[b, c] = spans != [(0, 0)]
             if is_gold[b, c] and any(tuple(span) == (0, 0) for span in spans):
-                raise ValueError(f"candidate {c} of passage {b} has both mentions and the [CLS] span")
+                raise ValueError(Errors.E933.format(c=c, b=b))
             for m, (s, t) in enumerate(spans):
                 s, t = int(s), int(t)
                 if not 0 <= s <= t < length:
-                    raise ValueError(f"invalid gold span ({s}, {t}) for passage {b}, candidate {c} (T={length})")
+                    raise ValueError(Errors.E934.format(s=s, t=t, b=b, c=c, length=length))
                 if (s == 0) != (t == 0):
                     # Half-[CLS] spans are meaningless: (0, 0) means "not in the passage".
-                    raise ValueError(f"gold span ({s}, {t}) mixes the [CLS] position with text positions")
+                    raise ValueError(Errors.E935.format(s=s, t=t))
                 starts[b, c, m], ends[b, c, m], span_valid[b, c, m] = s, t, True
     return starts.to(device), ends.to(device), span_valid.to(device), is_gold.to(device)
 
@@ -181,12 +183,13 @@ def reader_loss_terms(
         candidates (0 elsewhere).
     """
     if span_reduction not in ("sum", "marginal"):
-        raise ValueError(f"span_reduction must be 'sum' or 'marginal', got {span_reduction!r}")
+        raise ValueError(Errors.E021.format(what="span_reduction", name=span_reduction, known=("sum", "marginal")))
     if start_logits.dim() != 3 or end_logits.shape != start_logits.shape:
-        raise ValueError("start_logits and end_logits must both be [B, K, T]")
+        raise ValueError(Errors.E922.format(name="start_logits and end_logits", expected="[B, K, T] tensors of one shape",
+                                            value=f"{tuple(start_logits.shape)} and {tuple(end_logits.shape)}"))
     batch, k, length = start_logits.shape
     if rerank_logits.shape != (batch, k):
-        raise ValueError(f"rerank_logits must be [B={batch}, K={k}], got {tuple(rerank_logits.shape)}")
+        raise ValueError(Errors.E922.format(name="rerank_logits", expected=f"[B={batch}, K={k}]", value=tuple(rerank_logits.shape)))
     device = start_logits.device
     cand = (
         torch.ones(batch, k, dtype=torch.bool, device=device)
@@ -196,7 +199,8 @@ def reader_loss_terms(
     positions = torch.ones(batch, k, length, dtype=torch.bool, device=device)
     if token_mask is not None:
         if token_mask.shape != start_logits.shape:
-            raise ValueError("token_mask must be [B, K, T]")
+            raise ValueError(Errors.E922.format(name="token_mask", expected=f"[B, K, T] = {tuple(start_logits.shape)}",
+                                                value=tuple(token_mask.shape)))
         positions = token_mask.bool().to(device).clone()
     positions[..., 0] = True  # [CLS] must stay reachable: it is the target of absent candidates
 
@@ -204,7 +208,7 @@ def reader_loss_terms(
     # A gold span on a masked position would have probability 0 -> infinite loss; fail loudly.
     bad = span_valid & cand.unsqueeze(-1) & ~(positions.gather(2, starts) & positions.gather(2, ends))
     if bad.any():
-        raise ValueError("a gold span starts or ends on a position excluded by token_mask")
+        raise ValueError(Errors.E936)
 
     log_p_start = _masked_log_softmax(start_logits, positions, dim=2)  # [B, K, T]
     log_p_end = _masked_log_softmax(end_logits, positions, dim=2)

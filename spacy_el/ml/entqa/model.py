@@ -22,6 +22,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model
 
 from ..arguments import Arguments, argument
+from ...errors import Errors
 from ..autocast import ENCODER_DTYPES
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
@@ -140,10 +141,7 @@ def build_torch_layer(model: Model) -> None:
     hidden = int(encoder.config.hidden_size)
     if a["kind"] == "retriever":
         if hidden != model.get_dim("nE"):
-            raise ValueError(
-                f"[spacy_el] entity_retriever: the passage encoder's width ({hidden}) differs from the KB's entity "
-                f"vectors ({model.get_dim('nE')}): build the KB's vectors with the same encoder (kb build --vectors compute)."
-            )
+            raise ValueError(Errors.E916.format(hidden=hidden, width=model.get_dim("nE")))
         module = PassageEncoder(encoder, a["pooling"], a["init_scale"], a["encoder_dtype"], a["encoder_batch"])
     elif a.get("reader_mode", "per_candidate") == "joint":  # set by the entqa_reader component from its settings
         module = JointReaderModule(encoder, a["encoder_dtype"], a["encoder_batch"], a["dropout"])
@@ -158,7 +156,7 @@ def build_torch_layer(model: Model) -> None:
 
 def init(model: Model, X: Any = None, Y: Any = None) -> None:
     if not model.has_dim("nE"):
-        raise ValueError(f"[spacy_el] Set the {model.name} dim nE (KB entity vector width) first.")
+        raise ValueError(Errors.E915.format(model=model.name, dims="nE (KB entity vector width)"))
     build_torch_layer(model)
 
 

@@ -60,6 +60,8 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor, nn
 
+from ...errors import Errors
+
 __all__ = [
     "REFINEMENTS",
     "AntecedentAveraging",
@@ -91,14 +93,11 @@ def _check_probs(p: Tensor, name: str = "antecedent_probs") -> int:
     would otherwise silently give wrong clusters.
     """
     if not isinstance(p, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(p).__name__}")
+        raise TypeError(Errors.E922.format(name=name, expected="a torch.Tensor", value=type(p).__name__))
     if not p.is_floating_point():
-        raise ValueError(f"{name} must be a floating point tensor, got {p.dtype}")
+        raise ValueError(Errors.E922.format(name=name, expected="a floating point tensor", value=p.dtype))
     if p.dim() < 2 or p.shape[-1] != p.shape[-2]:
-        raise ValueError(
-            f"{name} must be a square [..., n, n] matrix with the dummy on the diagonal, got shape "
-            f"{tuple(p.shape)}; convert the dummy-first [n, n + 1] layout with antecedent_matrix()"
-        )
+        raise ValueError(Errors.E949.format(name=name, shape=tuple(p.shape)))
     n = p.shape[-1]
     if p.numel() == 0:
         return n
@@ -110,17 +109,11 @@ def _check_probs(p: Tensor, name: str = "antecedent_probs") -> int:
     bad_rows = ((p.sum(dim=-1) - 1).abs() > tol).any()
     flags = torch.stack([bad_value, bad_upper, bad_rows]).tolist()
     if flags[0]:
-        raise ValueError(f"{name} contains NaN or negative probabilities")
+        raise ValueError(Errors.E950.format(name=name))
     if flags[1]:
-        raise ValueError(
-            f"{name} has mass above the diagonal: P[i, j] must be 0 for j > i (antecedents precede "
-            "the mention); mask following spans before the softmax, or is the matrix transposed?"
-        )
+        raise ValueError(Errors.E951.format(name=name))
     if flags[2]:
-        raise ValueError(
-            f"{name} rows must sum to 1 (tolerance {tol:.1e}) over the dummy (diagonal) and the "
-            "preceding mentions; was the dummy column dropped?"
-        )
+        raise ValueError(Errors.E952.format(name=name, tol=tol))
     return n
 
 
@@ -145,29 +138,24 @@ def antecedent_matrix(weights: Tensor, antecedent_idx: Optional[Tensor] = None) 
             mention (it would land on or above the diagonal).
     """
     if weights.dim() < 2:
-        raise ValueError(f"weights must be [..., n, c + 1], got shape {tuple(weights.shape)}")
+        raise ValueError(Errors.E922.format(name="weights", expected="[..., n, c + 1]", value=f"shape {tuple(weights.shape)}"))
     n = weights.shape[-2]
     rows = torch.arange(n, device=weights.device)
     if antecedent_idx is None:
         if weights.shape[-1] != n + 1:
-            raise ValueError(
-                f"dense dummy-first weights must be [..., n, n + 1], got shape {tuple(weights.shape)}; "
-                "pass antecedent_idx for pruned antecedents"
-            )
+            raise ValueError(Errors.E953.format(shape=tuple(weights.shape)))
         invalid = rows[None, :] >= rows[:, None]  # [n, n]: antecedent j >= mention i
         if bool((weights[..., 1:].masked_select(invalid.expand(weights[..., 1:].shape)) != 0).any()):
-            raise ValueError("weights put mass on antecedents j >= i (column 1 + j of row i)")
+            raise ValueError(Errors.E954)
         square = weights[..., 1:].masked_fill(invalid, 0.0)
         return square + torch.diag_embed(weights[..., 0])
     if antecedent_idx.shape != weights.shape[:-1] + (weights.shape[-1] - 1,):
-        raise ValueError(
-            f"antecedent_idx must be [..., n, c] for weights [..., n, c + 1], got {tuple(antecedent_idx.shape)} "
-            f"and {tuple(weights.shape)}"
-        )
+        raise ValueError(Errors.E922.format(name="antecedent_idx", expected="[..., n, c] for weights [..., n, c + 1]",
+                                            value=f"{tuple(antecedent_idx.shape)} and {tuple(weights.shape)}"))
     idx = antecedent_idx.long()
     used = weights[..., 1:] != 0
     if bool((used & ((idx >= rows[:, None]) | (idx < 0))).any()):
-        raise ValueError("weights put mass on an antecedent index that is not in [0, i) for mention i")
+        raise ValueError(Errors.E955)
     # Masked slots (weight 0) may hold any index: send them to column 0 with weight 0.
     idx = torch.where(used, idx, torch.zeros_like(idx))
     square = weights.new_zeros(weights.shape[:-1] + (n,))
@@ -210,7 +198,8 @@ def soft_clusters(antecedent_probs: Tensor, *, validate: bool = True) -> Tensor:
     if validate:
         _check_probs(antecedent_probs)
     elif antecedent_probs.dim() < 2 or antecedent_probs.shape[-1] != antecedent_probs.shape[-2]:
-        raise ValueError(f"antecedent_probs must be [..., n, n], got shape {tuple(antecedent_probs.shape)}")
+        raise ValueError(Errors.E922.format(name="antecedent_probs", expected="[..., n, n]",
+                                            value=f"shape {tuple(antecedent_probs.shape)}"))
     p = antecedent_probs
     dtype = p.dtype
     if dtype in (torch.float16, torch.bfloat16):  # triangular solves need float32 on CPU
@@ -317,7 +306,7 @@ class _GatedRefinement(nn.Module):
     def __init__(self, width: int, *, validate: bool = True):
         super().__init__()
         if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
-            raise ValueError(f"width must be a positive int, got {width!r}")
+            raise ValueError(Errors.E922.format(name="width", expected="a positive int", value=repr(width)))
         self.width = width
         self.validate = validate
         self.gate = nn.Linear(2 * width, width)  # W_f, b_f
@@ -337,12 +326,11 @@ class _GatedRefinement(nn.Module):
             ``[..., n, d]`` refined representations ``g'``.
         """
         if span_embs.dim() < 2 or span_embs.shape[-1] != self.width:
-            raise ValueError(f"span_embs must be [..., n, {self.width}], got shape {tuple(span_embs.shape)}")
+            raise ValueError(Errors.E922.format(name="span_embs", expected=f"[..., n, {self.width}]",
+                                                value=f"shape {tuple(span_embs.shape)}"))
         if antecedent_probs.shape[-2:] != (span_embs.shape[-2],) * 2:
-            raise ValueError(
-                f"antecedent_probs must be [..., n, n] with n = {span_embs.shape[-2]} spans, got shape "
-                f"{tuple(antecedent_probs.shape)}"
-            )
+            raise ValueError(Errors.E922.format(name="antecedent_probs", expected=f"[..., n, n] with n = {span_embs.shape[-2]} spans",
+                                                value=f"shape {tuple(antecedent_probs.shape)}"))
         if self.validate:
             _check_probs(antecedent_probs)
         a = self.attend(span_embs, antecedent_probs.to(span_embs.dtype))
@@ -402,4 +390,4 @@ def build_refinement(name: str, width: int) -> Optional[nn.Module]:
         return EntityEqualization(width)
     if name == "entity_equalization_mean":
         return EntityEqualizationMean(width)
-    raise ValueError(f"unknown refinement {name!r}; expected one of {', '.join(map(repr, REFINEMENTS))}")
+    raise ValueError(Errors.E021.format(what="refinement", name=name, known=", ".join(map(repr, REFINEMENTS))))

@@ -24,6 +24,8 @@ from typing import Any, Iterator, List, Optional, Tuple
 import numpy as np
 import torch
 
+from ...errors import Errors
+
 __all__ = ["LowerLayerCache", "encoder_layers", "frozen_parameters", "split_encode"]
 
 
@@ -32,10 +34,7 @@ def encoder_layers(encoder: Any) -> Tuple[Any, List[Any]]:
     layers = getattr(getattr(encoder, "encoder", None), "layer", None)
     embeddings = getattr(encoder, "embeddings", None)
     if embeddings is None or layers is None:
-        raise ValueError(
-            f"[spacy_el] joint_coref_linker: frozen_encoder_layers needs a BERT-like encoder (embeddings and "
-            f"encoder.layer); {type(encoder).__name__} has none."
-        )
+        raise ValueError(Errors.E917.format(encoder_type=type(encoder).__name__))
     return embeddings, list(layers)
 
 
@@ -119,7 +118,7 @@ def split_encode(
     when ``cache_mb > 0``. ``autocast``: a callable giving the encoder's autocast context."""
     embeddings, layers = encoder_layers(encoder)
     if not 0 < n <= len(layers):
-        raise ValueError(f"[spacy_el] joint_coref_linker: frozen_encoder_layers must be in [0, {len(layers)}] for this encoder, got {n}.")
+        raise ValueError(Errors.E918.format(depth=len(layers), n=n))
     embeddings.eval()
     for layer in layers[:n]:
         layer.eval()

@@ -40,6 +40,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ...errors import Errors
+
 from .matrix_tree import GoldCluster, mtt_loss
 from .scorer import MODES, NEG_INF, JointGraph, JointScores, check_mode, local_logits
 
@@ -71,9 +73,9 @@ class GoldMentionCluster:
     def __post_init__(self) -> None:
         mentions = tuple(index(m) for m in self.mentions)
         if not mentions:
-            raise ValueError("a GoldMentionCluster needs at least one mention")
+            raise ValueError(Errors.E937.format(what="GoldMentionCluster"))
         if len(set(mentions)) != len(mentions):
-            raise ValueError(f"GoldMentionCluster has repeated mentions: {mentions}")
+            raise ValueError(Errors.E938.format(what="GoldMentionCluster", mentions=mentions))
         object.__setattr__(self, "mentions", mentions)
         if self.entity_id is not None:
             object.__setattr__(self, "entity_id", index(self.entity_id))
@@ -90,12 +92,12 @@ def _cluster_of(gold: Sequence[GoldMentionCluster], n_mentions: int) -> Tuple[np
     entities: List[Optional[int]] = []
     for c, g in enumerate(gold):
         if not isinstance(g, GoldMentionCluster):
-            raise TypeError(f"gold[{c}] must be a GoldMentionCluster, got {type(g).__name__}")
+            raise TypeError(Errors.E922.format(name=f"gold[{c}]", expected="a GoldMentionCluster", value=type(g).__name__))
         for m in g.mentions:
             if not 0 <= m < n_mentions:
-                raise ValueError(f"gold[{c}]: mention {m} out of range (M = {n_mentions})")
+                raise ValueError(Errors.E939.format(where=f"gold[{c}]", m=m, n_mentions=n_mentions))
             if cluster[m] >= 0:
-                raise ValueError(f"mention {m} is in gold clusters {cluster[m]} and {c}")
+                raise ValueError(Errors.E940.format(m=m, first=cluster[m], second=c))
             cluster[m] = c
         entities.append(g.entity_id)
     return cluster, entities

@@ -62,6 +62,7 @@ import torch
 from torch import Tensor
 
 from ...algorithms.arborescence import reachable_from
+from ...errors import Errors
 
 __all__ = [
     "GoldCluster",
@@ -85,17 +86,17 @@ ROOT = 0  # the virtual root of the joint graph is always node 0
 
 def _check_square(scores: Tensor, name: str = "scores") -> int:
     if not isinstance(scores, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(scores).__name__}")
+        raise TypeError(Errors.E922.format(name=name, expected="a torch.Tensor", value=type(scores).__name__))
     if scores.dim() != 2 or scores.shape[0] != scores.shape[1]:
-        raise ValueError(f"{name} must be a square [n, n] matrix, got shape {tuple(scores.shape)}")
+        raise ValueError(Errors.E922.format(name=name, expected="a square [n, n] matrix", value=f"shape {tuple(scores.shape)}"))
     if not scores.is_floating_point():
-        raise ValueError(f"{name} must be a floating point tensor, got {scores.dtype}")
+        raise ValueError(Errors.E922.format(name=name, expected="a floating point tensor", value=scores.dtype))
     n = scores.shape[0]
     if n == 0:
-        raise ValueError(f"{name} must have at least one node (the root)")
+        raise ValueError(Errors.E956.format(name=name))
     # One host sync per call: a NaN or +inf score would silently turn log Z into NaN.
     if bool(torch.isnan(scores).any()) or bool(torch.isposinf(scores).any()):
-        raise ValueError(f"{name} contain NaN or +inf; use -inf for missing edges")
+        raise ValueError(Errors.E957.format(name=name))
     return n
 
 
@@ -122,12 +123,7 @@ def _slogdet_positive(matrix: Tensor, what: str) -> Tensor:
     """``log det(matrix)`` for a matrix whose determinant is positive in exact arithmetic."""
     sign, logabsdet = torch.linalg.slogdet(matrix)
     if not bool(sign > 0) or not bool(torch.isfinite(logabsdet)):
-        raise FloatingPointError(
-            f"{what}: the shifted Laplacian determinant came out as sign={float(sign):+.0f}, "
-            f"log|det|={float(logabsdet):.4g}, although it is positive in exact arithmetic. The matrix "
-            "is numerically singular: some group of nodes is linked internally by edges tens of nats "
-            "stronger than every edge entering it. Bound the edge scores or compute in float64."
-        )
+        raise FloatingPointError(Errors.E958.format(what=what, sign=float(sign), logabsdet=float(logabsdet)))
     return logabsdet
 
 
@@ -138,11 +134,8 @@ def _log_partition(s: Tensor, root: int, what: str) -> Tensor:
     reachable = reachable_from(finite, root)
     if not reachable.all():
         missing = np.flatnonzero(~reachable)
-        raise ValueError(
-            f"{what}: no spanning arborescence exists (log Z = -inf): {missing.size} node(s) cannot be "
-            f"reached from the root through finite edges: {missing[:20].tolist()}"
-            f"{' ...' if missing.size > 20 else ''}"
-        )
+        raise ValueError(Errors.E959.format(what=what, n_missing=missing.size,
+                                            nodes=f"{missing[:20].tolist()}{' ...' if missing.size > 20 else ''}"))
     if n == 1:  # the empty tree, weight 1; built from s so that backward() still works
         return s.masked_fill(torch.ones_like(s, dtype=torch.bool), 0.0).sum()
 
@@ -215,7 +208,7 @@ def log_partition(scores: Tensor, root: int = 0, *, dtype: torch.dtype = torch.f
     """
     n = _check_square(scores)
     if not -n <= root < n:
-        raise ValueError(f"root {root} is out of range for {n} nodes")
+        raise ValueError(Errors.E029.format(root=root, n=n))
     root = root % n
     s = _without_ignored_edges(scores.to(dtype), root)
     return _log_partition(s, root, "log_partition").to(scores.dtype)
@@ -274,9 +267,9 @@ class GoldCluster:
     def __post_init__(self) -> None:
         mentions = tuple(index(m) for m in self.mentions)
         if not mentions:
-            raise ValueError("a GoldCluster needs at least one mention")
+            raise ValueError(Errors.E937.format(what="GoldCluster"))
         if len(set(mentions)) != len(mentions):
-            raise ValueError(f"GoldCluster has repeated mentions: {mentions}")
+            raise ValueError(Errors.E938.format(what="GoldCluster", mentions=mentions))
         object.__setattr__(self, "mentions", mentions)
         if self.entity is not None:
             object.__setattr__(self, "entity", index(self.entity))
@@ -305,18 +298,19 @@ def assemble_scores(
         differentiable w.r.t. every block, ``-inf`` where the joint graph has no edge.
     """
     if nil_scores.dim() != 1:
-        raise ValueError(f"nil_scores must be [M], got shape {tuple(nil_scores.shape)}")
+        raise ValueError(Errors.E922.format(name="nil_scores", expected="[M]", value=f"shape {tuple(nil_scores.shape)}"))
     m = nil_scores.shape[0]
     if coref_scores.shape != (m, m):
-        raise ValueError(f"coref_scores must be [M, M] = [{m}, {m}], got {tuple(coref_scores.shape)}")
+        raise ValueError(Errors.E922.format(name="coref_scores", expected=f"[M, M] = [{m}, {m}]", value=tuple(coref_scores.shape)))
     if link_scores.dim() != 2 or link_scores.shape[1] != m:
-        raise ValueError(f"link_scores must be [E, M] with M = {m}, got {tuple(link_scores.shape)}")
+        raise ValueError(Errors.E922.format(name="link_scores", expected=f"[E, M] with M = {m}", value=tuple(link_scores.shape)))
     e = link_scores.shape[0]
     like = coref_scores
     if root_entity_scores is None:
         root_entity_scores = like.new_zeros(e)
     elif root_entity_scores.shape != (e,):
-        raise ValueError(f"root_entity_scores must be [E] = [{e}], got {tuple(root_entity_scores.shape)}")
+        raise ValueError(Errors.E922.format(name="root_entity_scores", expected=f"[E] = [{e}]",
+                                            value=tuple(root_entity_scores.shape)))
 
     def none(rows: int, cols: int) -> Tensor:
         return like.new_full((rows, cols), float("-inf"))
@@ -340,47 +334,40 @@ def _check_joint(
     ``"error"`` rejects uncovered mentions, ``None`` ignores them.
     """
     if uncovered not in ("nil", "error", None):
-        raise ValueError(f"uncovered must be 'nil' or 'error', got {uncovered!r}")
+        raise ValueError(Errors.E021.format(what="uncovered", name=uncovered, known=("nil", "error")))
     n = _check_square(scores)
     n_entities = index(n_entities)
     if not 0 <= n_entities <= n - 1:
-        raise ValueError(f"n_entities={n_entities} does not fit a graph of {n} nodes (1 root + E + M)")
+        raise ValueError(Errors.E960.format(n_entities=n_entities, n=n))
     n_mentions = n - 1 - n_entities
     finite = _finite_mask(scores)
     np.fill_diagonal(finite, False)
     finite[:, ROOT] = False
     wrong = np.flatnonzero(finite[1:, 1:1 + n_entities].any(axis=0))
     if wrong.size:
-        raise ValueError(
-            f"entities {wrong[:10].tolist()} have finite incoming edges from non-root nodes; in the joint "
-            "graph an entity's only parent is the root and a link is the edge entity -> mention "
-            "(scores[entity_node(e), mention_node(m)]). Was the link block transposed?"
-        )
+        raise ValueError(Errors.E961.format(entities=wrong[:10].tolist()))
     seen_mentions: dict = {}
     seen_entities: dict = {}
     for c, cluster in enumerate(gold_clusters):
         if not isinstance(cluster, GoldCluster):
-            raise TypeError(f"gold_clusters[{c}] must be a GoldCluster, got {type(cluster).__name__}")
+            raise TypeError(Errors.E922.format(name=f"gold_clusters[{c}]", expected="a GoldCluster", value=type(cluster).__name__))
         for m in cluster.mentions:
             if not 0 <= m < n_mentions:
-                raise ValueError(f"gold_clusters[{c}]: mention {m} out of range (M = {n_mentions})")
+                raise ValueError(Errors.E939.format(where=f"gold_clusters[{c}]", m=m, n_mentions=n_mentions))
             if m in seen_mentions:
-                raise ValueError(f"mention {m} is in gold clusters {seen_mentions[m]} and {c}")
+                raise ValueError(Errors.E940.format(m=m, first=seen_mentions[m], second=c))
             seen_mentions[m] = c
         if cluster.entity is not None:
             if not 0 <= cluster.entity < n_entities:
-                raise ValueError(f"gold_clusters[{c}]: entity {cluster.entity} out of range (E = {n_entities})")
+                raise ValueError(Errors.E962.format(where=f"gold_clusters[{c}]", entity=cluster.entity, n_entities=n_entities))
             if cluster.entity in seen_entities:
                 # In a tree, every mention below the same entity is one cluster (the paper's premise).
-                raise ValueError(
-                    f"gold clusters {seen_entities[cluster.entity]} and {c} link to the same entity "
-                    f"{cluster.entity}; merge them into one cluster"
-                )
+                raise ValueError(Errors.E963.format(first=seen_entities[cluster.entity], second=c, entity=cluster.entity))
             seen_entities[cluster.entity] = c
         _check_feasible(finite, cluster, n_entities, f"gold_clusters[{c}]")
     missing = [m for m in range(n_mentions) if m not in seen_mentions]
     if uncovered == "error" and missing:
-        raise ValueError(f"mentions {missing[:20]} are in no gold cluster (uncovered='error')")
+        raise ValueError(Errors.E964.format(mentions=missing[:20]))
     if uncovered == "nil":
         for m in missing:
             _check_feasible(finite, GoldCluster((m,)), n_entities, f"uncovered mention {m} (NIL singleton)")
@@ -394,26 +381,19 @@ def _check_feasible(finite: np.ndarray, cluster: GoldCluster, n_entities: int, w
     if cluster.entity is not None:
         e = entity_node(cluster.entity)
         if not finite[ROOT, e]:
-            raise ValueError(f"{what}: the edge root -> entity {cluster.entity} is -inf")
+            raise ValueError(Errors.E965.format(what=what, entity=cluster.entity))
         entry = finite[e, nodes]
         adjacency = np.zeros((len(nodes) + 1, len(nodes) + 1), dtype=bool)
         adjacency[0, 1:] = entry
         adjacency[1:, 1:] = inner
         if not reachable_from(adjacency, 0).all():
-            raise ValueError(
-                f"{what}: linked to entity {cluster.entity}, but some mentions cannot be reached from it "
-                "(no mention has the entity as a candidate, or coreference edges are missing); treat "
-                "the cluster as NIL (entity=None) or drop it"
-            )
+            raise ValueError(Errors.E966.format(what=what, entity=cluster.entity))
         return
     # NIL: exactly one mention hangs from the root, so some root-connected mention must reach all.
     for j in np.flatnonzero(finite[ROOT, nodes]):
         if reachable_from(inner, int(j)).all():
             return
-    raise ValueError(
-        f"{what}: NIL cluster without a tree entered from the root by exactly one mention "
-        "(no NIL edge, or no mention with a NIL edge reaches the others through coreference edges)"
-    )
+    raise ValueError(Errors.E967.format(what=what))
 
 
 def log_partition_clusters(

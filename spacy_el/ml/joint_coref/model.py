@@ -32,6 +32,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model
 
 from ..arguments import Arguments, argument
+from ...errors import Errors
 from ..autocast import ENCODER_DTYPES
 from ..dropout import DROPOUT_MASKS
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
@@ -162,10 +163,7 @@ def build_torch_layer(model: Model) -> None:
     encoder = load_encoder(a["encoder"])
     max_positions = getattr(encoder.config, "max_position_embeddings", None)
     if max_positions is not None and a["window"] > max_positions:
-        raise ValueError(
-            f"[spacy_el] JointCorefLinker: window must be <= the encoder's max_position_embeddings "
-            f"({max_positions}), got {a['window']}."
-        )
+        raise ValueError(Errors.E913.format(max_positions=max_positions, window=a["window"]))
     module = JointCorefModule(encoder, model.get_dim("nE"), a)
     # PyTorchWrapper_v3, with a shim that updates the encoder at its own learning rate.
     model.layers.append(
@@ -191,13 +189,13 @@ def encoder_depth(model: Model) -> int:
     """The number of transformer layers of the built model's encoder (BERT-like encoders only)."""
     module = _module(model)
     if module is None:
-        raise ValueError("[spacy_el] JointCorefLinker: the model is not built yet.")
+        raise ValueError(Errors.E914.format(model="JointCorefLinker"))
     return len(encoder_layers(module.encoder)[1])
 
 
 def init(model: Model, X: Optional[JointCorefBatch] = None, Y: Optional[Any] = None) -> None:
     if not model.has_dim("nE"):
-        raise ValueError("[spacy_el] Set the JointCorefLinker dim nE (KB entity vector width) first.")
+        raise ValueError(Errors.E915.format(model="JointCorefLinker", dims="nE (KB entity vector width)"))
     build_torch_layer(model)
 
 

@@ -45,6 +45,7 @@ from torch.utils.checkpoint import checkpoint
 from ..autocast import encoder_autocast, resolve_encoder_dtype
 from ..dropout import set_dropout_masks
 from ..encoder_reference import check_encoder_reference, encoder_reference
+from ...errors import Errors
 from .frozen_encoder import LowerLayerCache, split_encode
 from .inputs import DocInputs
 from .losses import GoldMentionCluster, compute_loss
@@ -110,7 +111,7 @@ class JointCorefModule(nn.Module):
         """Accept a weights file that refers to this module's encoder (as built from the config) by checksum."""
         unknown = sorted(set(references) - {ENCODER_PREFIX})
         if unknown:
-            raise ValueError(f"[spacy_el] The saved {component} weights refer to unknown state {unknown}.")
+            raise ValueError(Errors.E909.format(component=component, unknown=unknown))
         check_encoder_reference(self.encoder, references[ENCODER_PREFIX], component)
 
     def _device(self) -> Any:

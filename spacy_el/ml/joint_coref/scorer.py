@@ -95,6 +95,8 @@ from typing import List, Optional, Tuple
 import torch
 from torch import Tensor, nn
 
+from ...errors import Errors
+
 from .entity_equalization import build_refinement
 from .matrix_tree import assemble_scores
 
@@ -206,12 +208,13 @@ class JointScores:
         if self.candidate_entity_ids is None:
             if c == 0 or not bool(self.candidate_mask.any()):
                 return torch.full((m, c), -1, dtype=torch.long, device=self.link_scores.device)
-            raise ValueError("candidate_entity_ids are required for entity nodes and links (pass them to forward)")
+            raise ValueError(Errors.E944)
         ids = self.candidate_entity_ids
         if ids.shape != (m, c) or ids.dtype != torch.long:
-            raise ValueError(f"candidate_entity_ids must be a ({m}, {c}) long tensor, got {tuple(ids.shape)} {ids.dtype}")
+            raise ValueError(Errors.E922.format(name="candidate_entity_ids", expected=f"a ({m}, {c}) long tensor",
+                                                value=f"{tuple(ids.shape)} {ids.dtype}"))
         if bool((self.candidate_mask & (ids < 0)).any()):
-            raise ValueError("candidate_mask marks slots whose candidate_entity_ids are negative (padding)")
+            raise ValueError(Errors.E945)
         return ids.masked_fill(~self.candidate_mask, -1)
 
     def graph(self) -> JointGraph:
@@ -258,7 +261,7 @@ def entity_axis(ids: Tensor) -> Tuple[Tensor, Tensor]:
     candidate_entities[valid] = inverse
     rows = valid.nonzero(as_tuple=True)[0]
     if n_entities and int(torch.unique(rows * n_entities + inverse).numel()) != int(rows.numel()):
-        raise ValueError("a mention lists the same candidate entity twice")
+        raise ValueError(Errors.E946)
     return entity_ids, candidate_entities
 
 
@@ -333,19 +336,20 @@ class JointCorefScorer(nn.Module):
                             ("ffnn_depth", ffnn_depth), ("distance_width", distance_width),
                             ("entity_proj", entity_proj)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+                raise ValueError(Errors.E922.format(name=name, expected="a positive int", value=repr(value)))
         if nil_score not in ("learned", "zero"):
-            raise ValueError(f"nil_score must be 'learned' or 'zero', got {nil_score!r}")
+            raise ValueError(Errors.E021.format(what="nil_score", name=nil_score, known=("learned", "zero")))
         if distance not in ("spans", "tokens"):
-            raise ValueError(f"distance must be 'spans' or 'tokens', got {distance!r}")
+            raise ValueError(Errors.E021.format(what="distance", name=distance, known=("spans", "tokens")))
         if score_bound is not None and not score_bound > 0:
-            raise ValueError(f"score_bound must be positive or None, got {score_bound!r}")
+            raise ValueError(Errors.E922.format(name="score_bound", expected="positive or None", value=repr(score_bound)))
         if max_antecedents is not None and (
             not isinstance(max_antecedents, int) or isinstance(max_antecedents, bool) or max_antecedents < 1
         ):
-            raise ValueError(f"max_antecedents must be a positive int or None, got {max_antecedents!r}")
+            raise ValueError(Errors.E922.format(name="max_antecedents", expected="a positive int or None",
+                                                value=repr(max_antecedents)))
         if antecedent_pruning not in ANTECEDENT_PRUNINGS:
-            raise ValueError(f"antecedent_pruning must be one of {ANTECEDENT_PRUNINGS}, got {antecedent_pruning!r}")
+            raise ValueError(Errors.E021.format(what="antecedent_pruning", name=antecedent_pruning, known=ANTECEDENT_PRUNINGS))
         self.max_antecedents = max_antecedents
         self.antecedent_pruning = antecedent_pruning
         self.span_width = span_width
@@ -629,28 +633,29 @@ class JointCorefScorer(nn.Module):
             :class:`JointScores` (mention ``(M,)``, coref ``(M, M)``, link ``(M, C)``, NIL ``(M,)``).
         """
         if span_embs.dim() != 2 or span_embs.shape[1] != self.span_width:
-            raise ValueError(f"span_embs must be (M, {self.span_width}), got {tuple(span_embs.shape)}")
+            raise ValueError(Errors.E922.format(name="span_embs", expected=f"(M, {self.span_width})", value=tuple(span_embs.shape)))
         m = span_embs.shape[0]
         if span_starts.shape != (m,):
-            raise ValueError(f"span_starts must be ({m},), got {tuple(span_starts.shape)}")
+            raise ValueError(Errors.E922.format(name="span_starts", expected=f"({m},)", value=tuple(span_starts.shape)))
         if m > 1 and bool((span_starts[1:] < span_starts[:-1]).any()):
-            raise ValueError("mentions must be in document order (span_starts non-decreasing)")
+            raise ValueError(Errors.E947)
         if candidate_vectors.dim() != 3 or candidate_vectors.shape[0] != m or candidate_vectors.shape[2] != self.entity_width:
-            raise ValueError(
-                f"candidate_vectors must be ({m}, C, {self.entity_width}), got {tuple(candidate_vectors.shape)}"
-            )
+            raise ValueError(Errors.E922.format(name="candidate_vectors", expected=f"({m}, C, {self.entity_width})",
+                                                value=tuple(candidate_vectors.shape)))
         c = candidate_vectors.shape[1]
         if candidate_mask.shape != (m, c) or candidate_mask.dtype != torch.bool:
-            raise ValueError(f"candidate_mask must be a ({m}, {c}) bool tensor, got {tuple(candidate_mask.shape)}")
+            raise ValueError(Errors.E922.format(name="candidate_mask", expected=f"a ({m}, {c}) bool tensor",
+                                                value=f"{tuple(candidate_mask.shape)} {candidate_mask.dtype}"))
         if candidate_entity_ids is not None and candidate_entity_ids.shape != (m, c):
-            raise ValueError(f"candidate_entity_ids must be ({m}, {c}), got {tuple(candidate_entity_ids.shape)}")
+            raise ValueError(Errors.E922.format(name="candidate_entity_ids", expected=f"({m}, {c})",
+                                                value=tuple(candidate_entity_ids.shape)))
 
         mention_scores = self.mention_ffnn(span_embs).squeeze(-1)  # eq. (1): (M,)
         vectors = candidate_vectors.masked_fill(~candidate_mask[..., None], 0.0)  # keep padding finite
         link_logits = self.link_logits(span_embs, vectors)
         if self.prior_weight is not None:
             if candidate_log_prior is None or candidate_log_prior.shape != (m, c):
-                raise ValueError(f"prior_feature needs candidate_log_prior of shape ({m}, {c})")
+                raise ValueError(Errors.E948.format(m=m, c=c))
             link_logits = link_logits + self.prior_weight * candidate_log_prior.masked_fill(~candidate_mask, 0.0)
         links = self._bound(mention_scores[:, None] + link_logits)  # eq. (5)
         links = links.masked_fill(~candidate_mask, NEG_INF)
@@ -709,7 +714,7 @@ def antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor
 def check_mode(mode: str) -> None:
     """Raise a ValueError unless ``mode`` is one of :data:`MODES`."""
     if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(map(repr, MODES))}")
+        raise ValueError(Errors.E021.format(what="mode", name=mode, known=", ".join(map(repr, MODES))))
 
 
 def local_logits(scores: JointScores, with_entities: bool, with_mentions: bool) -> Tensor:

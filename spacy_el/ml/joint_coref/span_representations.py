@@ -31,15 +31,17 @@ from typing import Any, Iterator, List, Optional, Tuple
 import torch
 from torch import Tensor, nn
 
+from ...errors import Errors
+
 __all__ = ["SpanEmbedder", "enumerate_spans", "prune_spans"]
 
 
 def _check_spans(spans: Tensor, n_tokens: Optional[int] = None) -> None:
     if not isinstance(spans, Tensor) or spans.dim() != 2 or spans.shape[1] != 2:
         shape = tuple(spans.shape) if isinstance(spans, Tensor) else type(spans).__name__
-        raise ValueError(f"spans must be a (S, 2) tensor of (start, end exclusive), got {shape}")
+        raise ValueError(Errors.E922.format(name="spans", expected="a (S, 2) tensor of (start, end exclusive)", value=shape))
     if spans.dtype not in (torch.int64, torch.int32):
-        raise ValueError(f"spans must be an integer tensor, got {spans.dtype}")
+        raise ValueError(Errors.E922.format(name="spans", expected="an integer tensor", value=spans.dtype))
     if spans.numel() == 0:
         return
     bad = (spans[:, 0] < 0) | (spans[:, 1] <= spans[:, 0])
@@ -47,10 +49,8 @@ def _check_spans(spans: Tensor, n_tokens: Optional[int] = None) -> None:
         bad = bad | (spans[:, 1] > n_tokens)
     if bool(bad.any()):
         first = spans[bad][0].tolist()
-        raise ValueError(
-            f"invalid span {tuple(first)}: spans need 0 <= start < end"
-            f"{f' <= n_tokens = {n_tokens}' if n_tokens is not None else ''} (end is exclusive)"
-        )
+        bound = f" <= n_tokens = {n_tokens}" if n_tokens is not None else ""
+        raise ValueError(Errors.E941.format(span=tuple(first), bound=bound))
 
 
 def enumerate_spans(
@@ -74,14 +74,14 @@ def enumerate_spans(
         ``(start, end)``.
     """
     if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or n_tokens < 0:
-        raise ValueError(f"n_tokens must be a non-negative int, got {n_tokens!r}")
+        raise ValueError(Errors.E922.format(name="n_tokens", expected="a non-negative int", value=repr(n_tokens)))
     if not isinstance(max_width, int) or isinstance(max_width, bool) or max_width < 1:
-        raise ValueError(f"max_width must be a positive int, got {max_width!r}")
+        raise ValueError(Errors.E922.format(name="max_width", expected="a positive int", value=repr(max_width)))
     if sentence_ids is not None:
         if sentence_ids.shape != (n_tokens,):
-            raise ValueError(f"sentence_ids must be ({n_tokens},), got {tuple(sentence_ids.shape)}")
+            raise ValueError(Errors.E922.format(name="sentence_ids", expected=f"({n_tokens},)", value=tuple(sentence_ids.shape)))
         if n_tokens > 1 and bool((sentence_ids[1:] < sentence_ids[:-1]).any()):
-            raise ValueError("sentence_ids must be non-decreasing (one contiguous block per sentence)")
+            raise ValueError(Errors.E942)
         if device is None:
             device = sentence_ids.device
     starts = torch.arange(n_tokens, device=device)[:, None]  # (T, 1)
@@ -115,7 +115,7 @@ class SpanEmbedder(nn.Module):
         for name, value, low in (("width_in", width_in, 1), ("max_width", max_width, 1),
                                  ("width_emb", width_emb, 0), ("ffnn", ffnn, 1)):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+                raise ValueError(Errors.E922.format(name=name, expected=f"an int >= {low}", value=repr(value)))
         self.width_in = width_in
         self.max_width = max_width
         self.width_emb = width_emb
@@ -192,7 +192,8 @@ class SpanEmbedder(nn.Module):
         """
         self._check_tokens(token_vectors)
         if linear.in_features != self.out_width:
-            raise ValueError(f"linear must take the {self.out_width} features of g, got {linear.in_features}")
+            raise ValueError(Errors.E922.format(name="linear", expected=f"a layer taking the {self.out_width} features of g",
+                                                value=f"one taking {linear.in_features}"))
         d, hidden = self.width_in, linear.out_features
         w_start, w_end, w_head, w_width = linear.weight.split([d, d, d, self.width_emb], dim=1)  # (H, d) x 3, (H, e)
         start_rows, end_rows, head_rows = (token_vectors @ torch.cat([w_start, w_end, w_head]).t()).split(hidden, dim=1)
@@ -241,14 +242,15 @@ class SpanEmbedder(nn.Module):
 
     def _check_tokens(self, token_vectors: Tensor) -> None:
         if token_vectors.dim() != 2 or token_vectors.shape[1] != self.width_in:
-            raise ValueError(f"token_vectors must be (T, {self.width_in}), got {tuple(token_vectors.shape)}")
+            raise ValueError(Errors.E922.format(name="token_vectors", expected=f"(T, {self.width_in})",
+                                                value=tuple(token_vectors.shape)))
 
     def _checked_spans(self, spans: Tensor, n_tokens: int, device: Any) -> Tensor:
         """``spans`` as a long tensor on ``device``, refused when invalid or wider than ``max_width``."""
         _check_spans(spans, n_tokens)
         spans = spans.to(device=device, dtype=torch.long)
         if spans.shape[0] and bool(((spans[:, 1] - spans[:, 0]) > self.max_width).any()):
-            raise ValueError(f"spans wider than max_width={self.max_width} cannot be embedded")
+            raise ValueError(Errors.E943.format(max_width=self.max_width))
         return spans
 
     def extra_repr(self) -> str:
@@ -276,10 +278,8 @@ def prune_spans(mention_scores: Tensor, spans: Tensor, n_keep: int) -> Tensor:
         ``(start, end)`` (document order); gather with ``spans[idx]``, ``embeddings[idx]``.
     """
     if mention_scores.dim() != 1 or spans.dim() != 2 or spans.shape[0] != mention_scores.shape[0]:
-        raise ValueError(
-            f"mention_scores must be (S,) and spans (S, 2), got {tuple(mention_scores.shape)} and "
-            f"{tuple(spans.shape)}"
-        )
+        raise ValueError(Errors.E922.format(name="mention_scores and spans", expected="(S,) and (S, 2)",
+                                            value=f"{tuple(mention_scores.shape)} and {tuple(spans.shape)}"))
     _check_spans(spans)
     device = spans.device
     if n_keep <= 0 or spans.shape[0] == 0:

@@ -27,6 +27,7 @@ import srsly
 import torch
 
 from ...algorithms.mention_windows import check_window
+from ...errors import Errors, with_place
 from ...kb.encoder import default_model_path, encoder_fingerprint
 from ...kb.serialization import create_temp_file
 from ..autocast import ENCODER_DTYPES, encoder_autocast
@@ -39,6 +40,7 @@ FORMAT_VERSION = 1
 CONFIG_FILE = "mention_encoder.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
+OWNER = "mention encoder"  # named in the errors of its settings
 SPECIAL_TOKENS = ("pad_token", "cls_token", "sep_token", "unk_token", "mask_token")
 
 
@@ -67,14 +69,15 @@ class MentionEncoderSettings:
     def __post_init__(self) -> None:
         for name in ("dim", "max_length", "mentions_per_batch", "windows_per_batch"):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"[spacy_el] Mention encoder setting {name} must be >= 1, got {getattr(self, name)}.")
+                raise ValueError(Errors.E901.format(owner=OWNER, name=name, expected="an int >= 1", value=getattr(self, name)))
         if self.encoder_dtype not in ENCODER_DTYPES:
-            raise ValueError(f"[spacy_el] Mention encoder encoder_dtype must be one of {ENCODER_DTYPES}, got {self.encoder_dtype!r}.")
+            raise ValueError(Errors.E901.format(owner=OWNER, name="encoder_dtype", expected=f"one of {list(ENCODER_DTYPES)}",
+                                                value=self.encoder_dtype))
         try:
             check_window(int(self.window_tokens), self.window_stride)
         except ValueError as err:
-            raise ValueError(f"[spacy_el] Mention encoder settings window_tokens={self.window_tokens}, "
-                             f"window_stride={self.window_stride}: {err}") from err
+            place = f"{OWNER}: window_tokens={self.window_tokens}, window_stride={self.window_stride}"
+            raise ValueError(with_place(str(err), place)) from err
 
 
 class MentionEncoder:
@@ -109,12 +112,13 @@ class MentionEncoder:
         hf_logging.set_verbosity_error()
         path = str(base_model or default_model_path())
         if not Path(path).is_dir():
-            raise ValueError(f"[spacy_el] Encoder directory not found: {path}. Give a local Hugging Face model path.")
+            raise ValueError(Errors.E904.format(path=path))
         overrides = {}
         if layers is not None:
             available = int(AutoConfig.from_pretrained(path).num_hidden_layers)
             if not 1 <= int(layers) <= available:
-                raise ValueError(f"[spacy_el] The mention encoder's layers must be in [1, {available}] for {path}, got {layers}.")
+                raise ValueError(Errors.E901.format(owner=OWNER, name="layers", expected=f"in [1, {available}] for {path}",
+                                                    value=layers))
             overrides["num_hidden_layers"] = int(layers)  # the first `layers` layers' weights are loaded
         transformer = AutoModel.from_pretrained(path, add_pooling_layer=False, **overrides)
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
@@ -201,7 +205,7 @@ class MentionEncoder:
         try:
             files = srsly.msgpack_loads(data)
         except Exception as err:  # msgpack raises several error types for malformed data
-            raise ValueError(f"[spacy_el] The mention encoder bytes are corrupted: {err}") from err
+            raise ValueError(Errors.E928.format(err=err)) from err
         return cls._from_files(files, where="the mention encoder bytes")
 
     def save(self, path: Union[str, Path]) -> None:
@@ -209,7 +213,7 @@ class MentionEncoder:
         encoder folder there is replaced, anything else is refused)."""
         path = Path(path)
         if path.exists() and not (path / CONFIG_FILE).is_file() and (not path.is_dir() or any(path.iterdir())):
-            raise ValueError(f"[spacy_el] {path} exists and is not a mention encoder folder; choose another path.")
+            raise ValueError(Errors.E929.format(path=path))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp_file, fd = create_temp_file(path.parent, path.name)
         os.close(fd)
@@ -230,7 +234,7 @@ class MentionEncoder:
     def load(cls, path: Union[str, Path]) -> "MentionEncoder":
         path = Path(path)
         if not (path / CONFIG_FILE).is_file():
-            raise ValueError(f"[spacy_el] {path} is not a mention encoder folder: it has no {CONFIG_FILE}.")
+            raise ValueError(Errors.E930.format(path=path, config_file=CONFIG_FILE))
         files = {name: (path / name).read_bytes() for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
                  if (path / name).is_file()}
         return cls._from_files(files, where=str(path))
@@ -242,13 +246,11 @@ class MentionEncoder:
 
         missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if name not in files]
         if missing:
-            raise ValueError(f"[spacy_el] {where} lacks {', '.join(missing)}: it is not a complete mention encoder.")
+            raise ValueError(Errors.E931.format(where=where, missing=", ".join(missing)))
         config = json.loads(files[CONFIG_FILE])
         if config.get("format") != FORMAT_NAME or config.get("format_version") != FORMAT_VERSION:
-            raise ValueError(
-                f"[spacy_el] {where} is not a mention encoder of format {FORMAT_NAME} v{FORMAT_VERSION} "
-                f"(found {config.get('format')!r} v{config.get('format_version')!r})."
-            )
+            raise ValueError(Errors.E932.format(where=where, format=FORMAT_NAME, version=FORMAT_VERSION,
+                                                found=config.get("format"), found_version=config.get("format_version")))
         hf_logging.set_verbosity_error()
         transformer_config = dict(config["transformer_config"])
         model_type = transformer_config.pop("model_type")

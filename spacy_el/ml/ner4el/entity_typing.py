@@ -12,6 +12,7 @@ import numpy as np
 from wasabi import msg
 
 from ...kb.type_inventory import TypeInventory, known_type_mass
+from ...errors import Errors
 
 __all__ = ["entity_type_distributions", "train_type_classifier"]
 
@@ -44,7 +45,7 @@ def entity_type_distributions(
         (n_entities,), 1 = from KB types and/or observed mentions, 0 = predicted.
     """
     if epochs < 0:
-        raise ValueError(f"[spacy_el] epochs must be >= 0, got {epochs}.")
+        raise ValueError(Errors.E922.format(name="epochs", expected=">= 0", value=epochs))
     n, n_labels = kb.n_entities, inventory.n_labels
     mass = known_type_mass(kb, inventory, observed)
     total = mass.sum(axis=1)

@@ -8,6 +8,7 @@ import numpy as np
 from thinc.api import Model
 
 from ...algorithms.marked_mentions import MentionSlot, marked_windows, wordpiece_ranges
+from ...errors import Errors
 from ..torch_io import shared_tokenizer
 
 __all__ = [
@@ -70,10 +71,7 @@ def marker_ids(tokenizer: Any) -> Tuple[int, int]:
     vocab = tokenizer.get_vocab()
     missing = [m for m in MARKERS if m not in vocab]
     if missing:
-        raise ValueError(
-            f"[spacy_el] The encoder's tokenizer has no {missing} tokens, which ner_constrained_linker uses "
-            "as mention markers. Use a BERT-style encoder (the default MiniLM has them)."
-        )
+        raise ValueError(Errors.E926.format(missing=missing))
     return vocab[MARKERS[0]], vocab[MARKERS[1]]
 
 
@@ -123,7 +121,7 @@ def window_chunks(
         int64 (m,), in input order) of its mentions, and their slots with ``window`` relative to the chunk.
     """
     if size < 1:
-        raise ValueError(f"[spacy_el] The chunk size must be >= 1, got {size}.")
+        raise ValueError(Errors.E922.format(name="the chunk size", expected=">= 1", value=size))
     windows = np.fromiter((s.window for s in slots), dtype=np.int64, count=len(slots))
     for lo in range(0, n_windows, size):
         members = np.flatnonzero((windows >= lo) & (windows < lo + size))

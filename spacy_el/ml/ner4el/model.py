@@ -18,6 +18,7 @@ from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 from ..arguments import Arguments, argument
+from ...errors import Errors
 from ..autocast import ENCODER_DTYPES, encoder_autocast
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import torch_layer_forward, torch_to_numpy
@@ -86,7 +87,7 @@ def build_torch_layer(model: Model) -> None:
 
 def init(model: Model, X: Optional[Ner4elBatch] = None, Y: Optional[Any] = None) -> None:
     if not model.has_dim("nE") or not model.has_dim("nT"):
-        raise ValueError("[spacy_el] Set the Ner4elScorer dims nE (entity vector width) and nT (number of types) first.")
+        raise ValueError(Errors.E915.format(model="Ner4elScorer", dims="dims nE (entity vector width) and nT (number of types)"))
     build_torch_layer(model)
 
 

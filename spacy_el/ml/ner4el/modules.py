@@ -18,6 +18,8 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
+from ...errors import Errors
+
 __all__ = ["Ner4elScorer"]
 
 
@@ -105,7 +107,7 @@ class Ner4elScorer(nn.Module):
         combine_inputs = [sim, cand_log_prior, cand_from_alias]
         if self.dense_feature:
             if cand_dense is None or cand_has_dense is None:
-                raise ValueError("[spacy_el] This NER4EL scorer has dense_feature on: give cand_dense and cand_has_dense.")
+                raise ValueError(Errors.E927)
             combine_inputs += [cand_dense, cand_has_dense]
         combined = self.combine(torch.stack(combine_inputs, dim=-1)).squeeze(-1)
         scores = self.sim_weight * sim + self.prior_weight * cand_log_prior + combined

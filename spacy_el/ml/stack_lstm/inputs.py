@@ -18,6 +18,7 @@ import numpy as np
 from spacy.tokens import Doc, Span
 
 from ...algorithms.transition_system import OUT, SHIFT, TransitionSystem
+from ...errors import Errors
 
 Chunk = Tuple[int, int, str]  # (start, end exclusive, label) in sentence offsets
 TASKS = ("joint", "ner", "el")
@@ -49,7 +50,7 @@ def segment_doc(doc: Doc, max_length: int, protected: Sequence[Tuple[int, int]] 
     (a gold entity) crosses a boundary, then cut to at most ``max_length`` tokens, never inside a
     protected span unless that span alone is longer than ``max_length``."""
     if max_length < 1:
-        raise ValueError(f"[spacy_el] max_sentence_length must be >= 1, got {max_length}.")
+        raise ValueError(Errors.E922.format(name="max_sentence_length", expected=">= 1", value=max_length))
     inside = np.zeros(len(doc) + 1, dtype=bool)  # inside[i]: a cut before token i would split a span
     for start, end in protected:
         inside[start + 1 : end] = True

@@ -31,6 +31,7 @@ from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 from ..arguments import Arguments, argument
+from ...errors import Errors
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import scalar_loss_outputs
 from ..torch_io import torch_layer
@@ -127,7 +128,7 @@ def init(model: Model, X: Optional[StackLstmBatch] = None, Y: Optional[Any] = No
         model.set_dim("nW", tok2vec.get_dim("nO"))
     for name in ("nA", "nE", "nL"):
         if not model.has_dim(name):
-            raise ValueError(f"[spacy_el] Set the StackLstmNerEl dim {name} before initialising.")
+            raise ValueError(Errors.E915.format(model="StackLstmNerEl", dims=f"dim {name}"))
     build_torch_layer(model)
 
 

@@ -49,6 +49,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ...errors import Errors
+
 from .inputs import CandidateArrays, StackLstmBatch
 from .losses import compute_losses
 
@@ -83,9 +85,9 @@ class StackLstmSizes:
 
     def __post_init__(self) -> None:
         if self.entity_vectors not in ENTITY_VECTORS:
-            raise ValueError(f"[spacy_el] entity_vectors must be one of {ENTITY_VECTORS}, got {self.entity_vectors!r}.")
+            raise ValueError(Errors.E021.format(what="entity_vectors", name=self.entity_vectors, known=ENTITY_VECTORS))
         if self.n_actions < FIRST_REDUCE + 1:
-            raise ValueError("[spacy_el] ner_stack_lstm needs at least one entity label.")
+            raise ValueError(Errors.E923)
 
 
 @dataclass
@@ -312,7 +314,7 @@ class StackLstmNerEl(nn.Module):
         state = self.dropout(stack_state)
         if self.candidate_evidence:
             if evidence is None:
-                raise ValueError("[spacy_el] This Stack-LSTM has candidate_evidence on: give the NIL classifier its evidence.")
+                raise ValueError(Errors.E924)
             state = torch.cat([state, evidence.to(state.dtype)], -1)
         return self.nil_out(torch.tanh(self.nil_hidden(state))).squeeze(-1)
 
@@ -415,7 +417,7 @@ class StackLstmNerEl(nn.Module):
             elif t < forced.size(1):
                 action = forced[active, t]
             else:
-                raise ValueError("[spacy_el] The forced actions end before the parser state is final.")
+                raise ValueError(Errors.E925)
             step_actions = torch.full((B,), -1, dtype=torch.long, device=device)
             step_actions[active] = action
             step_logits = enc.words.new_full((B, n_actions), float("-inf"))
