@@ -160,7 +160,7 @@ def _one_line_error(result, *parts):
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     text = " ".join(result.output.split())
-    assert re.search(r"\[spacy_el( [EW]\d{3})?\] ", text), result.output
+    assert re.search(r"\[spacy_el [EW]\d{3}\] ", text), result.output
     for part in parts:
         assert part in text, result.output
 
