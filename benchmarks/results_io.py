@@ -2,10 +2,11 @@
 import json
 import os
 import platform
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
+
+from spacy_el.kb.files import write_text
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -101,7 +102,7 @@ def write_results(out: Path, command: str, rows: List[Row], machine: Optional[Di
     """The results file ``out``; ``machine``: where the rows were measured, when not on this machine."""
     result = {"command": command, "created": utc_now(), "machine": machine or this_machine(), "rows": rows}
     out.parent.mkdir(parents=True, exist_ok=True)
-    replace_text(out, json.dumps(result, indent=2) + "\n")
+    write_text(out, json.dumps(result, indent=2) + "\n")
     return out
 
 
@@ -116,17 +117,3 @@ def repo_relative(path: Path) -> str:
     not depend on the working directory the benchmark ran in."""
     resolved = Path(path).resolve()
     return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(path)
-
-
-def replace_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file beside it, renamed into place: an interrupted write
-    leaves the old file whole. (Not ``spacy_el``'s own helper: the tables must render without importing torch.)"""
-    with tempfile.NamedTemporaryFile("w", encoding="utf8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                     delete=False) as tmp:
-        tmp.write(text)
-    try:
-        os.chmod(tmp.name, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # not the temporary file's 0600
-        os.replace(tmp.name, path)
-    except OSError:
-        os.unlink(tmp.name)
-        raise

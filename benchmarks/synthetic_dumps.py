@@ -24,6 +24,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from spacy_el.kb.files import write_path
+
 SYLLABLES = [
     "ka", "vel", "mar", "quel", "ton", "ri", "sa", "bran", "dor", "li", "ne", "os", "tha", "ven", "gar", "ull",
     "pe", "ra", "mon", "zi", "hal", "ber", "cor", "den", "fa", "lo", "wen", "tis", "ar", "bel", "cas", "dru",
@@ -129,20 +131,25 @@ def write_dumps(out: Path, n_entities: int, n_links: int, seed: int = 0, progres
     wikidata, wikipedia = out / "wikidata.json.gz", out / "enwiki.xml.gz"
     rng = np.random.default_rng(seed + 1)
     started = time.perf_counter()
-    with gzip.open(_tmp(wikidata), "wt", encoding="utf8", compresslevel=1) as f:
-        f.write("[\n")
-        for start in range(0, n_entities, 1 << 16):
-            sitelinks = rng.random(min(1 << 16, n_entities - start)) >= 0.05
-            f.writelines(wikidata_line(start + k, bool(s)) + (",\n" if start + k < n_entities - 1 else "\n")
-                         for k, s in enumerate(sitelinks))
-            _log(progress, f"wikidata {start + len(sitelinks):,}/{n_entities:,}", started)
-        f.write("]\n")
-    _tmp(wikidata).replace(wikidata)
-    with gzip.open(_tmp(wikipedia), "wt", encoding="utf8", compresslevel=1) as f:
-        f.write(SITEINFO)
-        _write_pages(f, n_entities, n_links, seed, progress, started)
-        f.write("</mediawiki>\n")
-    _tmp(wikipedia).replace(wikipedia)
+
+    def write_wikidata(tmp: Path) -> None:
+        with gzip.open(tmp, "wt", encoding="utf8", compresslevel=1) as f:
+            f.write("[\n")
+            for start in range(0, n_entities, 1 << 16):
+                sitelinks = rng.random(min(1 << 16, n_entities - start)) >= 0.05
+                f.writelines(wikidata_line(start + k, bool(s)) + (",\n" if start + k < n_entities - 1 else "\n")
+                             for k, s in enumerate(sitelinks))
+                _log(progress, f"wikidata {start + len(sitelinks):,}/{n_entities:,}", started)
+            f.write("]\n")
+
+    def write_wikipedia(tmp: Path) -> None:
+        with gzip.open(tmp, "wt", encoding="utf8", compresslevel=1) as f:
+            f.write(SITEINFO)
+            _write_pages(f, n_entities, n_links, seed, progress, started)
+            f.write("</mediawiki>\n")
+
+    write_path(wikidata, write_wikidata)
+    write_path(wikipedia, write_wikipedia)
     return wikidata, wikipedia
 
 
@@ -183,10 +190,6 @@ def _write_pages(f: IO[str], n_entities: int, n_links: int, seed: int, progress:
 def _flatten(blocks: Iterator[np.ndarray]) -> Iterator[int]:
     for block in blocks:
         yield from block.tolist()
-
-
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp")
 
 
 def _log(progress: bool, message: str, started: float) -> None:

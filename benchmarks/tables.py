@@ -28,7 +28,9 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from .results_io import RESULTS_DIR, ROOT, replace_text
+from spacy_el.kb.files import write_text
+
+from .results_io import RESULTS_DIR, ROOT
 
 PathLike = Union[str, Path]
 Row = Dict[str, Any]
@@ -203,7 +205,7 @@ def update_readme_section(readme_path: Optional[PathLike], marker_name: str, tab
     replacement = f"{start}\n{table_md.rstrip()}\n{end}"
     new_text = pattern.sub(lambda _: replacement, text, count=1)
     if new_text != text:  # an unchanged page keeps its file (and its time stamp)
-        replace_text(path, new_text)
+        write_text(path, new_text)
     return True
 
 

@@ -30,15 +30,15 @@ WORK and ``--out`` of its own.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+
+from spacy_el.kb.files import new_dir, sha256_file, write_json, write_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_demo_assets import GENRE_LICENCES, GUM_SOURCE, N_EXTRA_ENTITIES, OVOS_SOURCE, build_kb, write_kb  # noqa: E402
@@ -66,10 +66,6 @@ def overrides(work: Path, max_steps: int, eval_frequency: int) -> Dict[str, Any]
         f"{jcl}.model.encoder_dtype": "float32",
         "training.max_steps": max_steps, "training.eval_frequency": eval_frequency, "training.patience": 0,
     }
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def choose_documents(data: Path, assets: Path, smoke: bool) -> Dict[str, List[str]]:
@@ -102,9 +98,7 @@ def prepare(data: Path, assets: Path, work: Path, plan: Dict[str, Any], n_extra:
         for name in names:
             target = work / "corpus" / split / f"{name}.tsv"
             if not target.exists():
-                tmp = target.with_name(f".{target.name}.tmp")
-                shutil.copyfile(tsv_dir / f"{name}.tsv", tmp)
-                tmp.rename(target)
+                write_path(target, lambda tmp, name=name: shutil.copyfile(tsv_dir / f"{name}.tsv", tmp))
     if (work / "kb" / "manifest.json").exists():
         return
     summaries = {r.id: r for r in read_wikipedia_summaries(data / "kb" / "summaries_en-us.json.gz")}
@@ -131,9 +125,8 @@ def export(work: Path, out: Path, plan: Dict[str, Any]) -> None:
     pipe = nlp.get_pipe(COMPONENT)
     if pipe.settings.save_encoder:
         raise SystemExit(f"{best} saves its encoder: train it with save_encoder = false")
-    staging = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
     out.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with new_dir(out) as staging:
         nlp.to_disk(staging)
         prune_strings(staging)
         shutil.rmtree(staging / COMPONENT / "kb")
@@ -150,13 +143,6 @@ def export(work: Path, out: Path, plan: Dict[str, Any]) -> None:
         provenance = provenance_of(work, staging, plan, pipe)
         (staging / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n", encoding="utf-8")
         (staging / "README.md").write_text(readme(provenance), encoding="utf-8")
-        old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
-        if out.exists():
-            out.rename(old)
-        staging.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def provenance_of(work: Path, staging: Path, plan: Dict[str, Any], pipe: Any) -> Dict[str, Any]:
@@ -169,7 +155,7 @@ def provenance_of(work: Path, staging: Path, plan: Dict[str, Any], pipe: Any) ->
     best = max(evaluations, key=lambda e: (e["score"], -e["step"])) if evaluations else None
     encoder = pipe.model.layers[0].shims[0]._model.encoder
     files = {
-        str(p.relative_to(staging)): {"bytes": p.stat().st_size, "sha256": sha256(p)}
+        str(p.relative_to(staging)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
         for p in sorted(staging.rglob("*")) if p.is_file()
     }
     return {
@@ -288,7 +274,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     plan = {
         "command": "python scripts/make_demo_model.py" + (" --smoke" if args.smoke else ""),
         "documents": documents,
-        "sha256": {n: sha256(tsv_dir / f"{n}.tsv") for names in documents.values() for n in names},
+        "sha256": {n: sha256_file(tsv_dir / f"{n}.tsv") for names in documents.values() for n in names},
         "n_extra": SMOKE["n_extra"] if args.smoke else N_EXTRA_ENTITIES,
         "overrides": overrides(work, steps, every),
         "threads": args.threads,
@@ -297,9 +283,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     plan_path = work / "plan.json"
     if plan_path.exists() and json.loads(plan_path.read_text(encoding="utf-8")) != plan:
         raise SystemExit(f"{work} holds a run with another plan ({plan_path}): delete {work} or give another --work")
-    tmp = plan_path.with_name(".plan.json.tmp")
-    tmp.write_text(json.dumps(plan, indent=1, sort_keys=True), encoding="utf-8")
-    tmp.replace(plan_path)
+    write_json(plan_path, plan, indent=1, sort_keys=True)
     print(f"{len(documents['train'])} training and {len(documents['dev'])} dev documents; work folder {work}")
     prepare(args.data, args.assets, work, plan, plan["n_extra"])
     train(REPO / CONFIG, work / "train", resume=True, overrides=plan["overrides"])

@@ -15,11 +15,10 @@ once it has one.
   records one, the check is skipped;
 * the copy loads (``spacy.load``, which also verifies the KB's checksums).
 
-The copy is written beside the output and renamed into place: an existing output is replaced only when it
-is a spaCy pipeline directory (it has a ``config.cfg``).
+The copy is written beside the output and renamed into place (``kb.files.new_dir``): an existing output is
+replaced only when it is a spaCy pipeline directory (it has a ``config.cfg``).
 """
 import shutil
-import uuid
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -29,6 +28,7 @@ from spacy import util
 
 from .errors import Errors
 from .kb import ElKnowledgeBase
+from .kb.files import new_dir
 from .kb.serialization import read_manifest
 
 __all__ = ["META_KEY", "attach_kb", "kb_components"]
@@ -111,28 +111,12 @@ def attach_kb(
     for name in names:
         _check_fits(kb, kb_dir, pipeline_dir, name)
     output_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = output_dir.parent / f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        shutil.copytree(pipeline_dir, staging)
+    with new_dir(output_dir) as staging:
+        shutil.copytree(pipeline_dir, staging, dirs_exist_ok=True)
         for name in names:
             target = staging / name / KB_FOLDER
             if target.exists():
                 shutil.rmtree(target)
             kb.to_disk(target)
         spacy.load(staging)  # refuses a pipeline that does not load, naming the file
-        _replace(staging, output_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
     return names
-
-
-def _replace(staging: Path, output_dir: Path) -> None:
-    """Rename ``staging`` onto ``output_dir`` (an existing one is moved aside first, then removed)."""
-    old = None
-    if output_dir.exists():
-        old = output_dir.parent / f".{output_dir.name}.old-{uuid.uuid4().hex[:8]}"
-        output_dir.rename(old)
-    staging.rename(output_dir)
-    if old is not None:
-        shutil.rmtree(old)

@@ -29,6 +29,7 @@ from .errors import Errors
 from .kb import ElKnowledgeBase
 from .kb.additions import ADDED_SOURCE
 from .kb.alias_table import AliasTable
+from .kb.files import write_json
 from .kb.held_out import HELD_OUT_ATTACHMENT
 from .kb.serialization import MANIFEST, read_manifest
 from .recipes.data_sources import ALIAS_SOURCES, ENTITY_SOURCES, TRAINING_CORPORA, check_sources
@@ -177,10 +178,10 @@ def prune_strings(pipeline_dir: PathLike, texts: Sequence[str] = CHECK_TEXTS) ->
     before = predictions(nlp, texts)
     keep = set(spacy.blank(nlp.lang).vocab.strings)
     pruned = [s for s in strings if s in keep]
-    srsly.write_json(strings_path, pruned)
+    write_json(strings_path, pruned)
     after = predictions(spacy.load(pipeline_dir), texts)
     if after != before:
-        srsly.write_json(strings_path, strings)
+        write_json(strings_path, strings)
         raise ValueError(Errors.E738.format(pipeline_dir=pipeline_dir))
     return len(strings), len(pruned)
 

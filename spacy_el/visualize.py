@@ -22,7 +22,7 @@ from spacy import displacy
 from spacy.tokens import Doc, Span
 
 from .extensions import CLUSTER_PREFIX, NIL, is_linked, register_extensions
-from .files import write_atomic
+from .kb.files import write_text
 from .scoring.scorers import cluster_groups
 
 DEFAULT_KB_URL = "https://en.wikipedia.org/wiki/{}"
@@ -104,7 +104,7 @@ def save_html(docs: Iterable[Doc], path: Union[str, Path], **kwargs: Any) -> Pat
     place) and return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, render(list(docs), page=True, **kwargs).encode("utf8"))
+    write_text(path, render(list(docs), page=True, **kwargs))
     return path
 
 

@@ -23,6 +23,8 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from spacy_el.kb.files import write_path
+
 ROOT = Path(__file__).resolve().parents[2]
 #: What spaCy and thinc need beyond what the machine's image holds (typer, click, numpy, requests, jinja2,
 #: packaging, tqdm, httpx are there; pydantic is not).
@@ -62,10 +64,12 @@ def site_folder(wheels: Path, site: Path) -> None:
 
 def xz(target: Path, folder: Path, name: str) -> None:
     """``folder`` as ``target`` (tar.xz), its top folder called ``name``, written under a temporary name."""
-    temp = target.with_name(f".{target.name}.tmp")
-    with tarfile.open(temp, "w:xz") as archive:
-        archive.add(folder, arcname=name)
-    temp.replace(target)
+
+    def write(temp: Path) -> None:
+        with tarfile.open(temp, "w:xz") as archive:
+            archive.add(folder, arcname=name)
+
+    write_path(target, write)
     print(f"{target}: {target.stat().st_size / 2**20:.1f} MiB")
 
 

@@ -6,7 +6,7 @@ Layout of ``OUTPUT/``::
     part-00000.jsonl     one part per committed chunk that produced documents (.jsonl, .parquet or .spacy)
     errors.jsonl         one {"id", "error"} line per document that failed
 
-Commit of a chunk (:meth:`OutputDir.commit`):
+Commit of a chunk (:meth:`OutputDir.commit`, through ``spacy_el.kb.files``):
 
 1. the part is written to a temporary name in ``OUTPUT/``, fsynced and renamed to ``part-<n>.<ext>``;
 2. the chunk's error lines are appended to ``errors.jsonl`` and fsynced;
@@ -18,13 +18,12 @@ manifest's count, error lines beyond its byte count) is not committed: :meth:`Ou
 ``resume`` deletes or truncates it, and the run goes on after the committed documents.
 """
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import Errors
-from ..files import fsync_dir, write_atomic
+from ..kb.files import append_bytes, fsync_dir, temp_target, truncate, write_bytes, write_json
 
 MANIFEST = "manifest.json"
 ERRORS = "errors.jsonl"
@@ -33,7 +32,12 @@ MANIFEST_VERSION = 1
 OUTPUT_FORMATS = ("jsonl", "parquet", "docbin")
 SUFFIX = {"jsonl": ".jsonl", "parquet": ".parquet", "docbin": ".spacy"}
 _PART = re.compile(r"^part-(\d{5,})\.(jsonl|parquet|spacy)$")
-_TEMP = re.compile(r"^\.(part-\d{5,}\.(jsonl|parquet|spacy)|manifest\.json)\.[0-9a-f]{16}\.tmp$")
+
+
+def _is_temp(name: str) -> bool:
+    """Whether ``name`` is the temporary file of a part or of the manifest (left by a killed commit)."""
+    target = temp_target(name)
+    return target is not None and (target == MANIFEST or _PART.match(target) is not None)
 
 
 def part_name(index: int, output_format: str) -> str:
@@ -94,7 +98,7 @@ class OutputDir:
         return self.path / ERRORS
 
     def _ours(self) -> List[Path]:
-        return [p for p in self.path.iterdir() if p.name in (MANIFEST, ERRORS) or _PART.match(p.name) or _TEMP.match(p.name)]
+        return [p for p in self.path.iterdir() if p.name in (MANIFEST, ERRORS) or _PART.match(p.name) or _is_temp(p.name)]
 
     def open(self, resume: bool = False, overwrite: bool = False) -> Dict[str, int]:
         """Check or prepare the directory; returns the committed state (all zero for a new run).
@@ -140,14 +144,11 @@ class OutputDir:
         """Delete temporary files and parts beyond the committed count; cut the error log to its committed size."""
         for p in self.path.iterdir():
             m = _PART.match(p.name)
-            if _TEMP.match(p.name) or (m and int(m.group(1)) >= self.state["parts"]):
+            if _is_temp(p.name) or (m and int(m.group(1)) >= self.state["parts"]):
                 p.unlink()
         errors = self.errors_path
         if errors.exists() and errors.stat().st_size != self.state["errors_bytes"]:
-            with errors.open("r+b") as f:
-                f.truncate(self.state["errors_bytes"])
-                f.flush()
-                os.fsync(f.fileno())
+            truncate(errors, self.state["errors_bytes"])
         fsync_dir(self.path)
 
     def commit(self, part: Optional[bytes], errors: List[Dict[str, Any]], docs_read: int, docs_written: int) -> None:
@@ -155,20 +156,17 @@ class OutputDir:
         the number of input documents it read."""
         state = dict(self.state)
         if part is not None:
-            write_atomic(self.path / part_name(state["parts"], self.output_format), part)
+            write_bytes(self.path / part_name(state["parts"], self.output_format), part)
             state["parts"] += 1
         if errors:
             data = jsonl_bytes(errors)
-            with self.errors_path.open("ab") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            append_bytes(self.errors_path, data)
             state["errors_bytes"] += len(data)
         state["docs_read"] += docs_read
         state["docs_written"] += docs_written
         state["docs_failed"] += len(errors)
         manifest = {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "settings": self.settings, **state}
-        write_atomic(self.path / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf8"))
+        write_json(self.path / MANIFEST, manifest)
         self.state = state
 
     def part_files(self) -> List[Path]:

@@ -43,10 +43,10 @@ def evaluate_cli(
 ) -> None:
     """Run a pipeline on a .spacy corpus and print spacy_el's metrics."""
     import spacy
-    import srsly
     from spacy.training import Corpus
 
     from ..corpora.masked import without_masked
+    from ..kb.files import write_json
     from ..pipeline.configure import load_pipeline
 
     names = list(scorer or SCORERS)
@@ -67,5 +67,5 @@ def evaluate_cli(
     rows = [(key, f"{value:.4f}") for key, value in scores.items() if isinstance(value, float)]
     msg.table(rows, header=("metric", "value"), divider=True)
     if output is not None:
-        srsly.write_json(output, scores)
+        write_json(output, scores)
         msg.good(f"Saved scores to {output}")

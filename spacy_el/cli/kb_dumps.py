@@ -1,6 +1,4 @@
 """``python -m spacy_el kb from-dumps``: a KB from the Wikidata JSON and Wikipedia XML dumps (docs/kb_dumps.md)."""
-import json
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -60,6 +58,7 @@ def from_dumps_cli(
     optionally with entity vectors (--vectors compute, on a GPU with --gpu-id) and a FAISS index."""
     from ..kb.dumps import DumpsSettings, build_kb_from_dumps
     from ..kb.dumps.coarse_types import read_coarse_map
+    from ..kb.files import write_json
 
     check_output_dir(output_dir, force)
     if kb_id not in ("title", "qid"):
@@ -76,7 +75,7 @@ def from_dumps_cli(
         kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
     )
     summary = report.to_dict()
-    _write_json(output_dir / REPORT_FILE, summary)
+    write_json(output_dir / REPORT_FILE, summary)
     for section in ("wikidata", "wikipedia", "page_props", "kb"):
         if summary.get(section):
             msg.table(sorted(summary[section].items()), header=(section, "count"), divider=True)
@@ -84,10 +83,3 @@ def from_dumps_cli(
     if skipped:
         msg.warn(f"Skipped {skipped} bad records (--skip-bad): see {output_dir / REPORT_FILE}")
     msg.good(f"{kb.n_entities} entities, {kb.n_aliases} aliases (report: {output_dir / REPORT_FILE})")
-
-
-def _write_json(path: Path, data: dict) -> None:
-    """Written to a temporary name and renamed, as every KB file is."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf8")
-    os.replace(tmp, path)

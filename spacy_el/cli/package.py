@@ -46,6 +46,7 @@ def package_cli(
     from spacy.cli.package import package
 
     from ..kb import ElKnowledgeBase
+    from ..kb.files import write_json
     from ..recipes.data_sources import TRAINING_CORPORA, check_sources
     from ..packaging import (
         check_redistributable, package_meta, prune_strings, recorded_sources, stage_pipeline, swap_aliases,
@@ -70,7 +71,7 @@ def package_cli(
         meta_path = staged / "meta.json"
         meta = package_meta(srsly.read_json(meta_path), recorded_sources(staged, "alias_sources"),
                             entity_sources=recorded_sources(staged, "entity_sources"), trained_on=corpora)
-        srsly.write_json(meta_path, meta)
+        write_json(meta_path, meta)
         package(
             staged, output_dir, name=name, version=version, create_sdist="sdist" in builds,
             create_wheel="wheel" in builds, force=force, silent=False,

@@ -10,7 +10,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from ..errors import Errors
-from ..files import write_atomic
+from ..kb.files import write_bytes
 from ._util import PathLike, ensure_dir, ensure_file
 from .aida_tsv import read_aida_tsv
 from .conll2003_aida import read_aida
@@ -132,5 +132,5 @@ def write_docbin(docs: List[Doc], path: PathLike) -> Path:
     temporary file renamed into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, DocBin(docs=docs, store_user_data=True).to_bytes())
+    write_bytes(path, DocBin(docs=docs, store_user_data=True).to_bytes())
     return path

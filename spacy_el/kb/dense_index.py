@@ -27,7 +27,7 @@ import faiss
 import numpy as np
 
 from .errors import KBErrors
-from .serialization import create_temp_file
+from .files import write_path
 
 # Why the BLAS threshold is changed. faiss-cpu 1.15 scores exhaustive searches (Flat, and the IVF
 # coarse quantizer) with a per-query SIMD loop while ``n_queries * dim < distance_compute_blas_threshold``
@@ -256,23 +256,19 @@ class DenseIndex:
     def save(self, path: PathLike) -> Path:
         """Write the index file (format in the module docstring) atomically; RETURNS its path.
 
-        Writing to a temporary file and renaming keeps any process that maps the old file working, and
-        replaces a symlink at ``path`` instead of writing through it. The temporary file gets a fresh
-        random name (a fixed ``.tmp`` name could itself be a planted symlink).
+        Writing to a temporary file and renaming (``files.write_path``) keeps any process that maps the old
+        file working, and replaces a symlink at ``path`` instead of writing through it.
         """
         path = Path(path)
-        tmp, fd = create_temp_file(path.parent, path.name)
-        os.close(fd)
-        try:
+
+        def write(tmp: Path) -> None:
             faiss.write_index(self._index, str(tmp))
             n_faiss = tmp.stat().st_size
             meta = json.dumps(self.meta()).encode("utf8")
             with tmp.open("ab") as f:
                 f.write(meta + _TRAILER.pack(n_faiss, len(meta), _MAGIC))
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+
+        write_path(path, write)
         return path
 
     @classmethod

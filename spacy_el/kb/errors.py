@@ -230,6 +230,7 @@ class KBErrors(metaclass=ErrorsWithCodes):
     E260 = ("Cannot load the encoder {model_name_or_path!r} (offline: only local directories and models already in "
             "the Hugging Face cache work): {err}")
     E261 = "Unsupported pooling config in {config_file}: {config}"
+    E262 = "{path} is a symbolic link: spacy_el does not write through one. Remove it, or give another path."
 
     # -- E3xx: building a KB from the Wikidata and Wikipedia dumps ---------------------------------------------
     E301 = "kb_id must be 'title' or 'qid', got {kb_id!r}."

@@ -9,10 +9,10 @@ Directory layout::
 Loading verifies every listed file (present, size, and SHA-256 unless ``verify=False``) before it is
 parsed, so a truncated or tampered directory fails with a ``KBFormatError`` that names the file.
 
-Writing never changes a file in place: each file is written under a fresh temporary name in its folder
-and renamed over the old one, the manifest last. A process that memory-maps the old KB (or the KB
-being saved, onto its own folder) keeps reading the old files, whose inodes stay alive after the
-rename; a symlink planted in the folder is replaced, never written through. A folder that holds
+Writing never changes a file in place: each file is written under a fresh temporary name in its folder,
+fsynced, and renamed over the old one, the manifest last (``files.py``). A process that memory-maps the
+old KB (or the KB being saved, onto its own folder) keeps reading the old files, whose inodes stay alive
+after the rename; a symlink planted in the folder is replaced, never written through. A folder that holds
 something other than a spacy_el KB is not written into without ``force``.
 
 An array that ``map_built_npy`` mapped from a finished ``.npy`` file is written by copying that file,
@@ -22,7 +22,6 @@ import hashlib
 import io
 import json
 import os
-import secrets
 import shutil
 import weakref
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy as np
 import srsly
 
 from .errors import KBErrors
+from .files import create_temp_file, fsync_dir, fsync_file, sha256_file
 
 FORMAT_NAME = "spacy_el.kb"
 FORMAT_VERSION = 1
@@ -41,46 +41,6 @@ ARRAY_DIR = "arrays"
 
 class KBFormatError(ValueError):
     """A KB file is missing, truncated, tampered with or inconsistent."""
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def create_temp_file(directory: Path, name: str) -> Tuple[Path, int]:
-    """Create a new, empty file with a random name beside ``name`` in ``directory``.
-
-    O_EXCL makes the call fail rather than open anything that already exists there (a planted
-    symlink included); unlike ``tempfile.mkstemp`` the file gets the usual umask-based permissions,
-    so a KB stays readable by the users that could read the files it replaces.
-    RETURNS: (path, open file descriptor for writing).
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    while True:
-        tmp = directory / f".{name}.{secrets.token_hex(8)}.tmp"
-        try:
-            return tmp, os.open(tmp, flags, 0o666)
-        except FileExistsError:
-            continue
-
-
-def atomic_write(path: Path, write: Callable[[Any], None], mode: str = "wb") -> None:
-    """``write(file)`` to a temporary file beside ``path`` (:func:`create_temp_file`), fsync, then rename it to
-    ``path``; a failed write removes the temporary file and leaves ``path`` as it was."""
-    tmp, fd = create_temp_file(path.parent, path.name)
-    try:
-        with os.fdopen(fd, mode, **({"encoding": "utf8"} if "b" not in mode else {})) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 # id(array) -> (a weak reference to the array, the .npy file it maps); see ``map_built_npy``.
@@ -203,21 +163,24 @@ def write_kb_dir(
             written[rel] = tmp
             os.close(fd)
             write(tmp)
-        files = {rel: {"sha256": _sha256_file(tmp), "bytes": tmp.stat().st_size} for rel, tmp in written.items()}
+        files = {rel: {"sha256": sha256_file(tmp), "bytes": tmp.stat().st_size} for rel, tmp in written.items()}
         full = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **manifest, "files": files}
         tmp, fd = create_temp_file(path, MANIFEST)
         written[MANIFEST] = tmp
         with os.fdopen(fd, "w", encoding="utf8") as f:
             f.write(json.dumps(full, indent=2, ensure_ascii=False))
+        for tmp in written.values():
+            fsync_file(tmp)
         # The manifest goes last: until it is replaced, the folder's old manifest does not match the new
         # arrays, so a reader gets a checksum error, never a silent mix of two KBs.
         for rel, tmp in written.items():
             os.replace(tmp, path / rel)
     except BaseException:
         for tmp in written.values():
-            if tmp.is_file():
-                tmp.unlink()
+            tmp.unlink(missing_ok=True)
         raise
+    fsync_dir(path / ARRAY_DIR)
+    fsync_dir(path)
     _remove_stale(path, [rel for rel in old_files if rel not in written])
 
 
@@ -287,7 +250,7 @@ def read_kb_dir(
         size = file_path.stat().st_size
         if size != info.get("bytes"):
             raise KBFormatError(KBErrors.E217.format(file_path=file_path, size=size, bytes=info.get("bytes")))
-        if verify and _sha256_file(file_path) != info.get("sha256"):
+        if verify and sha256_file(file_path) != info.get("sha256"):
             raise KBFormatError(KBErrors.E218.format(file_path=file_path))
         if rel.startswith(f"{ARRAY_DIR}/") and rel.endswith(".npy"):
             name = rel[len(ARRAY_DIR) + 1 : -len(".npy")]

@@ -15,14 +15,14 @@ and its continuation changes the last bits of the later chunks' floats, not thei
 """
 import hashlib
 import json
-import os
+import re
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
 
 from .errors import KBErrors
-from .serialization import atomic_write, create_temp_file
+from .files import temp_target, write_json, write_path, write_stream
 
 __all__ = ["encode_in_chunks", "remove_work_dir", "texts_sha256", "chunk_file", "DEFAULT_CHUNK_SIZE", "META_FILE", "VECTORS_FILE"]
 
@@ -67,7 +67,7 @@ def _check_or_write_meta(work_dir: Path, meta: Dict[str, Any]) -> None:
         if work_dir.is_dir() and any(p for p in work_dir.iterdir() if not p.name.startswith(".")):
             raise ValueError(KBErrors.E249.format(work_dir=work_dir, meta_file=META_FILE))
         work_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=2) + "\n"), mode="w")
+        write_json(meta_path, meta)
         return
     try:
         old = json.loads(meta_path.read_text(encoding="utf8"))
@@ -153,41 +153,34 @@ def encode_in_chunks(
                 )
             if not np.isfinite(chunk).all():
                 raise ValueError(KBErrors.E254.format(start=start, end=end - 1))
-            atomic_write(chunk_file(work_dir, k), lambda f: np.save(f, chunk, allow_pickle=False))
+            write_stream(chunk_file(work_dir, k), lambda f: np.save(f, chunk, allow_pickle=False))
     return _stitch(work_dir, bounds, n, dim)
 
 
 def _stitch(work_dir: Path, bounds: Sequence[tuple], n: int, dim: int) -> np.ndarray:
     """Copy the chunks into one (n, dim) .npy file, a chunk at a time, and map it."""
     target = work_dir / VECTORS_FILE
-    tmp, fd = create_temp_file(work_dir, VECTORS_FILE)
-    os.close(fd)
-    try:
+
+    def stitch(tmp: Path) -> None:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, dim))
         for k, (start, end) in enumerate(bounds):
             out[start:end] = np.load(chunk_file(work_dir, k), mmap_mode="r", allow_pickle=False)
         out.flush()
-        del out
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    write_path(target, stitch)
     return np.load(target, mmap_mode="r", allow_pickle=False)
 
 
 def remove_work_dir(work_dir: Path) -> None:
     """Delete a vector work folder's files (its chunks, meta.json, vectors.npy and their temporary files),
     then the folder if nothing else is in it. A folder without meta.json is left alone."""
-    import re
-
     work_dir = Path(work_dir)
     if not (work_dir / META_FILE).is_file():
         return
-    ours = re.compile(r"^(chunk-\d{5,}\.npy|vectors\.npy|meta\.json|\.(chunk-\d{5,}\.npy|vectors\.npy|meta\.json)\.[0-9a-f]{16}\.tmp)$")
+    ours = re.compile(r"^(chunk-\d{5,}\.npy|vectors\.npy|meta\.json)$")
     for path in work_dir.iterdir():
-        if path.is_file() and ours.match(path.name) and path.name != META_FILE:
+        name = temp_target(path.name) or path.name
+        if path.is_file() and ours.match(name) and path.name != META_FILE:
             path.unlink()
     (work_dir / META_FILE).unlink()  # last: until then the folder is still recognised as a work folder
     try:

@@ -25,12 +25,9 @@ place; then ``latest.json`` is replaced (temporary file, fsync, rename). A kill 
 ``latest.json`` naming the previous complete checkpoint; leftovers are deleted by the next write.
 Nothing is pickled: JSON, safetensors and spaCy's own serialisation.
 """
-import hashlib
 import json
-import os
 import random
 import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -39,7 +36,7 @@ import numpy as np
 from thinc.api import Model, Optimizer, get_current_ops
 
 from ..errors import Errors, untagged
-from ..files import fsync_dir, write_atomic
+from ..kb.files import new_dir, remove_temps, sha256_file, write_json
 
 __all__ = [
     "CHECKPOINTS", "LATEST", "Checkpoint", "param_paths", "optimizer_state", "restore_optimizer", "rng_state",
@@ -55,7 +52,6 @@ MANIFEST = "manifest.json"
 FORMAT = "spacy_el.training.checkpoint"
 VERSION = 1
 _PREFIX = "step-"
-_TEMP_PREFIX = ".tmp-"
 #: The optimizer's current hyper-parameters (set by a schedule or a constant).
 _SCALARS = ("learn_rate", "b1", "b2", "eps", "L2", "grad_clip")
 _ARRAYS = ("mom1", "mom2", "averages")
@@ -248,29 +244,8 @@ def _name(step: int) -> str:
     return f"{_PREFIX}{step:08d}"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _files(root: Path) -> List[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
-
-
-def _write_json(path: Path, data: Any) -> None:
-    # The standard library's json: floats round-trip exactly and integers of any size are kept.
-    path.write_text(json.dumps(data, allow_nan=True), encoding="utf8")
-
-
-def _fsync_tree(root: Path) -> None:
-    for path in _files(root):
-        with path.open("rb") as f:
-            os.fsync(f.fileno())
-    for directory in sorted({p.parent for p in _files(root)} | {root}, key=lambda p: -len(p.parts)):
-        fsync_dir(directory)
 
 
 def _save_arrays(path: Path, arrays: Dict[str, np.ndarray]) -> None:
@@ -301,31 +276,21 @@ def write_checkpoint(
     ``loop``: the training loop's own state (JSON). RETURNS: the checkpoint's directory."""
     root = Path(output) / CHECKPOINTS
     root.mkdir(parents=True, exist_ok=True)
-    for stale in root.glob(f"{_TEMP_PREFIX}*"):  # left by a run killed while writing
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = root / f"{_TEMP_PREFIX}{_name(step)}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    nlp.to_disk(tmp / MODEL)
-    arrays, optimizer_meta = optimizer_state(optimizer, paths)
-    _save_arrays(tmp / OPTIMIZER, arrays)
-    state = {
-        "format": FORMAT, "version": VERSION, "step": step, "optimizer": optimizer_meta, "rng": rng_state(nlp),
-        "loop": loop,
-    }
-    _write_json(tmp / STATE, state)
-    files = {str(p.relative_to(tmp)): {"sha256": _sha256(p), "bytes": p.stat().st_size} for p in _files(tmp)}
-    _write_json(tmp / MANIFEST, {"format": FORMAT, "version": VERSION, "step": step, "files": files})
-    _fsync_tree(tmp)
+    remove_temps(root)  # left by a run killed while writing
     target = root / _name(step)
-    if target.exists():  # the same step written again (a resumed run): replace it
-        old = root / f"{_TEMP_PREFIX}old-{uuid.uuid4().hex[:8]}"
-        os.replace(target, old)
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)
-    fsync_dir(root)
-    write_atomic(root / LATEST, json.dumps({"checkpoint": target.name, "step": step}).encode("utf8"))
+    with new_dir(target) as tmp:  # the same step written again (a resumed run) is replaced
+        nlp.to_disk(tmp / MODEL)
+        arrays, optimizer_meta = optimizer_state(optimizer, paths)
+        _save_arrays(tmp / OPTIMIZER, arrays)
+        state = {
+            "format": FORMAT, "version": VERSION, "step": step, "optimizer": optimizer_meta, "rng": rng_state(nlp),
+            "loop": loop,
+        }
+        # The standard library's json: floats round-trip exactly and integers of any size are kept.
+        write_json(tmp / STATE, state, indent=None)
+        files = {str(p.relative_to(tmp)): {"sha256": sha256_file(p), "bytes": p.stat().st_size} for p in _files(tmp)}
+        write_json(tmp / MANIFEST, {"format": FORMAT, "version": VERSION, "step": step, "files": files}, indent=None)
+    write_json(root / LATEST, {"checkpoint": target.name, "step": step}, indent=None)
     for old_dir in checkpoint_dirs(output)[max(keep, 1):]:
         if old_dir != target:
             shutil.rmtree(old_dir, ignore_errors=True)
@@ -345,7 +310,7 @@ def _verify(path: Path) -> Dict[str, Any]:
         raise ValueError(Errors.E721.format(path=path, version=manifest.get("version"), supported=VERSION))
     for rel, expected in manifest["files"].items():
         file = path / rel
-        if not file.is_file() or file.stat().st_size != expected["bytes"] or _sha256(file) != expected["sha256"]:
+        if not file.is_file() or file.stat().st_size != expected["bytes"] or sha256_file(file) != expected["sha256"]:
             raise ValueError(Errors.E726.format(path=path, rel=rel))
     return manifest
 

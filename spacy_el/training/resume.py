@@ -39,7 +39,6 @@ import os
 import shutil
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -57,7 +56,7 @@ from thinc.api import Config, fix_random_seed, set_gpu_allocator
 from wasabi import Printer
 
 from ..errors import Errors
-from ..files import fsync_dir, write_atomic
+from ..kb.files import new_dir, write_json
 from .batches import ResumableBatches
 from .checkpoint import (
     CHECKPOINTS, Checkpoint, checkpoint_dirs, param_paths, read_checkpoint, restore_optimizer, set_rng_state,
@@ -264,14 +263,11 @@ def train_nlp(
         """model-last (and model-best), as spaCy's loop saves them, each replaced in one rename."""
         assert output_path is not None
         last = output_path / DIR_MODEL_LAST
-        tmp = output_path / f".{DIR_MODEL_LAST}.{uuid.uuid4().hex[:8]}.tmp"
-        with nlp.use_params(optimizer.averages):
+        with new_dir(last) as tmp, nlp.use_params(optimizer.averages):
             before_to_disk(nlp).to_disk(tmp)
-        replace_dir(tmp, last)
         if is_best:
-            tmp = output_path / f".{DIR_MODEL_BEST}.{uuid.uuid4().hex[:8]}.tmp"
-            shutil.copytree(last, tmp)
-            replace_dir(tmp, output_path / DIR_MODEL_BEST)
+            with new_dir(output_path / DIR_MODEL_BEST) as tmp:
+                shutil.copytree(last, tmp, dirs_exist_ok=True)
 
     if checkpoint is None:
         clean_output_dir(output_path)
@@ -304,7 +300,7 @@ def train_nlp(
                 if output_path is not None:
                     save_model(is_best)
                     info["output_path"] = str(output_path / DIR_MODEL_LAST)
-                    write_atomic(output_path / EVALUATIONS, json.dumps(progress.evaluations, indent=1).encode("utf8"))
+                    write_json(output_path / EVALUATIONS, progress.evaluations, indent=1)
             log_step(info if is_best is not None else None)
             step = info["step"]
             checkpointed = bool(every) and (step + 1) % every == 0
@@ -331,7 +327,7 @@ def train_nlp(
         if output_path is not None:
             save_model(False)
     if finished and output_path is not None and every:
-        write_atomic(output_path / CHECKPOINTS / FINISHED, json.dumps(_stop_rules(nlp.config)).encode("utf8"))
+        write_json(output_path / CHECKPOINTS / FINISHED, _stop_rules(nlp.config), indent=None)
     if output_path is not None:
         stdout.write(msg.good("Saved pipeline to output directory", output_path / DIR_MODEL_LAST) + "\n")
         return nlp, output_path / DIR_MODEL_LAST
@@ -390,18 +386,6 @@ def _finished(output_path: Path, config: Config) -> bool:
     except ValueError:
         return False
     return saved == _stop_rules(config)
-
-
-def replace_dir(tmp: Path, target: Path) -> None:
-    """Put the directory ``tmp`` at ``target`` (whose old copy is removed)."""
-    if target.exists():
-        old = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.old"
-        os.replace(target, old)
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)
-    fsync_dir(target.parent)
 
 
 def _flatten(data: Any, prefix: str = "") -> Dict[str, Any]:

@@ -7,8 +7,6 @@ pipeline's ``training.score_weights``: the same weighted score ``spacy train`` (
 picked ``model-best`` by. :func:`save_pipeline` writes the pipeline with it, under a temporary name renamed into
 place. ``python -m spacy_el tune`` is the command line.
 """
-import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
@@ -18,8 +16,8 @@ from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback
 
 from ..errors import Errors
+from ..kb.files import new_dir
 from ..pipeline.configure import check_settings, configurable_pipe
-from .resume import replace_dir
 
 __all__ = ["TUNED_META", "Tuned", "kept_index", "save_pipeline", "tune_setting"]
 
@@ -92,9 +90,5 @@ def save_pipeline(nlp: Language, output: Path, force: bool = False) -> None:
     if output.exists() and not force:
         raise FileExistsError(Errors.E715.format(output=output))
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.parent / f".{output.name}.{uuid.uuid4().hex[:8]}.tmp"
-    try:
+    with new_dir(output) as tmp:
         nlp.to_disk(tmp)
-        replace_dir(tmp, output)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)

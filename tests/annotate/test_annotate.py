@@ -15,7 +15,6 @@ import spacy
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
-import spacy_el.annotate.writers as writers
 from spacy_el.annotate import annotate, read_output
 from spacy_el.cli import app
 from spacy_el.extensions import get_clusters
@@ -258,10 +257,10 @@ def test_resume_after_a_crash_at_any_fsync(failing_nlp, tmp_path, monkeypatch, c
             raise Crash()
         real_fsync(fd)
 
-    monkeypatch.setattr(writers.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)
     with pytest.raises(Crash):
         annotate(failing_nlp, src, out, chunk_size=3, batch_size=2, progress=False)
-    monkeypatch.setattr(writers.os, "fsync", real_fsync)
+    monkeypatch.setattr(os, "fsync", real_fsync)
     summary = annotate(failing_nlp, src, out, chunk_size=3, batch_size=2, resume=True, progress=False)
     assert summary.read == len(CRASH_TEXTS)
     _check_exactly_once(out, CRASH_TEXTS)

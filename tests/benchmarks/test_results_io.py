@@ -1,10 +1,7 @@
 """benchmarks.results_io.merge_rerun: a partial benchmark rerun merged into its earlier results file."""
 import json
-import os
 
-import pytest
-
-from benchmarks.results_io import cpu_name, merge_rerun, replace_text, row, this_machine, write_results
+from benchmarks.results_io import cpu_name, merge_rerun, row, this_machine
 
 
 def test_rerun_rows_replace_their_pairs_in_place(tmp_path):
@@ -65,21 +62,3 @@ def test_cpu_name_adds_family_model_and_stepping_to_a_bare_vendor_name():
     info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\n"
     assert cpu_name(info) == "AMD EPYC (family 25, model 17, stepping 1)"
     assert cpu_name("model name\t: Some CPU\n") == "Some CPU"
-
-
-def test_results_are_replaced_whole_and_keep_their_mode(tmp_path, monkeypatch):
-    out = tmp_path / "r.json"
-    write_results(out, "cmd", [row("s", "d", "m", 1.0)])
-    assert oct(out.stat().st_mode & 0o777) == oct(0o644)
-    out.chmod(0o664)
-    def full_disk(*args):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "replace", full_disk)
-    with pytest.raises(OSError, match="disk full"):
-        replace_text(out, "{}")
-    assert json.loads(out.read_text())["rows"][0]["value"] == 1.0, "a failed write leaves the old file whole"
-    assert [p.name for p in tmp_path.iterdir()] == ["r.json"], "and no temporary file"
-    monkeypatch.undo()
-    replace_text(out, "{}")
-    assert out.read_text() == "{}" and oct(out.stat().st_mode & 0o777) == oct(0o664)

@@ -10,11 +10,11 @@ Lines are compared whole: aliases and titles never contain a tab, newline or oth
 order of lines is the order of (alias, target) pairs.
 """
 import heapq
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Tuple
 
+from ..files import write_stream
 from .titles import clean_anchor
 
 DEFAULT_MAX_PAIRS = 2_000_000
@@ -69,10 +69,7 @@ class PairCounter:
         del links, labels
         lines.sort()
         path = self.work_dir / f"run-{len(self.runs):05d}.tsv"
-        tmp = path.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf8", newline="\n") as f:
-            f.writelines(lines)
-        os.replace(tmp, path)
+        write_stream(path, lambda f: f.writelines(lines), text=True)
         self.runs.append(path)
 
     def merged(self) -> Iterator[Tuple[str, str, int, int]]:
