@@ -39,6 +39,7 @@ from spacy.tokens import Doc, Span
 
 from spacy_el.corpora.gum import MENTIONS_KEY, read_gum_file
 from spacy_el.corpora.splits import load_gum_splits
+from spacy_el.kb.files import sha256_file
 from spacy_el.recipes.eval_kb import (
     STRIPPED_WEIGHT,
     SURNAME_WEIGHT,
@@ -364,7 +365,7 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
                     len(gum_docs[name].spans[MENTIONS_KEY]),
                     len(linked),
                     len({span.kb_id_ for span in linked}),
-                    hashlib.sha256((tsv_dir / f"{name}.tsv").read_bytes()).hexdigest(),
+                    sha256_file(tsv_dir / f"{name}.tsv"),
                 )
             )
 

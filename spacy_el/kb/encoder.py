@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from .errors import KBErrors
+from .files import sha256_file
 
 __all__ = ["TextEncoder", "entity_text", "default_model_path", "encoder_fingerprint"]
 
@@ -57,18 +58,12 @@ def encoder_fingerprint(model_name_or_path: Optional[str] = None) -> Dict[str, s
     Recorded in a KB's manifest when its vectors are computed, and in a mention encoder trained against
     them, so that vectors of two different encoders are never compared. None = the packaged MiniLM.
     """
-    import hashlib
-
     path = Path(model_name_or_path or default_model_path())
     weights = next((path / name for name in _WEIGHT_FILES if (path / name).is_file()), None)
     if weights is None:
         raise ValueError(KBErrors.E256.format(path=path, names=", ".join(_WEIGHT_FILES)))
-    digest = hashlib.sha256()
-    with open(weights, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
     name = path.parent.name if path.name == "model" else path.name  # the packaged MiniLM sits in .../<package>/model
-    return {"name": name, "sha256": digest.hexdigest()}
+    return {"name": name, "sha256": sha256_file(weights)}
 
 
 def _pooling_config(model_dir: Path) -> Dict[str, Any]:
