@@ -117,8 +117,8 @@ def export(work: Path, out: Path, plan: Dict[str, Any]) -> None:
     import spacy
     import srsly
 
-    from spacy_el.attach_kb import META_KEY, attach_kb
-    from spacy_el.packaging import CHECK_TEXTS, predictions, prune_strings
+    from spacy_el.package.attach_kb import META_KEY, attach_kb
+    from spacy_el.package.distribute import CHECK_TEXTS, predictions, prune_strings
 
     best = work / "train" / "model-best"
     nlp = spacy.load(best)
@@ -241,7 +241,7 @@ def attach(heads: Path, kb: Path, output: Path) -> int:
             f"    python scripts/make_demo_model.py --data ../shared/data --out {heads}\n"
             f"({ESTIMATE} on 2 CPU cores; resumable), then committed to assets/."
         )
-    from spacy_el.attach_kb import attach_kb
+    from spacy_el.package.attach_kb import attach_kb
 
     attach_kb(heads, kb, output)
     print(f"{output}: the heads of {heads} with the KB {kb}")

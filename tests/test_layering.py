@@ -1,5 +1,6 @@
-"""The package's floors hold: ``kb/`` is a leaf, pure algorithms and metrics import neither Thinc nor
-torch, and each Doc convention is defined once (in ``spacy_el/extensions.py``).
+"""The package's floors hold: each room imports only rooms on its own floor or below (``FLOORS``), ``kb/`` is a
+leaf, pure algorithms and metrics import neither Thinc nor torch, and each Doc convention is defined once (in
+``spacy_el/extensions.py``).
 
 Imports are read from the source with ``ast`` (module level and inside functions alike), so a lazy
 import that breaks a boundary is caught too.
@@ -23,6 +24,28 @@ PURE_MODULES = [
 ]
 
 
+# The rooms of spacy_el (a subpackage, or a top-level module), lowest first. A room may import its own floor and the
+# floors below it, never one above: the KB and the Doc schema know nothing of models, models nothing of
+# components, components nothing of the commands that run them.
+FLOORS = [
+    {"kb"},  # the leaf: also holds the coded-message mechanism and the file writer every room uses
+    {"about", "errors", "extensions", "algorithms"},  # messages, the Doc schema, pure algorithms
+    {"corpora", "scoring", "ml"},  # readers and metrics; the Thinc-wrapped torch models
+    {"candidates", "recipes"},  # candidate generators; how this project's evaluation resources are made
+    {"pipeline"},  # the spaCy components
+    {"annotate", "training", "package", "visualize"},  # running, training, shipping and drawing a pipeline
+    {"attach_kb"},  # a re-export of package.attach_kb, until tests/pipeline/test_attach_kb.py imports from there
+    {"cli", "__main__", "__init__"},  # python -m spacy_el
+]
+FLOOR_OF = {room: level for level, rooms in enumerate(FLOORS) for room in rooms}
+
+
+def room_of(module: str) -> str:
+    """The room of ``spacy_el.<room>[.<...>]``: its subpackage, or its top-level module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
 def imported_modules(path: Path) -> Iterator[Tuple[int, str]]:
     """(line, absolute module name) of every import in ``path``; relative imports are resolved."""
     package = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts[:-1])
@@ -37,6 +60,24 @@ def imported_modules(path: Path) -> Iterator[Tuple[int, str]]:
             else:
                 module = node.module or ""
             yield node.lineno, module
+
+
+def test_every_room_is_on_a_floor():
+    rooms = {path.stem if path.is_file() else path.name for path in PACKAGE.iterdir()
+             if (path.suffix == ".py" or (path / "__init__.py").is_file())}
+    assert rooms <= set(FLOOR_OF), f"place {sorted(rooms - set(FLOOR_OF))} in FLOORS"
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_room_imports_no_room_above_it(path):
+    module = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    floor = FLOOR_OF.get(room_of(module))
+    offences = [
+        f"line {line}: {imported} (floor {FLOOR_OF[room_of(imported)]})"
+        for line, imported in imported_modules(path)
+        if imported.startswith("spacy_el.") and FLOOR_OF.get(room_of(imported), -1) > (floor if floor is not None else 99)
+    ]
+    assert not offences, f"{path.relative_to(REPO_ROOT)} (floor {floor}) imports a room above it:\n" + "\n".join(offences)
 
 
 def test_kb_is_a_leaf():

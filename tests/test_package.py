@@ -40,7 +40,7 @@ print(json.dumps({"module": __import__("en_el_test").__file__, "n_entities": pip
 PREDICT_COREF = """
 import json, spacy, torch
 torch.set_num_threads(1)  # as in the test process: bit-stable float results
-from spacy_el.packaging import predictions
+from spacy_el.package.distribute import predictions
 texts = json.loads(input())
 alone = spacy.load("en_spacy_el_coref")
 nlp = spacy.blank("en")
@@ -121,7 +121,7 @@ def tiny_open_kb(tmp_path: Path) -> Any:
 def test_pretrained_coref_package_predicts_the_same_in_a_fresh_environment(tmp_path, monkeypatch, tiny_encoder, one_torch_thread):
     import spacy
 
-    from spacy_el.packaging import predictions
+    from spacy_el.package.distribute import predictions
 
     spacy.util.fix_random_seed(0)  # the suite's earlier tests move the global random state
     kb = tiny_open_kb(tmp_path)

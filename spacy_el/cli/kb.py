@@ -184,7 +184,7 @@ def attach_cli(
     """Write a copy of PIPELINE whose spacy_el components carry the KB at KB_DIR: for trained heads shipped
     without a KB (assets/models/joint_coref_linker), or to link against another KB. Refuses a KB whose
     vectors have another width or come from another encoder than the one the components were trained with."""
-    from ..attach_kb import attach_kb
+    from ..package.attach_kb import attach_kb
 
     names = attach_kb(pipeline, kb_dir, output, component or ())
     msg.good(f"Saved {output}: {', '.join(names)} with the KB {kb_dir}")

@@ -2,7 +2,7 @@
 
 On a copy of the pipeline it swaps in an open-data alias table (``--aliases-from``), prunes the string
 store, refuses KBs whose alias sources may not be distributed (data rule 1), writes what data the package
-holds and its licences into meta.json, then runs ``spacy package`` (see ``spacy_el.packaging``).
+holds and its licences into meta.json, then runs ``spacy package`` (see ``spacy_el.package.distribute``).
 """
 import tempfile
 from pathlib import Path
@@ -48,7 +48,7 @@ def package_cli(
     from ..kb import ElKnowledgeBase
     from ..kb.files import write_json
     from ..recipes.data_sources import TRAINING_CORPORA, check_sources
-    from ..packaging import (
+    from ..package.distribute import (
         check_redistributable, package_meta, prune_strings, recorded_sources, stage_pipeline, swap_aliases,
     )
 

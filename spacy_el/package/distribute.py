@@ -25,14 +25,14 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import srsly
 
-from .errors import Errors
-from .kb import ElKnowledgeBase
-from .kb.additions import ADDED_SOURCE
-from .kb.alias_table import AliasTable
-from .kb.files import write_json
-from .kb.held_out import HELD_OUT_ATTACHMENT
-from .kb.serialization import MANIFEST, read_manifest
-from .recipes.data_sources import ALIAS_SOURCES, ENTITY_SOURCES, TRAINING_CORPORA, check_sources
+from ..errors import Errors
+from ..kb import ElKnowledgeBase
+from ..kb.additions import ADDED_SOURCE
+from ..kb.alias_table import AliasTable
+from ..kb.files import write_json
+from ..kb.held_out import HELD_OUT_ATTACHMENT
+from ..kb.serialization import MANIFEST, read_manifest
+from ..recipes.data_sources import ALIAS_SOURCES, ENTITY_SOURCES, TRAINING_CORPORA, check_sources
 
 PathLike = Union[str, Path]
 KB_FOLDER = "kb"

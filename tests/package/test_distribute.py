@@ -1,4 +1,4 @@
-"""``python -m spacy_el package`` (``spacy_el/packaging.py``): a package carries open-data aliases only and no
+"""``python -m spacy_el package`` (``spacy_el/package/distribute.py``): a package carries open-data aliases only and no
 training strings, and a pipeline whose KB records aliases that may not be distributed is refused (data rule 1).
 On a tiny ner_stack_lstm pipeline trained on invented sentences; the package is written, not built (``--build
 none``: ``tests/test_package.py`` builds and installs one)."""
@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 import spacy_el.cli  # noqa: F401  (registers every command)
 from spacy_el.cli._app import app
 from spacy_el.kb import ElKnowledgeBase, KBBuilder
-from spacy_el.packaging import alias_source_problems, check_redistributable, pipeline_kb_dirs, remap_aliases
+from spacy_el.package.distribute import alias_source_problems, check_redistributable, pipeline_kb_dirs, remap_aliases
 
-from .conftest import build_invented_kb
-from .pipeline.test_ner_stack_lstm import make_nlp, train
+from ..conftest import build_invented_kb
+from ..pipeline.test_ner_stack_lstm import make_nlp, train
 
 runner = CliRunner()
 #: Words that only the training sentences hold (tests/pipeline/test_ner_stack_lstm.py TRAIN).
@@ -143,7 +143,7 @@ def test_package_refuses_a_pipeline_with_the_evaluation_kbs_aliases(pipeline_dir
 
 
 def test_package_meta_lists_the_entity_sources_the_kbs_record():
-    from spacy_el.packaging import package_meta
+    from spacy_el.package.distribute import package_meta
 
     meta = {"pipeline": ["joint_coref_linker"]}
     open_meta = package_meta(meta, ["titles", "gum", "dwie"], entity_sources=["summaries", "gum"], trained_on=["gum"])
@@ -175,7 +175,7 @@ def test_swapped_aliases_take_the_open_kbs_held_out_counts(pipeline_dir, tmp_pat
     """The held-out table names the evaluation KB's alias strings (AIDA's mentions, data rule 1): it goes
     with them, and the pipeline's KB carries the open KB's instead (none here)."""
     from spacy_el.kb.held_out import HELD_OUT_ATTACHMENT, encode_held_out
-    from spacy_el.packaging import swap_aliases
+    from spacy_el.package.distribute import swap_aliases
 
     staged = tmp_path / "pipeline"
     shutil.copytree(pipeline_dir, staged)

@@ -21,9 +21,9 @@ from typing import Any, Dict, Iterable, List, Sequence, Union
 from spacy import displacy
 from spacy.tokens import Doc, Span
 
-from .extensions import CLUSTER_PREFIX, NIL, is_linked, register_extensions
-from .kb.files import write_text
-from .scoring.scorers import cluster_groups
+from ..extensions import CLUSTER_PREFIX, NIL, is_linked, register_extensions
+from ..kb.files import write_text
+from ..scoring.scorers import cluster_groups
 
 DEFAULT_KB_URL = "https://en.wikipedia.org/wiki/{}"
 #: Cluster colours (cycled): light, distinguishable tints on which black label text stays readable.

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from spacy_el.cli import app
 from spacy_el.extensions import set_clusters
-from spacy_el.visualize import PALETTE, render, save_html
+from spacy_el.visualize import render, save_html
+from spacy_el.visualize.displacy import PALETTE
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
