@@ -1,4 +1,5 @@
-"""The registered candidate generators, for any linker's config, and spaCy ``entity_linker``'s adapter.
+"""The registered candidate generators, for any linker's config, and the one adapter that gives spaCy's own
+``entity_linker`` their candidates (its ``get_candidates`` and ``get_candidates_batch``).
 
 In a spacy_el linker's config::
 
@@ -14,6 +15,9 @@ In spaCy's own ``entity_linker``::
 
     [components.entity_linker.get_candidates.generator]
     @misc = "spacy-el.HybridCandidates.v1"
+
+(``spacy-el.AliasCandidates.v1`` as the generator gives the KB's alias-table candidates, as its
+``ElKnowledgeBase.get_candidates`` does for spaCy's default generator, but with the generator's ``top_k``.)
 """
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional
@@ -23,7 +27,7 @@ from spacy.tokens import Span
 from spacy.util import registry
 
 from ..kb import ElKnowledgeBase
-from ..kb.loaders import check_el_kb
+from ..kb.errors import KBErrors
 from .alias import AliasCandidates
 from .dense import DenseCandidates
 from .hybrid import HybridCandidates
@@ -65,17 +69,18 @@ def hybrid_candidates(
     )
 
 
+def check_el_kb(kb: KnowledgeBase, user: str) -> ElKnowledgeBase:
+    """``kb`` as an ``ElKnowledgeBase``, or an error telling spaCy's entity_linker user (``user``, the
+    registered function that needs it) how to configure one."""
+    if not isinstance(kb, ElKnowledgeBase):
+        raise ValueError(KBErrors.E174.format(user=user, kb_type=type(kb).__name__))
+    return kb
+
+
 def spacy_candidates_of(kb: ElKnowledgeBase, span: Span, found: MentionCandidates) -> List[Candidate]:
     """spaCy ``Candidate`` objects; prior_prob is the alias prior (0 for a candidate only the encoder found,
     which then competes on the entity_linker's own similarity)."""
-    out = []
-    for row, prior in zip(found.rows.tolist(), found.prior.tolist()):
-        entity_id = kb.entities.ids[row]
-        out.append(Candidate(
-            kb=kb, entity_hash=kb.vocab.strings.add(entity_id), entity_freq=float(kb.entities.frequencies[row]),
-            entity_vector=kb._vector_at(row), alias_hash=kb.vocab.strings.add(span.text), prior_prob=float(prior),
-        ))
-    return out
+    return [kb.spacy_candidate(row, prior, span.text) for row, prior in zip(found.rows.tolist(), found.prior.tolist())]
 
 
 @registry.misc("spacy-el.SpacyCandidates.v1")

@@ -382,21 +382,18 @@ class ElKnowledgeBase(KnowledgeBase):
         return [self.lookup(text, top_k=top_k) for text in texts]
 
     # -- spaCy KnowledgeBase API -------------------------------------------------------------------
-    def get_candidates(self, mention: Span, top_k: Optional[int] = None) -> List[Candidate]:
-        """spaCy ``Candidate`` objects for a mention; prior_prob is the prior x match score."""
-        candidates = []
-        for hit in self.lookup(mention.text, top_k=top_k):
-            candidates.append(
-                Candidate(
-                    kb=self,
-                    entity_hash=self.vocab.strings.add(hit.entity_id),
-                    entity_freq=float(self.entities.frequencies[hit.entity_row]),
-                    entity_vector=self._vector_at(hit.entity_row),
-                    alias_hash=self.vocab.strings.add(hit.alias),
-                    prior_prob=hit.prior * hit.score,
-                )
-            )
-        return candidates
+    def get_candidates(self, mention: Span) -> List[Candidate]:
+        """spaCy ``Candidate`` objects for a mention (what spaCy's own ``spacy.CandidateGenerator.v1`` asks for):
+        the alias table's ``lookup``, prior_prob the prior x match score."""
+        return [self.spacy_candidate(hit.entity_row, hit.prior * hit.score, hit.alias) for hit in self.lookup(mention.text)]
+
+    def spacy_candidate(self, entity_row: int, prior: float, alias: str) -> Candidate:
+        """The spaCy ``Candidate`` of the entity in row ``entity_row``, found by ``alias`` with prior ``prior``."""
+        return Candidate(
+            kb=self, entity_hash=self.vocab.strings.add(self.entities.ids[entity_row]),
+            entity_freq=float(self.entities.frequencies[entity_row]), entity_vector=self._vector_at(entity_row),
+            alias_hash=self.vocab.strings.add(alias), prior_prob=float(prior),
+        )
 
     def get_candidates_batch(self, mentions: Iterable[Span]) -> List[List[Candidate]]:
         return [self.get_candidates(span) for span in mentions]

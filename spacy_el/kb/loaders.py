@@ -1,25 +1,25 @@
-"""Registered functions that let spaCy's built-in ``entity_linker`` use an ``ElKnowledgeBase``.
+"""Registered functions that give spaCy's built-in ``entity_linker`` an ``ElKnowledgeBase``.
 
-Config for spaCy's entity_linker::
+Config for spaCy's entity_linker (its candidates from any spacy_el generator: ``spacy_el.candidates.registry``)::
 
     [components.entity_linker]
     factory = "entity_linker"
     generate_empty_kb = {"@misc": "spacy-el.EmptyKB.v1"}
-    get_candidates = {"@misc": "spacy-el.CandidateGenerator.v1", "top_k": 30}
+
+    [components.entity_linker.get_candidates]
+    @misc = "spacy-el.SpacyCandidates.v1"
+    generator = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 30}
 
     [initialize.components.entity_linker.kb_loader]
     @misc = "spacy-el.KBFromDisk.v1"
     path = "kb/demo"
 """
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional
+from typing import Callable
 
-from spacy.kb import Candidate, KnowledgeBase
-from spacy.tokens import Span
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .errors import KBErrors
 from .knowledge_base import ElKnowledgeBase
 
 
@@ -42,33 +42,3 @@ def empty_kb() -> Callable[[Vocab, int], ElKnowledgeBase]:
         return ElKnowledgeBase(vocab, entity_vector_length)
 
     return create
-
-
-def check_el_kb(kb: KnowledgeBase, user: str = "spacy-el.CandidateGenerator.v1") -> ElKnowledgeBase:
-    """``kb`` as an ``ElKnowledgeBase``, or an error telling spaCy's entity_linker user (``user``, the
-    registered function that needs it) how to configure one."""
-    if not isinstance(kb, ElKnowledgeBase):
-        raise ValueError(KBErrors.E174.format(user=user, kb_type=type(kb).__name__))
-    return kb
-
-
-@registry.misc("spacy-el.CandidateGenerator.v1")
-def candidate_generator(top_k: Optional[int] = None) -> Callable[[KnowledgeBase, Span], List[Candidate]]:
-    """spaCy-compatible candidate generator that keeps the ``top_k`` candidates by prior."""
-
-    def get_candidates(kb: KnowledgeBase, mention: Span) -> List[Candidate]:
-        return check_el_kb(kb).get_candidates(mention, top_k=top_k)
-
-    return get_candidates
-
-
-@registry.misc("spacy-el.CandidateBatchGenerator.v1")
-def candidate_batch_generator(
-    top_k: Optional[int] = None,
-) -> Callable[[KnowledgeBase, Iterable[Span]], List[List[Candidate]]]:
-    single = candidate_generator(top_k)
-
-    def get_candidates_batch(kb: KnowledgeBase, mentions: Iterable[Span]) -> List[List[Candidate]]:
-        return [single(kb, mention) for mention in mentions]
-
-    return get_candidates_batch

@@ -9,6 +9,8 @@ from spacy.util import registry
 from spacy_el.candidates import attach_mention_encoder
 
 HYBRID = {"@misc": "spacy-el.HybridCandidates.v1", "top_k": 4, "alias_top_k": 2, "dense_top_k": 4}
+#: configs/baselines/entity_linker.cfg's candidates: the alias table's top 30.
+ALIAS = {"@misc": "spacy-el.SpacyCandidates.v1", "generator": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 30}}
 TRAIN = [
     ("Paris Hilton was at the party. Paris was mentioned.", [(0, 12, "PER", "Paris_Hilton"), (31, 36, "PER", "Paris_Hilton")]),
     ("Paris is lovely in spring.", [(0, 5, "LOC", "Paris")]),
@@ -88,9 +90,8 @@ def test_the_baselines_benchmark_swaps_a_trained_entity_linker_onto_hybrid_candi
     tiny_toy_kb.to_disk(tmp_path / "kb")
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
-    nlp.add_pipe("entity_linker", config={  # as configs/baselines/entity_linker.cfg: the alias table
-        "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"},
-        "get_candidates": {"@misc": "spacy-el.CandidateGenerator.v1", "top_k": 30}, "use_gold_ents": True,
+    nlp.add_pipe("entity_linker", config={
+        "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"}, "get_candidates": ALIAS, "use_gold_ents": True,
     })
     linker = nlp.get_pipe("entity_linker")
     linker.initialize(lambda: examples_of(nlp), nlp=nlp, kb_loader=registry.misc.get("spacy-el.KBFromDisk.v1")(tmp_path / "kb"))
@@ -113,8 +114,7 @@ def test_the_baselines_benchmark_chooses_the_entity_linker_threshold_on_dev(tmp_
     nlp.add_pipe("entity_ruler").add_patterns([{"label": "LOC", "pattern": "Paris"}])
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("entity_linker", config={
-        "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"},
-        "get_candidates": {"@misc": "spacy-el.CandidateGenerator.v1", "top_k": 30}, "use_gold_ents": True,
+        "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"}, "get_candidates": ALIAS, "use_gold_ents": True,
     })
     linker = nlp.get_pipe("entity_linker")
     linker.initialize(lambda: examples_of(nlp), nlp=nlp, kb_loader=registry.misc.get("spacy-el.KBFromDisk.v1")(tmp_path / "kb"))

@@ -54,8 +54,7 @@ def _entity_linker_nlp(kb_path):
     nlp.add_pipe(
         "entity_linker",
         config={
-            "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"},
-            "get_candidates": {"@misc": "spacy-el.CandidateGenerator.v1", "top_k": 10},
+            "generate_empty_kb": {"@misc": "spacy-el.EmptyKB.v1"},  # spaCy's own get_candidates: kb.get_candidates
             "use_gold_ents": True,
         },
     )
@@ -111,10 +110,3 @@ def test_spacy_entity_linker_trains_and_round_trips_with_our_kb(tmp_path):
     from_bytes = _entity_linker_nlp(kb_path)
     from_bytes.from_bytes(nlp.to_bytes())
     assert predict(from_bytes) == before
-
-
-def test_candidate_generator_refuses_other_kbs():
-    generator = registry.misc.get("spacy-el.CandidateGenerator.v1")()
-    nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match="E174"):
-        generator(InMemoryLookupKB(nlp.vocab, 3), nlp("x")[0:1])
