@@ -25,7 +25,6 @@ import torch
 from spacy.language import Language
 from spacy.tokens import Doc
 
-import spacy_el  # noqa: F401  (registers the factories and readers)
 
 from .common import SHARED_DATA
 from .joint_coref_linker import NAME as COMPONENT

@@ -31,7 +31,6 @@ import torch
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-import spacy_el  # noqa: F401  (registers the readers and factories)
 from spacy_el.candidates import AliasCandidates
 from spacy_el.corpora.masked import is_text_masked
 from spacy_el.corpora.stats import share_wider_than

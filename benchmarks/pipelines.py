@@ -22,7 +22,6 @@ import torch
 from spacy.language import Language
 from spacy.tokens import Doc
 
-import spacy_el  # noqa: F401  (registers the readers and factories)
 from spacy_el.scoring import el_scores, ner_scores
 from spacy_el.scoring.cluster_el import cluster_el_scores
 from spacy_el.scoring.coref import coref_scores

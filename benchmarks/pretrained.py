@@ -19,7 +19,6 @@ import spacy
 import torch
 from spacy.language import Language
 
-import spacy_el  # noqa: F401  (registers the readers and factories)
 from spacy_el.training.resume import EVALUATIONS
 from spacy_el.training.tune import TUNED_META
 

@@ -180,25 +180,6 @@ class TransitionSystem:
         mask[N_FIXED_ACTIONS:] = not state.stack_empty
         return mask
 
-    def valid_action_masks(self, states: Sequence[State]) -> np.ndarray:
-        """``(len(states), n_actions)`` bool array: the :meth:`valid_actions` of each state.
-
-        One vectorised pass over the three indices of every state, for batched inference.
-        """
-        n = len(states)
-        idx = np.fromiter(
-            (i for s in states for i in (s.stack_start, s.buffer_start, s.n_tokens)),
-            dtype=np.int64,
-            count=3 * n,
-        ).reshape(n, 3)
-        stack_left = idx[:, 1] > idx[:, 0]
-        buffer_left = idx[:, 2] > idx[:, 1]
-        masks = np.empty((n, self.n_actions), dtype=bool)
-        masks[:, SHIFT] = buffer_left
-        masks[:, OUT] = buffer_left & ~stack_left
-        masks[:, N_FIXED_ACTIONS:] = stack_left[:, None]
-        return masks
-
     def _invalid_reason(self, state: State, action: int) -> Optional[str]:
         if action == SHIFT:
             return "SHIFT needs a non-empty buffer" if state.buffer_empty else None

@@ -15,7 +15,7 @@ its batch is kept (:func:`~.compute.pipe_chunk`).
 import contextlib
 import itertools
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
@@ -41,9 +41,6 @@ class Summary:
     parts: int
     seconds: float
     errors: Optional[str]
-
-    def as_dict(self) -> Dict[str, Any]:
-        return asdict(self)
 
 
 def _bad_text(item: InputDoc) -> Optional[str]:

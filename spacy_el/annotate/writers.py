@@ -169,9 +169,6 @@ class OutputDir:
         write_json(self.path / MANIFEST, manifest)
         self.state = state
 
-    def part_files(self) -> List[Path]:
-        return [self.path / part_name(i, self.output_format) for i in range(self.state["parts"])]
-
 
 def read_output(path: Path) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
     """The committed records and error records of an output directory (JSONL or Parquet parts), in input order

@@ -139,7 +139,6 @@ class KBErrors(metaclass=ErrorsWithCodes):
     E167 = "Observed type counts must have shape (n_entities={n}, T={n_labels}); got {shape}."
     E168 = "Observed type counts must be finite and >= 0."
     E169 = "Type inventory {name!r}: {where} names label {label!r}, which is not one of its labels {labels}."
-    E170 = "Not a type inventory dict ({err!r}): {data!r}"
     E171 = "n must be >= 0, got {n}."
     E172 = "The held-out counts of {where} are malformed: expected document -> alias -> {{entity id: count >= 0}}."
     E173 = "The held-out counts of {where} are not valid JSON: {err}"

@@ -378,9 +378,6 @@ class ElKnowledgeBase(KnowledgeBase):
             self._type_index = TypeIndex(self.entities)
         return self._type_index
 
-    def lookup_batch(self, texts: Iterable[str], top_k: Optional[int] = None) -> List[List[CandidateHit]]:
-        return [self.lookup(text, top_k=top_k) for text in texts]
-
     # -- spaCy KnowledgeBase API -------------------------------------------------------------------
     def get_candidates(self, mention: Span) -> List[Candidate]:
         """spaCy ``Candidate`` objects for a mention (what spaCy's own ``spacy.CandidateGenerator.v1`` asks for):

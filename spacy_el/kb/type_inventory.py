@@ -13,7 +13,7 @@ The result is stored in the KB with ``ElKnowledgeBase.set_type_probs(inventory.l
 back with ``get_type_probs(inventory.labels)``.
 """
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -116,41 +116,6 @@ class TypeInventory:
         if label is None and type_name.startswith(TOPIC_PREFIX):
             label = self.kb_topic_fallback
         return None if label is None else self._index[label]
-
-    def kb_labels(self, type_names: Sequence[str]) -> List[int]:
-        """Distinct label indices of an entity's KB types, in first-seen order (ignored types left out):
-        e.g. coarse ["LOC", "topic:Geography", "topic:Arts"] -> [1, 3]."""
-        seen: List[int] = []
-        for type_name in type_names:
-            index = self.kb_label(type_name)
-            if index is not None and index not in seen:
-                seen.append(index)
-        return seen
-
-    def to_dict(self) -> Dict[str, Any]:
-        """JSON-safe dict (for a component's cfg); ``from_dict`` restores it."""
-        return {
-            "name": self.name,
-            "labels": list(self.labels),
-            "kb_type_map": dict(self.kb_type_map),
-            "ner_label_map": dict(self.ner_label_map),
-            "fallback_label": self.fallback_label,
-            "kb_topic_fallback": self.kb_topic_fallback,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "TypeInventory":
-        try:
-            return cls(
-                name=str(data["name"]),
-                labels=list(data["labels"]),
-                kb_type_map=dict(data["kb_type_map"]),
-                ner_label_map=dict(data["ner_label_map"]),
-                fallback_label=data.get("fallback_label"),
-                kb_topic_fallback=data.get("kb_topic_fallback"),
-            )
-        except (KeyError, TypeError) as err:
-            raise ValueError(KBErrors.E170.format(err=err, data=data)) from err
 
 
 def observed_type_counts(kb: Any, inventory: TypeInventory, mentions: Iterable[Tuple[str, str]]) -> np.ndarray:

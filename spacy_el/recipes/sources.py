@@ -125,23 +125,15 @@ def read_pprforned_candidates(path: PathLike, progress: bool = True) -> Dict[str
     return found
 
 
-def read_pprforned_train_aliases(path: PathLike, last_train_doc: int = 946, progress: bool = True) -> Counter:
-    """(mention text, candidate title) -> weight from the candidate lists of the TRAIN documents only.
+def read_pprforned_train_lists(path: PathLike, last_train_doc: int = 946, progress: bool = True) -> Dict[int, Counter]:
+    """Per TRAIN document number (1 to ``last_train_doc``, AIDA's document order), its candidate lists'
+    (mention text, candidate title) -> weight.
 
     Rule 2 of the data README: train-split candidate lists are as legitimate as training labels;
     dev/test lists (documents > ``last_train_doc``) are never read here. Each candidate of a mention
     gets its share of the list's in-link counts (+1 smoothing), so a list weighs 1 in total. The mention
     strings are Reuters text: they may live in a KB built under ``kb/`` but never in the repository.
     """
-    weights: Counter = Counter()
-    for document in read_pprforned_train_lists(path, last_train_doc, progress).values():
-        weights.update(document)
-    return weights
-
-
-def read_pprforned_train_lists(path: PathLike, last_train_doc: int = 946, progress: bool = True) -> Dict[int, Counter]:
-    """Per TRAIN document number (1 to ``last_train_doc``, AIDA's document order), its candidate lists'
-    (mention text, candidate title) -> weight, as :func:`read_pprforned_train_aliases` sums them."""
     by_document: Dict[int, Counter] = {}
     with tarfile.open(path, "r:gz") as tar:
         members = [m for m in tar.getmembers() if m.isfile() and m.name.rsplit("/", 1)[-1].isdigit()]

@@ -20,7 +20,7 @@ import random
 from collections import defaultdict
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from spacy.errors import Errors
+from spacy.errors import Errors as SpacyErrors
 from spacy.training import Example
 from spacy.training.loop import create_train_batches
 
@@ -65,7 +65,7 @@ class ResumableBatches:
         if self.examples is None:
             self.examples = list(self.corpus(self.nlp))
             if not self.examples:
-                raise ValueError(Errors.E986)
+                raise ValueError(SpacyErrors.E986)  # what spaCy's create_train_batches raises for it
             self.fingerprints = [example_fingerprint(eg) for eg in self.examples]
 
     def state(self) -> Dict[str, Any]:

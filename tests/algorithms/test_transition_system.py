@@ -204,22 +204,6 @@ def test_random_valid_walks_are_oracle_sequences(ts: TransitionSystem) -> None:
         assert ts.oracle_actions(n_tokens, state.chunks) == actions
 
 
-def test_batched_masks_equal_per_state_masks(ts: TransitionSystem) -> None:
-    rng = random.Random(3)
-    states = []
-    for _ in range(300):
-        n_tokens = rng.randint(0, 12)
-        actions = ts.oracle_actions(n_tokens, random_spans(rng, n_tokens))
-        state = ts.initial_state(n_tokens)
-        for action in actions[: rng.randint(0, len(actions))]:  # intermediate and final states
-            ts.apply(state, action)
-        states.append(state)
-    masks = ts.valid_action_masks(states)
-    assert masks.shape == (300, ts.n_actions) and masks.dtype == bool
-    assert np.array_equal(masks, np.stack([ts.valid_actions(s) for s in states]))
-    assert ts.valid_action_masks([]).shape == (0, ts.n_actions)
-
-
 # -- data: CoNLL-2003 / AIDA train --------------------------------------------------------------
 
 

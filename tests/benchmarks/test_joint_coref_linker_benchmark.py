@@ -3,7 +3,6 @@ import json
 from types import SimpleNamespace
 from typing import Dict, List
 
-import pytest
 import spacy
 from spacy.tokens import Doc, Span
 

@@ -11,8 +11,6 @@ def test_lookup_refuses_non_positive_top_k(top_k):
         kb.lookup("Paris", top_k=top_k)
     with pytest.raises(ValueError, match="E101"):
         kb.lookup("Paris", top_k=top_k, prefer_types=["PER"])
-    with pytest.raises(ValueError, match="E101"):
-        kb.lookup_batch(["Paris"], top_k=top_k)
 
 
 def test_lookup_top_k_one_and_none():

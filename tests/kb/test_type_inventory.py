@@ -26,11 +26,10 @@ TOY_PROBS = np.array([[0, 1, 0, 0], [0.9, 0, 0, 0.1], [0, 0.75, 0.25, 0], [0, 0,
 def test_coarse_inventory():
     inv = TypeInventory.from_name("coarse")
     assert inv.labels == COARSE
-    expected = {"LOC": [1], "ORG": [2], "PER": [0], "topic:Geography": [1], "topic:People": [0]}
+    expected = {"LOC": 1, "ORG": 2, "PER": 0, "topic:Geography": 1, "topic:People": 0}
     for type_name in EVAL_KB_TYPES:
-        assert inv.kb_labels([type_name]) == expected.get(type_name, [3]), type_name
-    assert inv.kb_labels(["topic:Some new topic", "WIKIDATA_CLASS"]) == [3]  # topic rule; others ignored
-    assert inv.kb_labels(["LOC", "topic:Geography", "topic:Arts"]) == [1, 3]  # distinct, first-seen order
+        assert inv.kb_label(type_name) == expected.get(type_name, 3), type_name
+    assert inv.kb_label("topic:Some new topic") == 3 and inv.kb_label("WIKIDATA_CLASS") is None  # topic rule; others ignored
     ner = {"PER": 0, "PERSON": 0, "LOC": 1, "GPE": 1, "FAC": 1, "ORG": 2, "NORP": 2, "MISC": 3, "WORK_OF_ART": 3}
     assert {label: inv.mention_label(label) for label in ner} == ner
 
@@ -40,24 +39,20 @@ def test_fine_inventory():
     topics = [t for t in EVAL_KB_TYPES if t.startswith("topic:") and t not in ("topic:People", "topic:Geography")]
     assert inv.labels == ["PER", "LOC", "ORG", *topics, "MISC"]
     for topic in topics:
-        assert inv.kb_labels([topic]) == [inv.labels.index(topic)]
-    assert inv.kb_labels(["topic:People", "PER"]) == [0] and inv.kb_labels(["topic:Geography"]) == [1]
-    assert inv.kb_labels(["topic:Unheard of"]) == [inv.labels.index("MISC")]
+        assert inv.kb_label(topic) == inv.labels.index(topic)
+    assert inv.kb_label("topic:People") == inv.kb_label("PER") == 0 and inv.kb_label("topic:Geography") == 1
+    assert inv.kb_label("topic:Unheard of") == inv.labels.index("MISC")
     assert inv.mention_label("GPE") == 1 and inv.mention_label("MISC") == inv.mention_label("EVENT") == 12
 
 
-def test_inventory_errors_and_dict_round_trip():
+def test_inventory_errors_and_a_custom_inventory():
     with pytest.raises(ValueError, match="E164"):
         TypeInventory.from_name("medium")
     with pytest.raises(ValueError, match="E169"):
         TypeInventory("bad", ["A"], {"X": "B"}, {})
     custom = TypeInventory("custom", ["A", "B"], {"x": "A"}, {"NER_B": "B"}, fallback_label=None)
     assert custom.mention_label("NER_B") == 1 and custom.mention_label("OTHER") is None
-    assert custom.kb_labels(["topic:Arts", "y"]) == []
-    for inv in (custom, TypeInventory.from_name("fine")):
-        assert TypeInventory.from_dict(json.loads(json.dumps(inv.to_dict()))) == inv
-    with pytest.raises(ValueError, match="E170"):
-        TypeInventory.from_dict({"name": "x"})
+    assert custom.kb_label("topic:Arts") is None and custom.kb_label("y") is None and custom.kb_label("x") == 0
 
 
 # -- storage in the KB -----------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from spacy_el.recipes.sources import (
     EntityRecord,
     base_name,
     read_pprforned_candidates,
-    read_pprforned_train_aliases,
     strip_disambiguator,
     summary_description,
     title_from_url,
@@ -105,12 +104,10 @@ def test_alias_priors_combine_pseudo_counts():
     assert SURNAME_WEIGHT > 0 and "mythology)" not in priors  # only people get surname aliases
 
 
-def test_pprforned_readers_use_train_lists_only(tmp_path):
+def test_pprforned_candidate_titles_come_from_every_split(tmp_path):
     train = "ENTITY\ttext:Alpha\turl:x\n" + ppr_candidate("Alpha_One", 3) + ppr_candidate("Alpha_Two", 0)
     test = "ENTITY\ttext:Beta\turl:x\n" + ppr_candidate("Beta_One", 9)
     path = ppr_tar(tmp_path / "ppr.tar.gz", {"5": train, "1200": test})
-    weights = read_pprforned_train_aliases(path, progress=False)
-    assert weights == pytest.approx(Counter({("Alpha", "Alpha_One"): 4 / 5, ("Alpha", "Alpha_Two"): 1 / 5}))
     titles = read_pprforned_candidates(path, progress=False)
     assert set(titles) == {"Alpha_One", "Alpha_Two", "Beta_One"}  # titles of every split are allowed
     assert titles["Beta_One"].in_count == 9

@@ -13,7 +13,6 @@ from typing import Dict, Mapping, Optional, Sequence, Union
 
 from ..errors import KBErrors
 
-COARSE_LABELS = ("PER", "LOC", "ORG", "MISC")
 FALLBACK = "MISC"
 
 _PER = {"Q5": "human", "Q15632617": "fictional human", "Q95074": "character (arts)", "Q15773347": "film character"}

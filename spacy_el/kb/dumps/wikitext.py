@@ -10,7 +10,7 @@ where its tree is needed: on the lead section of the articles whose description 
 pages whose text mentions a disambiguation template name at all (a substring test filters the rest).
 """
 import re
-from typing import Any, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Any, FrozenSet, List, Optional, Tuple
 
 from ..errors import KBErrors
 from .titles import clean_anchor, normalize_title
@@ -143,12 +143,6 @@ def first_paragraph(text: str, max_chars: int = 1000) -> str:
         if len(paragraph) >= 20 or (paragraph and paragraph[-1] in ".!?"):
             return paragraph[:max_chars]
     return ""
-
-
-def iter_template_names(text: str) -> Iterator[str]:
-    """The names of every template in ``text`` (tests and diagnostics)."""
-    for template in _mwparser().parse(text).ifilter_templates(recursive=True):
-        yield template_name(str(template.name))
 
 
 def redirect_target(text: str) -> Optional[str]:
