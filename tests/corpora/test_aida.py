@@ -18,6 +18,8 @@ from spacy_el.corpora.conll2003_aida import (
 )
 from spacy_el.corpora.titles import decode_aida_title
 
+from .conftest import replace_once
+
 AIDA = Path(__file__).parents[1] / "fixtures" / "corpora" / "aida"
 
 
@@ -142,12 +144,6 @@ def test_aida_tsv_without_conll_labels_ent():
     assert [t.is_sent_start for t in parts["dev"][0]] == [True] + [False] * 8
 
 
-def _replace(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf8")
-
-
 @pytest.mark.parametrize(
     "old,new,line,message",
     [
@@ -160,7 +156,7 @@ def _replace(path: Path, old: str, new: str) -> None:
     ],
 )
 def test_annotation_errors_name_file_and_line(aida_copy, old, new, line, message):
-    _replace(aida_copy / "AIDA-YAGO2-annotations.tsv", old, new)
+    replace_once(aida_copy / "AIDA-YAGO2-annotations.tsv", old, new)
     with pytest.raises(CorpusFormatError, match=message) as err:
         read_aida(aida_copy)
     assert err.value.line == line and err.value.path.name == "AIDA-YAGO2-annotations.tsv"
@@ -168,20 +164,20 @@ def test_annotation_errors_name_file_and_line(aida_copy, old, new, line, message
 
 
 def test_conll_errors(aida_copy):
-    _replace(aida_copy / "test.txt", "Berlin NNP B-NP B-LOC", "Berlin NNP B-NP X-LOC")
+    replace_once(aida_copy / "test.txt", "Berlin NNP B-NP B-LOC", "Berlin NNP B-NP X-LOC")
     with pytest.raises(CorpusFormatError, match=r"E614\] .*test\.txt:7: "):
         read_aida_split(aida_copy, "test")
 
 
 def test_ill_formed_iob_is_repaired_with_warning(aida_copy):
-    _replace(aida_copy / "test.txt", "Berlin NNP B-NP B-LOC", "Berlin NNP B-NP I-LOC")
+    replace_once(aida_copy / "test.txt", "Berlin NNP B-NP B-LOC", "Berlin NNP B-NP I-LOC")
     with pytest.warns(UserWarning, match="W602"):
         docs = read_aida_split(aida_copy, "test")
     assert _ents(docs[0])[-1] == ("Berlin", "LOC", "Berlin")
 
 
 def test_document_count_mismatch(aida_copy):
-    _replace(aida_copy / "AIDA-YAGO2-annotations.tsv", "-DOCSTART- (2 Rain)", "-DOCSTART- (2testa Rain)")
+    replace_once(aida_copy / "AIDA-YAGO2-annotations.tsv", "-DOCSTART- (2 Rain)", "-DOCSTART- (2testa Rain)")
     with pytest.raises(ValueError, match="E621"):
         read_aida_split(aida_copy, "train")
 

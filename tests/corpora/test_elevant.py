@@ -16,11 +16,6 @@ TOY = Path(__file__).parents[1] / "fixtures" / "corpora" / "elevant" / "toy.benc
 
 
 @pytest.fixture(scope="module")
-def nlp():
-    return spacy.blank("en")
-
-
-@pytest.fixture(scope="module")
 def docs(nlp):
     return read_elevant(TOY, nlp=nlp)
 

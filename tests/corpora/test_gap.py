@@ -1,20 +1,17 @@
 """GAP converter on invented rows."""
 
+import shutil
 from pathlib import Path
 
 import pytest
-import spacy
 from spacy.tokens import DocBin
 
 from spacy_el.corpora import CorpusFormatError, doc_annotations, get_clusters
 from spacy_el.corpora.gap import read_gap
 
+from .conftest import replace_once
+
 TOY = Path(__file__).parents[1] / "fixtures" / "corpora" / "gap" / "gap-toy.tsv"
-
-
-@pytest.fixture(scope="module")
-def nlp():
-    return spacy.blank("en")
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +46,9 @@ def test_round_trip(docs, nlp):
 
 
 def _bad_copy(tmp_path, old: str, new: str) -> Path:
-    text = TOY.read_text(encoding="utf8")
-    assert old in text
     path = tmp_path / "gap-bad.tsv"
-    path.write_text(text.replace(old, new, 1), encoding="utf8")
-    return path
+    shutil.copyfile(TOY, path)
+    return replace_once(path, old, new)
 
 
 @pytest.mark.parametrize(

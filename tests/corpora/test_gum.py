@@ -14,6 +14,8 @@ from spacy_el.corpora.gum_conll import gum_body, read_gum_conll
 from spacy_el.corpora.splits import load_gum_splits
 from spacy_el.corpora.titles import decode_url_title, load_wiki_map
 
+from .conftest import replace_once
+
 GUM = Path(__file__).parents[1] / "fixtures" / "corpora" / "gum"
 TSV = GUM / "coref" / "gum" / "tsv"
 SPLITS = ("train", "dev", "test")
@@ -137,12 +139,6 @@ def test_layouts_and_round_trip(tmp_path):
     assert len(read_gum(GUM)) == 3  # all documents
 
 
-def _replace(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf8")
-
-
 @pytest.mark.parametrize(
     "old,new,message",
     [
@@ -161,7 +157,7 @@ def _replace(path: Path, old: str, new: str) -> None:
 )
 def test_tsv_errors_name_file_and_line(gum_copy, old, new, message):
     path = gum_copy / "coref" / "gum" / "tsv" / "GUM_toy_alpha.tsv"
-    _replace(path, old, new)
+    replace_once(path, old, new)
     with pytest.raises(CorpusFormatError, match=message) as err:
         read_gum(gum_copy, "train")
     assert err.value.path.name == "GUM_toy_alpha.tsv" and err.value.line is not None

@@ -40,11 +40,6 @@ READERS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    return spacy.blank("en")
-
-
 @pytest.mark.parametrize("name,args,n_docs", READERS, ids=[r[0] for r in READERS])
 def test_reader_yields_examples(nlp, name, args, n_docs):
     config = {"corpus": {"@readers": name, **{k: str(v) for k, v in args.items()}}}

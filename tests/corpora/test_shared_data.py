@@ -9,7 +9,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-import spacy
 
 from spacy_el.corpora import corpus_stats
 from spacy_el.corpora.conll2003_aida import read_aida
@@ -34,11 +33,6 @@ def _no_warnings(func, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return func(*args, **kwargs)
-
-
-@pytest.fixture(scope="module")
-def nlp():
-    return spacy.blank("en")
 
 
 # -- AIDA ----------------------------------------------------------------------------------------
