@@ -1,5 +1,5 @@
-"""Writing files and folders so that an interruption leaves the old version whole, and nothing is written through
-a symbolic link. Every file spacy_el writes goes through here.
+"""spacy_el's one way to write a file or a folder: an interruption leaves the old version whole, and nothing is
+written through a symbolic link. (It lives in the leaf ``kb/`` because the KB needs it; every room imports it.)
 
 A file is written to a new temporary name in its target's folder, fsynced, and renamed onto the target
 (``os.replace``: atomic on POSIX filesystems), then the folder is fsynced so that the rename survives a power
@@ -21,8 +21,9 @@ What is here:
 * :func:`new_dir`: a folder written under a temporary name, then swapped in for the old one
   (:func:`replace_dir`), as a pipeline or a checkpoint is saved;
 * :func:`append_bytes`, :func:`truncate`: a log grown and cut back, fsynced, never through a symlink;
-* :func:`create_temp_file`, :func:`fsync_file`, :func:`fsync_dir`: the pieces, for a writer that commits several files at once
-  (the KB renames its manifest last); :func:`remove_temps` clears what a killed writer left.
+* :func:`create_temp_file`, :func:`fsync_file`, :func:`fsync_dir`: the pieces, for a writer that commits several
+  files at once (the KB renames its manifest last); :func:`remove_temps` clears what a killed writer left;
+* :func:`sha256_file`: the checksum every manifest records.
 """
 import errno
 import hashlib
@@ -39,8 +40,9 @@ from typing import IO, Any, Callable, Iterable, Iterator, List, Optional, Tuple,
 from .errors import KBErrors
 
 __all__ = [
-    "append_bytes", "create_temp_dir", "create_temp_file", "fsync_dir", "fsync_file", "new_dir", "remove_temps", "replace_dir",
-    "sha256_file", "temp_target", "truncate", "write_bytes", "write_json", "write_path", "write_stream", "write_text",
+    "append_bytes", "create_temp_dir", "create_temp_file", "fsync_dir", "fsync_file", "new_dir", "remove_temps",
+    "replace_dir", "sha256_file", "temp_target", "truncate", "write_bytes", "write_json", "write_path", "write_stream",
+    "write_text",
 ]
 
 PathLike = Union[str, Path]

@@ -382,7 +382,8 @@ class ElKnowledgeBase(KnowledgeBase):
     def get_candidates(self, mention: Span) -> List[Candidate]:
         """spaCy ``Candidate`` objects for a mention (what spaCy's own ``spacy.CandidateGenerator.v1`` asks for):
         the alias table's ``lookup``, prior_prob the prior x match score."""
-        return [self.spacy_candidate(hit.entity_row, hit.prior * hit.score, hit.alias) for hit in self.lookup(mention.text)]
+        hits = self.lookup(mention.text)
+        return [self.spacy_candidate(hit.entity_row, hit.prior * hit.score, hit.alias) for hit in hits]
 
     def spacy_candidate(self, entity_row: int, prior: float, alias: str) -> Candidate:
         """The spaCy ``Candidate`` of the entity in row ``entity_row``, found by ``alias`` with prior ``prior``."""

@@ -143,7 +143,8 @@ def test_append_bytes_appends_and_truncate_cuts_back(tmp_path):
     assert log.read_bytes() == b"a\n"
 
 
-@pytest.mark.parametrize("change", [lambda p: append_bytes(p, b"x"), lambda p: truncate(p, 0)], ids=["append", "truncate"])
+@pytest.mark.parametrize("change", [lambda p: append_bytes(p, b"x"), lambda p: truncate(p, 0)],
+                         ids=["append", "truncate"])
 def test_a_log_that_is_a_symlink_is_refused(tmp_path, change):
     victim = tmp_path / "victim"
     victim.write_bytes(OLD)
