@@ -26,7 +26,7 @@ from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from ..errors import Errors
 
 __all__ = [
-    "resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer",
+    "resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer", "tokenizer_of",
     "serialize_state", "state_deserializer", "state_references", "STATE_REFERENCES", "EvalModeShim", "EncoderLRShim",
     "torch_layer",
 ]
@@ -107,6 +107,13 @@ def shared_tokenizer(encoder: str, component: str) -> SharedTokenizer:
             _SHARED_TOKENIZERS[key] = SharedTokenizer(encoder, component)
         return _SHARED_TOKENIZERS[key]
 
+
+
+def tokenizer_of(model: Model) -> SharedTokenizer:
+    """The fast tokenizer of ``model``'s encoder (``model.attrs["encoder"]``): thread-safe, one copy per thread
+    (:func:`shared_tokenizer`), and kept out of the model's attrs, so that it is never part of the serialised
+    model."""
+    return shared_tokenizer(model.attrs["encoder"], model.name)
 
 class EvalModeShim(PyTorchShim):
     """A ``PyTorchShim`` whose prediction never switches the module to train mode.

@@ -43,10 +43,11 @@ from ..algorithms.passages import Passage, make_passages, passages_covering, top
 from ..algorithms.rank_fusion import round_robin
 from ..candidates import CandidateGenerator
 from ..errors import Errors
-from ..extensions import NIL, register_extensions
+from ..extensions import NIL
 from ..kb import ElKnowledgeBase
-from ..ml.entqa.inputs import RetrieverBatch, encode_topic, question_sides, retriever_arrays, tokenizer_of
+from ..ml.entqa.inputs import RetrieverBatch, encode_topic, question_sides, retriever_arrays
 from ..ml.entqa.model import EntityRetrieverArguments, build_torch_layer
+from ..ml.torch_io import tokenizer_of
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
@@ -95,13 +96,8 @@ class EntityRetriever(KBTorchPipe):
 
     def __init__(self, vocab: Vocab, model: Model, name: str, *, settings: EntityRetrieverSettings,
                  ents_candidates: Optional[CandidateGenerator]) -> None:
-        register_extensions()
-        self.vocab = vocab
-        self.model = model
-        self.name = name
+        super().__init__(vocab, model, name, settings=settings)
         self.ents_candidates = ents_candidates
-        self._init_settings(settings)
-        self.kb = ElKnowledgeBase(vocab)
         self._rng = np.random.default_rng(self.settings.seed)
 
     # -- set-up ------------------------------------------------------------------------------------

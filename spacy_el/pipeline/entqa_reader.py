@@ -62,18 +62,18 @@ from thinc.api import Model, Optimizer
 from ..algorithms.entqa_decode import best_non_overlapping, merge_predictions, passage_predictions
 from ..algorithms.passages import (char_span_to_token_span, make_passages, topic_text, window_candidates, window_cores,
                                    wordpiece_span_to_char_span)
-from ..extensions import register_extensions
 from ..errors import Errors
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import EntityTokens, QuestionSide, ReaderBatch, encode_topic, mention_wordpieces, passage_from_slice
-from ..ml.entqa.inputs import CandidateTokens, joint_layout, joint_reader_arrays, marker_id, reader_arrays, tokenizer_of
+from ..ml.entqa.inputs import CandidateTokens, joint_layout, joint_reader_arrays, marker_id, reader_arrays
+from ..ml.torch_io import tokenizer_of
 from ..ml.entqa.model import EntQAReaderArguments, build_torch_layer
+from .conventions import ENT_LABEL
 from .entity_retriever import gold_mentions
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
 DEFAULT_MODEL = {"@architectures": "spacy-el.EntQAReader.v1", **EntQAReaderArguments.defaults()}
-ENT_LABEL = "ENT"
 Prediction = Tuple[int, int, str, float]  # start token, end token (exclusive), kb_id, score
 READER_MODES = ("per_candidate", "joint")
 MAX_SEQUENCE = 512  # encoder positions a joint row may use (BERT-style encoders)
@@ -142,13 +142,7 @@ class EntQAReader(KBTorchPipe):
 
     def __init__(self, vocab: Vocab, model: Model, name: str, *, settings: EntQAReaderSettings,
                  scorer: Optional[Callable]) -> None:
-        register_extensions()
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self._init_settings(settings)
-        self.scorer = scorer
-        self.kb = ElKnowledgeBase(vocab)
+        super().__init__(vocab, model, name, settings=settings, scorer=scorer)
         self._rng = np.random.default_rng(self.settings.seed)
         self._entity_tokens: Optional[EntityTokens] = None
         self._candidate_tokens: Optional[CandidateTokens] = None

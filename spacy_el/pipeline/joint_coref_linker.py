@@ -115,7 +115,7 @@ from ..corpora.stats import mention_widths, share_wider_than
 from ..errors import Errors, Warnings
 from ..extensions import (
     BELOW_THRESHOLD, CLUSTER_PREFIX, NIL, NO_CANDIDATES, NO_LINK, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, cluster_key,
-    cluster_keys, get_clusters, register_extensions, set_clusters,
+    cluster_keys, get_clusters, set_clusters,
 )
 from ..kb import ElKnowledgeBase
 from ..candidates import CandidateGenerator, CandidateMemo, MentionCandidates
@@ -124,11 +124,11 @@ from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_simi
 from ..ml.joint_coref import JointCorefBatch, build_torch_layer, make_doc_inputs
 from ..ml.joint_coref.inputs import CandidateFn, SimilarityFn
 from ..ml.joint_coref.model import JointCorefArguments, encoder_depth, set_save_encoder
+from .conventions import CANDIDATES_KEPT, ENT_LABEL
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
 DEFAULT_MODEL = {"@architectures": "spacy-el.JointCorefLinker.v1", **JointCorefArguments.defaults()}
-CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 #: Kept spans whose training candidates are remembered (hybrid and dense generators): about 3 KB each (16
 #: candidates and the 384-d mention vector), so at most about 750 MB. GUM train keeps 91,377 spans an epoch
 #: (0.4 of its 228,244 tokens).
@@ -139,7 +139,6 @@ EARLY_UPDATES = "early_updates"  # state in the settings file: the updates done 
 #: ``initialize`` warns when more than this share of the training data's gold mentions is wider than
 #: ``max_span_width``: the model never scores those spans, so it can neither learn nor predict them.
 WIDE_MENTIONS_WARNING = 0.01
-ENT_LABEL = "ENT"
 #: Gold clusters of one doc: mentions' ``(start, end)`` token offsets and the cluster's KB row (or None).
 GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
 
@@ -286,14 +285,8 @@ class JointCorefLinker(KBTorchPipe):
         el_scorer: Optional[Callable],
         candidates: CandidateGenerator,
     ) -> None:
-        register_extensions()
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self._init_settings(settings, state={EARLY_UPDATES: 0})
-        self.scorer = scorer
+        super().__init__(vocab, model, name, settings=settings, scorer=scorer, state={EARLY_UPDATES: 0})
         self.el_scorer = el_scorer
-        self.kb = ElKnowledgeBase(vocab)
         self.candidates = candidates
         # The kept spans' candidates across epochs (update only, for generators that read the mention encoder):
         # pruning keeps many of the same spans of a document every epoch, and a span's list depends on the KB

@@ -38,9 +38,10 @@ from spacy import util
 from spacy.pipeline import TrainablePipe
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
+from thinc.api import Model
 
-from ..extensions import record_qids
 from ..errors import Errors, untagged
+from ..extensions import record_qids, register_extensions
 from ..kb import ElKnowledgeBase
 from .settings import ComponentSettings
 
@@ -52,7 +53,7 @@ DIMS = "dims"
 
 class KBTorchPipe(TrainablePipe):
     """Base class. Subclasses set ``dim_names`` (the model dims saved with the component, e.g. "nE") and
-    ``settings_class``, call :meth:`_init_settings` in their constructor, implement ``_build_torch_layer``
+    ``settings_class``, call ``KBTorchPipe.__init__`` from their constructor, implement ``_build_torch_layer``
     (create the model's PyTorch layer from those dims) and may override ``_after_load`` (rebuild what is
     derived from the settings or the state after deserialisation)."""
 
@@ -69,10 +70,17 @@ class KBTorchPipe(TrainablePipe):
     def _after_load(self) -> None:
         """Hook run after from_bytes/from_disk."""
 
-    # -- settings ----------------------------------------------------------------------------------
-    def _init_settings(self, settings: ComponentSettings, state: Optional[Dict[str, Any]] = None) -> None:
-        """Set the settings the component is constructed with and its state (what the settings file keeps
-        beside the dims: name -> initial value, e.g. ``{"labels": []}``)."""
+    def __init__(self, vocab: Vocab, model: Model, name: str, *, settings: ComponentSettings,
+                 scorer: Optional[Callable] = None, state: Optional[Dict[str, Any]] = None) -> None:
+        """What every component starts with: the Doc extensions registered, an empty KB (``initialize`` or
+        ``set_kb`` gives it one), the settings it is constructed with and its state (what the settings file
+        keeps beside the dims: name -> initial value, e.g. ``{"labels": []}``)."""
+        register_extensions()
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.kb = ElKnowledgeBase(vocab)
         if not isinstance(settings, self.settings_class):
             raise TypeError(Errors.E801.format(name=self.name, expected=self.settings_class.__name__,
                                                got=type(settings).__name__))

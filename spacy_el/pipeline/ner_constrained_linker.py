@@ -45,7 +45,7 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
 from ..extensions import (
-    BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS, register_extensions,
+    BELOW_THRESHOLD, NIL, NOT_LINKABLE_LABEL, NO_CANDIDATES, TYPE_CONSTRAINT, UNLINKABLE_LABELS,
 )
 from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
@@ -53,14 +53,15 @@ from ..errors import Errors, Warnings
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner4el.entity_typing import entity_type_distributions
-from ..ml.ner4el.inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, tokenizer_of, window_chunks
+from ..ml.ner4el.inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
 from ..ml.ner4el.model import Ner4elArguments, build_torch_layer
+from ..ml.torch_io import tokenizer_of
+from .conventions import CANDIDATES_KEPT
 from .kb_torch_pipe import KBTorchPipe
 from .ner4el_candidates import CandidateSelector, CandidateSet
 from .settings import ComponentSettings, setting
 
 DEFAULT_MODEL = {"@architectures": "spacy-el.Ner4elScorer.v1", **Ner4elArguments.defaults()}
-CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 
 
 @dataclass(frozen=True)
@@ -157,14 +158,8 @@ class NerConstrainedLinker(KBTorchPipe):
         self, vocab: Vocab, model: Model, name: str, *, settings: NerConstrainedLinkerSettings,
         scorer: Optional[Callable], candidates: CandidateGenerator,
     ) -> None:
-        register_extensions()
-        self.vocab = vocab
-        self.model = model
-        self.name = name
-        self._init_settings(settings)
-        self.scorer = scorer
+        super().__init__(vocab, model, name, settings=settings, scorer=scorer)
         self.inventory = TypeInventory.from_name(self.settings.type_inventory)
-        self.kb = ElKnowledgeBase(vocab)
         self.candidates = candidates
         self._training_memo = CandidateMemo()  # the gold mentions' candidates across epochs (update only)
         self._selector: Optional[CandidateSelector] = None

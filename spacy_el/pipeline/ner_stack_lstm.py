@@ -35,7 +35,7 @@ from thinc.api import Config, Model, Optimizer
 
 from ..algorithms.transition_system import TransitionSystem
 from ..errors import Errors, Warnings
-from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES, register_extensions
+from ..extensions import NIL, NIL_CLASSIFIER, NO_CANDIDATES
 from ..kb import ElKnowledgeBase
 from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
@@ -43,6 +43,7 @@ from ..candidates.arrays import padded_candidates, padded_similarities
 from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
 from ..ml.stack_lstm.model import StackLstmArguments, build_torch_layer, set_learned_entities
 from ..ml.stack_lstm.modules import StackLstmOutput
+from .conventions import CANDIDATES_KEPT
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
@@ -70,7 +71,6 @@ DEFAULT_MODEL = {
     "@architectures": "spacy-el.StackLstmNerEl.v1", **StackLstmArguments.defaults(),
     "tok2vec": Config().from_str(DEFAULT_TOK2VEC)["tok2vec"],
 }
-CANDIDATES_KEPT = 5  # candidates written to span._.candidate_scores
 INIT_SAMPLE = 10  # documents given to the model's initialize
 
 
@@ -140,14 +140,8 @@ class NerStackLstm(KBTorchPipe):
         self, vocab: Vocab, model: Model, name: str, *, settings: NerStackLstmSettings, scorer: Optional[Callable],
         candidates: CandidateGenerator,
     ) -> None:
-        register_extensions()
-        self.vocab = vocab
-        self.model = model
-        self.name = name
         # The entity labels are state, not a setting: spaCy keeps a component's labels in its cfg too.
-        self._init_settings(settings, state={"labels": []})
-        self.scorer = scorer
-        self.kb = ElKnowledgeBase(vocab)
+        super().__init__(vocab, model, name, settings=settings, scorer=scorer, state={"labels": []})
         self.candidates = candidates
         self._training_memo = CandidateMemo()  # the gold mentions' candidates across epochs (update only)
 

@@ -17,6 +17,7 @@ from spacy.util import load_config_from_str, load_model_from_config
 
 from spacy_el.extensions import NIL, NIL_REASONS, NO_LINK, NOT_LINKABLE_LABEL, UNLINKABLE_LABELS, get_clusters, is_linked
 from spacy_el.pipeline import entqa_reader, ner_stack_lstm
+from spacy_el.pipeline.conventions import ENT_LABEL
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "drop_in.md"
 ONTONOTES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE",
@@ -125,7 +126,7 @@ def own_mentions_cell(settings_class, what: str) -> str:
 
 
 def expected_table() -> Dict[str, List[str]]:
-    entqa = own_mentions_cell(entqa_reader.EntQAReaderSettings, f"own mentions, label `{entqa_reader.ENT_LABEL}`")
+    entqa = own_mentions_cell(entqa_reader.EntQAReaderSettings, f"own mentions, label `{ENT_LABEL}`")
     stack = own_mentions_cell(ner_stack_lstm.NerStackLstmSettings, "own mentions and labels")
     return {label: [ner4el_cell(label), joint_cell(label), entqa, stack] for label in ONTONOTES}
 

@@ -16,7 +16,7 @@ import spacy  # noqa: E402
 
 from spacy_el.algorithms.passages import make_passages  # noqa: E402
 from spacy_el.kb.loaders import kb_from_disk  # noqa: E402
-from spacy_el.ml.entqa.inputs import tokenizer_of  # noqa: E402
+from spacy_el.ml.torch_io import tokenizer_of  # noqa: E402
 
 from ..torch_modules import torch_module  # noqa: E402
 from .test_entqa import ENTITIES, TRAIN, build_kb, examples, gold_links, links  # noqa: E402

@@ -7,12 +7,12 @@ and ``entqa_reader`` (``spacy-el.EntQAReader.v1``) components.
   single-pass joint reader).
 * ``losses``: the retriever's multi-label NCE (eq. (1)) and the reader's objective (eq. (2)).
 """
-from .inputs import JointReaderArrays, ReaderArrays, ReaderBatch, RetrieverBatch, tokenizer_of
+from .inputs import JointReaderArrays, ReaderArrays, ReaderBatch, RetrieverBatch
 from .losses import multi_label_nce_loss, reader_loss
 from .model import build_entity_retriever, build_entqa_reader, build_torch_layer
 from .modules import JointReaderModule, PassageEncoder, ReaderModule
 
 __all__ = [
     "JointReaderArrays", "JointReaderModule", "PassageEncoder", "ReaderArrays", "ReaderBatch", "ReaderModule", "RetrieverBatch", "build_entity_retriever",
-    "build_entqa_reader", "build_torch_layer", "multi_label_nce_loss", "reader_loss", "tokenizer_of",
+    "build_entqa_reader", "build_torch_layer", "multi_label_nce_loss", "reader_loss",
 ]

@@ -19,15 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from thinc.api import Model
 
 from ...algorithms.passages import Passage
 from ...errors import Errors
-from ..torch_io import shared_tokenizer
 
 __all__ = [
     "QuestionSide", "question_sides", "retriever_arrays", "reader_arrays", "passage_from_slice", "EntityTokens",
-    "ReaderArrays", "RetrieverBatch", "ReaderBatch", "encode_topic", "mention_wordpieces", "tokenizer_of",
+    "ReaderArrays", "RetrieverBatch", "ReaderBatch", "encode_topic", "mention_wordpieces",
     "CandidateTokens", "JointReaderArrays", "joint_reader_arrays", "joint_layout", "marker_id",
 ]
 
@@ -317,7 +315,3 @@ class ReaderBatch:
     span_reduction: str = field(default="sum")
 
 
-def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer (thread-safe, one copy per thread; it comes from the encoder path and
-    is kept out of the model's attrs, so that it is never part of the serialised model)."""
-    return shared_tokenizer(model.attrs["encoder"], model.name)

@@ -12,7 +12,7 @@
 """
 from .decoding import JointDecoding, decode
 from .entity_equalization import REFINEMENTS
-from .inputs import DocInputs, JointCorefBatch, make_doc_inputs, tokenizer_of
+from .inputs import DocInputs, JointCorefBatch, make_doc_inputs
 from .losses import GoldMentionCluster, compute_loss
 from .model import DocPrediction, build_joint_coref_linker, build_torch_layer
 from .modules import DocOutput, JointCorefModule
@@ -21,5 +21,5 @@ from .scorer import MODES, JointCorefScorer, JointScores
 __all__ = [
     "MODES", "REFINEMENTS", "DocInputs", "DocOutput", "DocPrediction", "GoldMentionCluster", "JointCorefBatch",
     "JointCorefModule", "JointCorefScorer", "JointDecoding", "JointScores", "build_joint_coref_linker",
-    "build_torch_layer", "compute_loss", "decode", "make_doc_inputs", "tokenizer_of",
+    "build_torch_layer", "compute_loss", "decode", "make_doc_inputs",
 ]

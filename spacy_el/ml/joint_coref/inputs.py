@@ -9,7 +9,7 @@ training), a candidate look-up callable and, in training, the gold clusters. Can
 than every enumerated one.
 
 Windows: the document text is split into wordpieces by the encoder's fast tokenizer
-(:func:`tokenizer_of`) once, without truncation. Windows of ``window`` wordpieces (``[CLS]`` +
+(:func:`~spacy_el.ml.torch_io.tokenizer_of`) once, without truncation. Windows of ``window`` wordpieces (``[CLS]`` +
 ``window - 2`` content wordpieces + ``[SEP]``) start every ``stride`` content wordpieces until the last
 one reaches the end (:func:`encoder_windows`); each wordpiece takes its vector from the window where it
 is most central (:func:`most_central_window`), and a spaCy token from the wordpieces that overlap its
@@ -17,7 +17,7 @@ characters (:func:`token_wordpiece_pairs`); see :mod:`spacy_el.ml.joint_coref.mo
 """
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -25,11 +25,11 @@ from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 from spacy.tokens import Doc
 from thinc.api import Model
 
-from ..torch_io import shared_tokenizer
+from ..torch_io import tokenizer_of
 from .span_representations import enumerate_spans
 
 __all__ = [
-    "CandidateFn", "SimilarityFn", "GoldClusterIdx", "DocInputs", "JointCorefBatch", "tokenizer_of", "make_doc_inputs",
+    "CandidateFn", "SimilarityFn", "GoldClusterIdx", "DocInputs", "JointCorefBatch", "make_doc_inputs",
     "encoder_windows", "most_central_window", "token_wordpiece_pairs", "candidate_spans",
 ]
 
@@ -93,12 +93,6 @@ class JointCorefBatch:
     @property
     def has_gold(self) -> bool:
         return any(d.gold is not None and len(d.spans) for d in self.docs)
-
-
-def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer (thread-safe, one copy per thread; it comes from the encoder path and
-    is kept out of the model's attrs, so that it is never part of the serialised model)."""
-    return shared_tokenizer(model.attrs["encoder"], "joint_coref_linker")
 
 
 def encoder_windows(n_wordpieces: int, window: int, stride: int) -> List[Tuple[int, int]]:

@@ -1,19 +1,18 @@
 """Numpy inputs of the NER4EL scorer (the ``ner_constrained_linker`` component): marked windows for the
-mentions (:func:`encode_mentions`, with the encoder's tokenizer :func:`tokenizer_of`) and padded candidate
+mentions (:func:`encode_mentions`, with the encoder's tokenizer,
+:func:`spacy_el.ml.torch_io.tokenizer_of`) and padded candidate
 arrays (:func:`make_batch`), in a :class:`Ner4elBatch`."""
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-from thinc.api import Model
 
 from ...algorithms.marked_mentions import MentionSlot, marked_windows, wordpiece_ranges
 from ...errors import Errors
-from ..torch_io import shared_tokenizer
 
 __all__ = [
     "MARKERS", "MentionCandidates", "MentionSlot", "Ner4elBatch", "encode_mentions", "make_batch", "marker_ids",
-    "tokenizer_of", "window_chunks",
+    "window_chunks",
 ]
 
 MARKERS = ("[unused0]", "[unused1]")
@@ -58,12 +57,6 @@ class Ner4elBatch:
     @property
     def n_mentions(self) -> int:
         return int(self.window.shape[0])
-
-
-def tokenizer_of(model: Model) -> Any:
-    """The encoder's fast tokenizer (thread-safe, one copy per thread; kept out of the model's attrs, so
-    that it is never part of the serialised model)."""
-    return shared_tokenizer(model.attrs["encoder"], "ner_constrained_linker")
 
 
 def marker_ids(tokenizer: Any) -> Tuple[int, int]:
