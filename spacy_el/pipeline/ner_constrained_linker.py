@@ -49,6 +49,7 @@ from ..extensions import (
 )
 from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
+from ..candidates.typed_selection import CandidateSelector, CandidateSet
 from ..errors import Errors, Warnings
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
@@ -58,7 +59,6 @@ from ..ml.ner4el.model import Ner4elArguments, build_torch_layer
 from ..ml.torch_io import tokenizer_of
 from .conventions import CANDIDATES_KEPT
 from .kb_torch_pipe import KBTorchPipe
-from .ner4el_candidates import CandidateSelector, CandidateSet
 from .settings import ComponentSettings, setting
 
 DEFAULT_MODEL = {"@architectures": "spacy-el.Ner4elScorer.v1", **Ner4elArguments.defaults()}

@@ -115,7 +115,7 @@ def _invented_kb_dir(tmp: Path, tiny_encoder: str, mention_encoder: bool = False
     if mention_encoder:
         from spacy_el.candidates import attach_mention_encoder
         from spacy_el.kb.build_steps import attach_dense_index
-        from spacy_el.ml.mention_encoder import MentionEncoder
+        from spacy_el.candidates.mention_encoder import MentionEncoder
 
         attach_dense_index(kb, "Flat")
         attach_mention_encoder(kb, MentionEncoder.from_base(tiny_encoder, dim=8, entity_encoder={}))

@@ -7,7 +7,7 @@ import spacy
 import srsly
 from typer.testing import CliRunner
 
-from spacy_el.attach_kb import META_KEY, attach_kb, kb_components
+from spacy_el.package.attach_kb import META_KEY, attach_kb, kb_components
 from spacy_el.cli import app
 
 from ..conftest import build_invented_kb

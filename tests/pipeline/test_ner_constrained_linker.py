@@ -257,7 +257,7 @@ def test_kb_with_other_vector_width_is_refused(trained):
 
 def test_training_candidates_add_the_gold_and_same_type_negatives():
     from spacy_el.candidates import AliasCandidates
-    from spacy_el.pipeline.ner4el_candidates import CandidateSelector
+    from spacy_el.candidates.typed_selection import CandidateSelector
 
     kb = KBBuilder()
     rng = np.random.default_rng(1)

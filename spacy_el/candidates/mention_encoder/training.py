@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from ..autocast import encoder_autocast
+from ...ml.autocast import encoder_autocast
 from .inputs import Mention, mention_batch
 from .runtime import MentionEncoder
 

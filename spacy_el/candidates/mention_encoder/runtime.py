@@ -30,8 +30,8 @@ from ...algorithms.mention_windows import check_window
 from ...errors import Errors, with_place
 from ...kb.encoder import default_model_path, encoder_fingerprint
 from ...kb.serialization import create_temp_file
-from ..autocast import ENCODER_DTYPES, encoder_autocast
-from ..torch_io import serialize_state, state_deserializer
+from ...ml.autocast import ENCODER_DTYPES, encoder_autocast
+from ...ml.torch_io import serialize_state, state_deserializer
 from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions, window_batches
 from .model import MentionEncoderModule
 

@@ -5,9 +5,9 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from ..candidates import MentionCandidates
 from ..kb import ElKnowledgeBase
 from ..kb.type_index import select_typed_first
+from .types import MentionCandidates
 
 LOG_PRIOR_FLOOR = float(np.log(1e-4))
 NEIGHBOURS = 32  # same-type negatives are drawn among the gold's NEIGHBOURS nearest same-type entities
