@@ -34,7 +34,6 @@ FLOORS = [
     {"candidates", "recipes"},  # candidate generators; how this project's evaluation resources are made
     {"pipeline"},  # the spaCy components
     {"annotate", "training", "package", "visualize"},  # running, training, shipping and drawing a pipeline
-    {"attach_kb"},  # a re-export of package.attach_kb, until tests/pipeline/test_attach_kb.py imports from there
     {"cli", "__main__", "__init__"},  # python -m spacy_el
 ]
 FLOOR_OF = {room: level for level, rooms in enumerate(FLOORS) for room in rooms}
