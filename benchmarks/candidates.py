@@ -28,7 +28,7 @@ from spacy_el.corpora.qid_titles import elevant_title_docs, qid_title_map
 from spacy_el.extensions import is_linked
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.dense_index import DenseIndex
-from spacy_el.ml.mention_encoder import MentionEncoder
+from spacy_el.candidates.mention_encoder import MentionEncoder
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .common import ELEVANT_SETS, MENTION_ENCODER, SHARED_DATA, timed

@@ -31,7 +31,7 @@ _LOCK = threading.RLock()
 def attach_mention_encoder(kb: ElKnowledgeBase, encoder: Union[str, Path, Any]) -> None:
     """Make ``kb`` carry a mention encoder (a ``MentionEncoder`` or its folder), after checking that its
     vectors and the encoder's entity side are the same vector space."""
-    from ..ml.mention_encoder.runtime import MentionEncoder
+    from .mention_encoder.runtime import MentionEncoder
 
     if not isinstance(encoder, MentionEncoder):
         encoder = MentionEncoder.load(encoder)
@@ -57,7 +57,7 @@ def check_vector_space(kb: ElKnowledgeBase, encoder: Any) -> None:
 
 def mention_encoder_of(kb: ElKnowledgeBase) -> Any:
     """The ``MentionEncoder`` the KB carries (decoded once per KB object)."""
-    from ..ml.mention_encoder.runtime import MentionEncoder
+    from .mention_encoder.runtime import MentionEncoder
 
     with _LOCK:
         data = kb.attachment(ATTACHMENT)

@@ -32,8 +32,8 @@ def train_encoder_cli(
     import random
 
     from ..kb import ElKnowledgeBase
-    from ..ml.mention_encoder.runtime import MentionEncoder
-    from ..ml.mention_encoder.training import TrainingSettings, train_mention_encoder
+    from ..candidates.mention_encoder.runtime import MentionEncoder
+    from ..candidates.mention_encoder.training import TrainingSettings, train_mention_encoder
     from ..recipes.mention_examples import split_examples
 
     kb = ElKnowledgeBase.load(kb_dir)

@@ -25,7 +25,7 @@ def minilm_toy_kb() -> ElKnowledgeBase:
 
 @pytest.fixture(scope="session")
 def minilm_encoder():
-    from spacy_el.ml.mention_encoder import MentionEncoder
+    from spacy_el.candidates.mention_encoder import MentionEncoder
 
     return MentionEncoder.from_base()
 
@@ -42,7 +42,7 @@ def span_of(nlp, text: str, mention: str):
 @pytest.fixture(scope="session")
 def tiny_mention_encoder(tiny_encoder):
     """An untrained mention encoder over the 1-layer test BERT (32-d): fast, for the structural tests."""
-    from spacy_el.ml.mention_encoder import MentionEncoder
+    from spacy_el.candidates.mention_encoder import MentionEncoder
 
     return MentionEncoder.from_base(tiny_encoder)
 

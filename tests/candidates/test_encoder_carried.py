@@ -4,7 +4,7 @@ import pytest
 
 from spacy_el.candidates import DenseCandidates, attach_mention_encoder, mention_encoder_of
 from spacy_el.kb import ElKnowledgeBase
-from spacy_el.ml.mention_encoder import MentionEncoder
+from spacy_el.candidates.mention_encoder import MentionEncoder
 
 from .conftest import span_of
 

@@ -4,8 +4,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spacy_el.ml.mention_encoder import MentionEncoder
-from spacy_el.ml.mention_encoder.inputs import mention_batch, window_batches
+from spacy_el.candidates.mention_encoder import MentionEncoder
+from spacy_el.candidates.mention_encoder.inputs import mention_batch, window_batches
 
 TEXTS = [
     "Paris is the capital of France , and Lyon is its third city .",

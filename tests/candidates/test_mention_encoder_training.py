@@ -2,8 +2,8 @@
 the weights of an uninterrupted run."""
 import numpy as np
 
-from spacy_el.ml.mention_encoder import MentionEncoder
-from spacy_el.ml.mention_encoder.training import TrainingSettings, train_mention_encoder
+from spacy_el.candidates.mention_encoder import MentionEncoder
+from spacy_el.candidates.mention_encoder.training import TrainingSettings, train_mention_encoder
 
 TEXTS = [
     ("Paris Hilton sang at the gala .", 0, 2, "Paris_Hilton"),
