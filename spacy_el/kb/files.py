@@ -22,7 +22,8 @@ What is here:
   (:func:`replace_dir`), as a pipeline or a checkpoint is saved;
 * :func:`append_bytes`, :func:`truncate`: a log grown and cut back, fsynced, never through a symlink;
 * :func:`create_temp_file`, :func:`fsync_file`, :func:`fsync_dir`: the pieces, for a writer that commits several
-  files at once (the KB renames its manifest last); :func:`remove_temps` clears what a killed writer left;
+  files at once (the KB renames its manifest last); :func:`remove_temps` clears what a killed writer left, and
+  :func:`moved_aside` finds the old folder a kill in the middle of a swap left as the only copy;
 * :func:`sha256_file`: the checksum every manifest records.
 """
 import errno
@@ -40,9 +41,9 @@ from typing import IO, Any, Callable, Iterable, Iterator, List, Optional, Tuple,
 from .errors import KBErrors
 
 __all__ = [
-    "append_bytes", "create_temp_dir", "create_temp_file", "fsync_dir", "fsync_file", "new_dir", "remove_temps",
-    "replace_dir", "sha256_file", "temp_target", "truncate", "write_bytes", "write_json", "write_path", "write_stream",
-    "write_text",
+    "append_bytes", "create_temp_dir", "create_temp_file", "fsync_dir", "fsync_file", "moved_aside", "new_dir",
+    "remove_temps", "replace_dir", "sha256_file", "temp_target", "truncate", "write_bytes", "write_json", "write_path",
+    "write_stream", "write_text",
 ]
 
 PathLike = Union[str, Path]
@@ -273,6 +274,17 @@ def new_dir(target: PathLike) -> Iterator[Path]:
     finally:
         if os.path.lexists(tmp):
             _remove(tmp)
+
+
+def moved_aside(target: PathLike) -> Optional[Path]:
+    """The old folder that a swap into ``target`` renamed aside (:func:`replace_dir`), when a kill between its two
+    renames left it there and ``target`` missing: then the only complete copy (the newest, if several). None when
+    ``target`` exists or there is none."""
+    target = Path(target)
+    if os.path.lexists(target):
+        return None
+    found = [p for p in target.parent.glob(".*.old") if temp_target(p.name) == target.name and p.is_dir()]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
 def remove_temps(directory: PathLike, names: Optional[Iterable[str]] = None) -> List[Path]:

@@ -13,8 +13,8 @@ import pytest
 
 from spacy_el.errors import message_code
 from spacy_el.kb.files import (
-    append_bytes, new_dir, remove_temps, sha256_file, temp_target, truncate, write_bytes, write_json, write_path,
-    write_stream, write_text,
+    append_bytes, moved_aside, new_dir, remove_temps, sha256_file, temp_target, truncate, write_bytes, write_json,
+    write_path, write_stream, write_text,
 )
 
 from ..conftest import REPO_ROOT
@@ -191,7 +191,7 @@ def test_a_symlink_at_a_folder_target_is_replaced_not_followed(tmp_path):
     assert (victim / "sub" / "file").read_bytes() == OLD
 
 
-def test_remove_temps_keeps_an_old_folder_that_is_the_only_copy(tmp_path):
+def test_remove_temps_keeps_an_old_folder_that_is_the_only_copy_and_moved_aside_finds_it(tmp_path):
     """A kill between the two renames of a folder swap leaves the old folder aside and no target: it stays.
     Beside a target, a moved-aside folder is garbage, as is every temporary file."""
     aside = _folder(tmp_path / f".pipeline.{'a' * 16}.old", OLD)
@@ -202,6 +202,7 @@ def test_remove_temps_keeps_an_old_folder_that_is_the_only_copy(tmp_path):
     removed = remove_temps(tmp_path)
     assert sorted(p.name for p in removed) == [f".model.{'b' * 16}.old", f".model.{'c' * 16}.tmp"]
     assert aside.is_dir() and (tmp_path / ".model.tmp").exists()
+    assert moved_aside(tmp_path / "pipeline") == aside and moved_aside(tmp_path / "model") is None
 
 
 def test_sha256_file_is_the_sha256_of_the_content(tmp_path):

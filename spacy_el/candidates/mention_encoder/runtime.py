@@ -15,8 +15,6 @@ encoder made, since the two vector spaces would not match.
 """
 import copy
 import json
-import os
-import shutil
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ import torch
 from ...algorithms.mention_windows import check_window
 from ...errors import Errors, with_place
 from ...kb.encoder import default_model_path, encoder_fingerprint
-from ...kb.serialization import create_temp_file
+from ...kb.files import new_dir
 from ...ml.autocast import ENCODER_DTYPES, encoder_autocast
 from ...ml.torch_io import serialize_state, state_deserializer
 from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions, window_batches
@@ -215,20 +213,9 @@ class MentionEncoder:
         if path.exists() and not (path / CONFIG_FILE).is_file() and (not path.is_dir() or any(path.iterdir())):
             raise ValueError(Errors.E929.format(path=path))
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp_file, fd = create_temp_file(path.parent, path.name)
-        os.close(fd)
-        os.unlink(tmp_file)
-        tmp_dir = tmp_file  # the unique temporary name, now as a folder
-        tmp_dir.mkdir()
-        for name, data in self._files().items():
-            (tmp_dir / name).write_bytes(data)
-        old = None
-        if path.exists():
-            old = tmp_dir.with_name(tmp_dir.name + ".old")
-            os.replace(path, old)
-        os.replace(tmp_dir, path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        with new_dir(path) as tmp_dir:
+            for name, data in self._files().items():
+                (tmp_dir / name).write_bytes(data)
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "MentionEncoder":

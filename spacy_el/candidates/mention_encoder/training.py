@@ -15,7 +15,6 @@ best dev score are saved (``state/``), and ``resume=True`` continues from there.
 """
 import json
 import random
-import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
+from ...kb.files import moved_aside, new_dir, remove_temps, write_json
 from ...ml.autocast import encoder_autocast
 from .inputs import Mention, mention_batch
 from .runtime import MentionEncoder
@@ -181,25 +181,21 @@ def _step(
 
 
 def _save_state(encoder: MentionEncoder, optimizer: torch.optim.Optimizer, state_dir: Path, progress: Dict) -> None:
-    """Encoder, optimizer state and progress, written to a new folder that then replaces ``state_dir``:
-    a run killed at any point leaves one complete state (``state`` or, mid-swap, ``state.old``)."""
-    new, old = state_dir.with_name(STATE_DIR + ".new"), state_dir.with_name(STATE_DIR + ".old")
-    shutil.rmtree(new, ignore_errors=True)
-    new.mkdir(parents=True)
-    encoder.save(new / "encoder")
-    torch.save(optimizer.state_dict(), new / "optimizer.pt")
-    (new / "progress.json").write_text(json.dumps(progress, indent=2), encoding="utf8")
-    if state_dir.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        state_dir.rename(old)
-    new.rename(state_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    """Encoder, optimizer state and progress, written to a new folder that then replaces ``state_dir``
+    (``kb.files.new_dir``): a run killed at any point leaves one complete state (``state`` or, mid-swap, the old
+    one renamed aside: ``kb.files.moved_aside``)."""
+    state_dir.parent.mkdir(parents=True, exist_ok=True)
+    remove_temps(state_dir.parent, [state_dir.name])  # what a killed run left
+    with new_dir(state_dir) as new:
+        encoder.save(new / "encoder")
+        torch.save(optimizer.state_dict(), new / "optimizer.pt")
+        write_json(new / "progress.json", progress)
 
 
 def _saved_state(state_dir: Path) -> Optional[Path]:
     """The complete saved state, if any (see ``_save_state``)."""
-    for folder in (state_dir, state_dir.with_name(STATE_DIR + ".old")):
-        if (folder / "progress.json").is_file():
+    for folder in (state_dir, moved_aside(state_dir)):
+        if folder is not None and (folder / "progress.json").is_file():
             return folder
     return None
 
