@@ -447,7 +447,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E930 = "{path} is not a mention encoder folder: it has no {config_file}."
     E931 = "{where} lacks {missing}: it is not a complete mention encoder."
     E932 = "{where} is not a mention encoder of format {format} v{version} (found {found!r} v{found_version!r})."
-    # the models' losses and torch modules (spacy_el/ml/entqa/losses.py, spacy_el/ml/joint_coref/)
+    # the models' losses and torch modules (spacy_el/ml/entqa/losses.py, spacy_el/ml/joint_coref_linker/)
     E933 = "candidate {c} of passage {b} has both mentions and the [CLS] span."
     E934 = "invalid gold span ({s}, {t}) for passage {b}, candidate {c} (T={length})."
     E935 = "gold span ({s}, {t}) mixes the [CLS] position with text positions."

@@ -3,9 +3,9 @@ glue: the registered architecture, the lazily built torch layer, numpy predictio
 inputs and the encoder's tokenizer), ``modules`` (the torch modules), ``losses`` (and ``decoding`` where
 the model has its own).
 
-* ``joint_coref``: ``joint_coref_linker`` (``spacy-el.JointCorefLinker.v1``).
-* ``stack_lstm``: ``ner_stack_lstm`` (``spacy-el.StackLstmNerEl.v1``).
-* ``ner4el``: ``ner_constrained_linker`` (``spacy-el.Ner4elScorer.v1``).
+* ``joint_coref_linker``: ``joint_coref_linker`` (``spacy-el.JointCorefLinker.v1``).
+* ``ner_stack_lstm``: ``ner_stack_lstm`` (``spacy-el.NerStackLstm.v1``).
+* ``ner_constrained_linker``: ``ner_constrained_linker`` (``spacy-el.NerConstrainedLinker.v1``).
 * ``entqa``: ``entity_retriever`` and ``entqa_reader`` (``spacy-el.EntityRetriever.v1``, ``spacy-el.EntQAReader.v1``).
 
 Shared: ``autocast`` (the encoders' ``encoder_dtype``), ``torch_io`` (encoders, tokenizers, shims,

@@ -1,7 +1,7 @@
 """The Thinc glue every torch model of spacy_el shares: calling its torch layer, the scalar-loss pattern,
 and numpy outputs.
 
-**The scalar-loss pattern** (``joint_coref``, ``stack_lstm``, ``entqa``): the torch module computes its
+**The scalar-loss pattern** (``joint_coref_linker``, ``ner_stack_lstm``, ``entqa``): the torch module computes its
 training loss itself and returns ``(loss, outputs)``; :func:`scalar_loss_outputs` (the layer's
 ``convert_outputs``) hands the loss to Thinc as a ``(1,)`` array and backpropagates it with the gradient it
 is given, ``dY = (d_loss, _)``: the component's ``get_loss`` gives ``d_loss = 1`` (``KBTorchPipe.get_loss``)

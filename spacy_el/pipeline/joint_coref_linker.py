@@ -3,9 +3,9 @@
 Zaporojets et al. (2022), "Towards consistent document-level entity linking: joint models for entity
 linking and coreference resolution" (Local and Global joint models, Standalone baselines), with the
 Entity-Equalization refinement of Kantor & Globerson (2019) as a config switch. The model is
-``spacy-el.JointCorefLinker.v1`` (:mod:`spacy_el.ml.joint_coref`: its scorer, losses and decoding are
-:mod:`~spacy_el.ml.joint_coref.scorer`, :mod:`~spacy_el.ml.joint_coref.losses` and
-:mod:`~spacy_el.ml.joint_coref.decoding`).
+``spacy-el.JointCorefLinker.v1`` (:mod:`spacy_el.ml.joint_coref_linker`: its scorer, losses and decoding are
+:mod:`~spacy_el.ml.joint_coref_linker.scorer`, :mod:`~spacy_el.ml.joint_coref_linker.losses` and
+:mod:`~spacy_el.ml.joint_coref_linker.decoding`).
 
 What the component does
 -----------------------
@@ -121,9 +121,9 @@ from ..kb import ElKnowledgeBase
 from ..candidates import CandidateGenerator, CandidateMemo, MentionCandidates
 from ..candidates.memo import reads_encoder
 from ..candidates.arrays import PaddedCandidates, padded_candidates, padded_similarities
-from ..ml.joint_coref import JointCorefBatch, build_torch_layer, make_doc_inputs
-from ..ml.joint_coref.inputs import CandidateFn, SimilarityFn
-from ..ml.joint_coref.model import JointCorefArguments, encoder_depth, set_save_encoder
+from ..ml.joint_coref_linker import JointCorefBatch, build_torch_layer, make_doc_inputs
+from ..ml.joint_coref_linker.inputs import CandidateFn, SimilarityFn
+from ..ml.joint_coref_linker.model import JointCorefArguments, encoder_depth, set_save_encoder
 from .conventions import CANDIDATES_KEPT, ENT_LABEL
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
@@ -157,7 +157,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     frozen_encoder_layers (training speed): the encoder's embeddings and lowest N layers are not trained
     and run without dropout in training (0 = the whole encoder is trained). encoder_cache_mb: their outputs
     are kept per document across epochs, at most this many MB (0 = not kept; needs frozen_encoder_layers):
-    :mod:`spacy_el.ml.joint_coref.frozen_encoder`. Prediction is unaffected by both.
+    :mod:`spacy_el.ml.joint_coref_linker.frozen_encoder`. Prediction is unaffected by both.
     encoder_checkpointing (training memory): the encoder keeps no activations in the forward pass and
     recomputes them in the backward pass: the same gradients, less memory on long documents, one more
     encoder pass a step (needs frozen_encoder_layers 0). Prediction is unaffected.
@@ -419,7 +419,7 @@ class JointCorefLinker(KBTorchPipe):
         return [self._clusters(out, doc) for out, doc in zip(self._predicted(docs), docs)]
 
     def _predicted(self, docs: List[Doc]) -> List[Any]:
-        """The model's :class:`~spacy_el.ml.joint_coref.model.DocPrediction` of each of ``docs``, or None for
+        """The model's :class:`~spacy_el.ml.joint_coref_linker.model.DocPrediction` of each of ``docs``, or None for
         each when no doc has a span to score."""
         self._check_initialized()
         if not docs:
@@ -432,7 +432,7 @@ class JointCorefLinker(KBTorchPipe):
         return outputs
 
     def _clusters(self, out: Any, doc: Doc) -> List[Dict[str, Any]]:
-        """out: the model's numpy :class:`~spacy_el.ml.joint_coref.model.DocPrediction` of ``doc`` (None: nothing
+        """out: the model's numpy :class:`~spacy_el.ml.joint_coref_linker.model.DocPrediction` of ``doc`` (None: nothing
         scored)."""
         decoding = out.decoding if out is not None else None
         if decoding is None:

@@ -20,7 +20,7 @@ CARDINAL) are not scored: they get ``kb_id_`` ``"NIL"``, ``span._.nil_reason = "
 and no candidates (``docs/drop_in.md`` maps the OntoNotes labels). The setting applies at prediction;
 training still learns from every gold mention with a KB id.
 Each KB entity's type distribution is kept in the KB; at ``initialize``, entities without a type get
-one from an entity-typing classifier trained on the typed ones (:mod:`spacy_el.ml.ner4el.entity_typing`).
+one from an entity-typing classifier trained on the typed ones (:mod:`spacy_el.ml.ner_constrained_linker.entity_typing`).
 
 Prediction scores the marked windows of a batch ``encoder_batch`` windows at a time (default 32), so
 that memory (the encoder's activations, the candidate arrays) does not grow with the length of a
@@ -53,15 +53,15 @@ from ..candidates.typed_selection import CandidateSelector, CandidateSet
 from ..errors import Errors, Warnings
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
-from ..ml.ner4el.entity_typing import entity_type_distributions
-from ..ml.ner4el.inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
-from ..ml.ner4el.model import Ner4elArguments, build_torch_layer
+from ..ml.ner_constrained_linker.entity_typing import entity_type_distributions
+from ..ml.ner_constrained_linker.inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
+from ..ml.ner_constrained_linker.model import Ner4elArguments, build_torch_layer
 from ..ml.torch_io import tokenizer_of
 from .conventions import CANDIDATES_KEPT
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
 
-DEFAULT_MODEL = {"@architectures": "spacy-el.Ner4elScorer.v1", **Ner4elArguments.defaults()}
+DEFAULT_MODEL = {"@architectures": "spacy-el.NerConstrainedLinker.v1", **Ner4elArguments.defaults()}
 
 
 @dataclass(frozen=True)

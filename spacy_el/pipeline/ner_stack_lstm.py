@@ -5,7 +5,7 @@ parsed with SHIFT / OUT / REDUCE-<label> (``spacy_el.algorithms.transition_syste
 detects and types a mention and links it to the shared KB: a NIL classifier on the stack state says
 whether it is linkable, and the candidates from the alias table (top ``top_k`` by prior) are ranked
 from ``[entity vector; prior; mention; sentence; action history]``. The model is
-``spacy-el.StackLstmNerEl.v1`` (:mod:`spacy_el.ml.stack_lstm`); its word features come from a
+``spacy-el.NerStackLstm.v1`` (:mod:`spacy_el.ml.ner_stack_lstm`); its word features come from a
 spaCy tok2vec sublayer in the config.
 
 Output: ``doc.ents`` (replacing any there) with labels and ``kb_id_`` (``"NIL"`` when the NIL classifier
@@ -40,9 +40,9 @@ from ..kb import ElKnowledgeBase
 from ..candidates import CandidateGenerator, CandidateMemo
 from ..candidates.held_out import held_out_of
 from ..candidates.arrays import padded_candidates, padded_similarities
-from ..ml.stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
-from ..ml.stack_lstm.model import StackLstmArguments, build_torch_layer, set_learned_entities
-from ..ml.stack_lstm.modules import StackLstmOutput
+from ..ml.ner_stack_lstm.inputs import TASKS, CandidateArrays, Chunk, Segment, StackLstmBatch, gold_actions, pad_segments, segment_doc
+from ..ml.ner_stack_lstm.model import StackLstmArguments, build_torch_layer, set_learned_entities
+from ..ml.ner_stack_lstm.modules import StackLstmOutput
 from .conventions import CANDIDATES_KEPT
 from .kb_torch_pipe import KBTorchPipe
 from .settings import ComponentSettings, setting
@@ -68,7 +68,7 @@ window_size = 1
 maxout_pieces = 3
 """
 DEFAULT_MODEL = {
-    "@architectures": "spacy-el.StackLstmNerEl.v1", **StackLstmArguments.defaults(),
+    "@architectures": "spacy-el.NerStackLstm.v1", **StackLstmArguments.defaults(),
     "tok2vec": Config().from_str(DEFAULT_TOK2VEC)["tok2vec"],
 }
 INIT_SAMPLE = 10  # documents given to the model's initialize

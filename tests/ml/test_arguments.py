@@ -8,9 +8,9 @@ import spacy
 CASES = [
     ("joint_coref_linker", "JointCorefLinker", {"ffnn_depth": 0}, "ffnn_depth must be an int >= 1"),
     ("joint_coref_linker", "JointCorefLinker", {"window": 16, "stride": 15}, r"stride must be an int in \[1, window - 2 = 14\]"),
-    ("ner_stack_lstm", "StackLstmNerEl", {"entity_vectors": "both"}, r"entity_vectors must be one of \['kb', "),
-    ("ner_stack_lstm", "StackLstmNerEl", {"learned_width": 0}, "learned_width must be an int >= 1"),
-    ("ner_constrained_linker", "Ner4elScorer", {"hidden_width": 0}, "hidden_width must be an int >= 1"),
+    ("ner_stack_lstm", "NerStackLstm", {"entity_vectors": "both"}, r"entity_vectors must be one of \['kb', "),
+    ("ner_stack_lstm", "NerStackLstm", {"learned_width": 0}, "learned_width must be an int >= 1"),
+    ("ner_constrained_linker", "NerConstrainedLinker", {"hidden_width": 0}, "hidden_width must be an int >= 1"),
     ("entity_retriever", "EntityRetriever", {"passage_length": 8, "stride": 9}, r"stride must be an int in \[1, passage_length = 8\]"),
     ("entity_retriever", "EntityRetriever", {"init_scale": 0.0}, r"init_scale must be a finite number > 0.0"),
     ("entqa_reader", "EntQAReader", {"span_reduction": "max"}, r"span_reduction must be one of \['sum', 'marginal'\]"),

@@ -10,7 +10,7 @@ from torch import nn
 from spacy_el.ml.dropout import DROPOUT_MASKS, UniformDropout, set_dropout_masks, uniform_dropout
 
 from ..torch_modules import torch_module
-from .test_joint_coref_train_speed import build
+from .test_joint_coref_linker_train_speed import build
 
 
 @pytest.mark.parametrize("p", [0.1, 0.5])
@@ -128,9 +128,9 @@ def _reader(encoder: str, **kwargs: Any) -> Any:
 
 
 def _ner4el(encoder: str, **kwargs: Any) -> Any:
-    from spacy_el.ml.ner4el.model import Ner4elArguments, build_ner4el_scorer
+    from spacy_el.ml.ner_constrained_linker.model import Ner4elArguments, build_ner_constrained_linker
 
-    model = build_ner4el_scorer(**{**Ner4elArguments.defaults(), "encoder": encoder, "hidden_width": 16, **kwargs})
+    model = build_ner_constrained_linker(**{**Ner4elArguments.defaults(), "encoder": encoder, "hidden_width": 16, **kwargs})
     model.set_dim("nE", 8)
     model.set_dim("nT", 4)
     return model
@@ -139,11 +139,11 @@ def _ner4el(encoder: str, **kwargs: Any) -> Any:
 def _stack_lstm(encoder: str, **kwargs: Any) -> Any:
     from thinc.api import noop
 
-    from spacy_el.ml.stack_lstm.model import StackLstmArguments, build_stack_lstm_ner_el
+    from spacy_el.ml.ner_stack_lstm.model import StackLstmArguments, build_ner_stack_lstm
 
     small = {"hidden_width": 8, "action_width": 4, "attention_width": 8, "el_hidden_width": 8, "nil_hidden_width": 8,
              "learned_width": 4}
-    model = build_stack_lstm_ner_el(tok2vec=noop(), **{**StackLstmArguments.defaults(), **small, **kwargs})
+    model = build_ner_stack_lstm(tok2vec=noop(), **{**StackLstmArguments.defaults(), **small, **kwargs})
     for dim, size in (("nW", 16), ("nA", 5), ("nE", 8), ("nL", 0)):
         model.set_dim(dim, size)
     return model
@@ -151,7 +151,7 @@ def _stack_lstm(encoder: str, **kwargs: Any) -> Any:
 
 #: component -> (a builder of its architecture with dims set, the spacy_el.ml package whose build_torch_layer builds it)
 OTHER_MODELS = {"entity_retriever": (_retriever, "entqa"), "entqa_reader": (_reader, "entqa"),
-                "ner_constrained_linker": (_ner4el, "ner4el"), "ner_stack_lstm": (_stack_lstm, "stack_lstm")}
+                "ner_constrained_linker": (_ner4el, "ner_constrained_linker"), "ner_stack_lstm": (_stack_lstm, "ner_stack_lstm")}
 
 
 def _built_module(component: str, encoder: str, **kwargs: Any) -> nn.Module:

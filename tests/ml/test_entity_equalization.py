@@ -1,11 +1,11 @@
-"""Entity Equalization and antecedent averaging refinements (spacy_el.ml.joint_coref.entity_equalization)."""
+"""Entity Equalization and antecedent averaging refinements (spacy_el.ml.joint_coref_linker.entity_equalization)."""
 import itertools
 from typing import List, Sequence
 
 import pytest
 import torch
 
-from spacy_el.ml.joint_coref.entity_equalization import (
+from spacy_el.ml.joint_coref_linker.entity_equalization import (
     REFINEMENTS,
     AntecedentAveraging,
     EntityEqualization,

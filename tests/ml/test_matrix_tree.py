@@ -1,4 +1,4 @@
-"""Matrix-Tree-Theorem partition functions and the Global MTT loss (spacy_el.ml.joint_coref.matrix_tree)."""
+"""Matrix-Tree-Theorem partition functions and the Global MTT loss (spacy_el.ml.joint_coref_linker.matrix_tree)."""
 import itertools
 import math
 from typing import Callable, Iterator, List, Optional, Sequence
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from spacy_el.ml.joint_coref.matrix_tree import (
+from spacy_el.ml.joint_coref_linker.matrix_tree import (
     GoldCluster,
     assemble_scores,
     edge_marginals,

@@ -1,13 +1,13 @@
-"""Candidate spans, Lee et al. span representations and pruning (spacy_el.ml.joint_coref.span_representations)."""
+"""Candidate spans, Lee et al. span representations and pruning (spacy_el.ml.joint_coref_linker.span_representations)."""
 import itertools
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from spacy_el.ml.joint_coref.modules import JointCorefModule
-from spacy_el.ml.joint_coref.scorer import JointCorefScorer
-from spacy_el.ml.joint_coref.span_representations import SpanEmbedder, enumerate_spans, prune_spans
+from spacy_el.ml.joint_coref_linker.modules import JointCorefModule
+from spacy_el.ml.joint_coref_linker.scorer import JointCorefScorer
+from spacy_el.ml.joint_coref_linker.span_representations import SpanEmbedder, enumerate_spans, prune_spans
 
 
 # Exact float comparisons: one torch thread, as set by the conftest fixture.

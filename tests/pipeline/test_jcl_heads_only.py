@@ -64,7 +64,7 @@ def _pipeline(tmp_path: Path, encoder: str, steps: int = 0, model_settings=None,
 def test_the_weights_file_holds_the_heads_and_a_reference(trained_pipelines):
     from safetensors.torch import load
 
-    from spacy_el.ml.joint_coref.model import set_save_encoder
+    from spacy_el.ml.joint_coref_linker.model import set_save_encoder
     from spacy_el.ml.torch_io import serialize_state, state_references
 
     pipe = trained_pipelines.get("joint_coref_linker_heads").get_pipe("joint_coref_linker_heads")
@@ -156,7 +156,7 @@ def test_over_the_packaged_minilm_the_heads_are_a_few_mb(tmp_path, monkeypatch):
     assert loaded.get_pipe(NAME).to_bytes(exclude=["vocab"]) == nlp.get_pipe(NAME).to_bytes(exclude=["vocab"])
 
     from spacy_el.ml import torch_io
-    from spacy_el.ml.joint_coref import model as jcl_model
+    from spacy_el.ml.joint_coref_linker import model as jcl_model
 
     def other_minilm(source):
         encoder = torch_io.load_encoder(source)

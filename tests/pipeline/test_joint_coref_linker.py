@@ -21,7 +21,7 @@ from spacy_el.pipeline.component_settings import component_settings
 
 from ..conftest import build_invented_kb, linked_cluster_doc
 from ..torch_modules import torch_module
-from spacy_el.ml.joint_coref.inputs import (
+from spacy_el.ml.joint_coref_linker.inputs import (
     candidate_spans, encoder_windows, make_doc_inputs, most_central_window, token_wordpiece_pairs,
 )
 

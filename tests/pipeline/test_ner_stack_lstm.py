@@ -14,8 +14,8 @@ from spacy_el.algorithms.transition_system import TransitionSystem
 from spacy_el.candidates import AliasCandidates
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.loaders import kb_from_disk
-from spacy_el.ml.stack_lstm.inputs import gold_actions, segment_doc
-from spacy_el.ml.stack_lstm.modules import GoldActions, StackLstmNerEl, StackLstmSizes
+from spacy_el.ml.ner_stack_lstm.inputs import gold_actions, segment_doc
+from spacy_el.ml.ner_stack_lstm.modules import GoldActions, StackLstmNerEl, StackLstmSizes
 
 from ..conftest import build_invented_kb
 from ..torch_modules import torch_module

@@ -2,7 +2,7 @@
 
 ``L_NER + L_EL + L_NIL`` of the seed paper (Martins et al., 2019): the cross-entropy of the gold actions
 (teacher-forced), of each gold chunk's entity among its candidates, and of the NIL classifier.
-:class:`~spacy_el.ml.stack_lstm.modules.StackLstmForward` divides their sum over the enabled tasks by
+:class:`~spacy_el.ml.ner_stack_lstm.modules.StackLstmForward` divides their sum over the enabled tasks by
 the number of sentences. Pure PyTorch.
 """
 from typing import Optional, Tuple

@@ -1,4 +1,4 @@
-"""Joint coref + EL scoring model, losses and decoding (spacy_el.ml.joint_coref.scorer, .losses, .decoding)."""
+"""Joint coref + EL scoring model, losses and decoding (spacy_el.ml.joint_coref_linker.scorer, .losses, .decoding)."""
 import math
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from spacy_el.algorithms.arborescence import arborescence_score, max_spanning_arborescence
-from spacy_el.ml.joint_coref.decoding import decode
-from spacy_el.ml.joint_coref.losses import (
+from spacy_el.ml.joint_coref_linker.decoding import decode
+from spacy_el.ml.joint_coref_linker.losses import (
     GoldMentionCluster,
     compute_loss,
     coref_loss,
@@ -17,8 +17,8 @@ from spacy_el.ml.joint_coref.losses import (
     link_loss,
     local_loss,
 )
-from spacy_el.ml.joint_coref.matrix_tree import GoldCluster, mtt_loss
-from spacy_el.ml.joint_coref.scorer import MODES, JointCorefScorer, JointScores, bucket_distance
+from spacy_el.ml.joint_coref_linker.matrix_tree import GoldCluster, mtt_loss
+from spacy_el.ml.joint_coref_linker.scorer import MODES, JointCorefScorer, JointScores, bucket_distance
 
 NEG = float("-inf")
 
@@ -526,7 +526,7 @@ def test_coarse_pruning_with_every_pair_in_reach_is_the_unwindowed_model(refinem
 @pytest.mark.parametrize("block", [3, 2048])
 @pytest.mark.parametrize("distance", ["spans", "tokens"])
 def test_coarse_pairs_score_as_the_full_model_plus_their_coarse_part(distance, block, monkeypatch):
-    monkeypatch.setattr("spacy_el.ml.joint_coref.scorer.PAIR_BLOCK", block)  # several blocks, or one
+    monkeypatch.setattr("spacy_el.ml.joint_coref_linker.scorer.PAIR_BLOCK", block)  # several blocks, or one
     span_embs, starts, *_ = inputs = ten_mentions()
     full = small_model(distance=distance, score_bound=None).double()  # unbounded: the parts add up
     a = full(*inputs).coref_scores
@@ -541,7 +541,7 @@ def test_coarse_pairs_score_as_the_full_model_plus_their_coarse_part(distance, b
 @pytest.mark.parametrize("block", [3, 256])
 @pytest.mark.parametrize("distance", ["spans", "tokens"])
 def test_coarse_pruning_scores_each_mentions_k_best_earlier_mentions_in_both_orders(distance, block, monkeypatch):
-    monkeypatch.setattr("spacy_el.ml.joint_coref.scorer.RANK_BLOCK", block)  # ranked in several blocks, or one
+    monkeypatch.setattr("spacy_el.ml.joint_coref_linker.scorer.RANK_BLOCK", block)  # ranked in several blocks, or one
     span_embs, starts, *_ = inputs = ten_mentions()
     model = small_model(distance=distance, max_antecedents=2, antecedent_pruning="coarse").double()
     with torch.no_grad():

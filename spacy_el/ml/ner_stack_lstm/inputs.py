@@ -1,7 +1,7 @@
 """Numpy inputs of the Stack-LSTM model (the ``ner_stack_lstm`` component): :class:`StackLstmBatch`, sentence
 segments, padding, and the teacher-forcing arrays.
 
-No torch here: the torch module (:class:`~spacy_el.ml.stack_lstm.modules.StackLstmForward`) turns these
+No torch here: the torch module (:class:`~spacy_el.ml.ner_stack_lstm.modules.StackLstmForward`) turns these
 arrays into tensors.
 
 Segments: the model reads one sentence at a time. A document's sentences come from its sentence

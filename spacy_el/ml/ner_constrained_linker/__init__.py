@@ -1,5 +1,5 @@
 """NER4EL (Tedeschi et al. 2021), the model of the ``ner_constrained_linker`` component
-(``spacy-el.Ner4elScorer.v1``).
+(``spacy-el.NerConstrainedLinker.v1``).
 
 * ``model``: the Thinc glue (the registered architecture, the lazily built torch layer, numpy predictions).
 * ``inputs``: the numpy inputs (marked mention windows, padded candidate arrays, :class:`Ner4elBatch`).
@@ -10,10 +10,10 @@ The component computes the losses itself (cross-entropy over the candidates and 
 """
 from .entity_typing import entity_type_distributions, train_type_classifier
 from .inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
-from .model import build_ner4el_scorer, build_torch_layer
+from .model import build_ner_constrained_linker, build_torch_layer
 from .modules import Ner4elScorer
 
 __all__ = [
-    "MentionCandidates", "MentionSlot", "Ner4elBatch", "Ner4elScorer", "build_ner4el_scorer", "build_torch_layer",
+    "MentionCandidates", "MentionSlot", "Ner4elBatch", "Ner4elScorer", "build_ner_constrained_linker", "build_torch_layer",
     "encode_mentions", "entity_type_distributions", "make_batch", "train_type_classifier", "window_chunks",
 ]

@@ -1,5 +1,5 @@
 """The NER4EL candidate scorer as a PyTorch module (the ``ner_constrained_linker`` component; no Thinc here:
-:mod:`spacy_el.ml.ner4el.model` is the glue).
+:mod:`spacy_el.ml.ner_constrained_linker.model` is the glue).
 
 A transformer encodes windows in which mentions are marked (``algorithms.marked_mentions``). A mention
 is represented by the opening marker's state and the mean of its wordpieces' states; a candidate by a

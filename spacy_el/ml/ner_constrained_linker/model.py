@@ -1,9 +1,9 @@
-"""Thinc glue for the NER4EL scorer: ``spacy-el.Ner4elScorer.v1``.
+"""Thinc glue for the NER4EL scorer: ``spacy-el.NerConstrainedLinker.v1``.
 
 The model of the ``ner_constrained_linker`` component. It maps a
-:class:`~spacy_el.ml.ner4el.inputs.Ner4elBatch` to ``(scores (M, C), type_logits (M, T))``: numpy arrays at
+:class:`~spacy_el.ml.ner_constrained_linker.inputs.Ner4elBatch` to ``(scores (M, C), type_logits (M, T))``: numpy arrays at
 prediction, and in training Thinc arrays whose gradients the component computes (``get_loss``) and
-backpropagates into the torch module (:class:`~spacy_el.ml.ner4el.modules.Ner4elScorer`). Its PyTorch
+backpropagates into the torch module (:class:`~spacy_el.ml.ner_constrained_linker.modules.Ner4elScorer`). Its PyTorch
 layer is built lazily: the entity-vector width ``nE`` and the type-inventory size ``nT`` come from the
 KB at ``initialize``, and a component restores it (``build_torch_layer``) from its saved dims before
 deserialising weights, as spacy-experimental's coref does. Weights are (de)serialised with
@@ -26,17 +26,17 @@ from ..torch_io import load_encoder, torch_layer
 from .inputs import Ner4elBatch
 from .modules import Ner4elScorer
 
-__all__ = ["Ner4elArguments", "build_ner4el_scorer", "build_torch_layer"]
+__all__ = ["Ner4elArguments", "build_ner_constrained_linker", "build_torch_layer"]
 
 Output = Tuple[Floats2d, Floats2d]
 
 
 @dataclass(frozen=True)
 class Ner4elArguments(Arguments):
-    """The arguments of ``spacy-el.Ner4elScorer.v1``, their defaults and ranges (documented on
-    :func:`build_ner4el_scorer`)."""
+    """The arguments of ``spacy-el.NerConstrainedLinker.v1``, their defaults and ranges (documented on
+    :func:`build_ner_constrained_linker`)."""
 
-    owner: ClassVar[str] = "Ner4elScorer"
+    owner: ClassVar[str] = "NerConstrainedLinker"
     encoder: str = ""
     hidden_width: int = argument(256, low=1)
     max_length: int = argument(128, low=1)
@@ -46,8 +46,8 @@ class Ner4elArguments(Arguments):
     dropout_masks: Literal[DROPOUT_MASKS] = "uniform"  # type: ignore[valid-type]
 
 
-@registry.architectures("spacy-el.Ner4elScorer.v1")
-def build_ner4el_scorer(
+@registry.architectures("spacy-el.NerConstrainedLinker.v1")
+def build_ner_constrained_linker(
     *,
     encoder: str,
     hidden_width: int,
@@ -87,7 +87,7 @@ def build_torch_layer(model: Model) -> None:
 
 def init(model: Model, X: Optional[Ner4elBatch] = None, Y: Optional[Any] = None) -> None:
     if not model.has_dim("nE") or not model.has_dim("nT"):
-        raise ValueError(Errors.E915.format(model="Ner4elScorer", dims="dims nE (entity vector width) and nT (number of types)"))
+        raise ValueError(Errors.E915.format(model="NerConstrainedLinker", dims="dims nE (entity vector width) and nT (number of types)"))
     build_torch_layer(model)
 
 

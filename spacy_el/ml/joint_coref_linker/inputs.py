@@ -13,7 +13,7 @@ Windows: the document text is split into wordpieces by the encoder's fast tokeni
 ``window - 2`` content wordpieces + ``[SEP]``) start every ``stride`` content wordpieces until the last
 one reaches the end (:func:`encoder_windows`); each wordpiece takes its vector from the window where it
 is most central (:func:`most_central_window`), and a spaCy token from the wordpieces that overlap its
-characters (:func:`token_wordpiece_pairs`); see :mod:`spacy_el.ml.joint_coref.modules`.
+characters (:func:`token_wordpiece_pairs`); see :mod:`spacy_el.ml.joint_coref_linker.modules`.
 """
 import math
 from dataclasses import dataclass, field
@@ -74,9 +74,9 @@ class DocInputs:
 @dataclass
 class JointCorefBatch:
     """The documents of a batch; ``mode`` and ``mention_loss_weight`` are filled in from the model's
-    attrs by :func:`spacy_el.ml.joint_coref.model.forward` (loss settings, not part of the weights);
+    attrs by :func:`spacy_el.ml.joint_coref_linker.model.forward` (loss settings, not part of the weights);
     ``frozen_layers``, ``cache_mb``, ``max_antecedents`` and ``checkpointing`` by the component in training
-    (its ``frozen_encoder_layers`` and ``encoder_cache_mb``: :mod:`~spacy_el.ml.joint_coref.frozen_encoder`; its
+    (its ``frozen_encoder_layers`` and ``encoder_cache_mb``: :mod:`~spacy_el.ml.joint_coref_linker.frozen_encoder`; its
     early antecedent window, None = the model's; its ``encoder_checkpointing``); ``similarity_weight`` by the
     component at prediction (its setting: that times the generator's similarity joins each link score before
     decoding)."""

@@ -1,20 +1,20 @@
-"""Thinc glue for the Stack-LSTM joint NER + EL model: ``spacy-el.StackLstmNerEl.v1``.
+"""Thinc glue for the Stack-LSTM joint NER + EL model: ``spacy-el.NerStackLstm.v1``.
 
 The model of the ``ner_stack_lstm`` component. It chains a spaCy tok2vec sublayer (``List[Doc] ->
 List[Floats2d]``, any width ``W``: a CNN with static vectors, a character embedding, or a transformer
-listener) and the PyTorch module :class:`~spacy_el.ml.stack_lstm.modules.StackLstmForward` (around
-:class:`~spacy_el.ml.stack_lstm.modules.StackLstmNerEl`), wrapped as ``PyTorchWrapper_v3`` wraps it but
+listener) and the PyTorch module :class:`~spacy_el.ml.ner_stack_lstm.modules.StackLstmForward` (around
+:class:`~spacy_el.ml.ner_stack_lstm.modules.StackLstmNerEl`), wrapped as ``PyTorchWrapper_v3`` wraps it but
 with a shim whose prediction stays in eval mode (``torch_io.torch_layer``: thread-safe prediction). The
 token vectors of the batch are concatenated, handed to torch, and their gradient comes back to the
 tok2vec's backprop.
 
-Input: a :class:`~spacy_el.ml.stack_lstm.inputs.StackLstmBatch` (the documents, the segments read as
+Input: a :class:`~spacy_el.ml.ner_stack_lstm.inputs.StackLstmBatch` (the documents, the segments read as
 sentences, and either the teacher-forcing arrays or ``None`` for greedy parsing, plus the candidate
 look-up). Output: ``(loss, StackLstmOutput)``. The torch module computes the loss itself
-(:func:`~spacy_el.ml.stack_lstm.losses.compute_losses` over the enabled tasks, divided by the number of
+(:func:`~spacy_el.ml.ner_stack_lstm.losses.compute_losses` over the enabled tasks, divided by the number of
 sentences) and returns it as a ``(1,)`` array (the scalar-loss pattern of :mod:`spacy_el.ml.thinc_glue`):
 the component's ``get_loss`` gives ``d_loss = 1`` and the backprop runs torch autograd from the loss. The
-other outputs are detached numpy arrays (:class:`~spacy_el.ml.stack_lstm.modules.StackLstmOutput`).
+other outputs are detached numpy arrays (:class:`~spacy_el.ml.ner_stack_lstm.modules.StackLstmOutput`).
 
 The PyTorch layer is built lazily from the dims ``nW`` (tok2vec width), ``nA`` (actions), ``nE``
 (KB vector width, 0 without a KB) and ``nL`` (learned entity embeddings); the component saves them and
@@ -38,15 +38,15 @@ from ..torch_io import torch_layer
 from .inputs import StackLstmBatch
 from .modules import ENTITY_VECTORS, StackLstmForward, StackLstmNerEl, StackLstmOutput, StackLstmSizes
 
-__all__ = ["StackLstmArguments", "build_stack_lstm_ner_el", "build_torch_layer", "set_learned_entities"]
+__all__ = ["StackLstmArguments", "build_ner_stack_lstm", "build_torch_layer", "set_learned_entities"]
 
 
 @dataclass(frozen=True)
 class StackLstmArguments(Arguments):
-    """The arguments of ``spacy-el.StackLstmNerEl.v1`` but its ``tok2vec``, their defaults and ranges (documented
-    on :func:`build_stack_lstm_ner_el`)."""
+    """The arguments of ``spacy-el.NerStackLstm.v1`` but its ``tok2vec``, their defaults and ranges (documented
+    on :func:`build_ner_stack_lstm`)."""
 
-    owner: ClassVar[str] = "StackLstmNerEl"
+    owner: ClassVar[str] = "NerStackLstm"
     hidden_width: int = argument(100, low=1)
     action_width: int = argument(20, low=1)
     attention_width: int = argument(100, low=1)
@@ -61,8 +61,8 @@ class StackLstmArguments(Arguments):
     dropout_masks: Literal[DROPOUT_MASKS] = "uniform"  # type: ignore[valid-type]
 
 
-@registry.architectures("spacy-el.StackLstmNerEl.v1")
-def build_stack_lstm_ner_el(
+@registry.architectures("spacy-el.NerStackLstm.v1")
+def build_ner_stack_lstm(
     *,
     tok2vec: Model[List[Doc], List[Floats2d]],
     hidden_width: int,
@@ -83,7 +83,7 @@ def build_stack_lstm_ner_el(
     seen in training, others share one) or "kb+learned" (both, concatenated). use_sentence_rep /
     use_mention_rep: the paper's ablations. candidate_evidence: the candidate generator's similarity joins each
     candidate's features and the chunk's candidate evidence the NIL classifier's input (for the dense and hybrid
-    generators; not in the paper; :mod:`~spacy_el.ml.stack_lstm.modules`). dropout_masks: "bernoulli" (torch's
+    generators; not in the paper; :mod:`~spacy_el.ml.ner_stack_lstm.modules`). dropout_masks: "bernoulli" (torch's
     nn.Dropout) | "uniform": how the dropout layers draw their masks in training (:mod:`spacy_el.ml.dropout`:
     the same masks in distribution, cheaper on CPU)."""
     arguments = StackLstmArguments.from_arguments(locals())
@@ -128,7 +128,7 @@ def init(model: Model, X: Optional[StackLstmBatch] = None, Y: Optional[Any] = No
         model.set_dim("nW", tok2vec.get_dim("nO"))
     for name in ("nA", "nE", "nL"):
         if not model.has_dim(name):
-            raise ValueError(Errors.E915.format(model="StackLstmNerEl", dims=f"dim {name}"))
+            raise ValueError(Errors.E915.format(model="NerStackLstm", dims=f"dim {name}"))
     build_torch_layer(model)
 
 

@@ -1,7 +1,7 @@
 """The NIL classifier's candidate evidence (``candidate_evidence``): what a chunk's list says."""
 import torch
 
-from spacy_el.ml.stack_lstm.modules import NIL_EVIDENCE, nil_evidence
+from spacy_el.ml.ner_stack_lstm.modules import NIL_EVIDENCE, nil_evidence
 
 
 def test_nil_evidence_reads_the_best_similarity_and_prior_of_the_real_candidates():

@@ -2,15 +2,15 @@
 
 The model of the ``joint_coref_linker`` component (seed papers ``joint-coref-el-spanning-trees.txt``
 and ``entity-equalization-coref.txt``): :func:`build_joint_coref_linker` checks the settings, and the
-PyTorch layer (:class:`~spacy_el.ml.joint_coref.modules.JointCorefModule`, with an
+PyTorch layer (:class:`~spacy_el.ml.joint_coref_linker.modules.JointCorefModule`, with an
 :class:`~spacy_el.ml.torch_io.EncoderLRShim`) is built lazily by :func:`build_torch_layer`.
 
-Input: a :class:`~spacy_el.ml.joint_coref.inputs.JointCorefBatch` of numpy arrays
-(:mod:`spacy_el.ml.joint_coref.inputs`). Output: ``(loss, outputs)``, ``loss`` a ``(1,)`` float array
+Input: a :class:`~spacy_el.ml.joint_coref_linker.inputs.JointCorefBatch` of numpy arrays
+(:mod:`spacy_el.ml.joint_coref_linker.inputs`). Output: ``(loss, outputs)``, ``loss`` a ``(1,)`` float array
 (``0`` without gold). In training ``outputs`` are the module's
-:class:`~spacy_el.ml.joint_coref.modules.DocOutput` (detached scores); at prediction they are one
+:class:`~spacy_el.ml.joint_coref_linker.modules.DocOutput` (detached scores); at prediction they are one
 numpy :class:`DocPrediction` per document, decoded here in the model's ``mode``
-(:func:`~spacy_el.ml.joint_coref.decoding.decode`), so the component never handles a tensor.
+(:func:`~spacy_el.ml.joint_coref_linker.decoding.decode`), so the component never handles a tensor.
 
 Loss and backpropagation: the scalar-loss pattern (:mod:`spacy_el.ml.thinc_glue`). The Global loss
 (matrix-tree theorem) is a log-determinant: its gradient is easiest to get from torch autograd, not
@@ -55,7 +55,7 @@ class DocPrediction:
     """What the model predicts for one document (numpy). spans: int64 ``(K, 2)`` kept spans in document
     order; candidate_rows: int64 ``(K, C)`` KB rows (``-1`` padding); mention_scores ``(K,)`` (``Phi_p``),
     nil_scores ``(K,)`` and link_scores ``(K, C)``: float32, those of
-    :class:`~spacy_el.ml.joint_coref.scorer.JointScores`; decoding: the clusters and links of the model's
+    :class:`~spacy_el.ml.joint_coref_linker.scorer.JointScores`; decoding: the clusters and links of the model's
     ``mode`` (``None`` when K = 0)."""
 
     spans: np.ndarray

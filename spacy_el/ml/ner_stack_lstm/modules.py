@@ -1,5 +1,5 @@
 """The Stack-LSTM joint NER + EL model as a PyTorch module (the ``ner_stack_lstm`` component; no Thinc here:
-:mod:`spacy_el.ml.stack_lstm.model` is the glue).
+:mod:`spacy_el.ml.ner_stack_lstm.model` is the glue).
 
 Seed paper: ``stack-lstm-joint-ner-el.txt`` (Martins et al., 2019), building on Lample et al. (2016).
 Notation: a batch holds ``B`` sentences of at most ``L`` tokens, word features of width ``W`` (from a
@@ -128,7 +128,7 @@ class Reductions:
 
 @dataclass
 class GoldActions:
-    """Teacher-forcing inputs, built by :func:`spacy_el.ml.stack_lstm.inputs.gold_actions` (all long tensors).
+    """Teacher-forcing inputs, built by :func:`spacy_el.ml.ner_stack_lstm.inputs.gold_actions` (all long tensors).
 
     actions, buf, step_config: ``(B, T)`` per step: the gold action (-1 padding), the index of the
     first buffer word, and the stack configuration (index into the ``config_*`` arrays; sentence

@@ -1,14 +1,14 @@
-"""The losses of joint coreference + entity linking, one per mode (:data:`~spacy_el.ml.joint_coref.scorer.MODES`).
+"""The losses of joint coreference + entity linking, one per mode (:data:`~spacy_el.ml.joint_coref_linker.scorer.MODES`).
 
 The training objectives of the ``joint_coref_linker`` component over its scorer's
-:class:`~spacy_el.ml.joint_coref.scorer.JointScores`: the Local loss (eq. (2)) and the Standalone coref
+:class:`~spacy_el.ml.joint_coref_linker.scorer.JointScores`: the Local loss (eq. (2)) and the Standalone coref
 (eqs. (2)-(4)) and EL (eq. (6)) losses of the seed paper (Zaporojets et al. 2022), and its Global loss
-(eqs. (7)-(10)) on the joint graph through :func:`~spacy_el.ml.joint_coref.matrix_tree.mtt_loss`.
+(eqs. (7)-(10)) on the joint graph through :func:`~spacy_el.ml.joint_coref_linker.matrix_tree.mtt_loss`.
 :func:`compute_loss` picks the mode's. Pure PyTorch.
 
 Gold: :class:`GoldMentionCluster` (mention indices into the ``M`` scored mentions, KB entity id
 or ``None`` for NIL). Mentions in no gold cluster (pruned spans that are not gold mentions) are
-NIL singletons, as in the authors' code and :func:`~spacy_el.ml.joint_coref.matrix_tree.mtt_loss`.
+NIL singletons, as in the authors' code and :func:`~spacy_el.ml.joint_coref_linker.matrix_tree.mtt_loss`.
 
 Gold rules
 ----------
@@ -245,7 +245,7 @@ def link_loss(scores: JointScores, gold: Sequence[GoldMentionCluster]) -> Tensor
 
 
 def global_loss(scores: JointScores, gold: Sequence[GoldMentionCluster], *, dtype: torch.dtype = torch.float64) -> Tensor:
-    """Global joint loss, eqs. (8)-(10): :func:`~spacy_el.ml.joint_coref.matrix_tree.mtt_loss` on the joint graph.
+    """Global joint loss, eqs. (8)-(10): :func:`~spacy_el.ml.joint_coref_linker.matrix_tree.mtt_loss` on the joint graph.
 
     Args:
         scores: :class:`JointScores` (needs ``candidate_entity_ids`` when ``C > 0``).

@@ -2,7 +2,7 @@
 
 Implements eqs. (8)-(10) and Appendix A of the seed paper (joint coreference resolution and
 entity linking as spanning trees, "Global" model of the ``joint_coref_linker`` component;
-:func:`spacy_el.ml.joint_coref.losses.global_loss` applies it to the scorer's joint graph).
+:func:`spacy_el.ml.joint_coref_linker.losses.global_loss` applies it to the scorer's joint graph).
 
 Graph and conventions (shared with :mod:`spacy_el.algorithms.arborescence`)
 --------------------------------------------------------------------------

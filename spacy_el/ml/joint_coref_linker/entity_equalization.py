@@ -1,7 +1,7 @@
 """Entity Equalization (Kantor & Globerson 2019) and antecedent averaging (Lee et al. 2018).
 
 Span-representation refinements for a mention-ranking coreference model (the scorer of the
-``joint_coref_linker`` component, :mod:`spacy_el.ml.joint_coref.scorer`): given span embeddings ``g``
+``joint_coref_linker`` component, :mod:`spacy_el.ml.joint_coref_linker.scorer`): given span embeddings ``g``
 and the current antecedent distribution ``P(y_i)``, build refined embeddings ``g'`` from which the
 antecedent scores are recomputed.
 Chosen by the config switch ``refinement = "none" | "antecedent_averaging" | "entity_equalization"``

@@ -10,7 +10,7 @@ Conventions
 * A span is ``(start, end)`` with ``end`` **exclusive**, in token offsets of the document; spans are
   ``LongTensor (S, 2)``. Every function that returns spans returns them sorted by
   ``(start, end)`` -- document order, which is the mention order the scorer
-  (:mod:`spacy_el.ml.joint_coref.scorer`) relies on for "preceding" antecedents.
+  (:mod:`spacy_el.ml.joint_coref_linker.scorer`) relies on for "preceding" antecedents.
 * Span representation (Lee et al. 2017, section 4.1)::
 
       g_i = [x_START(i); x_END(i); x_hat_i; phi(width_i)]

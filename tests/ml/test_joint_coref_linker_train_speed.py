@@ -10,7 +10,7 @@ import spacy
 import torch
 
 from spacy_el.kb.loaders import kb_from_disk
-from spacy_el.ml.joint_coref.frozen_encoder import LowerLayerCache, frozen_parameters
+from spacy_el.ml.joint_coref_linker.frozen_encoder import LowerLayerCache, frozen_parameters
 
 from ..conftest import build_invented_kb, linked_cluster_examples
 from ..torch_modules import torch_module

@@ -2,10 +2,10 @@
 
 :class:`JointCorefModule` is
 
-    Hugging Face encoder -> token vectors -> :class:`~spacy_el.ml.joint_coref.span_representations.SpanEmbedder`
-    -> pruning by ``Phi_p`` (:func:`~spacy_el.ml.joint_coref.span_representations.prune_spans`)
-    -> :class:`~spacy_el.ml.joint_coref.scorer.JointCorefScorer` (eqs. (1)-(6), optional refinement)
-    -> :func:`~spacy_el.ml.joint_coref.losses.compute_loss` (``mode``) when training.
+    Hugging Face encoder -> token vectors -> :class:`~spacy_el.ml.joint_coref_linker.span_representations.SpanEmbedder`
+    -> pruning by ``Phi_p`` (:func:`~spacy_el.ml.joint_coref_linker.span_representations.prune_spans`)
+    -> :class:`~spacy_el.ml.joint_coref_linker.scorer.JointCorefScorer` (eqs. (1)-(6), optional refinement)
+    -> :func:`~spacy_el.ml.joint_coref_linker.losses.compute_loss` (``mode``) when training.
 
 Token vectors ("convolutional" encoding, Entity-Equalization paper section 4)
 ---------------------------------------------------------------------------
@@ -121,7 +121,7 @@ class JointCorefModule(nn.Module):
                       checkpointing: bool = False) -> List[Any]:
         """``(T, d)`` token vectors per document (zeros for documents with nothing to encode). In training,
         ``frozen_layers > 0`` freezes the encoder's embeddings and lowest layers, whose outputs are cached
-        per document up to ``cache_mb`` MB (:mod:`~spacy_el.ml.joint_coref.frozen_encoder`). ``checkpointing``
+        per document up to ``cache_mb`` MB (:mod:`~spacy_el.ml.joint_coref_linker.frozen_encoder`). ``checkpointing``
         (training, gradients on): each chunk of ``encoder_batch`` windows keeps only its input and output, and
         its activations are recomputed in the backward pass (``torch.utils.checkpoint``, same dropout masks
         and autocast): the same gradients for less memory and one more encoder forward pass."""

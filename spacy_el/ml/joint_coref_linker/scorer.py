@@ -4,11 +4,11 @@ Eqs. (1)-(6) of the seed paper (Zaporojets et al. 2022, "Towards consistent docu
 linking: joint models for entity linking and coreference resolution",
 ``../shared/seeds/joint-coref-el-spanning-trees.txt``), the scorer of the ``joint_coref_linker``
 component, shared by its four modes (:data:`MODES`: the Local and Global joint models and the Standalone
-coref and EL baselines of section 3). Their losses are in :mod:`spacy_el.ml.joint_coref.losses`
-(Global: :mod:`spacy_el.ml.joint_coref.matrix_tree`), their decoding in
-:mod:`spacy_el.ml.joint_coref.decoding`. No Thinc, no spaCy: :mod:`spacy_el.ml.joint_coref.model` wraps it.
+coref and EL baselines of section 3). Their losses are in :mod:`spacy_el.ml.joint_coref_linker.losses`
+(Global: :mod:`spacy_el.ml.joint_coref_linker.matrix_tree`), their decoding in
+:mod:`spacy_el.ml.joint_coref_linker.decoding`. No Thinc, no spaCy: :mod:`spacy_el.ml.joint_coref_linker.model` wraps it.
 
-Inputs: one document's ``M`` pruned mentions (:func:`spacy_el.ml.joint_coref.span_representations.prune_spans`,
+Inputs: one document's ``M`` pruned mentions (:func:`spacy_el.ml.joint_coref_linker.span_representations.prune_spans`,
 sorted in document order), their span representations ``g`` ``(M, D)``, and for every mention up to
 ``C`` candidate entities given by KB vectors ``(M, C, E)``, a mask ``(M, C)`` and KB entity ids
 ``(M, C)`` (``-1`` = padding).
@@ -48,16 +48,16 @@ trained through the edges *out of* ``s_i`` (``s_i`` as an antecedent/parent, eq.
 Bounded scores: with ``score_bound = b`` (default 10) every edge score ``Phi_cl`` is soft-clamped
 to ``b * tanh(Phi_cl / b)`` (applied to the whole sum of eq. (3)/(5), not to its parts), because
 the Matrix-Tree determinants lose accuracy when edges differ by more than ~30 nats (see
-:mod:`spacy_el.ml.joint_coref.matrix_tree`, "Numerics"; the authors' code bounds scores too). ``None``
+:mod:`spacy_el.ml.joint_coref_linker.matrix_tree`, "Numerics"; the authors' code bounds scores too). ``None``
 disables it, as the coreference-only config does (``configs/joint_coref_linker_coref.cfg``): mode ``coref``
 computes no determinant, and the paper's Entity Equalization, whose rescored edges grow with the soft
 cluster size, saturates the tanh there and stops training. :attr:`JointScores.mention_scores` (pruning)
 stays unbounded.
 
-Refinement (optional, ``refinement=`` :data:`~spacy_el.ml.joint_coref.entity_equalization.REFINEMENTS`): one
+Refinement (optional, ``refinement=`` :data:`~spacy_el.ml.joint_coref_linker.entity_equalization.REFINEMENTS`): one
 iteration as in Lee et al. 2018 / Kantor & Globerson 2019: score with ``g``, take the antecedent
 distribution ``P(y_i)`` over the preceding mentions and a dummy, refine ``g' = refine(g, P)``
-(:func:`~spacy_el.ml.joint_coref.entity_equalization.build_refinement`), recompute ``Phi_c`` (eq. (4)) with
+(:func:`~spacy_el.ml.joint_coref_linker.entity_equalization.build_refinement`), recompute ``Phi_c`` (eq. (4)) with
 ``g'``. ``Phi_p``, ``Phi_l`` and the NIL score keep the unrefined ``g`` (as Lee et al. 2018 keep
 their mention scores). The dummy of ``P(y_i)`` collects everything that is not a preceding
 mention: ``logsumexp`` of the root edge and the candidate links (``s_i`` starts an entity).
@@ -83,7 +83,7 @@ Layout conventions
   Local uses only ``j < i``), ``-inf`` on the diagonal; ``link_scores[i, c] = Phi_cl(s_i, e_ic)``,
   ``-inf`` for masked candidates; ``nil_scores[i] = Phi_cl(s_i, r)``.
 * The joint graph (:meth:`JointScores.graph`, built by
-  :func:`spacy_el.ml.joint_coref.matrix_tree.assemble_scores`) is *parent-first*, nodes
+  :func:`spacy_el.ml.joint_coref_linker.matrix_tree.assemble_scores`) is *parent-first*, nodes
   ``[root, entity_0 .. entity_{E-1}, mention_0 .. mention_{M-1}]``, ``scores[parent, child]``; its
   entity axis is the sorted set of distinct KB ids among all valid candidates of the document
   (:attr:`JointGraph.entity_ids`), so a mention's candidate column ``c`` is entity node
@@ -149,11 +149,11 @@ def bucket_distance(distance: Tensor) -> Tensor:
 
 @dataclass
 class JointGraph:
-    """The joint graph of one document, ready for :func:`~spacy_el.ml.joint_coref.matrix_tree.mtt_loss`.
+    """The joint graph of one document, ready for :func:`~spacy_el.ml.joint_coref_linker.matrix_tree.mtt_loss`.
 
     Attributes:
         scores: ``(1 + E + M, 1 + E + M)`` edge scores, ``scores[parent, child]``, nodes
-            ``[root, entities, mentions]`` (:func:`~spacy_el.ml.joint_coref.matrix_tree.assemble_scores`).
+            ``[root, entities, mentions]`` (:func:`~spacy_el.ml.joint_coref_linker.matrix_tree.assemble_scores`).
         entity_ids: ``(E,)`` long, sorted distinct KB ids of the entity nodes.
         candidate_entities: ``(M, C)`` long, entity index (``0..E-1``) of every candidate slot,
             ``-1`` for masked/padding slots.
@@ -218,7 +218,7 @@ class JointScores:
         return ids.masked_fill(~self.candidate_mask, -1)
 
     def graph(self) -> JointGraph:
-        """Assemble the joint graph (:func:`~spacy_el.ml.joint_coref.matrix_tree.assemble_scores`).
+        """Assemble the joint graph (:func:`~spacy_el.ml.joint_coref_linker.matrix_tree.assemble_scores`).
 
         The entity axis is the sorted set of distinct KB ids among the valid candidates of all
         mentions; ``link block[e, i] = link_scores[i, c]`` where candidate ``c`` of ``s_i`` is
