@@ -156,7 +156,7 @@ def entity_typing_row(nlp: Language, held_out: float = 0.1, seed: int = 0) -> Ro
     import numpy as np
 
     from spacy_el.kb.type_inventory import known_type_mass
-    from spacy_el.ml.ner4el.entity_typing import train_type_classifier
+    from spacy_el.ml.ner_constrained_linker.entity_typing import train_type_classifier
 
     pipe = nlp.get_pipe(PIPE)
     mass = known_type_mass(pipe.kb, pipe.inventory)

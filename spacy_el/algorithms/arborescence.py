@@ -4,7 +4,7 @@ Decoder of the Global joint coreference + entity-linking model (``joint_coref_li
 "We use Edmonds' algorithm for decoding the maximum spanning tree"). The graph is dense: node 0
 is usually the virtual root, the other nodes are candidate entities and mention spans.
 
-Convention (shared with :mod:`spacy_el.ml.joint_coref.matrix_tree`): ``scores[i, j]`` is the score of the
+Convention (shared with :mod:`spacy_el.ml.joint_coref_linker.matrix_tree`): ``scores[i, j]`` is the score of the
 directed edge ``i -> j``, i.e. of node ``i`` being the *parent* of node ``j``. A tree is rooted at
 ``root`` with every edge pointing away from it, so each non-root node has exactly one incoming
 edge. ``-inf`` means "no edge". Self-loops and edges into the root are ignored whatever their

@@ -7,7 +7,7 @@ entity. Entities get a distribution over an inventory of T labels (``TypeInvento
 1. known entities: their KB types (mapped through ``kb_type_map``) plus the NER labels of training
    mentions linked to them (``observed_type_counts``), normalised (``known_type_mass``);
 2. all other entities: predicted by a classifier on the KB's entity vectors, which is training code
-   and lives in :mod:`spacy_el.ml.ner4el.entity_typing` (``entity_type_distributions``).
+   and lives in :mod:`spacy_el.ml.ner_constrained_linker.entity_typing` (``entity_type_distributions``).
 
 The result is stored in the KB with ``ElKnowledgeBase.set_type_probs(inventory.labels, probs)`` and read
 back with ``get_type_probs(inventory.labels)``.

@@ -7,7 +7,7 @@ import pytest
 
 from spacy_el.kb import ElKnowledgeBase, KBBuilder, KBFormatError
 from spacy_el.kb.type_inventory import TypeInventory, observed_type_counts, type_agreement
-from spacy_el.ml.ner4el.entity_typing import entity_type_distributions
+from spacy_el.ml.ner_constrained_linker.entity_typing import entity_type_distributions
 from spacy_el.kb.serialization import MANIFEST
 
 from ..conftest import build_toy_kb
