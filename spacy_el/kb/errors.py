@@ -11,9 +11,8 @@ import re
 from typing import Optional
 
 PACKAGE = "spacy_el"
-# The tag that starts every message of spacy_el: "[spacy_el E123] ". The code is optional here, for the
-# messages of spacy_el/pipeline and spacy_el/ml, which have none yet.
-_TAG = re.compile(r"\[spacy_el(?: (?P<code>[EW]\d{3}))?\] ")
+# The tag that starts every message of spacy_el: "[spacy_el E123] ".
+_TAG = re.compile(r"\[spacy_el (?P<code>[EW]\d{3})\] ")
 
 
 class ErrorsWithCodes(type):
