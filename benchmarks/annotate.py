@@ -437,7 +437,7 @@ def finish(args: argparse.Namespace, rows: List[Row]) -> None:
 
 @published_only
 def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", page: Optional[Path] = PAGES[NAME]) -> None:
-    publish_table(page, NAME, results_to_markdown(results, notes=True))
+    publish_table(page, NAME, results_to_markdown(results, notes=False))
 
 
 def speedup_row(system: str, dataset: str, seconds: float, t_1: float, threads: int, where: str) -> Row:
