@@ -69,11 +69,12 @@ PAGES = Pages({
     "annotate": DOCS / "annotate.md",
     "prediction_parity": DOCS / "prediction_parity.md",
     "gpu": DOCS / "gpu.md",
+    "reliability": DOCS / "reliability.md",
 })
 # The benchmark modules whose ``write_tables()`` renders a table that a page shows, from their results file
 # (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "kb_scale", "kb_from_dumps", "pipelines", "annotate", "project_timings",
-             "jcl_inference_speed", "pretrained", "gpu")
+             "jcl_inference_speed", "pretrained", "gpu", "reliability")
 
 
 def format_value(value: Any) -> str:
