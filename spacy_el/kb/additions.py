@@ -14,7 +14,7 @@ The KB's manifest records where its entities and aliases come from (``entity_sou
 licence. Added data is the caller's, under a licence spacy_el cannot know: each call records ``source``
 (default ``ADDED_SOURCE``, "added") among both, so the packaging guard asks before distributing it.
 """
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -42,6 +42,7 @@ def _checked(entities: Sequence[Mapping[str, Any]], kb: "ElKnowledgeBase") -> Li
         entity_id, name = entity.get("id"), entity.get("name")
         if not isinstance(entity_id, str) or not entity_id.strip() or not isinstance(name, str) or not name.strip():
             raise ValueError(KBErrors.E156.format(i=i, entity_id=entity_id, name=name))
+        _check_encodable(i, entity_id, [("id", entity_id)])  # before the id is hashed to look it up
         if entity_id in kb or entity_id in seen:
             raise ValueError(KBErrors.E157.format(i=i, entity_id=entity_id))
         seen.add(entity_id)
@@ -56,12 +57,33 @@ def _checked(entities: Sequence[Mapping[str, Any]], kb: "ElKnowledgeBase") -> Li
         frequency = float(entity.get("frequency", 0.0))
         if not np.isfinite(frequency) or frequency < 0:
             raise ValueError(KBErrors.E158.format(i=i, frequency=frequency))
-        out.append({
+        types = entity.get("types") or []
+        # A string or a mapping is iterable too, and would silently become its characters or keys (as in KBBuilder).
+        if isinstance(types, (str, bytes, Mapping)) or not isinstance(types, Iterable):
+            raise ValueError(KBErrors.E129.format(entity_id=entity_id, types=types))
+        types = list(types)
+        if not all(isinstance(t, str) for t in types):
+            raise ValueError(KBErrors.E129.format(entity_id=entity_id, types=types))
+        checked = {
             "id": entity_id, "name": name, "description": str(entity.get("description") or ""),
-            "types": [str(t) for t in entity.get("types") or []], "aliases": aliases, "frequency": frequency,
-            "qid": str(entity.get("qid") or ""),
-        })
+            "types": types, "aliases": aliases, "frequency": frequency, "qid": str(entity.get("qid") or ""),
+        }
+        _check_encodable(i, entity_id, [(field, checked[field]) for field in ("name", "description", "qid")]
+                         + [("type", t) for t in types] + [("alias", text) for text, _ in aliases])
+        out.append(checked)
     return out
+
+
+def _check_encodable(i: int, entity_id: str, fields: Sequence[Tuple[str, str]]) -> None:
+    """Refuse text that cannot be stored as UTF-8 (a lone surrogate, e.g. from a badly decoded file), which would
+    otherwise fail deep inside the tokenizer (TypeError) or the string store (UnicodeEncodeError)."""
+    for field, value in fields:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(KBErrors.E280.format(
+                i=i, entity_id=entity_id, field=field, value=value, position=err.start,
+            )) from None
 
 
 def _encoder_path(kb: "ElKnowledgeBase", encoder: Optional[str]) -> Optional[str]:

@@ -230,6 +230,21 @@ class KBErrors(metaclass=ErrorsWithCodes):
     E261 = "Unsupported pooling config in {config_file}: {config}"
     E262 = "{path} is a symbolic link: spacy_el does not write through one. Remove it, or give another path."
 
+    # -- E270-E279: encoders by model-hub name, and their position limit (spacy_el/kb/encoder.py) ---------------
+    E270 = ("The encoder {name!r} is a model-hub name that is not in the local Hugging Face cache, and the hub is "
+            "off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set). Download it once where there is internet "
+            "(huggingface-cli download {name}, or run once without HF_HUB_OFFLINE), give the path of a local copy, "
+            "or leave the encoder empty for the packaged MiniLM.")
+    E271 = ("Cannot fetch the encoder {name!r} from the Hugging Face hub: {err}. Check the name (\"model\" or "
+            "\"owner/model\") and the internet connection (gated models need huggingface-cli login), give the path "
+            "of a local copy, or leave the encoder empty for the packaged MiniLM.")
+    E272 = ("{owner}: {setting} = {value} makes the encoder {encoder!r} read {needed} positions, but it has "
+            "{limit} ({detail}). Set {setting} to at most {allowed}, or choose an encoder with more positions.")
+
+    # -- E280-E299: zero-shot additions' input and the batch lookup ------------------------------------------
+    E280 = ("add_entities: entity {i} ({entity_id!r}): its {field} {value!r} is not valid Unicode text (a lone "
+            "surrogate at position {position}) and cannot be stored as UTF-8. Remove or replace that character.")
+
     # -- E3xx: building a KB from the Wikidata and Wikipedia dumps ---------------------------------------------
     E301 = "kb_id must be 'title' or 'qid', got {kb_id!r}."
     E302 = "min_count must be >= 1, got {min_count}."
@@ -260,6 +275,19 @@ class KBErrors(metaclass=ErrorsWithCodes):
             "count them in the report.")
     E322 = ('{place}: expected a JSON object with an "id" (one Wikidata entity per line). Pass --skip-bad '
             "(skip_bad=True) to skip such records and count them in the report.")
+    E323 = ("{place}: unknown Wikidata entity structure: {problem}. Pass --skip-bad (skip_bad=True) to skip such "
+            "records and count them in the report.")
+    E324 = ("{place}: the {field} holds a lone surrogate escape (e.g. \\ud800), which no UTF-8 file can hold. Pass "
+            "--skip-bad (skip_bad=True) to skip such records and count them in the report.")
+    E325 = ("{place}: the line is longer than {limit} bytes (the longest line this reader takes). Pass --skip-bad "
+            "(skip_bad=True) to skip such lines and count them in the report, or raise --max-line-mb "
+            "(DumpsSettings.max_line_bytes) if the dump really holds entities that long.")
+    E326 = ("{place}: no <page> was read at mediawiki/page, where the MediaWiki export schema puts them{found}. "
+            "Give a Wikipedia pages-articles XML dump that holds pages.")
+    E327 = ("{place}: a <page> element at {path}, not at mediawiki/page where the export schema puts it. Pass "
+            "--skip-bad (skip_bad=True) to skip such pages and count them in the report.")
+    E328 = ("{path}: the work folder of `kb from-dumps` cannot be used ({err}). Give another --work-dir "
+            "(work_dir), a folder this user can write.")
 
 
 class KBWarnings(metaclass=ErrorsWithCodes):
