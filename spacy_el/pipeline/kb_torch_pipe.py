@@ -43,6 +43,7 @@ from thinc.api import Model
 from ..errors import Errors, untagged
 from ..extensions import record_qids, register_extensions
 from ..kb import ElKnowledgeBase
+from ..kb.files import write_bytes, write_text
 from .settings import ComponentSettings
 
 #: The settings-file key of the model file's checksum.
@@ -322,10 +323,12 @@ class KBTorchPipe(TrainablePipe):
     def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
         model_bytes = self._model_bytes(exclude)
         serializers = {
-            "cfg": lambda p: Path(p).write_text(self._cfg_json(model_bytes) + "\n", encoding="utf8"),
+            # Through kb.files: a new temporary name, then a rename, so a symlink planted at the file's place is
+            # replaced rather than written through, and a failed save leaves the old file whole.
+            "cfg": lambda p: write_text(p, self._cfg_json(model_bytes) + "\n"),
             "vocab": lambda p: self.vocab.to_disk(p, exclude=exclude),
             "kb": lambda p: self.kb.to_disk(p),
-            "model": lambda p: p.write_bytes(model_bytes),  # what Model.to_disk writes
+            "model": lambda p: write_bytes(p, model_bytes),  # what Model.to_disk writes
         }
         util.to_disk(path, serializers, exclude)
 

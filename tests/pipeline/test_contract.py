@@ -150,6 +150,27 @@ def test_save_load_save_is_byte_identical(trained_pipelines, component, tmp_path
     assert files_of(tmp_path / "a") == files_of(tmp_path / "b")
 
 
+@pytest.mark.hostile("writing outside the folder")
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_to_disk_never_writes_through_a_planted_symlink(trained_pipelines, component, tmp_path):
+    """Each component's own files (``model``, ``cfg``) are written to a new name and renamed into place: a
+    symlink planted at their place is replaced, and the file it points to stays as it was."""
+    nlp = trained_pipelines.get(component)
+    saved = tmp_path / "pipeline"
+    nlp.to_disk(saved)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("model", "cfg"):
+        (outside / name).write_bytes(b"not yours")
+        (saved / component / name).unlink()
+        (saved / component / name).symlink_to(outside / name)
+    nlp.to_disk(saved)
+    for name in ("model", "cfg"):
+        assert (outside / name).read_bytes() == b"not yours"
+        assert not (saved / component / name).is_symlink()
+    assert [outputs(doc) for doc in spacy.load(saved).pipe(texts(2))] == [outputs(doc) for doc in nlp.pipe(texts(2))]
+
+
 # -- empty documents ---------------------------------------------------------------------------------
 
 
