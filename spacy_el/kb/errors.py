@@ -229,6 +229,8 @@ class KBErrors(metaclass=ErrorsWithCodes):
             "the Hugging Face cache work): {err}")
     E261 = "Unsupported pooling config in {config_file}: {config}"
     E262 = "{path} is a symbolic link: spacy_el does not write through one. Remove it, or give another path."
+    E263 = ("{path} is in use by another run (process {holder}), which holds its lock {lock}: wait until that run "
+            "ends, or give another folder.")
 
     # -- E270-E279: encoders by model-hub name, and their position limit (spacy_el/kb/encoder.py) ---------------
     E270 = ("The encoder {name!r} is a model-hub name that is not in the local Hugging Face cache, and the hub is "

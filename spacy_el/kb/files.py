@@ -24,7 +24,10 @@ What is here:
 * :func:`create_temp_file`, :func:`fsync_file`, :func:`fsync_dir`: the pieces, for a writer that commits several
   files at once (the KB renames its manifest last); :func:`remove_temps` clears what a killed writer left, and
   :func:`moved_aside` finds the old folder a kill in the middle of a swap left as the only copy;
-* :func:`sha256_file`: the checksum every manifest records.
+* :func:`sha256_file`: the checksum every manifest records;
+* :func:`lock_dir`: the exclusive lock of a folder that a run owns (``annotate``'s OUTPUT), held for the whole
+  run: a second run fails at once (E263). It is an OS lock (``flock``) on the file ``.spacy_el.lock`` in the
+  folder, so the OS releases it when its process dies, ``kill -9`` included: a stale lock never blocks a rerun.
 """
 import errno
 import hashlib
@@ -41,14 +44,15 @@ from typing import IO, Any, Callable, Iterable, Iterator, List, Optional, Tuple,
 from .errors import KBErrors
 
 __all__ = [
-    "append_bytes", "create_temp_dir", "create_temp_file", "fsync_dir", "fsync_file", "moved_aside", "new_dir",
-    "remove_temps", "replace_dir", "sha256_file", "temp_target", "truncate", "write_bytes", "write_json", "write_path",
+    "LOCK_NAME", "append_bytes", "create_temp_dir", "create_temp_file", "fsync_dir", "fsync_file", "lock_dir",
+    "moved_aside", "new_dir", "remove_temps", "replace_dir", "sha256_file", "temp_target", "truncate", "write_bytes", "write_json", "write_path",
     "write_stream", "write_text",
 ]
 
 PathLike = Union[str, Path]
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows, where creating a symlink needs privileges anyway
 _BINARY = getattr(os, "O_BINARY", 0)
+LOCK_NAME = ".spacy_el.lock"
 _TEMP = re.compile(r"^\.(?P<name>.+)\.[0-9a-f]{16}\.(?P<kind>tmp|old)$")
 
 
@@ -303,3 +307,72 @@ def remove_temps(directory: PathLike, names: Optional[Iterable[str]] = None) -> 
         _remove(path)
         removed.append(path)
     return removed
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the exclusive OS lock on the open file ``fd`` without waiting; False when another holds it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: a byte-range lock, also released when the process dies
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except (BlockingIOError, PermissionError):
+        return False
+
+
+def _holder(path: Path) -> str:
+    """The process id the holder of the lock file at ``path`` wrote in it, or "unknown"."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    except OSError:
+        return "unknown"
+    try:
+        text = os.read(fd, 32).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+    return text if text.isdigit() else "unknown"
+
+
+@contextmanager
+def lock_dir(directory: PathLike) -> Iterator[Path]:
+    """Hold the exclusive lock of the existing folder ``directory`` for the block (module docstring): another
+    holder, in this process or another, makes it raise ``BlockingIOError`` (E263) at once, never wait. A symlink
+    planted at the lock file is refused (E262), never opened. The lock file holds the holder's process id (for
+    the message) and is removed when the block ends; one a killed process left is taken over. YIELDS: its path."""
+    path = Path(directory) / LOCK_NAME
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _BINARY, 0o666)
+        except OSError as err:
+            coded = _no_symlink(path, err)
+            raise (OSError(coded.strerror) if coded is not err else err) from err
+        if not _try_lock(fd):
+            os.close(fd)
+            raise BlockingIOError(KBErrors.E263.format(path=directory, holder=_holder(path), lock=path))
+        # The holder before us may have removed the file between our open and our lock: then we hold the lock of
+        # a name no longer there, and a third run could take a new file's. Lock the file that is there.
+        try:
+            same = os.path.samestat(os.fstat(fd), os.lstat(path))
+        except OSError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        yield path
+    finally:
+        try:
+            path.unlink()  # while we still hold it, so that no one takes the lock of a file about to go
+        except OSError:
+            pass
+        os.close(fd)

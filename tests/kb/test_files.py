@@ -13,7 +13,7 @@ import pytest
 
 from spacy_el.errors import message_code
 from spacy_el.kb.files import (
-    append_bytes, moved_aside, new_dir, remove_temps, sha256_file, temp_target, truncate, write_bytes, write_json,
+    LOCK_NAME, append_bytes, lock_dir, moved_aside, new_dir, remove_temps, sha256_file, temp_target, truncate, write_bytes, write_json,
     write_path, write_stream, write_text,
 )
 
@@ -211,3 +211,58 @@ def test_sha256_file_is_the_sha256_of_the_content(tmp_path):
     data = os.urandom(10_000)
     (tmp_path / "f").write_bytes(data)
     assert sha256_file(tmp_path / "f") == hashlib.sha256(data).hexdigest()
+
+
+# -- lock_dir: one run at a time in a folder it owns ------------------------------------------------------
+@pytest.mark.hostile("data loss")
+def test_a_second_holder_of_a_folder_lock_fails_at_once(tmp_path):
+    with lock_dir(tmp_path) as lock:
+        assert lock == tmp_path / LOCK_NAME and lock.read_text() == str(os.getpid())
+        with pytest.raises(BlockingIOError) as err:
+            with lock_dir(tmp_path):
+                pass
+        assert message_code(str(err.value)) == "E263" and str(os.getpid()) in str(err.value)
+    assert _names(tmp_path) == []  # released and cleared when the block ends
+    with lock_dir(tmp_path):  # and free again
+        pass
+
+
+LOCK_HOLDER = """
+    import sys, time
+    from spacy_el.kb.files import lock_dir
+
+    with lock_dir(sys.argv[1]):
+        print("locked", flush=True)
+        time.sleep(60)
+"""
+
+
+@pytest.mark.hostile("data loss")
+def test_the_lock_of_a_killed_process_does_not_block_and_a_live_one_does(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(LOCK_HOLDER), str(tmp_path)], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"locked\n"
+        with pytest.raises(BlockingIOError, match="E263"):
+            with lock_dir(tmp_path):
+                pass
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    assert _names(tmp_path) == [LOCK_NAME]  # a kill -9 leaves the file, not the lock
+    with lock_dir(tmp_path) as lock:
+        assert lock.read_text() == str(os.getpid())
+
+
+@pytest.mark.hostile("writing outside the folder")
+def test_a_symlink_planted_at_the_lock_file_is_refused(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_bytes(OLD)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / LOCK_NAME).symlink_to(victim)
+    with pytest.raises(OSError) as err:
+        with lock_dir(folder):
+            pass
+    assert message_code(str(err.value)) == "E262" and victim.read_bytes() == OLD
