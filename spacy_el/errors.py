@@ -496,6 +496,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "drop it.")
     E967 = ("{what}: NIL cluster without a tree entered from the root by exactly one mention (no NIL edge, or no "
             "mention with a NIL edge reaches the others through coreference edges).")
+    # -- E985-E999: encoders of any size: hub names and position limits (spacy_el/ml/torch_io.py) -------------
+    E985 = ("{owner}: {setting} = {value} makes the encoder {encoder!r} read {needed} positions, but it has "
+            "{limit} ({detail}). Set {setting} to at most {allowed}, or choose an encoder with more positions.")
 
 
 class Warnings(metaclass=ErrorsWithCodes):

@@ -6,6 +6,13 @@ the non-padding tokens followed by L2 normalisation, as its ``1_Pooling/config.j
 sentence-transformers directories are read the same way (mean / CLS / max pooling, optional
 ``Normalize`` module); a plain Hugging Face model gets mean pooling and normalisation.
 
+An encoder is a local folder or a model-hub name (``"model"`` or ``"owner/model"``), which transformers
+fetches as spacy-transformers' ``name`` is (:func:`from_pretrained`: the local cache first, without a network
+call, then the hub unless ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` is set); a name that cannot be loaded is
+a coded error saying what to do. :func:`position_limit` gives how many wordpieces an encoder reads at most
+(every component checks its lengths against it: ``spacy_el.ml.torch_io.check_position_limit``). Both live here
+because ``spacy_el.kb`` is a leaf that the components build on.
+
 torch and transformers are imported when a ``TextEncoder`` is created, never at module import, so
 ``import spacy_el.kb`` stays light.
 """
@@ -13,14 +20,19 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
-from .errors import KBErrors
+from .errors import KBErrors, is_spacy_el_message
 from .files import sha256_file
 
-__all__ = ["TextEncoder", "entity_text", "default_model_path", "encoder_fingerprint"]
+__all__ = [
+    "TextEncoder", "entity_text", "default_model_path", "encoder_fingerprint", "is_hub_name", "hub_offline",
+    "from_pretrained", "position_limit", "PADDING_OFFSET_MODEL_TYPES",
+]
+
+T = TypeVar("T")
 
 
 def entity_text(name: str, description: str = "") -> str:
@@ -84,6 +96,20 @@ def _pooling_config(model_dir: Path) -> Dict[str, Any]:
     return {"pooling": pooling, "normalize": normalize}
 
 
+def _model_folder(name: str, local: Path) -> Path:
+    """The folder a model's files are in: ``local`` itself, or a hub name's snapshot in the local cache (its
+    sentence-transformers pooling config is read from there; an unknown folder gives the defaults)."""
+    if local.is_dir():
+        return local
+    try:
+        from transformers.utils import cached_file
+
+        config = cached_file(name, "config.json", local_files_only=True)
+    except (ImportError, OSError, ValueError):
+        return local
+    return Path(config).parent if config else local
+
+
 def _looks_like_path(name: str) -> bool:
     """Whether ``name`` can only be a path: a hub name is ``repo`` or ``namespace/repo`` of word
     characters, dots and dashes, never absolute, relative to ``.`` or with more than one slash."""
@@ -91,17 +117,86 @@ def _looks_like_path(name: str) -> bool:
 
 
 def _not_found(name: str, hint: str = "") -> ValueError:
-    # Same wording as the pipeline components' encoder option (spacy_el.ml.torch_io), which kb/ must not import.
     return ValueError(KBErrors.E255.format(name=name, hint=hint))
+
+
+def is_hub_name(name: str) -> bool:
+    """Whether ``name`` (not an existing folder) can be a model-hub name rather than a missing path."""
+    return bool(name) and not _looks_like_path(name)
+
+
+_TRUE = ("1", "ON", "YES", "TRUE")
+
+
+def hub_offline() -> bool:
+    """Whether the Hugging Face hub is off for this process (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE``, as set
+    now or when huggingface_hub was imported)."""
+    if any(os.environ.get(var, "").upper() in _TRUE for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+        return True
+    try:
+        from huggingface_hub import constants
+    except ImportError:  # pragma: no cover - transformers needs it
+        return False
+    return bool(getattr(constants, "HF_HUB_OFFLINE", False))
+
+
+def from_pretrained(load: Callable[..., T], name: str, **kwargs: Any) -> T:
+    """``load(name, **kwargs)`` (a transformers ``from_pretrained``) for a local folder or a model-hub name.
+
+    A folder is read as it is. A hub name is read from the local Hugging Face cache first
+    (``local_files_only``: no network call, so a cached model loads offline at once), else fetched from the hub
+    by transformers, as spacy-transformers fetches its ``name``. Errors: a missing folder (E255), a hub name
+    not cached while the hub is off (E270), a hub name the hub does not give (E271)."""
+    if Path(name).is_dir():
+        return load(name, **kwargs)
+    if not is_hub_name(name):
+        raise _not_found(name)
+    try:
+        return load(name, local_files_only=True, **kwargs)
+    except OSError:
+        pass  # not (wholly) in the cache
+    if hub_offline():
+        raise OSError(KBErrors.E270.format(name=name))
+    try:
+        return load(name, **kwargs)
+    except (OSError, ValueError) as err:
+        raise OSError(KBErrors.E271.format(name=name, err=" ".join(str(err).split())[:300])) from err
+
+
+#: Model types whose absolute positions start after the padding index (RoBERTa's
+#: ``create_position_ids_from_input_ids``): ``pad_token_id + 1`` of their ``max_position_embeddings`` are never
+#: used by a wordpiece.
+PADDING_OFFSET_MODEL_TYPES = frozenset({
+    "roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "roberta-prelayernorm", "data2vec-text", "xmod",
+    "longformer", "mpnet", "ibert", "luke", "markuplm",
+})
+
+
+def position_limit(config: Any) -> Tuple[Optional[int], str]:
+    """``(positions, detail)``: the most wordpieces (special tokens included) a Hugging Face encoder of
+    ``config`` reads in one sequence, and how that follows from its config; ``(None, detail)`` for an encoder
+    without absolute positions in its config. ``config.max_position_embeddings`` minus RoBERTa's padding
+    offset (:data:`PADDING_OFFSET_MODEL_TYPES`); DeBERTa's relative positions are bounded by the same setting."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
+        return None, "no max_position_embeddings in its config"
+    model_type = str(getattr(config, "model_type", ""))
+    if model_type in PADDING_OFFSET_MODEL_TYPES:
+        pad = getattr(config, "pad_token_id", None)
+        offset = (int(pad) if isinstance(pad, int) else 1) + 1
+        return positions - offset, (f"max_position_embeddings {positions} minus the {offset} positions a {model_type} "
+                                    f"encoder keeps below its padding index")
+    return positions, f"max_position_embeddings {positions}"
 
 
 class TextEncoder:
     """Encode texts into float32 vectors with a transformer encoder.
 
-    model_name_or_path (Optional[str]): a local model directory or a hub name already in the local
-        cache (the hub is never contacted); None uses the packaged all-MiniLM-L6-v2.
+    model_name_or_path (Optional[str]): a local model directory or a model-hub name (:func:`from_pretrained`:
+        the local cache first, then the hub unless it is off); None uses the packaged all-MiniLM-L6-v2.
     device (str): "cpu", "cuda" or "cuda:N".
-    max_length (int): texts are truncated to this many word pieces.
+    max_length (int): texts are truncated to this many word pieces (at most the encoder's
+        :func:`position_limit`).
     batch_size (int): texts per forward pass.
     """
 
@@ -112,9 +207,6 @@ class TextEncoder:
         max_length: int = 128,
         batch_size: int = 64,
     ) -> None:
-        # Hub names fail (after slow retries) without internet; local paths never need the hub.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -132,15 +224,20 @@ class TextEncoder:
         # an offline cache miss) does not say that a directory was expected.
         if not local.is_dir() and _looks_like_path(self.model_name_or_path):
             raise _not_found(self.model_name_or_path)
-        self._pooling = _pooling_config(local) if local.is_dir() else {"pooling": "mean", "normalize": True}
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.model_name_or_path)
-            self.model = AutoModel.from_pretrained(self.model_name_or_path)
+            self.tokenizer = from_pretrained(AutoTokenizer.from_pretrained, self.model_name_or_path)
+            self.model = from_pretrained(AutoModel.from_pretrained, self.model_name_or_path)
         except (OSError, ValueError) as err:
-            if not local.is_dir():  # a hub-like name that is not in the local cache either
-                hint = " Hub names work only for models already in the local Hugging Face cache."
-                raise _not_found(self.model_name_or_path, hint) from err
+            if is_spacy_el_message(str(err)):  # a hub name from_pretrained could not load: it says what to do
+                raise
             raise OSError(KBErrors.E260.format(model_name_or_path=self.model_name_or_path, err=err)) from err
+        self._pooling = _pooling_config(_model_folder(self.model_name_or_path, local))
+        limit, detail = position_limit(self.model.config)
+        if limit is not None and self.max_length > limit:
+            raise ValueError(KBErrors.E272.format(
+                owner="TextEncoder", setting="max_length", value=self.max_length, encoder=self.model_name_or_path,
+                needed=self.max_length, limit=limit, detail=detail, allowed=limit,
+            ))
         self.model.to(self.device).eval()
 
     @property

