@@ -26,10 +26,13 @@ import torch
 
 from ...algorithms.mention_windows import check_window
 from ...errors import Errors, with_place
-from ...kb.encoder import default_model_path, encoder_fingerprint
+from ...kb.encoder import encoder_fingerprint, from_pretrained
 from ...kb.files import new_dir
 from ...ml.autocast import ENCODER_DTYPES, encoder_autocast
-from ...ml.torch_io import serialize_state, state_deserializer
+from ...ml.torch_io import (
+    check_position_limit, encoder_folder, encoder_from_config, load_encoder, load_fast_tokenizer, resolve_encoder_path,
+    serialize_state, state_deserializer,
+)
 from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions, window_batches
 from .model import MentionEncoderModule
 
@@ -98,33 +101,35 @@ class MentionEncoder:
         cls, base_model: str = "", *, dim: Optional[int] = None, entity_encoder: Optional[Dict[str, str]] = None,
         layers: Optional[int] = None, **settings: Any,
     ) -> "MentionEncoder":
-        """An untrained encoder over a local Hugging Face model ("" = the packaged MiniLM).
+        """An untrained encoder over a local Hugging Face model or a model-hub name ("" = the packaged MiniLM;
+        :func:`spacy_el.ml.torch_io.load_encoder`); its ``max_length`` must fit the model's positions.
 
         dim defaults to the transformer's width; entity_encoder defaults to the base model's own
         fingerprint (right for a KB whose vectors the same base model made, as ``kb build --vectors compute``
         does by default). layers: keep only the transformer's first ``layers`` layers (None: all). The
         encoder's cost is about proportional to its layers, and the saved transformer config records
         how many it has."""
-        from transformers import AutoConfig, AutoModel, AutoTokenizer, logging as hf_logging
+        from transformers import AutoConfig
 
-        hf_logging.set_verbosity_error()
-        path = str(base_model or default_model_path())
-        if not Path(path).is_dir():
-            raise ValueError(Errors.E904.format(path=path))
+        source = resolve_encoder_path(base_model)
         overrides = {}
         if layers is not None:
-            available = int(AutoConfig.from_pretrained(path).num_hidden_layers)
+            available = int(from_pretrained(AutoConfig.from_pretrained, source).num_hidden_layers)
             if not 1 <= int(layers) <= available:
-                raise ValueError(Errors.E901.format(owner=OWNER, name="layers", expected=f"in [1, {available}] for {path}",
+                raise ValueError(Errors.E901.format(owner=OWNER, name="layers", expected=f"in [1, {available}] for {source}",
                                                     value=layers))
             overrides["num_hidden_layers"] = int(layers)  # the first `layers` layers' weights are loaded
-        transformer = AutoModel.from_pretrained(path, add_pooling_layer=False, **overrides)
-        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
+        transformer = load_encoder(base_model, **overrides)
+        tokenizer = load_fast_tokenizer(base_model, OWNER)
         width = int(transformer.config.hidden_size)
+        if entity_encoder is None:
+            entity_encoder = encoder_fingerprint(str(encoder_folder(base_model)))
         settings = MentionEncoderSettings(
-            dim=int(dim or width), base_model=Path(path).name if not base_model else str(base_model),
-            entity_encoder=entity_encoder if entity_encoder is not None else encoder_fingerprint(path), **settings,
+            dim=int(dim or width), base_model=Path(source).name if not base_model else str(base_model),
+            entity_encoder=entity_encoder, **settings,
         )
+        # max_length counts the window's special tokens: all of it must fit the encoder's positions
+        check_position_limit(transformer, OWNER, "max_length", settings.max_length, name=source)
         return cls(MentionEncoderModule(transformer, settings.dim), tokenizer, settings)
 
     # -- encoding ----------------------------------------------------------------------------------
@@ -229,7 +234,7 @@ class MentionEncoder:
     @classmethod
     def _from_files(cls, files: Dict[str, bytes], where: str) -> "MentionEncoder":
         from tokenizers import Tokenizer
-        from transformers import AutoConfig, AutoModel, PreTrainedTokenizerFast, logging as hf_logging
+        from transformers import AutoConfig, PreTrainedTokenizerFast, logging as hf_logging
 
         missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if name not in files]
         if missing:
@@ -241,8 +246,9 @@ class MentionEncoder:
         hf_logging.set_verbosity_error()
         transformer_config = dict(config["transformer_config"])
         model_type = transformer_config.pop("model_type")
-        transformer = AutoModel.from_config(AutoConfig.for_model(model_type, **transformer_config), add_pooling_layer=False)
+        transformer = encoder_from_config(AutoConfig.for_model(model_type, **transformer_config))
         settings = MentionEncoderSettings(**config["settings"])
+        check_position_limit(transformer, OWNER, "max_length", settings.max_length, name=settings.base_model)
         module = state_deserializer(f"mention encoder ({where})")(
             MentionEncoderModule(transformer, settings.dim), files[WEIGHTS_FILE], "cpu"
         )

@@ -60,12 +60,17 @@ class Ner4elBatch:
 
 
 def marker_ids(tokenizer: Any) -> Tuple[int, int]:
-    """Ids of the opening and closing mention markers in ``tokenizer``'s vocabulary."""
+    """Ids of the opening and closing mention markers in ``tokenizer``'s vocabulary: BERT's unused
+    :data:`MARKERS`; in a vocabulary without them (RoBERTa, DeBERTa), its mask and unknown tokens, two special
+    tokens that no text is tokenized into, so the embeddings stay as they are and the markers are learnt."""
     vocab = tokenizer.get_vocab()
     missing = [m for m in MARKERS if m not in vocab]
-    if missing:
-        raise ValueError(Errors.E926.format(missing=missing))
-    return vocab[MARKERS[0]], vocab[MARKERS[1]]
+    if not missing:
+        return vocab[MARKERS[0]], vocab[MARKERS[1]]
+    fallback = [getattr(tokenizer, name, None) for name in ("mask_token", "unk_token")]
+    if all(t is not None and t in vocab for t in fallback) and fallback[0] != fallback[1]:
+        return vocab[fallback[0]], vocab[fallback[1]]
+    raise ValueError(Errors.E926.format(missing=missing))
 
 
 def encode_mentions(

@@ -22,7 +22,7 @@ from ...errors import Errors
 from ..autocast import ENCODER_DTYPES, encoder_autocast
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import torch_layer_forward, torch_to_numpy
-from ..torch_io import load_encoder, torch_layer
+from ..torch_io import check_position_limit, load_encoder, torch_layer
 from .inputs import Ner4elBatch
 from .modules import Ner4elScorer
 
@@ -57,8 +57,9 @@ def build_ner_constrained_linker(
     dense_feature: bool,
     dropout_masks: str,
 ) -> Model[Ner4elBatch, Output]:
-    """The defaults and ranges are :class:`Ner4elArguments`'. encoder: local Hugging Face encoder path ("" =
-    packaged MiniLM); hidden_width: comparison space width; max_length: wordpieces per marked window;
+    """The defaults and ranges are :class:`Ner4elArguments`'. encoder: a local Hugging Face encoder path or a
+    model-hub name ("" = packaged MiniLM); hidden_width: comparison space width; max_length: wordpieces per marked
+    window (at most the encoder's positions: checked when the encoder is built);
     typed_entities: NER4EL contribution 1; dense_feature: also score with the candidate generator's
     mention-entity similarity (for the dense and hybrid generators; with the alias generator the feature is
     absent for every candidate); encoder_dtype: "float32" | "bfloat16" | "auto", the torch autocast dtype of the
@@ -76,6 +77,9 @@ def build_torch_layer(model: Model) -> None:
     if model.layers:
         return
     encoder = load_encoder(model.attrs["encoder"])
+    # max_length counts the marked window's special tokens and markers: all of it must fit the encoder's positions
+    check_position_limit(encoder, "NerConstrainedLinker", "max_length", model.attrs["max_length"],
+                         name=model.attrs["encoder"])
     module = Ner4elScorer(
         encoder, model.get_dim("nE"), model.get_dim("nT"), model.attrs["hidden_width"], model.attrs["typed_entities"],
         model.attrs["dense_feature"],
