@@ -1,4 +1,5 @@
 """``python -m spacy_el kb from-dumps``: a KB from the Wikidata JSON and Wikipedia XML dumps (docs/kb_dumps.md)."""
+import gc
 from pathlib import Path
 from typing import Optional
 
@@ -28,6 +29,13 @@ def _p31_allow(value: Optional[str]) -> Optional[frozenset]:
     return qids
 
 
+def dumps_work_dir(output_dir: Path) -> Path:
+    """The default work root: OUTPUT_DIR.from-dumps-work beside the output (as OUTPUT_DIR.vectors-work), where
+    a rerun of the same command finds and removes the build folder of a killed run."""
+    output_dir = output_dir.resolve()
+    return output_dir.with_name(f"{output_dir.name}.from-dumps-work")
+
+
 @kb_app.command("from-dumps")
 def from_dumps_cli(
     output_dir: Path = typer.Argument(..., help="Directory to write the KB to"),
@@ -44,7 +52,8 @@ def from_dumps_cli(
     fuzzy: bool = typer.Option(False, "--fuzzy/--no-fuzzy", help="Build the trigram index for fuzzy lookup (several GB at full scale)"),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="Skip malformed lines/pages and count them in the report instead of failing"),
     max_pairs: int = typer.Option(2_000_000, "--max-pairs", min=1000, help="Distinct (alias, target) pairs in memory before a sorted run file is written"),
-    work_dir: Optional[Path] = typer.Option(None, "--work-dir", help="Where the temporary run files go (default: the system temp dir)", file_okay=False),
+    work_dir: Optional[Path] = typer.Option(None, "--work-dir", help="Where the build folder goes (default: OUTPUT_DIR.from-dumps-work beside the output); a rerun removes what a killed run left there", file_okay=False),
+    max_line_mb: int = typer.Option(64, "--max-line-mb", min=1, help="Longest Wikidata line read, in MiB: a longer one is an error (or skipped with --skip-bad)"),
     vectors: Optional[str] = VECTORS_OPTION,
     index: Optional[str] = INDEX_OPTION,
     encoder: Optional[str] = ENCODER_OPTION,
@@ -58,22 +67,32 @@ def from_dumps_cli(
     optionally with entity vectors (--vectors compute, on a GPU with --gpu-id) and a FAISS index."""
     from ..kb.dumps import DumpsSettings, build_kb_from_dumps
     from ..kb.dumps.coarse_types import read_coarse_map
+    from ..kb.dumps.workdir import remove_root_if_empty
     from ..kb.files import write_json
 
     check_output_dir(output_dir, force)
+    work_root = work_dir if work_dir is not None else dumps_work_dir(output_dir)
     if kb_id not in ("title", "qid"):
         raise ValueError(Errors.E704.format(kb_id=kb_id))
     settings = DumpsSettings(
         n_process=n_process, min_count=min_count, label_prior=label_prior, kb_id=kb_id,  # type: ignore[arg-type]
         skip_bad=skip_bad, p31_allow=_p31_allow(p31_allow), coarse_map=read_coarse_map(types_map),
-        descriptions=descriptions, fuzzy=fuzzy, max_pairs=max_pairs, work_dir=work_dir,
+        descriptions=descriptions, fuzzy=fuzzy, max_pairs=max_pairs, work_dir=work_root,
+        max_line_bytes=max_line_mb << 20,
     )
-    kb, report = build_kb_from_dumps(wikidata, wikipedia, page_props, settings)
-    if kb.n_entities == 0:
-        raise ValueError(Errors.E705.format(wikidata=wikidata))
-    add_vectors_and_save(
-        kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
-    )
+    try:
+        kb, report = build_kb_from_dumps(wikidata, wikipedia, page_props, settings)
+        if kb.n_entities == 0:
+            raise ValueError(Errors.E705.format(wikidata=wikidata))
+        add_vectors_and_save(
+            kb, output_dir, vectors, index, encoder, batch_size, gpu_id, force, vectors_work, vectors_chunk_size
+        )
+        n_entities, n_aliases = kb.n_entities, kb.n_aliases
+    finally:
+        kb = None  # saved (or failed): its build folder goes with it, and the default work root beside the output
+        gc.collect()
+        if work_dir is None:
+            remove_root_if_empty(work_root)
     summary = report.to_dict()
     write_json(output_dir / REPORT_FILE, summary)
     for section in ("wikidata", "wikipedia", "page_props", "kb"):
@@ -82,4 +101,4 @@ def from_dumps_cli(
     skipped = sum(bad["total"] for bad in summary["skipped (bad input)"].values())
     if skipped:
         msg.warn(f"Skipped {skipped} bad records (--skip-bad): see {output_dir / REPORT_FILE}")
-    msg.good(f"{kb.n_entities} entities, {kb.n_aliases} aliases (report: {output_dir / REPORT_FILE})")
+    msg.good(f"{n_entities} entities, {n_aliases} aliases (report: {output_dir / REPORT_FILE})")

@@ -23,7 +23,6 @@ without reading them through the maps.
 """
 import itertools
 import json
-import shutil
 import tempfile
 import time
 import weakref
@@ -56,8 +55,10 @@ from .streams import iter_lines
 from .titles import title_hash, title_hashes, title_to_kb_id
 from .wikidata import LinesResult, WikidataConfig, WikidataItem, process_lines
 from .wikipedia import Page, PageConfig, PagesResult, SiteInfo, check_is_xml, iter_pages, process_pages
+from .workdir import BuildFolder
 
 KBId = Literal["title", "qid"]
+DEFAULT_MAX_LINE_BYTES = 64 << 20
 
 
 @dataclass
@@ -71,6 +72,10 @@ class DumpsSettings:
     descriptions: use an article's first paragraph when Wikidata has no English description.
     fuzzy: build the trigram index for fuzzy lookup (off by default: at 20M aliases it needs several GB).
     max_pairs: distinct (alias, target) pairs held in memory before a sorted run file is written.
+    max_line_bytes: the longest Wikidata line read (the largest real entities are a few MB): a longer one
+        is an error, or skipped and counted with ``skip_bad``; memory never grows with a line.
+    work_dir: where the build folder goes (the system's temporary folder when None); a build removes the
+        folders that killed builds left there (``workdir.py``).
     """
 
     n_process: int = 1
@@ -87,6 +92,7 @@ class DumpsSettings:
     chunk_pages: int = 50
     progress: bool = True
     work_dir: Optional[Path] = None
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 
     def __post_init__(self) -> None:
         if self.kb_id not in ("title", "qid"):
@@ -95,6 +101,8 @@ class DumpsSettings:
             raise ValueError(KBErrors.E302.format(min_count=self.min_count))
         if not 0.0 < self.label_prior <= 1.0:
             raise ValueError(KBErrors.E303.format(label_prior=self.label_prior))
+        if self.max_line_bytes < 1:
+            raise ValueError(KBErrors.E329.format(max_line_bytes=self.max_line_bytes))
 
 
 @dataclass
@@ -222,14 +230,15 @@ def build_kb_from_dumps(
 ) -> Tuple[ElKnowledgeBase, BuildReport]:
     """Build the KB (see the module docstring). RETURNS: (the KB, without vectors; the report).
 
-    The KB's arrays are memory-mapped from the ``.npy`` files of a private build folder (in
-    ``settings.work_dir``), removed when the KB is garbage-collected or the process exits; ``to_disk``
-    copies them into the KB folder."""
+    The KB's arrays are memory-mapped from the ``.npy`` files of a build folder in ``settings.work_dir``
+    (default: the system's temporary folder), removed when the KB is garbage-collected or the process
+    exits, and by the next build in the same work root when the process was killed (``workdir.py``);
+    ``to_disk`` copies them into the KB folder."""
     settings = settings or DumpsSettings()
     report = BuildReport()
     check_is_xml(wikipedia)  # fail in seconds, not after the Wikidata pass
-    work = Path(tempfile.mkdtemp(prefix="spacy-el-dumps-", dir=settings.work_dir))
-    built: Optional[Path] = None
+    folder = BuildFolder.create(Path(settings.work_dir) if settings.work_dir is not None else Path(tempfile.gettempdir()))
+    work = folder.scratch
     try:
         pairs = PairCounter(work / "runs", max_pairs=settings.max_pairs)
         disambiguation_ids: FrozenSet[int] = frozenset()
@@ -247,17 +256,15 @@ def build_kb_from_dumps(
         pairs.flush()  # the pair buffer is emptied before the assembly needs its memory
         report.seconds["wikipedia"] = time.perf_counter() - started
         started = time.perf_counter()
-        built = Path(tempfile.mkdtemp(prefix="spacy-el-kb-build-", dir=settings.work_dir))
-        kb = _assemble(spool, pages, pairs, settings, report, _Folders(built, work))
+        kb = _assemble(spool, pages, pairs, settings, report, _Folders(folder.arrays, work))
         report.seconds["assemble"] = time.perf_counter() - started
+        folder.remove_scratch()
     except BaseException:
-        if built is not None:
-            shutil.rmtree(built, ignore_errors=True)
+        folder.release()
         raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    # The mapped files outlive their names (POSIX): the folder goes with the KB, or at exit.
-    weakref.finalize(kb, shutil.rmtree, str(built), True)
+    # The mapped files outlive their names (POSIX): the folder goes with the KB, or at exit; if the process
+    # is killed first, the next build in the same work root removes it (``workdir``).
+    weakref.finalize(kb, folder.release)
     return kb, report
 
 
@@ -268,7 +275,9 @@ def _read_wikidata(path: Path, settings: DumpsSettings, pairs: PairCounter, repo
     counts = report.section("wikidata")
     bad = report.bad.setdefault(str(path), BadInput())
     spool = _Spool(work / "entities.jsonl", qid_numbers=settings.kb_id == "qid")
-    lines = tqdm(iter_lines(path), desc="Wikidata", unit=" lines", unit_scale=True, disable=not settings.progress)
+    # The line limit bounds the memory a line takes; a longer line is an error, or counted under skip_bad.
+    limited = iter_lines(path, settings.max_line_bytes, bad if settings.skip_bad else None)
+    lines = tqdm(limited, desc="Wikidata", unit=" lines", unit_scale=True, disable=not settings.progress)
     results = ordered_map(
         _wikidata_chunk, chunked(lines, settings.chunk_lines), settings.n_process, _init_wikidata, (config,)
     )

@@ -11,14 +11,25 @@ from typing import Dict, List, Optional
 
 
 class DumpFormatError(ValueError):
-    """A dump file is truncated, malformed, not UTF-8, or has a structure the reader does not know."""
+    """A dump file is truncated, malformed, not UTF-8, or has a structure the reader does not know.
+
+    ``reason``: the short name under which ``skip_bad`` counts such a record ("malformed JSON line", ...)."""
+
+    def __init__(self, message: str, reason: str = "bad record") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __reduce__(self):  # raised in a worker process, it keeps its reason on its way back
+        return type(self), (str(self), self.reason)
 
 
-def dump_error(path: object, where: Optional[str], template: str, **fields: object) -> DumpFormatError:
+def dump_error(
+    path: object, where: Optional[str], template: str, *, reason: str = "bad record", **fields: object
+) -> DumpFormatError:
     """The error of a ``KBErrors`` template whose ``{place}`` is filled with the file and ``where`` (e.g.
     "line 12" or "decompressed byte offset 4096"), its other placeholders with ``fields``."""
     place = f"{path}, {where}" if where else f"{path}"
-    return DumpFormatError(template.format(place=place, **fields))
+    return DumpFormatError(template.format(place=place, **fields), reason=reason)
 
 
 @dataclass

@@ -10,10 +10,10 @@ import io
 import lzma
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterator, Tuple, Union
+from typing import BinaryIO, Iterator, Optional, Tuple, Union
 
 from ..errors import KBErrors
-from .errors import DumpFormatError, dump_error
+from .errors import BadInput, DumpFormatError, dump_error
 
 PathLike = Union[str, Path]
 _MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"))
@@ -68,24 +68,51 @@ def open_dump(path: PathLike) -> Tuple[BinaryIO, _Counted]:
 DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
-def iter_lines(path: PathLike) -> Iterator[Tuple[int, bytes]]:
+def iter_lines(
+    path: PathLike, max_line_bytes: Optional[int] = None, bad: Optional[BadInput] = None
+) -> Iterator[Tuple[int, bytes]]:
     """(1-based line number, raw line bytes with its newline) of the decompressed ``path``.
 
+    max_line_bytes: the longest line taken (newline included). A longer one is read no further than that
+        limit and then skipped in bounded pieces, so memory never grows with it: a DumpFormatError naming
+        the line, or, when ``bad`` is given (``skip_bad``), counted there and left out.
     Raises DumpFormatError naming the line reached and the compressed byte offset when the stream
     is truncated or corrupt.
     """
     stream, counted = open_dump(path)
+    limit = -1 if max_line_bytes is None else max(1, int(max_line_bytes)) + 1
     line_no = 0
     with stream:
         while True:
             try:
-                line = stream.readline()
+                line = stream.readline(limit)
+                if limit > 0 and len(line) == limit:
+                    if not line.endswith(b"\n"):
+                        _skip_rest_of_line(stream)
+                    line_no += 1
+                    where = f"line {line_no}"
+                    if bad is None:
+                        raise dump_error(path, where, KBErrors.E325, reason=TOO_LONG, limit=limit - 1)
+                    bad.add(TOO_LONG, f"{path}, {where}")
+                    continue
             except DECOMPRESSION_ERRORS as err:
                 raise truncated_error(path, f"line {line_no + 1}", counted.offset, err) from err
             if not line:
                 return
             line_no += 1
             yield line_no, line
+
+
+TOO_LONG = "line too long"
+_SKIP_PIECE = 1 << 16
+
+
+def _skip_rest_of_line(stream: BinaryIO) -> None:
+    """Read up to the end of the current line in pieces of ``_SKIP_PIECE`` bytes, keeping none of them."""
+    while True:
+        piece = stream.readline(_SKIP_PIECE)
+        if not piece or piece.endswith(b"\n"):
+            return
 
 
 def truncated_error(path: PathLike, where: str, offset: int, err: BaseException) -> DumpFormatError:

@@ -12,7 +12,7 @@ from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, T
 
 from .coarse_types import DEFAULT_COARSE_MAP, coarse_type
 from ..errors import KBErrors
-from .errors import BadInput, dump_error
+from .errors import BadInput, DumpFormatError, dump_error
 from .titles import normalize_title
 
 DISAMBIGUATION_ITEM = "Q4167410"  # P31 "Wikimedia disambiguation page"
@@ -64,45 +64,126 @@ def parse_line(raw: bytes, line_no: int, config: WikidataConfig) -> Optional[Dic
         line = line[:-1].rstrip()
     if line in (b"", b"[", b"]"):
         return None
+    where = f"line {line_no}"
     try:
         text = line.decode("utf8")
     except UnicodeDecodeError as err:
-        where = f"line {line_no}"
-        raise dump_error(config.path, where, KBErrors.E320, byte=line[err.start], position=err.start) from err
+        raise dump_error(config.path, where, KBErrors.E320, reason=NOT_UTF8, byte=line[err.start], position=err.start) from err
     try:
         record = json.loads(text)
     except ValueError as err:
         truncated = " It looks truncated (the dump was cut off mid-line?)." if not text.endswith("}") else ""
-        raise dump_error(config.path, f"line {line_no}", KBErrors.E321, err=err, truncated=truncated) from err
+        raise dump_error(config.path, where, KBErrors.E321, reason=MALFORMED, err=err, truncated=truncated) from err
     if not isinstance(record, dict) or "id" not in record:
-        raise dump_error(config.path, f"line {line_no}", KBErrors.E322)
+        raise dump_error(config.path, where, KBErrors.E322, reason=NOT_AN_ENTITY)
     return record
 
 
-def _text(values: Any, language: str) -> str:
-    value = values.get(language) if isinstance(values, dict) else None
-    return value.get("value", "") if isinstance(value, dict) else ""
+# Reasons of bad lines, as the report counts them under skip_bad.
+NOT_UTF8 = "not UTF-8"
+MALFORMED = "malformed JSON line"
+NOT_AN_ENTITY = "not a JSON object with an id"
+ODD_STRUCTURE = "unknown entity structure"
+LONE_SURROGATE = "lone surrogate escape"
+
+
+class OddStructure(Exception):
+    """A field the reader uses has a type the Wikidata JSON format does not give it (raised by ``item_of``)."""
+
+
+class LoneSurrogate(Exception):
+    """A kept string holds a lone surrogate (from an escape such as ``\\ud800``): UTF-8 cannot write it."""
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _object(value: Any, what: str) -> Dict[str, Any]:
+    """``value`` as a JSON object; missing (None) or an empty array (how PHP writes an empty map) is empty."""
+    if isinstance(value, dict):
+        return value
+    if value is None or (isinstance(value, list) and not value):
+        return {}
+    raise OddStructure(f"{what} is {_type_name(value)}, expected an object")
+
+
+def _string(value: Any, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise OddStructure(f"{what} is {_type_name(value)}, expected a string")
+
+
+def _text(values: Any, language: str, what: str) -> str:
+    """``values[language]["value"]`` of a labels/descriptions map, "" when the language is missing."""
+    value = _object(values, what).get(language)
+    if value is None:
+        return ""
+    return _string(_object(value, f"{what}.{language}").get("value", ""), f"{what}.{language}.value")
+
+
+def _aliases(values: Any, language: str) -> Tuple[str, ...]:
+    entries = _object(values, "aliases").get(language)
+    if entries is None:
+        return ()
+    if not isinstance(entries, list):
+        raise OddStructure(f"aliases.{language} is {_type_name(entries)}, expected an array")
+    texts = (_string(_object(a, f"aliases.{language}[]").get("value", ""), f"aliases.{language}[].value") for a in entries)
+    return tuple(a for a in texts if a.strip())
 
 
 def _p31(claims: Any) -> Tuple[str, ...]:
+    statements = _object(claims, "claims").get("P31")
+    if statements is None:
+        return ()
+    if not isinstance(statements, list):
+        raise OddStructure(f"claims.P31 is {_type_name(statements)}, expected an array of statements")
     out: List[str] = []
-    statements = claims.get("P31", []) if isinstance(claims, dict) else []
     for statement in statements:
+        if not isinstance(statement, dict):
+            raise OddStructure(f"a claims.P31 statement is {_type_name(statement)}, expected an object")
         if statement.get("rank") == "deprecated":
             continue
-        value = statement.get("mainsnak", {}).get("datavalue", {}).get("value")
-        qid = value.get("id") if isinstance(value, dict) else None
+        mainsnak = statement.get("mainsnak")
+        if not isinstance(mainsnak, dict):
+            raise OddStructure(f"a claims.P31 mainsnak is {_type_name(mainsnak)}, expected an object")
+        datavalue = mainsnak.get("datavalue")  # absent for "somevalue" and "novalue" snaks
+        if datavalue is None:
+            continue
+        value = _object(datavalue, "a claims.P31 datavalue").get("value")
+        if not isinstance(value, dict):
+            raise OddStructure(f"a claims.P31 value is {_type_name(value)}, expected an entity id object")
+        qid = value.get("id")
         if isinstance(qid, str) and qid not in out:
             out.append(qid)
     return tuple(out)
 
 
+def _check_encodable(item: WikidataItem) -> None:
+    """Raise LoneSurrogate naming the first field of ``item`` that UTF-8 cannot encode."""
+    fields = [("id", item.qid), ("title", item.title), ("label", item.label), ("description", item.description)]
+    fields += [("alias", a) for a in item.aliases] + [("P31 value", q) for q in item.p31]
+    for name, value in fields:
+        try:
+            value.encode("utf8")
+        except UnicodeEncodeError:
+            raise LoneSurrogate(name) from None
+
+
 def item_of(record: Dict[str, Any], config: WikidataConfig) -> Tuple[Optional[WikidataItem], Optional[str]]:
-    """(the item to keep, None) or (None, the reason it is filtered out)."""
+    """(the item to keep, None) or (None, the reason it is filtered out).
+
+    Raises OddStructure when a field it reads has a type the format does not give it (a list of sitelinks,
+    a number as label, a null mainsnak...): such a record is no item the reader understands."""
     if record.get("type") != "item":
         return None, NOT_AN_ITEM
-    sitelink = (record.get("sitelinks") or {}).get(config.site)
-    title = normalize_title(sitelink.get("title", "")) if isinstance(sitelink, dict) else None
+    qid = _string(record.get("id"), "id")
+    sitelink = _object(record.get("sitelinks"), "sitelinks").get(config.site)
+    title = None
+    if sitelink is not None:
+        title = normalize_title(_string(_object(sitelink, f"sitelinks.{config.site}").get("title", ""), f"sitelinks.{config.site}.title"))
     if config.require_sitelink and not title:
         return None, NO_SITELINK
     p31 = _p31(record.get("claims"))
@@ -111,15 +192,12 @@ def item_of(record: Dict[str, Any], config: WikidataConfig) -> Tuple[Optional[Wi
     if config.p31_allow is not None and not config.p31_allow.intersection(p31):
         return None, NOT_ALLOWED
     language = config.language
-    label = _text(record.get("labels"), language)
-    aliases = (record.get("aliases") or {}).get(language) or []
-    alias_texts = tuple(a["value"] for a in aliases if isinstance(a, dict) and isinstance(a.get("value"), str) and a["value"].strip())
     item = WikidataItem(
-        qid=str(record["id"]),
+        qid=qid,
         title=title or "",
-        label=label,
-        description=_text(record.get("descriptions"), language),
-        aliases=alias_texts,
+        label=_text(record.get("labels"), language, "labels"),
+        description=_text(record.get("descriptions"), language, "descriptions"),
+        aliases=_aliases(record.get("aliases"), language),
         p31=p31,
         coarse=coarse_type(p31, config.coarse_map),
     )
@@ -134,23 +212,41 @@ class LinesResult:
 
 
 def process_lines(lines: Sequence[Tuple[int, bytes]], config: WikidataConfig) -> LinesResult:
-    """Parse and filter a chunk of dump lines (in a worker process)."""
+    """Parse and filter a chunk of dump lines (in a worker process). A bad line is a DumpFormatError naming
+    the file and line, or, with ``config.skip_bad``, counted in ``result.bad`` by its reason."""
     result = LinesResult()
     for line_no, raw in lines:
         try:
             record = parse_line(raw, line_no, config)
-        except ValueError as err:
+            if record is None:
+                continue
+            item, reason = _item_of_line(record, raw, line_no, config)
+        except DumpFormatError as err:
             if not config.skip_bad:
                 raise
-            reason = "not UTF-8" if "UTF-8" in str(err) else "malformed JSON line"
-            result.bad.add(reason, f"{config.path}, line {line_no}")
-            continue
-        if record is None:
+            result.bad.add(err.reason, f"{config.path}, line {line_no}")
             continue
         result.counts["entities read"] += 1
-        item, reason = item_of(record, config)
         if item is None:
             result.counts[f"filtered: {reason}"] += 1
         else:
             result.items.append(item)
     return result
+
+
+def _item_of_line(
+    record: Dict[str, Any], raw: bytes, line_no: int, config: WikidataConfig
+) -> Tuple[Optional[WikidataItem], Optional[str]]:
+    """``item_of``, with its OddStructure and an unencodable kept string as DumpFormatError naming the line."""
+    where = f"line {line_no}"
+    try:
+        item, reason = item_of(record, config)
+        # Only a \uD800-\uDFFF escape can give a lone surrogate (the line was valid UTF-8): the check runs
+        # on the few lines that hold one (mostly valid pairs, which json.loads joins).
+        if item is not None and (b"\\ud" in raw or b"\\uD" in raw):
+            _check_encodable(item)
+    except OddStructure as err:
+        raise dump_error(config.path, where, KBErrors.E323, reason=ODD_STRUCTURE, problem=err) from None
+    except LoneSurrogate as err:
+        raise dump_error(config.path, where, KBErrors.E324, reason=LONE_SURROGATE, field=err) from None
+    return item, reason

@@ -47,46 +47,62 @@ class SiteInfo(NamedTuple):
 def iter_pages(
     path: Union[str, Path], bad: BadInput, *, skip_bad: bool = False, site: Optional[List[SiteInfo]] = None
 ) -> Iterator[Page]:
-    """The pages of an XML dump, in file order. ``site`` (a list) receives the ``SiteInfo`` once read."""
+    """The pages of an XML dump, in file order. ``site`` (a list) receives the ``SiteInfo`` once read.
+
+    A ``<page>`` anywhere but at ``mediawiki/page`` is an error naming its path (or skipped and counted
+    with ``skip_bad``), and a dump that gives no page at all is an error: a build from it would silently
+    have no links."""
     stream = ByteStream(path)
     parser = ET.XMLPullParser(events=("start", "end"))
-    root_seen = False
     root = None
     namespaces: List[str] = []
-    depth = 0
-    page_depth = None
+    open_elements: List[ET.Element] = []  # from the root to the element being read
+    n_pages = 0
+    misplaced: Counter = Counter()  # path of the <page> elements out of place -> count
     try:
         while True:
             block = stream.read(1 << 20)
             for event, elem in _events(parser, block, path):
                 name = _local(elem.tag)
                 if event == "start":
-                    depth += 1
-                    if not root_seen:
-                        root_seen, root = True, elem
+                    if root is None:
+                        root = elem
                         if name != "mediawiki":
                             raise dump_error(path, "line 1", KBErrors.E313, name=name)
-                    elif name == "page" and depth == 2:
-                        page_depth = depth
+                    elif name == "page" and len(open_elements) != 1:
+                        where = "/".join(_local(e.tag) for e in open_elements) + "/page"
+                        if not skip_bad:
+                            offset = f"decompressed byte offset {stream.position}"
+                            raise dump_error(path, offset, KBErrors.E327, reason=MISPLACED_PAGE, element=where)
+                        misplaced[where] += 1
+                        bad.add(MISPLACED_PAGE, f"{path}, decompressed byte offset {stream.position}: {where}")
+                    open_elements.append(elem)
                     continue
-                depth -= 1
+                open_elements.pop()
                 if name == "namespace" and elem.text and elem.get("key") != "0":
                     namespaces.append(elem.text.strip())
                 elif name == "siteinfo" and site is not None:
                     site.append(SiteInfo(frozenset(namespaces)))
-                elif name == "page" and page_depth is not None and depth == page_depth - 1:
-                    page_depth = None
+                elif name == "page" and len(open_elements) == 1:
+                    n_pages += 1
                     page = _page_of(elem, path, stream.position, bad, skip_bad)
-                    if root is not None:
-                        root.clear()  # the pages read so far: memory stays bounded
+                    root.clear()  # the pages read so far: memory stays bounded
                     if page is not None:
                         yield page
+                elif name == "page" and open_elements:
+                    open_elements[-1].remove(elem)  # a skipped page out of place: its memory goes too
             if not block:
                 break
     finally:
         stream.close()
-    if not root_seen:
+    if root is None:
         raise dump_error(path, None, KBErrors.E314)
+    if n_pages == 0:
+        found = "".join(f" (found {n} at {where})" for where, n in misplaced.most_common(1))
+        raise dump_error(path, None, KBErrors.E326, reason="no pages", found=found)
+
+
+MISPLACED_PAGE = "<page> out of place"
 
 
 def _events(parser: ET.XMLPullParser, block: bytes, path: object) -> List[Tuple[str, ET.Element]]:

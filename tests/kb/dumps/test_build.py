@@ -136,3 +136,40 @@ def test_shared_excerpts_match_their_source(tmp_path):
     assert kb.get_entity("Scotland").types == ["Q3336843", "LOC"]
     counts = report.to_dict()
     assert counts["wikipedia"]["disambiguation pages"] == 8 and counts["wikipedia"]["redirects"] == 99
+
+
+@pytest.mark.hostile("crashes that block a run")
+def test_cli_odd_entities_are_counted_under_skip_bad_or_one_coded_line(tmp_path):
+    """Issue 71, defects 9 and 10, through the command: no traceback, with or without --skip-bad."""
+    from .conftest import item, wikidata_bytes, write_bz2
+    from .fixtures import WIKIDATA
+
+    odd = [item("Q71", "Odd", "Odd", ["Q5"]), item("Q72", "Odd\ud800", "Odder", ["Q5"])]
+    odd[0]["claims"]["P31"] = [5]
+    records = WIKIDATA[:2] + odd + WIKIDATA[2:]
+    lines = ["["] + [json.dumps(r) + "," for r in records] + ["]"]  # ensure_ascii: "\ud800" as in a dump
+    wikidata = write_bz2(tmp_path / "odd.json.bz2", "\n".join(lines).encode())
+    _, wikipedia = write_fixture_dumps(tmp_path)
+    args = ["kb", "from-dumps", str(tmp_path / "kb"), "--wikidata", str(wikidata), "--wikipedia", str(wikipedia)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1 and "E323" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(app, args + ["--skip-bad"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "kb" / "from_dumps_report.json").read_text())
+    assert report["skipped (bad input)"][str(wikidata)]["total"] == 2
+    assert ElKnowledgeBase.load(tmp_path / "kb").n_entities == 4
+
+
+@pytest.mark.hostile("silent wrong results")
+def test_cli_pages_deeper_than_the_schema_fail(tmp_path):
+    """Issue 71, defect 19, through the command: it exited 0 with a KB built from no page."""
+    from .conftest import page_xml, wikipedia_bytes, write_bz2
+
+    wikidata, _ = write_fixture_dumps(tmp_path)
+    deeper = wikipedia_bytes(["<pages>", page_xml("Travel", "[[Paris]]", 1), "</pages>"])
+    wikipedia = write_bz2(tmp_path / "deeper.xml.bz2", deeper)
+    args = ["kb", "from-dumps", str(tmp_path / "kb"), "--wikidata", str(wikidata), "--wikipedia", str(wikipedia)]
+    for extra in ([], ["--skip-bad"]):
+        result = CliRunner().invoke(app, args + extra)
+        assert result.exit_code == 1 and ("E327" in result.output or "E326" in result.output), result.output
+        assert not (tmp_path / "kb" / "manifest.json").exists()

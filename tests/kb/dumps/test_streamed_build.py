@@ -3,6 +3,9 @@ that the in-memory builders (``EntityStore.build``, ``AliasTable.build``) make o
 for byte once saved, and saving it copies the files rather than reading them through the maps."""
 import gc
 import gzip
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,12 +13,19 @@ import pytest
 pytest.importorskip("mwparserfromhell")
 
 from spacy.vocab import Vocab
+from typer.testing import CliRunner
+
+from spacy_el.cli import app
+from spacy_el.cli.kb_dumps import dumps_work_dir
 
 from spacy_el.kb import ElKnowledgeBase
 from spacy_el.kb.alias_table import AliasTable
 from spacy_el.kb.dumps import DumpsSettings, build_kb_from_dumps
 from spacy_el.kb.entity_store import EntityStore
+from spacy_el.kb.dumps.workdir import PREFIX
 from spacy_el.kb.serialization import is_memory_mapped
+
+from ...conftest import REPO_ROOT
 
 from .conftest import ENWIKI, PAGE_PROPS, WIKIDATA_HEAD, item, page_xml, shared, wikidata_bytes, wikipedia_bytes
 from .fixtures import write_fixture_dumps
@@ -85,23 +95,86 @@ def test_saving_copies_the_built_files_without_reading_the_maps(tmp_path, monkey
     assert ElKnowledgeBase.load(tmp_path / "kb").entities.vector_dim == 3
 
 
+def _build_folders(work):
+    return sorted(p for p in work.iterdir() if p.name.startswith(PREFIX))
+
+
 def test_the_build_folder_goes_with_the_kb(tmp_path):
     wikidata, wikipedia = write_fixture_dumps(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
     kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, work_dir=work))
-    (folder,) = list(work.iterdir())  # the work files are gone; the KB's own files remain while it lives
-    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{name}.npy" for name in kb._arrays())
+    (folder,) = _build_folders(work)  # the work files are gone; the KB's own files remain while it lives
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", "arrays"]
+    assert sorted(p.name for p in (folder / "arrays").iterdir()) == sorted(f"{name}.npy" for name in kb._arrays())
     entities = kb.entities
     del kb
     gc.collect()
-    assert list(work.iterdir()) == []
+    assert _build_folders(work) == []
     assert entities.ids.to_list()[0] == "Paris"  # mapped files outlive their names
     kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, work_dir=work))
     kb.to_disk(tmp_path / "kb")  # the copy, after which the build folder may go at once
     del kb
     gc.collect()
-    assert list(work.iterdir()) == [] and ElKnowledgeBase.load(tmp_path / "kb").n_entities == 4
+    assert _build_folders(work) == [] and ElKnowledgeBase.load(tmp_path / "kb").n_entities == 4
+
+
+_KILLED_BUILD = """
+import os, signal, sys
+from pathlib import Path
+from spacy_el.kb.dumps import build, DumpsSettings, build_kb_from_dumps
+
+def killed(*args, **kwargs):  # the assembly has begun: the run files and spools are all there
+    os.kill(os.getpid(), signal.SIGKILL)
+
+build._assemble = killed
+build_kb_from_dumps(Path(sys.argv[1]), Path(sys.argv[2]), None, DumpsSettings(progress=False, work_dir=Path(sys.argv[3])))
+"""
+
+
+def kill_a_build(wikidata, wikipedia, work):
+    """Run a build in another process and SIGKILL it mid-way: what it leaves in ``work``."""
+    work.mkdir(exist_ok=True)
+    done = subprocess.run([sys.executable, "-c", _KILLED_BUILD, str(wikidata), str(wikipedia), str(work)], cwd=REPO_ROOT)
+    assert done.returncode == -signal.SIGKILL
+    leftovers = [p for p in work.iterdir() if p.is_dir()]
+    assert leftovers and any(any(p.iterdir()) for p in leftovers)
+    return leftovers
+
+
+@pytest.mark.hostile("resources")
+def test_a_rerun_removes_what_a_killed_build_left(tmp_path):
+    """Issue 71, defect 13: a SIGKILL left its build folder (GBs at full scale) where no rerun looked."""
+    wikidata, wikipedia = write_fixture_dumps(tmp_path)
+    work = tmp_path / "work"
+    leftovers = kill_a_build(wikidata, wikipedia, work)
+    kb, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, work_dir=work))
+    assert not any(p.exists() for p in leftovers) and len(_build_folders(work)) == 1  # the new KB's own
+    del kb
+    gc.collect()
+    assert _build_folders(work) == []
+
+
+def test_a_live_build_folder_is_left_alone(tmp_path):
+    wikidata, wikipedia = write_fixture_dumps(tmp_path)
+    work = tmp_path / "work"
+    first, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, work_dir=work))
+    (alive,) = _build_folders(work)
+    second, _ = build_kb_from_dumps(wikidata, wikipedia, None, DumpsSettings(progress=False, work_dir=work))
+    assert alive.exists() and len(_build_folders(work)) == 2
+    assert first.entities.ids.to_list() == second.entities.ids.to_list()
+
+
+@pytest.mark.hostile("resources")
+def test_the_command_puts_its_work_beside_the_output_and_a_rerun_cleans_it(tmp_path):
+    wikidata, wikipedia = write_fixture_dumps(tmp_path)
+    out = tmp_path / "kb"
+    work = dumps_work_dir(out)
+    leftovers = kill_a_build(wikidata, wikipedia, work)
+    args = ["kb", "from-dumps", str(out), "--wikidata", str(wikidata), "--wikipedia", str(wikipedia)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert not any(p.exists() for p in leftovers) and not work.exists() and ElKnowledgeBase.load(out).n_entities == 4
 
 
 def test_repeated_titles_and_qids(tmp_path):

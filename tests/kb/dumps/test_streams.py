@@ -42,3 +42,50 @@ def test_truncated_stream_names_file_line_and_offset(tmp_path, kind, compress):
 def test_missing_file(tmp_path):
     with pytest.raises(DumpFormatError, match="E304"):
         list(iter_lines(tmp_path / "nope.bz2"))
+
+
+@pytest.mark.hostile("resources")
+@pytest.mark.parametrize("skip_bad", [False, True])
+def test_a_line_longer_than_the_limit_is_refused_or_skipped_in_bounded_memory(tmp_path, skip_bad):
+    """Issue 71, defect 12: a line of 12 MB read with a 64 KB limit never sits in memory whole."""
+    import tracemalloc
+
+    from spacy_el.kb.dumps.errors import BadInput
+
+    path = tmp_path / "long.json.bz2"
+    path.write_bytes(bz2.compress(b"[\n" + b"x" * (12 << 20) + b"\n" + b"after\n"))
+    bad = BadInput() if skip_bad else None
+    tracemalloc.start()
+    try:
+        if skip_bad:
+            lines = list(iter_lines(path, max_line_bytes=1 << 16, bad=bad))
+        else:
+            with pytest.raises(DumpFormatError, match="E325") as err:
+                list(iter_lines(path, max_line_bytes=1 << 16))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, peak
+    if skip_bad:
+        assert lines == [(1, b"[\n"), (3, b"after\n")]
+        assert bad.total == 1 and bad.examples == [f"{path}, line 2: line too long"]
+    else:
+        assert f"{path}, line 2" in str(err.value)
+
+
+def test_lines_up_to_the_limit_are_read_whole(tmp_path):
+    path = tmp_path / "dump.txt"
+    path.write_bytes(b"abc\n" + b"y" * 9 + b"\n" + b"z" * 10)  # 10 bytes with the newline; 10 without one
+    assert list(iter_lines(path, max_line_bytes=10)) == [(1, b"abc\n"), (2, b"y" * 9 + b"\n"), (3, b"z" * 10)]
+    with pytest.raises(DumpFormatError, match="E325"):
+        list(iter_lines(path, max_line_bytes=9))
+
+
+def test_a_line_one_byte_too_long_skips_no_other_line(tmp_path):
+    path = tmp_path / "dump.txt"
+    path.write_bytes(b"abc\n" + b"y" * 10 + b"\n" + b"next\n")
+    from spacy_el.kb.dumps.errors import BadInput
+
+    bad = BadInput()
+    assert list(iter_lines(path, max_line_bytes=10, bad=bad)) == [(1, b"abc\n"), (3, b"next\n")]
+    assert bad.total == 1

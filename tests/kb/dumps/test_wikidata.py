@@ -99,3 +99,91 @@ def test_a_json_value_that_is_not_an_entity(tmp_path):
     path.write_bytes(b"[\n" + json.dumps([1, 2]).encode() + b",\n]\n")
     with pytest.raises(DumpFormatError, match=r"E322.*line 2"):
         read_all(path)
+
+
+def _set(path, value):
+    """A change to an item record: ``path`` of keys (a key that is missing is created as a dict)."""
+
+    def change(record):
+        target = record
+        for key in path[:-1]:
+            target = target.setdefault(key, {}) if isinstance(target, dict) else target[key]
+        target[path[-1]] = value
+
+    return change
+
+
+# Lines that are valid JSON with a structure the reader does not know: issue 71, defect 9 (the first five),
+# and the same mistakes in the other fields the reader uses.
+ODD_RECORDS = {
+    "P31 as a list of ints": _set(("claims", "P31"), [5, 515]),
+    "sitelinks as a list": _set(("sitelinks",), ["enwiki"]),
+    "an int title": _set(("sitelinks", "enwiki", "title"), 42),
+    "an int label": _set(("labels", "en", "value"), 42),
+    "a null mainsnak": _set(("claims", "P31"), [{"mainsnak": None, "rank": "normal"}]),
+    "claims as a list": _set(("claims",), [1]),
+    "labels as a string": _set(("labels",), "Seven"),
+    "an int description": _set(("descriptions", "en"), {"value": 7}),
+    "aliases as a dict": _set(("aliases", "en"), {"value": "Sept"}),
+    "an int alias": _set(("aliases", "en"), [{"value": 7}]),
+    "an int id": _set(("id",), 7),
+    "a P31 value that is a string": _set(("claims", "P31"), [{"mainsnak": {"datavalue": {"value": "Q5"}}}]),
+}
+
+
+@pytest.mark.hostile("crashes that block a run")
+@pytest.mark.parametrize("odd", sorted(ODD_RECORDS))
+def test_odd_structure_is_a_coded_error_naming_the_line_or_is_counted(tmp_path, odd):
+    record = item("Q7", "Seven", "Seven", ["Q5"], "a number", ["VII"])
+    ODD_RECORDS[odd](record)
+    path = _with_bad_line(tmp_path, json.dumps(record).encode() + b",")
+    with pytest.raises(DumpFormatError, match="E323") as err:
+        read_all(path)
+    assert f"{path}, line 3" in str(err.value)
+    result = read_all(path, skip_bad=True)
+    assert [i.qid for i in result.items] == ["Q1", "Q2"] and result.bad.total == 1
+
+
+def test_missing_fields_and_valueless_snaks_are_no_odd_structure():
+    """What real dumps hold: an item without sitelinks, labels or claims, a P31 "somevalue" snak (no
+    datavalue), a deprecated statement."""
+    bare = {"type": "item", "id": "Q9"}
+    assert item_of(bare, WikidataConfig()) == (None, NO_SITELINK)
+    record = item("Q7", "Seven", "Seven", ["Q5"])
+    record["claims"]["P31"].append({"mainsnak": {"snaktype": "somevalue", "property": "P31"}, "rank": "normal"})
+    got, _ = item_of(record, WikidataConfig())
+    assert got.p31 == ("Q5",) and got.label == "Seven"
+
+
+SURROGATE_FIELDS = {
+    "label": _set(("labels", "en", "value"), "Sev\ud800en"),
+    "title": _set(("sitelinks", "enwiki", "title"), "Sev\udfffen"),
+    "description": _set(("descriptions", "en", "value"), "a \ud800 number"),
+    "alias": _set(("aliases", "en"), [{"value": "VII\udc00"}]),
+}
+
+
+@pytest.mark.hostile("crashes that block a run")
+@pytest.mark.parametrize("field", sorted(SURROGATE_FIELDS))
+def test_lone_surrogate_escape_is_a_coded_error_or_is_counted(tmp_path, field):
+    """Issue 71, defect 10: ``"\\ud800"`` is valid JSON that decodes to a string UTF-8 cannot write."""
+    record = item("Q7", "Seven", "Seven", ["Q5"], "a number", ["VII"])
+    SURROGATE_FIELDS[field](record)
+    line = json.dumps(record).encode()  # ensure_ascii: the surrogate is written as an escape, as in a dump
+    assert b"\\ud" in line
+    path = _with_bad_line(tmp_path, line + b",")
+    with pytest.raises(DumpFormatError, match="E324") as err:
+        read_all(path)
+    assert f"{path}, line 3" in str(err.value)
+    result = read_all(path, skip_bad=True)
+    assert [i.qid for i in result.items] == ["Q1", "Q2"] and result.bad.total == 1
+    for kept in result.items:  # everything kept can be written
+        json.dumps(list(kept), ensure_ascii=False).encode("utf8")
+
+
+def test_surrogate_pairs_and_unused_languages_are_kept(tmp_path):
+    record = item("Q7", "Seven \U0001F600", "Seven", ["Q5"])
+    record["labels"]["de"] = {"language": "de", "value": "Sieben\ud800"}  # a language the build does not read
+    path = _with_bad_line(tmp_path, json.dumps(record).encode() + b",")
+    result = read_all(path)
+    assert [i.label for i in result.items] == ["A", "Seven \U0001F600", "B"] and result.bad.total == 0

@@ -85,3 +85,35 @@ def test_truncated_xml_and_non_utf8_name_the_line(tmp_path):
     latin.write_bytes(data.replace(b"<title>B</title>", b"<title>Caf\xe9</title>"))
     with pytest.raises(DumpFormatError, match=r"E315.*latin\.xml, line 20, column \d+"):
         list(iter_pages(latin, BadInput()))
+
+
+def _deeper(pages):
+    """A dump whose pages sit in a <pages> wrapper: one level deeper than the export schema puts them."""
+    return wikipedia_bytes(["  <pages>\n", *pages, "  </pages>\n"])
+
+
+@pytest.mark.hostile("silent wrong results")
+@pytest.mark.parametrize("skip_bad", [False, True])
+@pytest.mark.parametrize("data", ["deeper pages", "no pages"])
+def test_a_dump_without_pages_at_their_place_is_an_error(tmp_path, data, skip_bad):
+    """Issue 71, defect 19: such a dump read 0 pages, and the build went on without a single link."""
+    pages = [page_xml("Paris", "[[France]]", 1), page_xml("Lyon", "[[France]]", 2)]
+    xml = _deeper(pages) if data == "deeper pages" else wikipedia_bytes([])
+    path = write_bz2(tmp_path / "p.xml.bz2", xml)
+    bad = BadInput()
+    code = "E327" if data == "deeper pages" and not skip_bad else "E326"  # E327: the first page out of place
+    with pytest.raises(DumpFormatError, match=code) as err:
+        list(iter_pages(path, bad, skip_bad=skip_bad))
+    if data == "deeper pages":
+        assert "mediawiki/pages/page" in str(err.value)
+        assert bad.total == (2 if skip_bad else 0)
+
+
+def test_a_page_out_of_place_among_pages_is_an_error_or_is_counted(tmp_path):
+    data = wikipedia_bytes([page_xml("A", "a", 1), "  <pages>\n", page_xml("B", "b", 2), "  </pages>\n", page_xml("C", "c", 3)])
+    path = write_bz2(tmp_path / "p.xml.bz2", data)
+    with pytest.raises(DumpFormatError, match="E327"):
+        list(iter_pages(path, BadInput()))
+    bad = BadInput()
+    assert [p.title for p in iter_pages(path, bad, skip_bad=True)] == ["A", "C"]
+    assert bad.total == 1
