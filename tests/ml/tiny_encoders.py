@@ -1,7 +1,8 @@
 """Tiny random BERT, RoBERTa and DeBERTa-v2 encoders saved locally (no model hub): width 32, two layers, a vocabulary
-of a few hundred pieces, each with the tokenizer of its family (BERT: the packaged MiniLM's WordPiece; RoBERTa: a
-byte-level BPE with its ``<s>``/``</s>`` template and trimmed offsets; DeBERTa-v2: a SentencePiece-style Unigram with
-``[CLS]``/``[SEP]``), trained in milliseconds on a small corpus covering every printable ASCII character."""
+of a few hundred pieces, each with the tokenizer of its family (BERT: a lower-cased WordPiece with BERT's unused
+tokens; RoBERTa: a byte-level BPE with its ``<s>``/``</s>`` template and trimmed offsets; DeBERTa-v2: a
+SentencePiece-style Unigram with ``[CLS]``/``[SEP]``), trained in milliseconds on a small corpus covering every
+printable ASCII character."""
 import string
 from pathlib import Path
 from typing import Iterator, List
@@ -16,6 +17,9 @@ _CORPUS = [
     "The company Apple Inc. was founded by Steve Jobs. It sells the iPhone and the Mac.",
     "Barack Obama met Angela Merkel in Berlin on Monday. She said the talks went well.",
     "New York City, Washington and Springfield are cities in the United States of America.",
+    # the invented names of the pipeline tests (tests/pipeline/conftest.py)
+    "Ada Mercer painted the harbour of Orvik at dawn. Lumen played a concert in Mercer; Mercer was loud.",
+    "Brisk winds reached Velda where Tamsin Hale waited for Quill Tobin. We drove to Mercer along the river.",
 ]
 
 
@@ -23,6 +27,19 @@ def _corpus() -> Iterator[str]:
     for _ in range(20):
         yield from _CORPUS
     yield " ".join(string.ascii_letters + string.digits + string.punctuation)
+
+
+def _bert_tokenizer() -> object:
+    from tokenizers import BertWordPieceTokenizer, processors
+    from transformers import BertTokenizerFast
+
+    specials = ["[PAD]", "[unused0]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    backend = BertWordPieceTokenizer(lowercase=True)
+    backend.train_from_iterator(_corpus(), vocab_size=400, min_frequency=1, special_tokens=specials)
+    backend.post_processor = processors.BertProcessing(
+        ("[SEP]", backend.token_to_id("[SEP]")), ("[CLS]", backend.token_to_id("[CLS]")),
+    )
+    return BertTokenizerFast(tokenizer_object=backend._tokenizer, model_max_length=512)
 
 
 def _roberta_tokenizer() -> object:
@@ -58,17 +75,14 @@ def save_tiny_encoder(kind: str, path: Path, layers: int = 2, max_positions: int
     """A randomly initialised (seed 0) encoder of family ``kind`` (:data:`KINDS`) with its tokenizer, saved at
     ``path``. ``max_positions``: ``max_position_embeddings`` (RoBERTa's counts its padding offset on top)."""
     import torch
-    from transformers import (
-        AutoTokenizer, BertConfig, BertModel, DebertaV2Config, DebertaV2Model, RobertaConfig, RobertaModel,
-    )
-
-    from spacy_el.kb.encoder import default_model_path
+    from transformers import BertConfig, BertModel, DebertaV2Config, DebertaV2Model, RobertaConfig, RobertaModel
 
     torch.manual_seed(0)
     common = dict(hidden_size=WIDTH, num_hidden_layers=layers, num_attention_heads=2, intermediate_size=64)
     if kind == "bert":
-        tokenizer = AutoTokenizer.from_pretrained(str(default_model_path()))
-        model = BertModel(BertConfig(vocab_size=tokenizer.vocab_size, max_position_embeddings=max_positions, **common))
+        tokenizer = _bert_tokenizer()
+        model = BertModel(BertConfig(vocab_size=len(tokenizer), max_position_embeddings=max_positions,
+                                     pad_token_id=tokenizer.pad_token_id, **common))
     elif kind == "roberta":
         tokenizer = _roberta_tokenizer()
         model = RobertaModel(RobertaConfig(
