@@ -10,5 +10,9 @@ the model has its own).
 
 Shared: ``autocast`` (the encoders' ``encoder_dtype``), ``torch_io`` (encoders, tokenizers, shims,
 safetensors), ``encoder_reference`` (an unchanged encoder saved as its name and weights checksum) and
-``thinc_glue`` (the torch layer's forward, the scalar-loss pattern, numpy outputs).
+``thinc_glue`` (the torch layer's forward, the scalar-loss pattern, numpy outputs), ``threads`` (a forked process
+computes with one torch thread: spaCy's ``nlp.pipe(n_process=N)`` hung without it).
 """
+from .threads import register_fork_handler
+
+register_fork_handler()

@@ -339,6 +339,58 @@ def test_pipe_equals_call(trained_pipelines, component):
     assert batched_floats == pytest.approx(single_floats, abs=1e-5)
 
 
+def pipe_within(nlp: Language, inputs: List[str], seconds: float, **kwargs: Any) -> List[Doc]:
+    """``list(nlp.pipe(inputs, **kwargs))``, failing the test when it has not finished after ``seconds``: the
+    worker processes it started are then ended, which ends spaCy's wait for them (a signal would not: another
+    thread may take it while the main one waits in a read)."""
+    import multiprocessing
+
+    before = set(multiprocessing.active_children())
+    expired = threading.Event()
+
+    def end_workers() -> None:
+        expired.set()
+        for process in set(multiprocessing.active_children()) - before:
+            process.kill()
+
+    timer = threading.Timer(seconds, end_workers)
+    timer.start()
+    try:
+        docs = list(nlp.pipe(inputs, **kwargs))
+    except Exception:  # noqa: BLE001 - an ended worker breaks spaCy's pipe
+        if not expired.is_set():
+            raise
+    finally:
+        timer.cancel()
+    if expired.is_set():
+        pytest.fail(f"nlp.pipe({kwargs}) had not finished after {seconds} s: its workers hung")
+    return docs
+
+
+@pytest.mark.hostile("resources")
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_n_process_2_gives_the_outputs_of_one_process(trained_pipelines, component):
+    """spaCy's ``nlp.pipe(n_process=2)`` forks workers from a process whose torch has used several threads: a
+    worker that inherits torch's OpenMP pool of several threads hung in its first parallel torch call."""
+    import torch
+
+    nlp = trained_pipelines.get(component)
+    inputs = texts(4)
+    single, single_floats = split_floats([outputs(doc) for doc in nlp.pipe(inputs)])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # the default on a 2-core machine
+    try:
+        # The tiny test models are too small for torch to split their work over threads: one large op starts
+        # the thread pool, as a real model's forward pass does.
+        torch.ones(1 << 22).add_(1.0).sum()
+        docs = pipe_within(nlp, inputs, 60, n_process=2, batch_size=2)
+    finally:
+        torch.set_num_threads(threads)
+    forked, forked_floats = split_floats([outputs(doc) for doc in docs])
+    assert forked == single
+    assert forked_floats == pytest.approx(single_floats, abs=1e-5)
+
+
 @pytest.mark.parametrize("component", COMPONENTS)
 @pytest.mark.parametrize("via", ["bytes", "disk"])
 def test_round_trips_give_identical_predictions(trained_pipelines, component, via, tmp_path):
