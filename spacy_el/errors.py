@@ -186,6 +186,18 @@ class Errors(metaclass=ErrorsWithCodes):
     E533 = "--engine ray writes JSONL or Parquet records, not DocBins: drop --docbin or use the local engine."
     E534 = "--engine ray needs Ray: {hint}"
     E535 = "Cannot start or connect to {where}: {err}"
+    E536 = ("Cannot resume {path}: it holds no annotate manifest (manifest.json) but other files ({names}), and "
+            "--resume continues only an annotate run's own output. Give another OUTPUT.")
+    E537 = ("Cannot overwrite {path}: {why}. --overwrite replaces only the output of an earlier annotate run: give "
+            "another OUTPUT, or move those files away.")
+    E538 = ("The document's {what} is not valid Unicode text ({reason}), so no output can hold it: fix it in the "
+            "input.")
+    E539 = ("The carried field {field!r} of document {doc_id!r} holds {value_type}, where the Parquet column holds "
+            "{column_type} (from the chunk's other documents): give the field one type in every record, or write "
+            "JSONL.")
+    E540 = "Cannot create the output folder {path}: {reason}. Give a folder that can be created."
+    E541 = ("Cannot write the output in {path}: {reason}. The chunks committed so far are kept: fix the cause (free "
+            "disk space, for one) and run again with --resume to go on.")
 
     # -- E6xx: corpora and dataset recipes ---------------------------------------------------------------------
     E601 = "AIDA+ reader: {path} does not exist; run `python -m spacy project run convert-aida` first."

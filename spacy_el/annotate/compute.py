@@ -1,6 +1,9 @@
 """Running a pipeline over documents, with failing documents isolated: what every engine's workers share,
 and the in-process engine itself (``n_process=1``)."""
+import hashlib
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
@@ -28,6 +31,47 @@ def load_pipeline(pipeline: Any):
 
     name, settings = (pipeline.name, pipeline.settings) if isinstance(pipeline, ConfiguredPipeline) else (pipeline, {})
     return load(name, settings, "annotate")
+
+
+def pipeline_identity(pipeline: Any) -> Dict[str, Any]:
+    """What identifies ``pipeline`` in the output manifest, so that ``--resume`` refuses another one: its path
+    (resolved; None for a loaded ``Language``, a package name as given), its meta ``name`` (``lang_name``) and
+    ``version``, and the SHA-256 of its config and meta (``config.cfg`` and ``meta.json`` of a saved one).
+    Nothing is loaded; a pipeline that cannot be found is identified by its name alone (loading it then fails
+    with its own error)."""
+    from spacy.language import Language
+
+    if isinstance(pipeline, ConfiguredPipeline):
+        pipeline = pipeline.name
+    if isinstance(pipeline, Language):
+        return _identity(None, dict(pipeline.meta), pipeline.config.to_str().encode("utf8"))
+    where = Path(str(pipeline))
+    if not where.exists():
+        try:
+            from spacy.util import get_package_path
+
+            where = get_package_path(str(pipeline))
+        except Exception:  # not an installed package either
+            return {"path": str(pipeline)}
+        path = str(pipeline)
+    else:
+        path = str(where.resolve())
+    try:
+        meta_bytes = (where / "meta.json").read_bytes()
+        meta = json.loads(meta_bytes)
+        if not (where / "config.cfg").exists() and isinstance(meta, dict):  # an installed package: in its data folder
+            where = where / f"{where.name}-{meta.get('version')}"
+        config = (where / "config.cfg").read_bytes()
+    except (OSError, ValueError):
+        return {"path": path}
+    return _identity(path, meta if isinstance(meta, dict) else {}, config + b"\0" + meta_bytes)
+
+
+def _identity(path: Optional[str], meta: Dict[str, Any], content: bytes) -> Dict[str, Any]:
+    if path is None:  # a loaded pipeline: its meta as JSON, keys sorted
+        content += b"\0" + json.dumps(meta, sort_keys=True, default=str).encode("utf8")
+    return {"path": path, "name": f"{meta.get('lang')}_{meta.get('name')}", "version": meta.get("version"),
+            "checksum": hashlib.sha256(content).hexdigest()}
 
 
 def error_text(err: BaseException) -> str:

@@ -143,7 +143,13 @@ class ProcessPool(BatchDispatcher):
                 for value, error in results]
 
     def _send(self, batch: List[Tuple[int, str]]) -> None:
-        self._futures.add(self._executor.submit(_annotate_batch, batch))
+        # A worker that died is noticed by whichever call comes first: a result (:meth:`_result`), or the next
+        # chunk's submit, which raises on a broken pool. Both say the same line.
+        try:
+            future = self._executor.submit(_annotate_batch, batch)
+        except BrokenProcessPool as err:
+            raise OSError(Errors.E532.format(err=error_text(err))) from err
+        self._futures.add(future)
 
     def _receive(self) -> List[Result]:
         if not self._futures:
@@ -160,5 +166,4 @@ class ProcessPool(BatchDispatcher):
         try:
             return future.result()
         except BrokenProcessPool as err:
-            raise OSError(
-                Errors.E532.format(err=error_text(err))) from err
+            raise OSError(Errors.E532.format(err=error_text(err))) from err

@@ -12,7 +12,7 @@
 
 The output keys win over carried fields of the same name.
 """
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..extensions import cluster_keys, get_cluster_spans, register_extensions
 from ..scoring.cluster_el import cluster_link
@@ -70,6 +70,35 @@ def merge_record(doc_id: str, fields: Dict[str, Any], annotations: Dict[str, Any
 def doc_record(doc, doc_id: str, fields: Dict[str, Any], top_candidates: int = 5) -> Dict[str, Any]:
     """The output record of one annotated document."""
     return merge_record(doc_id, fields, doc_annotations(doc, top_candidates))
+
+
+def encodable(text: str) -> str:
+    """``text`` as UTF-8 can write it: a lone surrogate (``"a\\ud800"`` from a JSON escape, ``"\\udcff"`` from a
+    file name that is not UTF-8) becomes its escape, as text (``"a\\\\ud800"``). For the error log, which
+    must be writable whatever the document held."""
+    return text.encode("utf8", "backslashreplace").decode("utf8")
+
+
+def unencodable(value: Any, where: str = "") -> Optional[Tuple[str, str]]:
+    """Where ``value`` (a string, or dicts and lists of them, keys included) holds text that UTF-8 cannot
+    encode, and why: ``("field 'note'[0]", "surrogates not allowed at 1")``; None when nothing does."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf8")
+        except UnicodeEncodeError as err:
+            return where, f"{err.reason} at {err.start}"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = unencodable(key, f"{where} key") or unencodable(item, f"{where}[{encodable(str(key))!r}]")
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = unencodable(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def arrow_schema(carried=None):

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from ..errors import Errors
-from .compute import ConfiguredPipeline, InProcessEngine, error_text
+from .compute import ConfiguredPipeline, InProcessEngine, error_text, pipeline_identity
 from .readers import InputDoc, open_reader
-from .records import doc_record, merge_record
-from .writers import OutputDir, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
+from .records import doc_record, encodable, merge_record, unencodable
+from .writers import OutputDir, carried_columns, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
 
 ENGINES = ("local", "ray")
 
@@ -43,7 +43,9 @@ class Summary:
     errors: Optional[str]
 
 
-def _bad_text(item: InputDoc) -> Optional[str]:
+def _problem(item: InputDoc, carries_fields: bool) -> Optional[str]:
+    """Why ``item`` cannot be annotated or written (its error record), or None. An id or a carried field that
+    UTF-8 cannot encode (a lone surrogate) is one: no output holds it, and its error record can be written."""
     if item.error is not None:
         return item.error
     if not isinstance(item.text, str):
@@ -52,7 +54,12 @@ def _bad_text(item: InputDoc) -> Optional[str]:
         item.text.encode("utf8")
     except UnicodeEncodeError as err:
         return f"bad text: not valid Unicode ({err.reason} at {err.start})"
-    return None
+    found = unencodable(item.id, "id")
+    for name, value in item.fields.items() if carries_fields and found is None else ():
+        found = unencodable(name, "field name") or unencodable(value, f"field {encodable(str(name))!r}")
+        if found is not None:
+            break
+    return None if found is None else Errors.E538.format(what=found[0], reason=found[1])
 
 
 def _chunks(docs: Iterator[InputDoc], size: int) -> Iterator[List[InputDoc]]:
@@ -130,17 +137,19 @@ def annotate(
         from .ray_engine import check_ray
 
         check_ray(fmt)  # before anything is written: Ray installed, an output format it can write
-    settings = {**reader.describe(), "output_format": fmt, "top_candidates": top_candidates}
+    settings = {**reader.describe(), "output_format": fmt, "top_candidates": top_candidates,
+                "pipeline": pipeline_identity(pipeline)}
     if component_settings:
         component_settings = {name: dict(changes) for name, changes in component_settings.items()}
         settings["component_settings"] = component_settings  # only when given: older manifests resume as before
         pipeline = _configured(pipeline, component_settings)
     out = OutputDir(Path(output), fmt, settings)
-    state = out.open(resume=resume, overwrite=overwrite)
     carried_schema = reader.carried_schema() if fmt == "parquet" and reader.format == "parquet" else None
-    skip = state["docs_read"]
 
     with contextlib.ExitStack() as stack:
+        # The lock first, so that it is released last: after the worker processes, which inherit it, stopped.
+        state = stack.enter_context(out.opened(resume=resume, overwrite=overwrite))
+        skip = state["docs_read"]
         pool = stack.enter_context(_open_engine(engine, pipeline, n_process, batch_size, top_candidates,
                                                 fmt == "docbin", address, actors))
         make_output = _from_doc(fmt, top_candidates) if pool.yields_docs else _from_annotations(fmt)
@@ -153,7 +162,7 @@ def annotate(
             on_doc = bar.update
 
         def submit(chunk: List[InputDoc]) -> Tuple[List[InputDoc], List[Optional[str]], Any]:
-            problems = [_bad_text(item) for item in chunk]
+            problems = [_problem(item, fmt != "docbin") for item in chunk]
             for _ in range(sum(problem is not None for problem in problems)):
                 on_doc()
             good_texts = [item.text for item, problem in zip(chunk, problems) if problem is None]
@@ -161,19 +170,28 @@ def annotate(
 
         def commit(chunk: List[InputDoc], problems: List[Optional[str]], ticket: Any) -> None:
             results = iter(pool.collect(ticket, on_doc))  # (value, None) or (None, error) per good item, in order
-            errors: List[Dict[str, Any]] = []
-            outputs: List[Any] = []
-            for item, problem in zip(chunk, problems):  # input order, in the part and in the error log
+            made: List[Any] = []  # per document, in input order: its output, or None and its problem
+            for i, (item, problem) in enumerate(zip(chunk, problems)):
+                output = None
                 if problem is None:
                     value, problem = next(results)
-                if problem is not None:
-                    errors.append({"id": item.id, "error": problem})
-                    continue
-                try:
-                    outputs.append(make_output(value, item))
-                except Exception as err:  # a value the output cannot hold
-                    errors.append({"id": item.id, "error": error_text(err)})
-            part = _part_bytes(outputs, fmt, carried_schema) if outputs else None
+                if problem is None:
+                    try:
+                        output = make_output(value, item)
+                    except Exception as err:  # a value the output cannot hold
+                        problem = error_text(err)
+                made.append(output)
+                problems[i] = problem
+            schema = carried_schema
+            if fmt == "parquet" and schema is None:  # the columns' types from this chunk's records
+                kept = [i for i, output in enumerate(made) if problems[i] is None]
+                schema, rejected = carried_columns([made[i] for i in kept])
+                for j, message in rejected.items():
+                    problems[kept[j]] = message
+            errors = [{"id": encodable(item.id), "error": encodable(problem)}
+                      for item, problem in zip(chunk, problems) if problem is not None]  # input order
+            outputs = [output for output, problem in zip(made, problems) if problem is None]
+            part = _part_bytes(outputs, fmt, schema) if outputs else None
             out.commit(part, errors, docs_read=len(chunk), docs_written=len(outputs))
             if on_commit is not None:
                 on_commit(dict(out.state))

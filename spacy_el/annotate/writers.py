@@ -16,14 +16,22 @@ Commit of a chunk (:meth:`OutputDir.commit`, through ``spacy_el.kb.files``):
 Whatever a crash leaves after the last commit point (a temporary file, a part numbered beyond the
 manifest's count, error lines beyond its byte count) is not committed: :meth:`OutputDir.open` with
 ``resume`` deletes or truncates it, and the run goes on after the committed documents.
+
+A run owns its OUTPUT (:meth:`OutputDir.opened`): it holds the folder's lock (``spacy_el.kb.files.lock_dir``)
+from before it reads the manifest until its last commit, so a second run on the same OUTPUT stops at once. Its
+first act is a manifest with zero counts, so a folder without an annotate manifest was never annotate's:
+``--resume`` and ``--overwrite`` refuse it unless it is empty, and never go through a symlink planted at the
+manifest or the error log.
 """
+import contextlib
 import json
+import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ..errors import Errors
-from ..kb.files import append_bytes, fsync_dir, temp_target, truncate, write_bytes, write_json
+from ..errors import Errors, KBErrors, is_spacy_el_message
+from ..kb.files import LOCK_NAME, append_bytes, fsync_dir, lock_dir, temp_target, truncate, write_bytes, write_json
 
 MANIFEST = "manifest.json"
 ERRORS = "errors.jsonl"
@@ -60,15 +68,65 @@ def jsonl_bytes(records: List[Dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records).encode("utf8")
 
 
+def _holds(value: Any, stored: Any) -> bool:
+    """Whether ``stored`` (a value converted to a column's type and back) still says all that ``value`` said: a
+    struct type drops the keys it lacks without a word."""
+    if isinstance(value, dict):
+        return isinstance(stored, dict) and all(k in stored and _holds(v, stored[k]) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return isinstance(stored, list) and len(value) == len(stored) and all(map(_holds, value, stored))
+    return value == stored or (value != value and stored != stored)  # NaN
+
+
+def carried_columns(records: List[Dict[str, Any]]) -> Tuple[Any, Dict[int, str]]:
+    """The Arrow schema of the carried fields of one chunk's records (for Parquet output from an input without
+    a schema), and the records whose field the column cannot hold, by index, each with its coded message
+    (E539). A field takes the type pyarrow infers from all its values (ints and floats: float64); where they
+    do not share one, the type of its first value, and the records whose value does not convert to it go to the
+    error log instead of stopping the run. RETURNS: (the schema, or None without carried fields; rejections)."""
+    import pyarrow as pa
+
+    from .records import OUTPUT_KEYS
+
+    names = list(dict.fromkeys(k for r in records for k in r if k not in OUTPUT_KEYS))
+    fields, rejected = [], {}
+    for name in names:
+        values = [(i, r[name]) for i, r in enumerate(records) if r.get(name) is not None]
+        try:
+            fields.append(pa.field(name, pa.array([v for _, v in values]).type))
+            continue
+        except Exception:  # ArrowInvalid, ArrowTypeError, OverflowError: values of several types
+            pass
+        column_type = None
+        for i, value in values:
+            try:
+                converted = pa.array([value], type=column_type).to_pylist()[0]
+            except Exception:
+                converted = _MISSING
+            if converted is not _MISSING and _holds(value, converted):
+                if column_type is None:
+                    column_type = pa.array([value]).type
+                continue
+            rejected.setdefault(i, Errors.E539.format(
+                field=name, doc_id=records[i].get("id"), value_type=type(value).__name__,
+                column_type=column_type if column_type is not None else "another type"))
+        fields.append(pa.field(name, column_type if column_type is not None else pa.null()))
+    return (pa.schema(fields) if fields else None), rejected
+
+
+_MISSING = object()
+
+
 def parquet_bytes(records: List[Dict[str, Any]], carried_schema=None) -> bytes:
+    """A Parquet part of ``records``; ``carried_schema``: the carried columns' types (inferred from the
+    records when None: :func:`carried_columns`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .records import OUTPUT_KEYS, arrow_schema
+    from .records import arrow_schema
 
-    if carried_schema is None:  # infer the carried columns' types from this chunk
-        carried = [{k: v for k, v in r.items() if k not in OUTPUT_KEYS} for r in records]
-        carried_schema = pa.Table.from_pylist(carried).schema if any(carried) else None
+    if carried_schema is None:
+        carried_schema, _ = carried_columns(records)
     table = pa.Table.from_pylist(records, schema=arrow_schema(carried_schema))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
@@ -82,6 +140,20 @@ def docbin_bytes(docs: List[Any]) -> bytes:
     for doc in docs:
         docbin.add(doc)
     return docbin.to_bytes()
+
+
+@contextlib.contextmanager
+def _coded_io(path: Path) -> Iterator[None]:
+    """OSErrors of writing in ``path`` as one coded line: spacy_el's own (a symlink refused, E262) as they are,
+    any other (a full disk) as E541, which says that --resume goes on."""
+    try:
+        yield
+    except OSError as err:
+        if is_spacy_el_message(str(err)):
+            raise
+        if is_spacy_el_message(str(err.strerror or "")):
+            raise OSError(err.strerror) from err
+        raise OSError(Errors.E541.format(path=path, reason=err.strerror or err)) from err
 
 
 class OutputDir:
@@ -100,34 +172,83 @@ class OutputDir:
     def _ours(self) -> List[Path]:
         return [p for p in self.path.iterdir() if p.name in (MANIFEST, ERRORS) or _PART.match(p.name) or _is_temp(p.name)]
 
-    def open(self, resume: bool = False, overwrite: bool = False) -> Dict[str, int]:
-        """Check or prepare the directory; returns the committed state (all zero for a new run).
-
-        Without ``resume`` or ``overwrite`` a non-empty directory is refused; ``overwrite`` deletes the files of
-        a previous run; ``resume`` reads the manifest and removes what came after its last commit."""
-        if self.path.exists() and not self.path.is_dir():
-            raise OSError(Errors.E506.format(path=self.path))
+    @contextlib.contextmanager
+    def opened(self, resume: bool = False, overwrite: bool = False) -> Iterator[Dict[str, int]]:
+        """The directory created if needed, locked for the block (E263 when another run holds it), and checked
+        or prepared (:meth:`open`). YIELDS: the committed state."""
         if resume and overwrite:
             raise ValueError(Errors.E507)
-        self.path.mkdir(parents=True, exist_ok=True)
-        manifest_path = self.path / MANIFEST
-        if resume:
-            if manifest_path.exists():
-                self._read_manifest(manifest_path)
-        elif overwrite:
-            for p in self._ours():
-                p.unlink()
-        elif any(self.path.iterdir()):
-            raise OSError(Errors.E513.format(path=self.path))
-        self._discard_uncommitted()
+        self._create()
+        lock = contextlib.ExitStack()
+        with _coded_io(self.path):
+            lock.enter_context(lock_dir(self.path))
+        with lock:
+            yield self.open(resume=resume, overwrite=overwrite)
+
+    def _create(self) -> None:
+        """Create the directory, or say in one line why it cannot be (E540; E506 for a file)."""
+        path = self.path
+        try:
+            if path.is_symlink() and not path.exists():
+                raise OSError(Errors.E540.format(
+                    path=path, reason=f"it is a symbolic link to {os.readlink(path)}, which does not exist"))
+            if path.exists() and not path.is_dir():
+                raise OSError(Errors.E506.format(path=path))
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            if is_spacy_el_message(str(err)):
+                raise
+            raise OSError(Errors.E540.format(path=path, reason=err.strerror or err)) from err
+
+    def open(self, resume: bool = False, overwrite: bool = False) -> Dict[str, int]:
+        """Check or prepare the directory (locked by the caller: :meth:`opened`); returns the committed state
+        (all zero for a new run).
+
+        Without ``resume`` or ``overwrite`` a non-empty directory is refused (E513). ``resume`` reads the
+        manifest and removes what came after its last commit; ``overwrite`` deletes the files of an earlier run.
+        Both refuse a folder that holds anything without an annotate manifest (E536, E537), and start an empty
+        one afresh."""
+        if resume and overwrite:
+            raise ValueError(Errors.E507)
+        with _coded_io(self.path):
+            manifest_path = self.path / MANIFEST
+            others = sorted(p.name for p in self.path.iterdir() if p.name != LOCK_NAME)
+            if resume or overwrite:
+                for path in (manifest_path, self.errors_path):
+                    if path.is_symlink() and resume:  # read and cut back through it: refused, never followed
+                        raise OSError(KBErrors.E262.format(path=path))
+                manifest = self._manifest(manifest_path) if os.path.lexists(manifest_path) else None
+                leftovers = [name for name in others if not _is_temp(name)]
+                if manifest is None and leftovers:  # never annotate's: its first act is a manifest
+                    if resume:
+                        raise ValueError(Errors.E536.format(path=self.path, names=", ".join(leftovers[:5])))
+                    raise ValueError(Errors.E537.format(
+                        path=self.path, why=f"it holds no annotate manifest (manifest.json) but {', '.join(leftovers[:5])}"))
+                if overwrite and manifest is not None and manifest.get("format") != MANIFEST_FORMAT:
+                    raise ValueError(Errors.E537.format(
+                        path=self.path, why=f"{manifest_path} is not an annotate manifest (a KB's, or another tool's)"))
+                if resume and manifest is not None:
+                    self._resume_from(manifest_path, manifest)
+            elif others:
+                raise OSError(Errors.E513.format(path=self.path))
+            if not resume or not os.path.lexists(manifest_path):
+                self._write_manifest(self.state)  # overwrite: the old counts go first, then the old files
+            if overwrite:
+                for p in self._ours():
+                    if p.name != MANIFEST:
+                        p.unlink()
+            self._discard_uncommitted()
         return dict(self.state)
 
-    def _read_manifest(self, manifest_path: Path) -> None:
+    def _manifest(self, manifest_path: Path) -> Dict[str, Any]:
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf8"))
         except (OSError, ValueError) as err:
             raise ValueError(Errors.E511.format(manifest_path=manifest_path, err=err)) from err
-        if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        return manifest if isinstance(manifest, dict) else {}
+
+    def _resume_from(self, manifest_path: Path, manifest: Dict[str, Any]) -> None:
+        if manifest.get("format") != MANIFEST_FORMAT:
             raise ValueError(Errors.E508.format(manifest_path=manifest_path))
         if manifest.get("version") != MANIFEST_VERSION:
             raise ValueError(
@@ -140,6 +261,10 @@ class OutputDir:
             raise ValueError(Errors.E510.format(path=self.path, what=what))
         self.state = {k: int(manifest[k]) for k in self.state}
 
+    def _write_manifest(self, state: Dict[str, int]) -> None:
+        manifest = {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "settings": self.settings, **state}
+        write_json(self.path / MANIFEST, manifest)
+
     def _discard_uncommitted(self) -> None:
         """Delete temporary files and parts beyond the committed count; cut the error log to its committed size."""
         for p in self.path.iterdir():
@@ -147,6 +272,8 @@ class OutputDir:
             if _is_temp(p.name) or (m and int(m.group(1)) >= self.state["parts"]):
                 p.unlink()
         errors = self.errors_path
+        if errors.is_symlink():
+            raise OSError(KBErrors.E262.format(path=errors))
         if errors.exists() and errors.stat().st_size != self.state["errors_bytes"]:
             truncate(errors, self.state["errors_bytes"])
         fsync_dir(self.path)
@@ -155,18 +282,18 @@ class OutputDir:
         """Commit one chunk: its part (None when no document of the chunk was written), its error records and
         the number of input documents it read."""
         state = dict(self.state)
-        if part is not None:
-            write_bytes(self.path / part_name(state["parts"], self.output_format), part)
-            state["parts"] += 1
-        if errors:
-            data = jsonl_bytes(errors)
-            append_bytes(self.errors_path, data)
-            state["errors_bytes"] += len(data)
-        state["docs_read"] += docs_read
-        state["docs_written"] += docs_written
-        state["docs_failed"] += len(errors)
-        manifest = {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "settings": self.settings, **state}
-        write_json(self.path / MANIFEST, manifest)
+        with _coded_io(self.path):
+            if part is not None:
+                write_bytes(self.path / part_name(state["parts"], self.output_format), part)
+                state["parts"] += 1
+            if errors:
+                data = jsonl_bytes(errors)
+                append_bytes(self.errors_path, data)
+                state["errors_bytes"] += len(data)
+            state["docs_read"] += docs_read
+            state["docs_written"] += docs_written
+            state["docs_failed"] += len(errors)
+            self._write_manifest(state)
         self.state = state
 
 

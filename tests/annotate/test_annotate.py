@@ -19,7 +19,7 @@ from spacy_el.annotate import annotate, read_output
 from spacy_el.cli import app
 from spacy_el.extensions import get_clusters
 
-from .components import FAIL_MARKER
+from .components import FAIL_MARKER, build_pipeline
 from .conftest import TEXTS, write_inputs
 
 REPO_ROOT = Path(__file__).parents[2]
@@ -242,6 +242,7 @@ def _check_exactly_once(out, texts):
 CRASH_TEXTS = [f"Orvik number {i} ." if i % 4 != 2 else f"{FAIL_MARKER} {i}" for i in range(11)]
 
 
+@pytest.mark.hostile("what holds")
 @pytest.mark.parametrize("crash_at", range(1, 16))
 def test_resume_after_a_crash_at_any_fsync(failing_nlp, tmp_path, monkeypatch, crash_at):
     """Crash at the n-th fsync of the commit protocol (before or after each rename and append), then
@@ -266,6 +267,7 @@ def test_resume_after_a_crash_at_any_fsync(failing_nlp, tmp_path, monkeypatch, c
     _check_exactly_once(out, CRASH_TEXTS)
 
 
+@pytest.mark.hostile("what holds")
 def test_resume_after_a_crash_between_chunks(failing_nlp, tmp_path):
     src = write_inputs(tmp_path / "in", CRASH_TEXTS)["jsonl"]
     out = tmp_path / "out"
@@ -284,20 +286,13 @@ def test_resume_after_a_crash_between_chunks(failing_nlp, tmp_path):
 
 
 KILL_SCRIPT = """
-import sys, time
-from spacy.language import Language
-from tests.annotate.components import build_pipeline
+import os, sys
+from tests.annotate.components import SLEEP_VARIABLE, build_pipeline
 from spacy_el.annotate import annotate
 
-@Language.component("annotate_test_slow")
-def slow(doc):
-    time.sleep(0.02)
-    return doc
-
-nlp = build_pipeline(fail=True)
-nlp.add_pipe("annotate_test_slow")
-annotate(nlp, sys.argv[1], sys.argv[2], chunk_size=3, batch_size=2, resume=True, progress=False,
-         n_process=int(sys.argv[3]))
+os.environ[SLEEP_VARIABLE] = "0.02"
+annotate(build_pipeline(fail=True, slow=True), sys.argv[1], sys.argv[2], chunk_size=3, batch_size=2, resume=True,
+         progress=False, n_process=int(sys.argv[3]))
 """
 
 
@@ -320,8 +315,9 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.hostile("what holds")
 @pytest.mark.parametrize("n_process", [1, 2])
-def test_resume_after_sigkill(failing_nlp, tmp_path, n_process):
+def test_resume_after_sigkill(tmp_path, n_process):
     texts = [f"Ada Mercer {i} Orvik" if i % 7 != 3 else f"{FAIL_MARKER} {i}" for i in range(120)]
     src = write_inputs(tmp_path / "in", texts)["text"]
     out = tmp_path / "out"
@@ -349,7 +345,8 @@ def test_resume_after_sigkill(failing_nlp, tmp_path, n_process):
         assert not any(_alive(pid) for pid in workers)
     committed = json.loads((out / "manifest.json").read_text())["docs_read"]
     assert 9 <= committed < len(texts)
-    summary = annotate(failing_nlp, src, out, chunk_size=3, batch_size=2, resume=True, progress=False)
+    summary = annotate(build_pipeline(fail=True, slow=True), src, out, chunk_size=3, batch_size=2, resume=True,
+                       progress=False)  # the same pipeline (resume refuses another), without the sleep
     assert summary.resumed_from == committed
     _check_exactly_once(out, texts)
 
