@@ -140,6 +140,24 @@ def hub_offline() -> bool:
     return bool(getattr(constants, "HF_HUB_OFFLINE", False))
 
 
+def _hub_unreachable() -> str:
+    """Why the hub cannot be reached ("" when it may be): its host name does not resolve. Behind a proxy the
+    host may resolve only there, so nothing is checked then."""
+    import socket
+    from urllib.parse import urlparse
+
+    if any(os.environ.get(var) for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return ""
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or ""
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError as err:
+        return f"its host {host} does not resolve ({err}), so this machine seems to have no internet connection"
+    except UnicodeError:
+        return ""
+    return ""
+
+
 def from_pretrained(load: Callable[..., T], name: str, **kwargs: Any) -> T:
     """``load(name, **kwargs)`` (a transformers ``from_pretrained``) for a local folder or a model-hub name.
 
@@ -157,6 +175,9 @@ def from_pretrained(load: Callable[..., T], name: str, **kwargs: Any) -> T:
         pass  # not (wholly) in the cache
     if hub_offline():
         raise OSError(KBErrors.E270.format(name=name))
+    unreachable = _hub_unreachable()
+    if unreachable:  # fail at once rather than after the hub client's retries (about half a minute)
+        raise OSError(KBErrors.E271.format(name=name, err=unreachable))
     try:
         return load(name, **kwargs)
     except (OSError, ValueError) as err:

@@ -71,6 +71,25 @@ def test_a_hub_name_in_the_cache_loads_offline_as_its_folder_does(hub_cache, enc
     assert (encoder_folder(hub_cache) / "config.json").is_file()
 
 
+def test_the_kb_encoder_and_an_encoder_reference_take_the_hub_name_too(hub_cache, encoders):
+    from spacy_el.kb.encoder import TextEncoder
+    from spacy_el.ml.encoder_reference import source_checksum
+
+    texts = ["Lord Byron", "Ada Lovelace, his daughter"]
+    np.testing.assert_allclose(TextEncoder(hub_cache).encode(texts, progress=False),
+                               TextEncoder(encoders["roberta"]).encode(texts, progress=False), atol=1e-6)
+    assert source_checksum(hub_cache) == source_checksum(encoders["roberta"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_kb_encoder_encodes_with_every_family(kind, encoders):
+    from spacy_el.kb.encoder import TextEncoder
+
+    vectors = TextEncoder(encoders[kind], batch_size=1).encode(["Lord Byron", "Ada Lovelace", ""], progress=False)
+    assert vectors.shape == (3, WIDTH) and np.isfinite(vectors).all()
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
 @pytest.mark.hostile("first contact")
 def test_a_hub_name_not_in_the_cache_is_a_coded_error_at_once_while_the_hub_is_off():
     from spacy_el.candidates.mention_encoder import MentionEncoder
@@ -92,6 +111,7 @@ def test_with_the_hub_on_a_name_is_read_from_the_cache_first_then_fetched(monkey
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.delenv("TRANSFORMERS_OFFLINE")
     monkeypatch.setattr(kb_encoder, "hub_offline", lambda: False)
+    monkeypatch.setattr(kb_encoder, "_hub_unreachable", lambda: "")  # as with an internet connection
     calls: List[Dict[str, Any]] = []
 
     def load(name: str, **kwargs: Any) -> str:
@@ -107,6 +127,35 @@ def test_with_the_hub_on_a_name_is_read_from_the_cache_first_then_fetched(monkey
     with pytest.raises(OSError, match="E271") as info:
         kb_encoder.from_pretrained(load, "org/unreachable")
     assert "org/unreachable" in str(info.value)
+
+
+@pytest.mark.hostile("first contact")
+def test_with_the_hub_on_but_no_connection_the_error_comes_at_once(monkeypatch):
+    import socket
+
+    from spacy_el.kb import encoder as kb_encoder
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE")
+    for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(kb_encoder, "hub_offline", lambda: False)
+
+    def no_dns(*args: Any) -> None:
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    fetched: List[str] = []
+
+    def load(name: str, **kwargs: Any) -> str:
+        if kwargs.get("local_files_only"):
+            raise OSError("not cached")
+        fetched.append(name)  # the hub client would retry for half a minute here
+        return name
+
+    with pytest.raises(OSError, match="E271"):
+        kb_encoder.from_pretrained(load, "org/model")
+    assert fetched == []
 
 
 @pytest.mark.parametrize("name", ["./no_such_encoder", "/no/such/encoder", "a/b/c"])
