@@ -10,8 +10,9 @@ The stride trades context for work: ``window // 2`` (the default) reads every to
 each mention at least a quarter window of context on both sides; ``stride = window`` reads every token
 once, and a mention near a boundary sees context on one side only.
 """
-from bisect import bisect_left, bisect_right
 from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from ..errors import Errors
 
@@ -51,14 +52,15 @@ def assign_windows(
     long mentions after the grid ones), and ``assignment[i]`` indexes ``windows``.
     """
     grid = grid_windows(n_tokens, window, stride)
-    grid_starts = [w_start for w_start, _ in grid]
-    chosen: Dict[Span, int] = {}
-    windows: List[Span] = []
-    assignment: List[int] = []
     for start, end in mentions:
         if not 0 <= start < end <= n_tokens:
             raise ValueError(Errors.E008.format(start=start, end=end, n_tokens=n_tokens))
-        best = _most_central(grid, grid_starts, window, start, end)
+    central, _ = most_central_windows(grid, np.asarray(mentions, dtype=np.int64).reshape(-1, 2))
+    chosen: Dict[Span, int] = {}
+    windows: List[Span] = []
+    assignment: List[int] = []
+    for (start, end), which in zip(mentions, central.tolist()):
+        best = grid[which] if which >= 0 else None
         if best is None:
             pad = max(0, (window - (end - start)) // 2)
             best = (max(0, start - pad), min(n_tokens, end + pad))
@@ -71,20 +73,49 @@ def assign_windows(
     return [windows[i] for i in order], [new_index[a] for a in assignment]
 
 
-def _most_central(
-    grid: Sequence[Span], grid_starts: Sequence[int], window: int, start: int, end: int,
-) -> "Span | None":
-    """The grid window that contains ``[start, end)`` with the most context on its shorter side (the
-    first of equals). grid_starts: the windows' starts, ascending; no window is longer than ``window``
-    tokens, so only those starting in ``[end - window, start]`` can contain the mention and are looked at."""
-    first, last = bisect_left(grid_starts, end - window), bisect_right(grid_starts, start)
-    best, best_margin = None, -1
-    for w_start, w_end in grid[first:last]:
-        if w_start <= start and end <= w_end:
-            margin = min(start - w_start, w_end - end)
-            if margin > best_margin:
-                best, best_margin = (w_start, w_end), margin
-    return best
+def most_central_windows(
+    windows: Sequence[Span], spans: np.ndarray, n_total: Optional[int] = None,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """For every span, the window that contains it with the most context on its shorter side, vectorised.
+
+    The margin of span ``[s, e)`` in window ``[ws, we)`` is ``min(s - ws, we - e)``; the window with the largest
+    margin wins, the first of equals (the earlier window). With ``n_total`` (the length of the whole sequence),
+    a window edge at ``0`` or at ``n_total`` counts as infinitely far: a span there has all the context there is
+    on that side (the rule of the ``joint_coref_linker`` encoder's wordpieces); without it every edge counts.
+
+    Args:
+        windows: ``(start, end)`` windows (end exclusive), starts ascending and ends non-decreasing (a grid).
+        spans: int ``(N, 2)`` ``(start, end exclusive)`` spans.
+        n_total: the sequence length for the edge rule, or None (no edge rule).
+
+    Returns:
+        ``(which, margin)``: int64 ``(N,)`` index into ``windows`` (``-1`` where no window contains the span) and
+        float64 ``(N,)`` margins (``inf`` under the edge rule, ``-1`` where none contains it).
+    """
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    which = np.full(len(spans), -1, dtype=np.int64)
+    best = np.full(len(spans), -1.0)
+    if not len(windows) or not len(spans):
+        return which, best
+    grid = np.asarray(windows, dtype=np.int64).reshape(-1, 2)
+    starts, ends = grid[:, 0], grid[:, 1]
+    longest = int((ends - starts).max())
+    # Only windows starting in [e - longest, s] can contain [s, e): a few per span, looked at side by side.
+    first = np.searchsorted(starts, spans[:, 1] - longest, side="left")
+    last = np.searchsorted(starts, spans[:, 0], side="right")
+    for k in range(int((last - first).max(initial=0))):
+        index = first + k
+        live = index < last
+        w = np.minimum(index, len(grid) - 1)
+        left = (spans[:, 0] - starts[w]).astype(np.float64)
+        right = (ends[w] - spans[:, 1]).astype(np.float64)
+        if n_total is not None:
+            left[starts[w] == 0] = np.inf
+            right[ends[w] == n_total] = np.inf
+        margin = np.minimum(left, right)
+        better = live & (left >= 0) & (right >= 0) & (margin > best)  # strict: the earlier of equals stays
+        which[better], best[better] = index[better], margin[better]
+    return which, best
 
 
-__all__ = ["grid_windows", "assign_windows", "check_window"]
+__all__ = ["grid_windows", "assign_windows", "check_window", "most_central_windows"]

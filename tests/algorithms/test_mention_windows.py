@@ -3,7 +3,9 @@ import random
 
 import pytest
 
-from spacy_el.algorithms.mention_windows import assign_windows, grid_windows
+import numpy as np
+
+from spacy_el.algorithms.mention_windows import assign_windows, grid_windows, most_central_windows
 
 
 def most_central_by_scan(grid, start, end):
@@ -51,3 +53,37 @@ def test_the_chosen_window_is_the_most_central_one(stride):
 def test_bad_windows_are_refused(window, stride, message):
     with pytest.raises(ValueError, match=message):
         grid_windows(10, window, stride)
+
+
+def central_by_scan(windows, start, end, n_total=None):
+    """The definition of :func:`most_central_windows`, window by window (the edge rule with ``n_total``)."""
+    best, best_margin = -1, -1.0
+    for index, (w_start, w_end) in enumerate(windows):
+        if w_start <= start and end <= w_end:
+            left = np.inf if n_total is not None and w_start == 0 else start - w_start
+            right = np.inf if n_total is not None and w_end == n_total else w_end - end
+            if min(left, right) > best_margin:
+                best, best_margin = index, min(left, right)
+    return best
+
+
+@pytest.mark.parametrize("edge_rule", [False, True])
+def test_the_vectorised_choice_is_the_scan(edge_rule):
+    """One function for both callers: the mention encoder's windows (no edge rule) and joint_coref_linker's
+    wordpieces (document edges infinitely far), each the first of the most central windows."""
+    from spacy_el.ml.joint_coref_linker.inputs import encoder_windows, most_central_window
+    rng = random.Random(int(edge_rule))
+    for _ in range(150):
+        n = rng.randint(1, 80)
+        if edge_rule:
+            windows = encoder_windows(n, 12, rng.randint(1, 10))
+        else:
+            windows = grid_windows(n, rng.randint(2, 12), None)
+        spans = [(s, rng.randint(s + 1, min(n, s + 4))) for s in (rng.randrange(n) for _ in range(20))]
+        which, _ = most_central_windows(windows, np.array(spans), n if edge_rule else None)
+        assert which.tolist() == [central_by_scan(windows, s, e, n if edge_rule else None) for s, e in spans]
+        if edge_rule:
+            chosen, offset = most_central_window(windows, n)
+            expected = [central_by_scan(windows, p, p + 1, n) for p in range(n)]
+            assert chosen.tolist() == expected
+            assert offset.tolist() == [p - windows[w][0] for p, w in zip(range(n), expected)]

@@ -76,6 +76,8 @@ __all__ = [
     "soft_clusters",
 ]
 
+#: Edges gathered at a time by :meth:`AntecedentAveraging.forward_edges` (``EDGE_BLOCK x d`` floats).
+EDGE_BLOCK = 16384
 #: Valid values of the ``refinement`` config switch (:func:`build_refinement`).
 REFINEMENTS: Tuple[str, ...] = ("none", "antecedent_averaging", "entity_equalization", "entity_equalization_mean")
 
@@ -333,7 +335,10 @@ class _GatedRefinement(nn.Module):
                                                 value=f"shape {tuple(antecedent_probs.shape)}"))
         if self.validate:
             _check_probs(antecedent_probs)
-        a = self.attend(span_embs, antecedent_probs.to(span_embs.dtype))
+        return self.gated(span_embs, self.attend(span_embs, antecedent_probs.to(span_embs.dtype)))
+
+    def gated(self, span_embs: Tensor, a: Tensor) -> Tensor:
+        """Eq. (2) for ``g`` and ``a``, both ``[..., n, d]``."""
         f = torch.sigmoid(self.gate(torch.cat([span_embs, a], dim=-1)))  # [..., n, d]
         return f * span_embs + (1 - f) * a
 
@@ -346,6 +351,24 @@ class AntecedentAveraging(_GatedRefinement):
 
     def attend(self, span_embs: Tensor, antecedent_probs: Tensor) -> Tensor:
         return expected_antecedents(antecedent_probs, span_embs)
+
+    def forward_edges(self, span_embs: Tensor, dummy: Tensor, rows: Tensor, cols: Tensor, weights: Tensor) -> Tensor:
+        """:meth:`forward` with the antecedent distribution given sparse, as
+        :func:`~spacy_el.ml.joint_coref_linker.scorer.antecedent_edge_distribution` gives it: ``dummy`` ``(n,)``,
+        and ``weights`` ``(P,)`` of the edges ``cols -> rows``. Memory ``O(n d)`` (the edges are gathered in blocks
+        of :data:`EDGE_BLOCK`), where the square matrix is ``O(n^2)``.
+
+        Args:
+            span_embs: ``(n, d)`` ``g`` of one document.
+
+        Returns:
+            ``(n, d)`` refined ``g'``.
+        """
+        a = dummy.to(span_embs.dtype)[:, None] * span_embs  # g_eps = g_i
+        for block_rows, block_cols, block_weights in zip(rows.split(EDGE_BLOCK), cols.split(EDGE_BLOCK),
+                                                         weights.split(EDGE_BLOCK)):
+            a = a.index_add(0, block_rows, block_weights.to(span_embs.dtype)[:, None] * span_embs.index_select(0, block_cols))
+        return self.gated(span_embs, a)
 
 
 class EntityEqualization(_GatedRefinement):

@@ -25,6 +25,7 @@ from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 from spacy.tokens import Doc
 from thinc.api import Model
 
+from ...algorithms.mention_windows import most_central_windows
 from ..torch_io import tokenizer_of
 from .span_representations import enumerate_spans
 
@@ -79,7 +80,9 @@ class JointCorefBatch:
     (its ``frozen_encoder_layers`` and ``encoder_cache_mb``: :mod:`~spacy_el.ml.joint_coref_linker.frozen_encoder`; its
     early antecedent window, None = the model's; its ``encoder_checkpointing``); ``similarity_weight`` by the
     component at prediction (its setting: that times the generator's similarity joins each link score before
-    decoding)."""
+    decoding). ``dense_scores``: predict through the ``(M, M)`` coreference matrix instead of the sparse edges
+    (the same clusters and links, in memory quadratic in the mentions): the reference that tests and
+    ``benchmarks/jcl_long_documents.py`` compare the sparse prediction with."""
 
     docs: List[DocInputs]
     mode: str = "global"
@@ -89,6 +92,7 @@ class JointCorefBatch:
     max_antecedents: Optional[int] = None
     checkpointing: bool = False
     similarity_weight: float = 0.0
+    dense_scores: bool = False
 
     @property
     def has_gold(self) -> bool:
@@ -109,20 +113,14 @@ def encoder_windows(n_wordpieces: int, window: int, stride: int) -> List[Tuple[i
 
 
 def most_central_window(ranges: Sequence[Tuple[int, int]], n_wordpieces: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Per wordpiece: the window where it is most central and its content offset in that window."""
-    best = np.full(n_wordpieces, -1.0)
-    which = np.zeros(n_wordpieces, dtype=np.int64)
-    offset = np.zeros(n_wordpieces, dtype=np.int64)
-    for p, (start, end) in enumerate(ranges):
-        idx = np.arange(start, end)
-        left = np.where(start == 0, np.inf, idx - start)
-        right = np.where(end == n_wordpieces, np.inf, end - 1 - idx)
-        centrality = np.minimum(left, right)
-        better = centrality > best[start:end]
-        best[start:end][better] = centrality[better]
-        which[start:end][better] = p
-        offset[start:end][better] = (idx - start)[better]
-    return which, offset
+    """Per wordpiece: the window where it is most central and its content offset in that window
+    (:func:`~spacy_el.algorithms.mention_windows.most_central_windows` with the document-edge rule: an edge at
+    the document's start or end counts as infinitely far; ties go to the earlier window)."""
+    pieces = np.arange(n_wordpieces, dtype=np.int64)
+    which, _ = most_central_windows(ranges, np.stack([pieces, pieces + 1], axis=1), n_total=n_wordpieces)
+    starts = np.asarray([start for start, _ in ranges], dtype=np.int64)
+    which = np.maximum(which, 0)  # every wordpiece lies in a window (encoder_windows covers them all)
+    return which, pieces - starts[which] if len(starts) else pieces
 
 
 def token_wordpiece_pairs(doc: Doc, offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -240,7 +240,7 @@ def _convert_inputs(model: Model, X: JointCorefBatch, is_train: bool) -> Tuple[A
     # Numpy arrays go to the module as they are (it moves them to its device); nothing to give back.
     kwargs = {"with_loss": bool(is_train and X.has_gold), "mode": X.mode, "mention_loss_weight": X.mention_loss_weight,
               "frozen_layers": X.frozen_layers, "cache_mb": X.cache_mb, "max_antecedents": X.max_antecedents,
-              "checkpointing": X.checkpointing}
+              "checkpointing": X.checkpointing, "sparse": not is_train and not X.dense_scores}
     return ArgsKwargs(args=(X.docs,), kwargs=kwargs), lambda d: X
 
 

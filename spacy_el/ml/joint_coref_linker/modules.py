@@ -135,6 +135,8 @@ class JointCorefModule(nn.Module):
                 lambda: encoder_autocast(device, self.encoder_dtype), self.lower_cache, cache_mb,
                 resolve_encoder_dtype(self.encoder_dtype, device),
             )
+        elif todo and not torch.is_grad_enabled():
+            return self._streamed_token_vectors(docs, todo)
         elif todo:
             length = max(d.input_ids.shape[1] for d in todo)
             ids = np.concatenate([np.pad(d.input_ids, ((0, 0), (0, length - d.input_ids.shape[1]))) for d in todo])
@@ -170,6 +172,51 @@ class JointCorefModule(nn.Module):
             result.append(self.token_norm(vectors))
         return result
 
+    def _streamed_token_vectors(self, docs: Sequence[DocInputs], todo: Sequence[DocInputs]) -> List[Any]:
+        """:meth:`token_vectors` without gradients, the windows streamed: each chunk of ``encoder_batch`` windows
+        adds its wordpieces to their tokens' sums and is dropped, so memory holds ``(T, d)`` token sums and one
+        chunk's states, not the ``(P, L, d)`` states of every window (a book has thousands). The same vectors:
+        a token's wordpieces are added in the same order (a wordpiece's window never precedes an earlier
+        wordpiece's), with the windows padded to the batch's longest, as the whole-batch encoding pads them."""
+        device = self._device()
+        hidden = int(self.encoder.config.hidden_size)
+        length = max(d.input_ids.shape[1] for d in todo)
+        sums = [torch.zeros((d.n_tokens, hidden), device=device, dtype=torch.float32) for d in docs]
+        # Per document with windows: its first window in the batch, and its (token, wordpiece) pairs' batch windows.
+        first, pair_windows = [], []
+        offset = 0
+        for d in docs:
+            first.append(offset)
+            pair_windows.append(d.wp_window[d.pair_wordpiece] + offset if len(d.pair_token) else np.zeros(0, np.int64))
+            offset += d.input_ids.shape[0]
+        owners = np.repeat(np.arange(len(docs)), [d.input_ids.shape[0] for d in docs])
+        for start in range(0, offset, self.encoder_batch):
+            end = min(offset, start + self.encoder_batch)
+            chunk = [(docs[i], w - first[i]) for i, w in zip(owners[start:end].tolist(), range(start, end))]
+            ids = np.stack([np.pad(d.input_ids[w], (0, length - d.input_ids.shape[1])) for d, w in chunk])
+            mask = np.stack([np.pad(d.attention_mask[w], (0, length - d.attention_mask.shape[1])) for d, w in chunk])
+            with encoder_autocast(device, self.encoder_dtype):
+                states = self.encoder(input_ids=torch.as_tensor(ids, device=device),
+                                      attention_mask=torch.as_tensor(mask, device=device)).last_hidden_state
+            states = states.float()  # (B, L, d)
+            for i in sorted(set(owners[start:end].tolist())):
+                d = docs[i]
+                here = np.flatnonzero((pair_windows[i] >= start) & (pair_windows[i] < end))
+                if not len(here):
+                    continue
+                pieces = d.pair_wordpiece[here]
+                rows = torch.as_tensor(pair_windows[i][here] - start, device=device)
+                positions = torch.as_tensor(d.wp_position[pieces], device=device)
+                tokens = torch.as_tensor(d.pair_token[here], device=device)
+                sums[i] = sums[i].index_add(0, tokens, states[rows, positions])
+        result = []
+        for d, vectors in zip(docs, sums):
+            if d.input_ids.shape[0] and len(d.pair_token):
+                counts = torch.bincount(torch.as_tensor(d.pair_token, device=device), minlength=d.n_tokens).clamp(min=1)
+                vectors = vectors / counts.to(vectors.dtype)[:, None]
+            result.append(self.token_norm(vectors))
+        return result
+
     def pruning_scores(self, vectors: Any, spans: Any) -> Any:
         """``(S,)`` ``Phi_p`` of every span of ``spans`` ``(S, 2)`` (valid, at most ``max_width`` tokens) over token
         vectors ``(T, d)``. ``Phi_p``'s first layer is applied per token, not per span, one width at a time
@@ -196,10 +243,12 @@ class JointCorefModule(nn.Module):
 
     def forward(self, docs: List[DocInputs], with_loss: bool = False, mode: str = "global", mention_loss_weight: float = 0.0,
                 frozen_layers: int = 0, cache_mb: float = 0.0, max_antecedents: Optional[int] = None,
-                checkpointing: bool = False):
+                checkpointing: bool = False, sparse: bool = False):
         """``max_antecedents``: the scorer's antecedents per mention for this call only (training's early budget,
         prediction's ``predict_max_antecedents``; None: the model's).
-        ``checkpointing``: recompute the encoder's activations in the backward pass (:meth:`token_vectors`)."""
+        ``checkpointing``: recompute the encoder's activations in the backward pass (:meth:`token_vectors`).
+        ``sparse`` (prediction, without loss): the scores' coreference edges come as
+        :class:`~spacy_el.ml.joint_coref_linker.scorer.CorefEdges`, in memory linear in the document's length."""
         device = self._device()
         losses = []
         outputs: List[DocOutput] = []
@@ -217,7 +266,7 @@ class JointCorefModule(nn.Module):
             log_prior = torch.log(torch.as_tensor(priors, device=device, dtype=g.dtype).clamp(min=PRIOR_FLOOR))
             scores = self.scorer(
                 g, kept_spans[:, 0], torch.as_tensor(cand_vectors, device=device, dtype=g.dtype), rows_t >= 0, rows_t,
-                log_prior, max_antecedents=max_antecedents,
+                log_prior, max_antecedents=max_antecedents, sparse=sparse and not with_loss,
             )
             if with_loss and d.gold is not None:
                 position = {int(i): k for k, i in enumerate(kept_np.tolist())}
@@ -254,8 +303,10 @@ def _without_dropout(*modules: nn.Module) -> Iterator[None]:
 
 def _detached(scores: Any) -> Any:
     return JointScores(
-        mention_scores=scores.mention_scores.detach().cpu(), coref_scores=scores.coref_scores.detach().cpu(),
+        mention_scores=scores.mention_scores.detach().cpu(),
+        coref_scores=None if scores.coref_scores is None else scores.coref_scores.detach().cpu(),
         link_scores=scores.link_scores.detach().cpu(), nil_scores=scores.nil_scores.detach().cpu(),
         candidate_mask=scores.candidate_mask.detach().cpu(),
         candidate_entity_ids=None if scores.candidate_entity_ids is None else scores.candidate_entity_ids.detach().cpu(),
+        coref_edges=None if scores.coref_edges is None else scores.coref_edges.detach_cpu(),
     )

@@ -89,7 +89,7 @@ Layout conventions
   (:attr:`JointGraph.entity_ids`), so a mention's candidate column ``c`` is entity node
   ``1 + candidate_entities[i, c]``.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional, Tuple
 
 import torch
@@ -97,17 +97,19 @@ from torch import Tensor, nn
 
 from ...errors import Errors
 
-from .entity_equalization import build_refinement
+from .entity_equalization import EntityEqualization, EntityEqualizationMean, build_refinement
 from .matrix_tree import assemble_scores
 
 __all__ = [
     "ANTECEDENT_PRUNINGS",
+    "CorefEdges",
     "DISTANCE_BUCKETS",
     "MODES",
     "JointCorefScorer",
     "JointGraph",
     "JointScores",
     "antecedent_distribution",
+    "antecedent_edge_distribution",
     "bucket_distance",
     "check_mode",
     "entity_axis",
@@ -173,6 +175,26 @@ class JointGraph:
 
 
 @dataclass
+class CorefEdges:
+    """The scored coreference edges of one document, sparse: ``values[k] = Phi_cl(s_rows[k], s_cols[k])``, the
+    edge ``s_cols[k] -> s_rows[k]`` (child-first, as :attr:`JointScores.coref_scores`). Both text orders of every
+    scored pair are listed, each ordered pair at most once; a pair not listed has no edge (``-inf`` in the dense
+    matrix). ``rows``, ``cols``: long ``(P,)``; ``values``: float ``(P,)``, finite."""
+
+    rows: Tensor
+    cols: Tensor
+    values: Tensor
+
+    def dense(self, m: int) -> Tensor:
+        """The ``(m, m)`` matrix of :attr:`JointScores.coref_scores` (``-inf`` where no edge)."""
+        matrix = self.values.new_full((m, m), NEG_INF)
+        return matrix.index_put((self.rows, self.cols), self.values)
+
+    def detach_cpu(self) -> "CorefEdges":
+        return CorefEdges(self.rows.detach().cpu(), self.cols.detach().cpu(), self.values.detach().cpu())
+
+
+@dataclass
 class JointScores:
     """Edge scores of one document (child-first blocks; see the module docstring).
 
@@ -185,14 +207,41 @@ class JointScores:
         candidate_mask: ``(M, C)`` bool, valid candidate slots.
         candidate_entity_ids: ``(M, C)`` long KB ids (``-1`` padding) or ``None`` (then entity
             nodes, links and gold entities are unavailable: only ``coref`` mode works, or ``C = 0``).
+        coref_edges: the same edges sparse (:class:`CorefEdges`), in place of ``coref_scores`` (then ``None``):
+            what the scorer returns at prediction (``sparse=True``), ``O(M K)`` for ``K`` antecedents per mention
+            where the matrix is ``O(M^2)``; the losses and :meth:`graph` need the matrix (:meth:`dense`).
     """
 
     mention_scores: Tensor
-    coref_scores: Tensor
+    coref_scores: Optional[Tensor]
     link_scores: Tensor
     nil_scores: Tensor
     candidate_mask: Tensor
     candidate_entity_ids: Optional[Tensor] = None
+    coref_edges: Optional[CorefEdges] = None
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.coref_scores is None
+
+    def edges(self) -> CorefEdges:
+        """The coreference edges as :class:`CorefEdges` (the finite entries of a dense ``coref_scores``, row-major)."""
+        if self.coref_edges is not None:
+            return self.coref_edges
+        rows, cols = torch.isfinite(self.coref_scores).nonzero(as_tuple=True)
+        return CorefEdges(rows, cols, self.coref_scores[rows, cols])
+
+    def dense(self) -> "JointScores":
+        """These scores with the ``(M, M)`` ``coref_scores`` matrix (itself when it has it)."""
+        if not self.is_sparse:
+            return self
+        return replace(self, coref_scores=self.coref_edges.dense(self.n_mentions), coref_edges=None)
+
+    def sparse(self) -> "JointScores":
+        """These scores with :class:`CorefEdges` in place of the matrix (itself when sparse)."""
+        if self.is_sparse:
+            return self
+        return replace(self, coref_scores=None, coref_edges=self.edges())
 
     @property
     def n_mentions(self) -> int:
@@ -230,6 +279,8 @@ class JointScores:
         Raises:
             ValueError: a mention lists the same entity twice among its valid candidates.
         """
+        if self.is_sparse:
+            return self.dense().graph()
         m = self.n_mentions
         entity_ids, candidate_entities = entity_axis(self.candidate_ids())
         n_entities = int(entity_ids.shape[0])
@@ -578,6 +629,20 @@ class JointCorefScorer(nn.Module):
         idx = self._positions(span_starts)
         return (idx[:, None] - idx[None, :]).abs()
 
+    def _coref_pairs(self, span_embs: Tensor, mention_scores: Tensor, span_starts: Tensor, k: Optional[int],
+                     coarse: Optional[Tuple[Tensor, Tensor, Tensor]] = None) -> CorefEdges:
+        """The scored edges of the windowed cases, sparse: ``Phi_cl`` (eq. (3)) of the pairs of :meth:`coarse_antecedents`
+        (``coarse``, in both orders, with their coarse part added) or of the window of ``k`` antecedents."""
+        if coarse is not None:  # coarse-to-fine: only the selected pairs are scored
+            rows, cols, coarse_part = coarse
+            forward_c, backward_c = self.selected_pair_scores(span_embs, self._positions(span_starts), rows, cols)
+            shared = mention_scores[rows] + mention_scores[cols] + coarse_part
+            return CorefEdges(torch.cat([rows, cols]), torch.cat([cols, rows]),
+                              self._bound(torch.cat([shared + forward_c, shared + backward_c])))
+        assert k is not None
+        rows, cols, phi_c = self.window_pair_scores(span_embs, self._positions(span_starts), k)
+        return CorefEdges(rows, cols, self._bound(mention_scores[rows] + mention_scores[cols] + phi_c))  # eq. (3)
+
     def _coref_edges(self, span_embs: Tensor, mention_scores: Tensor, distances: Optional[Tensor],
                      span_starts: Optional[Tensor] = None, k: Optional[int] = None,
                      coarse: Optional[Tuple[Tensor, Tensor, Tensor]] = None) -> Tensor:
@@ -585,19 +650,9 @@ class JointCorefScorer(nn.Module):
         ``k`` antecedents; ``coarse``: the pairs of :meth:`coarse_antecedents`, scored in both orders, with their
         coarse part added."""
         m = span_embs.shape[0]
-        if coarse is not None:  # coarse-to-fine: only the selected pairs are scored, the rest is -inf
-            rows, cols, coarse_part = coarse
-            forward_c, backward_c = self.selected_pair_scores(span_embs, self._positions(span_starts), rows, cols)
-            shared = mention_scores[rows] + mention_scores[cols] + coarse_part
-            dense = shared.new_full((m, m), NEG_INF)
-            return dense.index_put((torch.cat([rows, cols]), torch.cat([cols, rows])),
-                                   self._bound(torch.cat([shared + forward_c, shared + backward_c])))
-        if distances is None:  # antecedent window: only |i - j| <= K is scored, the rest is -inf
-            assert k is not None and span_starts is not None
-            rows, cols, phi_c = self.window_pair_scores(span_embs, self._positions(span_starts), k)
-            pair = self._bound(mention_scores[rows] + mention_scores[cols] + phi_c)  # eq. (3)
-            dense = pair.new_full((m, m), NEG_INF)
-            return dense.index_put((rows, cols), pair)
+        if coarse is not None or distances is None:  # only the chosen pairs are scored, the rest is -inf
+            assert span_starts is not None
+            return self._coref_pairs(span_embs, mention_scores, span_starts, k, coarse).dense(m)
         pair = mention_scores[:, None] + mention_scores[None, :] + self.pair_scores(span_embs, distances)  # eq. (3)
         eye = torch.eye(m, dtype=torch.bool, device=span_embs.device)
         return self._bound(pair).masked_fill(eye, NEG_INF)
@@ -613,6 +668,7 @@ class JointCorefScorer(nn.Module):
         candidate_entity_ids: Optional[Tensor] = None,
         candidate_log_prior: Optional[Tensor] = None,
         max_antecedents: Optional[int] = None,
+        sparse: bool = False,
     ) -> JointScores:
         """Score one document.
 
@@ -628,9 +684,14 @@ class JointCorefScorer(nn.Module):
             max_antecedents: this call's antecedents per mention ``K >= 1`` (None: the model's), chosen as the
                 model's ``antecedent_pruning`` says. An argument, not a change to the module: threads that
                 predict with one model may ask for different budgets.
+            sparse: return the coreference edges as :class:`CorefEdges` (``JointScores.coref_edges``, no
+                ``(M, M)`` matrix): prediction. With a window of ``K < M - 1`` antecedents nothing quadratic in
+                ``M`` is built (antecedent averaging is computed over the edges too); all pairs (``K`` None or
+                ``>= M - 1``) and the Entity Equalization refinements, whose soft clusters are ``(M, M)``, still
+                build the matrix. The same values as the dense scores.
 
         Returns:
-            :class:`JointScores` (mention ``(M,)``, coref ``(M, M)``, link ``(M, C)``, NIL ``(M,)``).
+            :class:`JointScores` (mention ``(M,)``, coref ``(M, M)`` or its edges, link ``(M, C)``, NIL ``(M,)``).
         """
         if span_embs.dim() != 2 or span_embs.shape[1] != self.span_width:
             raise ValueError(Errors.E922.format(name="span_embs", expected=f"(M, {self.span_width})", value=tuple(span_embs.shape)))
@@ -667,29 +728,56 @@ class JointCorefScorer(nn.Module):
         nil = self._bound(mention_scores + nil_pair)  # eq. (3) with Phi_p(r) = 0
 
         k = self.max_antecedents if max_antecedents is None else max_antecedents
-        distances = self._distances(span_starts, k)
         coarse = None
         if self._coarse_pruned(m, k):
             coarse = self.coarse_antecedents(span_embs, mention_scores, self._positions(span_starts), k)
+        ids = None if candidate_entity_ids is None else candidate_entity_ids.long()
+        if sparse and self._windowed(m, k) and not isinstance(self.refinement, (EntityEqualization, EntityEqualizationMean)):
+            edges = self._coref_pairs(span_embs, mention_scores, span_starts, k, coarse)
+            if self.refinement is not None and m > 0:
+                weights = antecedent_edge_distribution(edges, nil, links)
+                refined = self.refinement.forward_edges(span_embs, *weights)
+                edges = self._coref_pairs(refined, mention_scores, span_starts, k, coarse)
+            return JointScores(mention_scores, None, links, nil, candidate_mask, ids, coref_edges=edges)
+        distances = self._distances(span_starts, k)
         coref = self._coref_edges(span_embs, mention_scores, distances, span_starts, k, coarse)
         if self.refinement is not None and m > 0:
             probs = antecedent_distribution(coref, nil, links)
             refined = self.refinement(span_embs, probs)
             coref = self._coref_edges(refined, mention_scores, distances, span_starts, k, coarse)
-        return JointScores(
+        scores = JointScores(
             mention_scores=mention_scores,
             coref_scores=coref,
             link_scores=links,
             nil_scores=nil,
             candidate_mask=candidate_mask,
-            candidate_entity_ids=None if candidate_entity_ids is None else candidate_entity_ids.long(),
+            candidate_entity_ids=ids,
         )
+        return scores.sparse() if sparse else scores
 
     def extra_repr(self) -> str:
         return (f"span_width={self.span_width}, entity_width={self.entity_width}, refinement={self.refinement_name!r}, "
                 f"nil_score={self.nil_score!r}, distance={self.distance!r}, score_bound={self.score_bound}, "
                 f"max_antecedents={self.max_antecedents}, antecedent_pruning={self.antecedent_pruning!r}, "
                 f"prior_feature={self.prior_weight is not None}")
+
+
+def antecedent_edge_distribution(edges: CorefEdges, nil: Tensor, links: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """:func:`antecedent_distribution` over sparse edges: the same softmax per mention over its scored preceding
+    mentions and the dummy, without the ``(M, M)`` matrix.
+
+    Returns:
+        ``(dummy, rows, cols, weights)``: ``(M,)`` the dummy's probability per mention, and the ``(P',)``
+        probabilities ``weights`` of the edges ``cols -> rows`` with ``cols < rows`` (an antecedent precedes).
+    """
+    dummy = torch.logsumexp(torch.cat([nil[:, None], links], dim=1), dim=1)  # (M,)
+    earlier = edges.cols < edges.rows
+    rows, cols, logits = edges.rows[earlier], edges.cols[earlier], edges.values[earlier]
+    peak = dummy.detach().scatter_reduce(0, rows, logits.detach(), reduce="amax", include_self=True)  # (M,)
+    dummy_e = torch.exp(dummy - peak)
+    edge_e = torch.exp(logits - peak[rows])
+    total = dummy_e.index_add(0, rows, edge_e)
+    return dummy_e / total, rows, cols, edge_e / total[rows]
 
 
 def antecedent_distribution(coref: Tensor, nil: Tensor, links: Tensor) -> Tensor:
