@@ -213,6 +213,29 @@ def test_a_dead_worker_is_the_one_line_message_at_every_call(tmp_path):
             pool.submit(["Orvik", "Lumen"])
 
 
+@pytest.mark.hostile("unclear errors")
+def test_a_dead_worker_is_one_line_on_the_command_line(tmp_path, monkeypatch):
+    """Chunks of one document: the driver submits the next chunk before it commits the one before, and the
+    worker of that one dies meanwhile; each commit lingers, so that the driver notices at that submit (as a
+    slow disk would make it). The documented line, which says to --resume, never a traceback."""
+    from spacy_el.annotate.writers import OutputDir
+
+    texts = ["Orvik", f"{DIE_MARKER} 1", "Lumen", "Orvik", "Lumen"]
+    src = write_inputs(tmp_path / "in", texts)["text"]
+    dying = build_pipeline()
+    dying.add_pipe("annotate_test_die")
+    dying.to_disk(tmp_path / "dying")
+    commit = OutputDir.commit
+
+    def slow_commit(self, *args, **kwargs):
+        commit(self, *args, **kwargs)
+        time.sleep(1.0)
+
+    monkeypatch.setattr(OutputDir, "commit", slow_commit)
+    _one_line_error(_cli(tmp_path / "dying", src, tmp_path / "out", "--n-process", "2", "--chunk-size", "1",
+                         "--batch-size", "1"), "E532", "--resume")
+
+
 # -- defect 21: an OUTPUT that cannot be created or written ----------------------------------------------
 def _uncreatable(tmp_path: Path, case: str) -> Path:
     if case == "dangling symlink":
