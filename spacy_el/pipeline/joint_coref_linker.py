@@ -34,9 +34,12 @@ What the component does
   probability there), ``span._.link_score`` (the *cluster's* score for its link: the mean over its
   mentions of their probability of that link, or of NIL) and ``span._.nil_reason``
   (``"no_candidates"`` when no mention of the cluster has a candidate, ``"below_threshold"`` when the
-  model's NIL edge outscored every candidate). ``doc.ents`` is left alone unless
-  ``write_ents = true``: then the linked mentions become entities (label of an existing entity with
-  the same offsets, else ``"ENT"``), merged with the non-overlapping existing ones. The exception:
+  model's NIL edge outscored every candidate). With ``mentions_from = "model"`` (the default) ``doc.ents`` is
+  left alone unless ``write_ents = true``: then the linked mentions become entities (label of an existing
+  entity with the same offsets, else ``"ENT"``), merged with the non-overlapping existing ones. When
+  ``mentions_from`` takes entities, the linker links them, as spaCy's ``entity_linker`` does: each given entity
+  keeps its label and takes its cluster's link (a KB id or ``"NIL"``; not in ``coref`` mode, which links
+  nothing), also with ``write_ents = false``. The exception:
   when ``mentions_from`` takes entities, those with a label in ``unlinkable_labels`` (dates, numbers:
   :data:`spacy_el.extensions.UNLINKABLE_LABELS`) join no cluster and get ``"NIL"`` with ``nil_reason``
   ``"not_linkable_label"`` (not in ``coref`` mode, which links nothing).
@@ -50,12 +53,14 @@ After an upstream tagger or linker
 (only ``doc.ents``, e.g. from ``ner_stack_lstm`` or ``entqa_reader``: the model clusters and links
 them) or ``"model+ents"`` (the pruned spans plus every entity, always kept). An entity wider than
 ``model.max_span_width`` cannot be embedded: it is not clustered and keeps its own link and label.
-With ``"ents"`` every entity is written, also as a singleton cluster. ``cluster_link`` says where a
+With ``"ents"`` every entity is written, also as a singleton cluster, and every given entity takes its cluster's link
+in ``doc.ents``. ``cluster_link`` says where a
 cluster's link comes from: ``"model"`` (the spanning tree) or ``"upstream"``: the most frequent
 non-NIL ``kb_id_`` of the cluster's entities (the earliest on a tie), so that the upstream linker's
 decisions are kept and spread over each cluster; clusters whose entities carry no link keep the
-model's. With ``write_ents = true`` each cluster's link is then written to every mention (existing
-entities of a NIL cluster get ``"NIL"``), so that ``doc.ents`` and the clusters agree.
+model's. Each cluster's link is then written to every given entity (those of a NIL cluster get ``"NIL"``), so
+that ``doc.ents`` and the clusters agree; ``write_ents = true`` adds the model's own linked mentions
+(``"model+ents"``) as entities too.
 
 With ``"ents"`` or ``"model+ents"``, entities whose label is one of ``unlinkable_labels`` (default
 :data:`~spacy_el.extensions.UNLINKABLE_LABELS`: DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL,
@@ -147,8 +152,8 @@ GoldClusters = List[Tuple[List[Tuple[int, int]], Optional[int]]]
 class JointCorefLinkerSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    write_ents: also write linked mentions
-    to doc.ents. spans_prefix: span-group prefix of the clusters (``<prefix>_<n>``). mentions_from ("model" | "ents" | "model+ents") and
+    write_ents: also write the linked mentions
+    to doc.ents (the entities given with mentions_from "ents" / "model+ents" take their link anyway). spans_prefix: span-group prefix of the clusters (``<prefix>_<n>``). mentions_from ("model" | "ents" | "model+ents") and
     cluster_link ("model" | "upstream"): composition after an upstream tagger (module docstring).
     gold_candidate_dropout: in training, the rate at which a mention's gold entity is hidden from its
     own candidates while a cluster mate keeps it (module docstring; 0 = off, as in the paper).
@@ -526,6 +531,8 @@ class JointCorefLinker(KBTorchPipe):
                 doc.spans[key] = spans
             if self.settings.write_ents:
                 self._write_ents(doc, linked_mentions, nil_mentions)
+            elif self.mode != "coref" and self.settings.mentions_from != "model":
+                self._link_given_ents(doc, {(s.start, s.end): s.kb_id_ for s in linked_mentions + nil_mentions})
             if self.mode != "coref":
                 self._mark_unlinkable(doc)
 
@@ -540,6 +547,16 @@ class JointCorefLinker(KBTorchPipe):
             if (ent.start, ent.end) in unlinkable:
                 ent._.nil_reason = NOT_LINKABLE_LABEL
                 ent._.candidate_scores = []
+
+    @staticmethod
+    def _link_given_ents(doc: Doc, links: Dict[Tuple[int, int], str]) -> None:
+        """The entities the linker was given (``mentions_from`` with "ents") take their cluster's link, as spaCy's
+        ``entity_linker`` links ``doc.ents``: ``links`` maps a mention's token offsets to its cluster's KB id or
+        ``"NIL"``. Their link extensions are already the cluster span's (spaCy keeps them per character offsets)."""
+        if any((e.start, e.end) in links for e in doc.ents):
+            # Reassign: kb_id_ set on a span of doc.ents does not reach the tokens.
+            doc.ents = [Span(doc, e.start, e.end, e.label, kb_id=links[(e.start, e.end)])
+                        if (e.start, e.end) in links else e for e in doc.ents]
 
     @staticmethod
     def _write_ents(doc: Doc, linked: List[Span], nil: List[Span]) -> None:

@@ -213,15 +213,55 @@ def test_joint_coref_linker_after_an_ontonotes_ner(joint, mentions_from):
                     check_not_linked(ent)
                 else:  # every other entity is a mention, written (also as a singleton) with a link or a NIL reason
                     check_linker_decision(clustered[(ent.start, ent.end)], kb_ids)
-                    assert ent.kb_id_ == NO_LINK, "doc.ents is not written (write_ents = false)"
             assert [e.label_ for e in doc.ents] == [e.label_ for e in standard_pipeline()(doc.text).ents]
         pipe.configure(unlinkable_labels=[])
         for doc in joint.pipe(TEXTS):
             clustered = {m for cluster in get_clusters(doc) for m in cluster}
             dates = [e for e in doc.ents if e.label_ in NEVER]
-            assert dates and all((e.start, e.end) in clustered and e.kb_id_ == NO_LINK for e in dates)
+            assert dates and all((e.start, e.end) in clustered for e in dates), "mentions now"
+            for date in dates:  # linked as the others: a KB id, or NIL with the linker's reason
+                check_linker_decision(date, kb_ids)
     finally:
         pipe.configure(mentions_from="model", unlinkable_labels=list(UNLINKABLE_LABELS))
+
+
+@pytest.mark.hostile("first contact")
+@pytest.mark.parametrize("mentions_from", ["ents", "model+ents"])
+def test_joint_coref_linker_links_the_entities_it_is_given(joint, mentions_from):
+    """Given an upstream ner's entities, joint_coref_linker links them in doc.ents, as spaCy's entity_linker
+    would, with write_ents = false (the default): each keeps its label and takes its cluster's link (the link
+    extensions are the cluster span's: spaCy keeps them per character offsets). They stayed unlinked, the links
+    only on the cluster spans, unless write_ents = true."""
+    pipe = joint.get_pipe("joint_coref_linker")
+    assert pipe.settings.write_ents is False
+    kb_ids = set(pipe.kb.entities.ids)
+    extensions = lambda span: (span.kb_id_, span._.cluster_id, span._.nil_reason, span._.candidate_scores,  # noqa: E731
+                               span._.link_score, span._.nil_prob)
+    try:
+        pipe.configure(mentions_from=mentions_from)
+        linked = 0
+        for doc in joint.pipe(TEXTS):
+            clustered = {(s.start, s.end): s for key in doc.spans if key.startswith("coref_clusters_") for s in doc.spans[key]}
+            for ent in doc.ents:
+                if ent.label_ in NEVER:
+                    check_not_linked(ent)
+                    continue
+                check_linker_decision(ent, kb_ids)
+                assert extensions(ent) == extensions(clustered[(ent.start, ent.end)]), ent
+                linked += is_linked(ent.kb_id_)
+            assert [(e.start, e.end, e.label_) for e in doc.ents] == [
+                (e.start, e.end, e.label_) for e in standard_pipeline()(doc.text).ents
+            ], "the entities and their labels stay"
+        assert linked, "no entity linked"
+    finally:
+        pipe.configure(mentions_from="model")
+
+
+def test_joint_coref_linker_on_its_own_mentions_leaves_the_entities_alone(joint):
+    """With mentions_from = "model" (the default) the entities are not the linker's input: they stay as they are
+    unless write_ents = true."""
+    for doc in joint.pipe(TEXTS):
+        assert [e.kb_id_ for e in doc.ents] == [NO_LINK] * len(doc.ents), doc.ents
 
 
 def test_unlinkable_entities_are_invisible_to_joint_coref_linker_on_ents(joint):
