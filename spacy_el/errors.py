@@ -342,6 +342,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E742 = "No documents in {input_path}: give a file or folder with at least one text."
     E743 = "{data_path} has no documents with text to score: --skip-masked left out all of them."
     E744 = "Could not convert {input_path} as {corpus}:"
+    E745 = ("{output_dir} exists and is not a copy that `kb attach` wrote, as it wrote it ({problem}): refusing to "
+            "replace it. Give a new OUTPUT, or move what you keep in it elsewhere and remove it.")
 
     # -- E8xx: the pipeline components -------------------------------------------------------------------------
     # what every component shares (spacy_el/pipeline/kb_torch_pipe.py)

@@ -178,7 +178,7 @@ def index_cli(
 def attach_cli(
     pipeline: Path = typer.Argument(..., help="Trained pipeline directory (its components' KBs may be missing)", exists=True, file_okay=False),
     kb_dir: Path = typer.Argument(..., help="KB directory with entity vectors from the encoder the components were trained with", exists=True, file_okay=False),
-    output: Path = typer.Argument(..., help="Where to write the pipeline with the KB (replaced if it is a pipeline)"),
+    output: Path = typer.Argument(..., help="Where to write the pipeline with the KB (an earlier kb attach copy there is replaced; anything else is refused)"),
     component: Optional[List[str]] = typer.Option(None, "--component", "-c", help="Component to give the KB (repeatable; default: every spacy_el component)"),
 ) -> None:
     """Write a copy of PIPELINE whose spacy_el components carry the KB at KB_DIR: for trained heads shipped

@@ -15,9 +15,13 @@ once it has one.
   records one, the check is skipped;
 * the copy loads (``spacy.load``, which also verifies the KB's checksums).
 
-The copy is written beside the output and renamed into place (``kb.files.new_dir``): an existing output is
-replaced only when it is a spaCy pipeline directory (it has a ``config.cfg``).
+The copy is written beside the output and renamed into place (``kb.files.new_dir``). An existing output is
+replaced only when ``kb attach`` wrote it and nothing in it changed since: the copy's meta.json records every file
+it holds with its size and modification time (``meta["spacy_el"]["kb_attach"]["files"]``), and an output
+holding a file it does not record (a user's notes), or one whose size or time differs, is refused whole (E745),
+as is any other existing folder or file (E015 when it has no ``config.cfg``).
 """
+import os
 import shutil
 from importlib import metadata
 from pathlib import Path
@@ -28,7 +32,7 @@ from spacy import util
 
 from ..errors import Errors
 from ..kb import ElKnowledgeBase
-from ..kb.files import new_dir
+from ..kb.files import new_dir, write_json
 from ..kb.serialization import read_manifest
 
 __all__ = ["META_KEY", "attach_kb", "kb_components"]
@@ -37,6 +41,10 @@ PathLike = Union[str, Path]
 #: meta.json key of what spacy_el records about a pipeline (``kb_vectors_encoder``: per component saved
 #: without its KB, the vectors encoder of the KB it was trained with).
 META_KEY = "spacy_el"
+#: ``meta[META_KEY]`` key of what ``kb attach`` wrote: ``{"files": {relative path: [size, mtime_ns]}}``, every
+#: file of the copy but meta.json.
+ATTACH_KEY = "kb_attach"
+META_FILE = "meta.json"
 KB_FOLDER = "kb"
 
 
@@ -88,6 +96,53 @@ def _check_fits(kb: ElKnowledgeBase, kb_dir: Path, pipeline_dir: Path, name: str
         )
 
 
+def _files_of(folder: Path) -> Dict[str, List[int]]:
+    """Every file below ``folder`` but its meta.json (relative POSIX path -> [size, mtime_ns]); a symlink counts
+    as a file of its own (it is not followed)."""
+    found = {}
+    for root, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            path = Path(root, name)
+            relative = path.relative_to(folder).as_posix()
+            if relative != META_FILE:
+                info = path.lstat()
+                found[relative] = [info.st_size, info.st_mtime_ns]
+    return found
+
+
+def _record_written(staging: Path) -> None:
+    """Record in the copy's meta.json every file ``kb attach`` wrote (module docstring)."""
+    meta_path = staging / META_FILE
+    meta = srsly.read_json(meta_path) if meta_path.is_file() else {}
+    meta.setdefault(META_KEY, {})[ATTACH_KEY] = {"files": _files_of(staging)}
+    write_json(meta_path, meta)
+
+
+def _check_replaceable(output_dir: Path) -> None:
+    """Refuse an existing ``output_dir`` unless ``kb attach`` wrote it and nothing in it changed since."""
+    if not os.path.lexists(output_dir):
+        return
+    if output_dir.is_symlink() or not output_dir.is_dir():
+        raise ValueError(Errors.E745.format(output_dir=output_dir, problem="it is not a folder"))
+    if not (output_dir / "config.cfg").is_file():
+        raise ValueError(Errors.E015.format(output_dir=output_dir))
+    try:
+        meta = srsly.read_json(output_dir / META_FILE)
+        recorded = meta[META_KEY][ATTACH_KEY]["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ValueError(Errors.E745.format(output_dir=output_dir, problem=f"its {META_FILE} records no files of "
+                                            "kb attach")) from None
+    found = _files_of(output_dir)
+    added = sorted(set(found) - set(recorded))
+    changed = sorted(name for name in set(found) & set(recorded) if list(recorded[name]) != found[name])
+    if added or changed:
+        problem = "; ".join(part for part in (
+            f"it did not write {', '.join(added[:5])}{' ...' if len(added) > 5 else ''}" if added else "",
+            f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''} changed since" if changed else "",
+        ) if part)
+        raise ValueError(Errors.E745.format(output_dir=output_dir, problem=problem))
+
+
 def attach_kb(
     pipeline_dir: PathLike, kb_dir: PathLike, output_dir: PathLike, components: Sequence[str] = (),
 ) -> List[str]:
@@ -103,10 +158,9 @@ def attach_kb(
     unknown = [name for name in names if name not in known]
     if unknown or not names:
         raise ValueError(Errors.E014.format(pipeline_dir=pipeline_dir, unknown=unknown or "", known=known or "none"))
-    if output_dir.exists() and not (output_dir / "config.cfg").is_file():
-        raise ValueError(Errors.E015.format(output_dir=output_dir))
     if output_dir.resolve() == pipeline_dir.resolve():
         raise ValueError(Errors.E016)
+    _check_replaceable(output_dir)
     kb = ElKnowledgeBase.load(kb_dir, mmap=False)
     for name in names:
         _check_fits(kb, kb_dir, pipeline_dir, name)
@@ -119,4 +173,5 @@ def attach_kb(
                 shutil.rmtree(target)
             kb.to_disk(target)
         spacy.load(staging)  # refuses a pipeline that does not load, naming the file
+        _record_written(staging)
     return names

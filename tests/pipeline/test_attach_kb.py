@@ -65,3 +65,31 @@ def test_a_kb_that_does_not_fit_is_refused(heads_without_kb, tmp_path):
         attach_kb(heads, _kb(tmp_path), tmp_path / "out", components=["ner"])
     assert not (tmp_path / "out").exists() and (tmp_path / "notes" / "a.txt").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no staging folder is left behind"
+
+
+@pytest.mark.hostile("data loss")
+@pytest.mark.parametrize("case", ["a foreign pipeline", "a file added to an attached copy", "an edited attached copy"])
+def test_only_a_copy_kb_attach_wrote_is_replaced(heads_without_kb, tmp_path, case):
+    """OUTPUT is replaced only when it is a copy ``kb attach`` wrote, as it wrote it: a pipeline folder that it did
+    not write (a user's notes beside its config.cfg), or in which a file was added or changed, is refused whole."""
+    _, heads = heads_without_kb
+    kb = _kb(tmp_path)
+    out = tmp_path / "out"
+    if case == "a foreign pipeline":
+        shutil.copytree(heads, out)
+        (out / "notes.txt").write_text("keep me")
+        kept = out / "notes.txt"
+    else:
+        attach_kb(heads, kb, out)
+        if case == "a file added to an attached copy":
+            kept = out / NAME / "notes.txt"
+            kept.write_text("keep me")
+        else:
+            kept = out / "config.cfg"
+            kept.write_text(kept.read_text() + "\n# my edit\n")
+    before = kept.read_bytes()
+    with pytest.raises(ValueError, match=r"\[spacy_el E745\]") as info:
+        attach_kb(heads, kb, out)
+    assert str(out) in str(info.value)
+    assert kept.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no staging folder is left behind"
