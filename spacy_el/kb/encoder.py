@@ -16,6 +16,7 @@ because ``spacy_el.kb`` is a leaf that the components build on.
 torch and transformers are imported when a ``TextEncoder`` is created, never at module import, so
 ``import spacy_el.kb`` stays light.
 """
+import hashlib
 import json
 import os
 import re
@@ -62,20 +63,40 @@ def default_model_path() -> Path:
 
 
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+#: A large model's weights come in shards, listed by one of these (transformers' ``weight_map``).
+_INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 
 
 def encoder_fingerprint(model_name_or_path: Optional[str] = None) -> Dict[str, str]:
-    """What identifies an encoder's vector space: its folder name and the SHA-256 of its weights file.
+    """What identifies an encoder's vector space: its name (a folder's name, or a model-hub name) and the SHA-256
+    of its weights file (of its shards' SHA-256s in order, for weights in shards).
 
     Recorded in a KB's manifest when its vectors are computed, and in a mention encoder trained against
-    them, so that vectors of two different encoders are never compared. None = the packaged MiniLM.
+    them, so that vectors of two different encoders are never compared. None = the packaged MiniLM. A hub name
+    is read from its snapshot in the local cache (where loading it put it).
     """
-    path = Path(model_name_or_path or default_model_path())
+    source = str(model_name_or_path or default_model_path())
+    path = Path(source)
+    hub = not path.is_dir() and is_hub_name(source)
+    if hub:
+        path = _model_folder(source, path)
     weights = next((path / name for name in _WEIGHT_FILES if (path / name).is_file()), None)
-    if weights is None:
-        raise ValueError(KBErrors.E256.format(path=path, names=", ".join(_WEIGHT_FILES)))
-    name = path.parent.name if path.name == "model" else path.name  # the packaged MiniLM sits in .../<package>/model
-    return {"name": name, "sha256": sha256_file(weights)}
+    index = next((path / name for name in _INDEX_FILES if (path / name).is_file()), None)
+    if weights is not None:
+        digest = sha256_file(weights)
+    elif index is not None:
+        try:
+            shards = list(dict.fromkeys(json.loads(index.read_text(encoding="utf8"))["weight_map"].values()))
+        except (ValueError, KeyError, AttributeError, TypeError) as err:
+            raise ValueError(KBErrors.E273.format(path=index, err=err)) from err
+        digest = hashlib.sha256("".join(sha256_file(path / shard) for shard in shards).encode()).hexdigest()
+    else:
+        raise ValueError(KBErrors.E256.format(path=path, names=", ".join(_WEIGHT_FILES + _INDEX_FILES)))
+    if hub:
+        name = source
+    else:
+        name = path.parent.name if path.name == "model" else path.name  # the packaged MiniLM sits in .../<package>/model
+    return {"name": name, "sha256": digest}
 
 
 def _pooling_config(model_dir: Path) -> Dict[str, Any]:

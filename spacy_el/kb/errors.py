@@ -242,10 +242,14 @@ class KBErrors(metaclass=ErrorsWithCodes):
             "of a local copy, or leave the encoder empty for the packaged MiniLM.")
     E272 = ("{owner}: {setting} = {value} makes the encoder {encoder!r} read {needed} positions, but it has "
             "{limit} ({detail}). Set {setting} to at most {allowed}, or choose an encoder with more positions.")
+    E273 = ("Cannot read the weight shards that {path} lists ({err}): cannot fingerprint the encoder. Download "
+            "the model again.")
 
     # -- E280-E299: zero-shot additions' input and the batch lookup ------------------------------------------
     E280 = ("add_entities: entity {i} ({entity_id!r}): its {field} {value!r} is not valid Unicode text (a lone "
             "surrogate at position {position}) and cannot be stored as UTF-8. Remove or replace that character.")
+    E281 = ("lookup_batch/matches_batch: held_out must hold one entry per text (None for a text without counts); "
+            "got {n_held} for {n_texts} texts.")
 
     # -- E3xx: building a KB from the Wikidata and Wikipedia dumps ---------------------------------------------
     E301 = "kb_id must be 'title' or 'qid', got {kb_id!r}."

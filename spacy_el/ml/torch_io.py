@@ -152,7 +152,7 @@ _SHARED_TOKENIZERS_LOCK = threading.Lock()
 
 
 def shared_tokenizer(encoder: str, component: str) -> SharedTokenizer:
-    """The thread-safe tokenizer of ``encoder`` (a local path, "" = the packaged MiniLM), one per
+    """The thread-safe tokenizer of ``encoder`` (a local path or a hub name, "" = the packaged MiniLM), one per
     encoder and component. It lives outside the Thinc model's attrs, so that a model's serialised
     bytes do not depend on whether it has tokenized anything yet."""
     key = (encoder, component)

@@ -81,6 +81,23 @@ def test_the_kb_encoder_and_an_encoder_reference_take_the_hub_name_too(hub_cache
     assert source_checksum(hub_cache) == source_checksum(encoders["roberta"])
 
 
+def test_a_hub_name_and_weights_in_shards_are_fingerprinted(hub_cache, encoders, tmp_path):
+    from transformers import AutoModel
+
+    from spacy_el.kb.encoder import encoder_fingerprint
+
+    by_name, by_path = encoder_fingerprint(hub_cache), encoder_fingerprint(encoders["roberta"])
+    assert by_name == {"name": hub_cache, "sha256": by_path["sha256"]}
+    sharded = tmp_path / "sharded"
+    AutoModel.from_pretrained(encoders["roberta"]).save_pretrained(sharded, max_shard_size="100KB")
+    assert (sharded / "model.safetensors.index.json").is_file() and not (sharded / "model.safetensors").exists()
+    fingerprint = encoder_fingerprint(str(sharded))
+    assert fingerprint["name"] == "sharded" and fingerprint == encoder_fingerprint(str(sharded))
+    (sharded / "model.safetensors.index.json").write_text("{}")
+    with pytest.raises(ValueError, match="E273"):
+        encoder_fingerprint(str(sharded))
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_kb_encoder_encodes_with_every_family(kind, encoders):
     from spacy_el.kb.encoder import TextEncoder

@@ -30,7 +30,7 @@ from ...kb.encoder import encoder_fingerprint, from_pretrained
 from ...kb.files import new_dir
 from ...ml.autocast import ENCODER_DTYPES, encoder_autocast
 from ...ml.torch_io import (
-    check_position_limit, encoder_folder, encoder_from_config, load_encoder, load_fast_tokenizer, resolve_encoder_path,
+    check_position_limit, encoder_from_config, load_encoder, load_fast_tokenizer, resolve_encoder_path,
     serialize_state, state_deserializer,
 )
 from .inputs import Mention, MentionBatch, mention_batch, truncated_mentions, window_batches
@@ -123,7 +123,7 @@ class MentionEncoder:
         tokenizer = load_fast_tokenizer(base_model, OWNER)
         width = int(transformer.config.hidden_size)
         if entity_encoder is None:
-            entity_encoder = encoder_fingerprint(str(encoder_folder(base_model)))
+            entity_encoder = encoder_fingerprint(base_model or None)
         settings = MentionEncoderSettings(
             dim=int(dim or width), base_model=Path(source).name if not base_model else str(base_model),
             entity_encoder=entity_encoder, **settings,
