@@ -23,9 +23,9 @@ from .test_annotate import REPO_ROOT, KILL_SCRIPT, _check_exactly_once, _cli, _o
 
 
 def _snapshot(folder: Path) -> Dict[str, bytes]:
-    """Every entry of ``folder`` with its bytes (a symlink's target path, not what it points to)."""
-    return {p.name: (os.readlink(p).encode() if p.is_symlink() else p.read_bytes()) for p in folder.iterdir()
-            if p.name != LOCK_NAME}
+    """Every file below ``folder`` with its bytes (a symlink's target path, not what it points to)."""
+    return {str(p.relative_to(folder)): (os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
+            for p in folder.rglob("*") if p.name != LOCK_NAME and (p.is_symlink() or p.is_file())}
 
 
 class Crash(BaseException):
@@ -79,11 +79,12 @@ def test_two_runs_at_once_on_one_output_leave_it_whole(failing_pipeline_dir, tmp
 
 # -- defects 2 and 3: only annotate's own output is resumed or overwritten -----------------------------
 def _foreign(out: Path, kind: str) -> None:
-    out.mkdir()
-    if kind == "kb":  # a KB folder: its own manifest
-        (out / "manifest.json").write_text(json.dumps({"format": "spacy_el.kb", "files": {}}))
-        (out / "entities.jsonl").write_bytes(b'{"id": "Orvik"}\n')
+    if kind == "kb":  # a saved KB: its own manifest.json
+        from ..conftest import build_toy_kb
+
+        build_toy_kb().to_disk(out)
     else:  # a user's folder that happens to hold annotate's names
+        out.mkdir()
         (out / "errors.jsonl").write_bytes(b'{"id": "mine", "note": "keep"}\n')
         (out / "part-00000.jsonl").write_bytes(b'{"id": "mine"}\n')
         (out / "notes.txt").write_bytes(b"my notes\n")
@@ -98,7 +99,7 @@ def test_resume_and_overwrite_refuse_a_folder_annotate_did_not_make(nlp, inputs,
     before = _snapshot(out)
     with pytest.raises(ValueError, match=code):
         annotate(nlp, inputs["text"], out, progress=False, **{mode: True})
-    assert _snapshot(out) == before
+    assert _snapshot(out) == before  # every file below it, byte for byte
 
 
 def test_overwrite_replaces_only_what_annotate_made_and_resume_starts_an_empty_folder(nlp, inputs, tmp_path):
