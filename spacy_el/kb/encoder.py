@@ -78,8 +78,10 @@ def encoder_fingerprint(model_name_or_path: Optional[str] = None) -> Dict[str, s
     source = str(model_name_or_path or default_model_path())
     path = Path(source)
     hub = not path.is_dir() and is_hub_name(source)
-    if hub:
-        path = _model_folder(source, path)
+    if hub:  # its snapshot in the cache; a name not there is E270/E271, as when loading it
+        from transformers.utils import cached_file
+
+        path = Path(from_pretrained(lambda name, **kw: cached_file(name, "config.json", **kw), source)).parent
     weights = next((path / name for name in _WEIGHT_FILES if (path / name).is_file()), None)
     index = next((path / name for name in _INDEX_FILES if (path / name).is_file()), None)
     if weights is not None:

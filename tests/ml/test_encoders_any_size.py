@@ -110,12 +110,13 @@ def test_the_kb_encoder_encodes_with_every_family(kind, encoders):
 @pytest.mark.hostile("first contact")
 def test_a_hub_name_not_in_the_cache_is_a_coded_error_at_once_while_the_hub_is_off():
     from spacy_el.candidates.mention_encoder import MentionEncoder
-    from spacy_el.kb.encoder import TextEncoder
+    from spacy_el.kb.encoder import TextEncoder, encoder_fingerprint
     from spacy_el.ml.torch_io import load_encoder, load_fast_tokenizer
 
     name = "no-such-org/no-such-encoder"
     started = time.perf_counter()
-    for load in (load_encoder, lambda n: load_fast_tokenizer(n, "test"), TextEncoder, MentionEncoder.from_base):
+    for load in (load_encoder, lambda n: load_fast_tokenizer(n, "test"), TextEncoder, MentionEncoder.from_base,
+                 encoder_fingerprint):
         with pytest.raises(OSError, match="E270") as info:
             load(name)
         assert name in str(info.value)
