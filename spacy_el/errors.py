@@ -344,6 +344,12 @@ class Errors(metaclass=ErrorsWithCodes):
     E744 = "Could not convert {input_path} as {corpus}:"
     E745 = ("{output_dir} exists and is not a copy that `kb attach` wrote, as it wrote it ({problem}): refusing to "
             "replace it. Give a new OUTPUT, or move what you keep in it elsewhere and remove it.")
+    E746 = ("{path} is not a .spacy file: spaCy's corpus reader reads only DocBin files named *.spacy, so it would "
+            "score no document. Give the gold corpus as a DocBin (`python -m spacy_el convert` or `spacy convert` "
+            "writes one).")
+    E747 = "Cannot read {path} as a DocBin (a .spacy corpus): {err}. Give a gold corpus that spacy_el convert or spacy convert wrote."
+    E748 = "{path} holds {problem}: there is nothing to score. Give a gold corpus with documents."
+    E749 = "tune: the dev corpus gives no example to score: give a corpus with documents."
 
     # -- E8xx: the pipeline components -------------------------------------------------------------------------
     # what every component shares (spacy_el/pipeline/kb_torch_pipe.py)

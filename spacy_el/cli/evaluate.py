@@ -43,23 +43,27 @@ def evaluate_cli(
 ) -> None:
     """Run a pipeline on a .spacy corpus and print spacy_el's metrics."""
     import spacy
-    from spacy.training import Corpus
 
-    from ..corpora.masked import without_masked
     from ..kb.files import write_json
     from ..pipeline.configure import load_pipeline
+    from ..training.gold_corpus import check_docbin, gold_corpus
 
     names = list(scorer or SCORERS)
     unknown = [n for n in names if n not in SCORERS]
     if unknown:
         msg.fail(Errors.E021.format(what="scorer", name=unknown[0], known=", ".join(SCORERS)), exits=1)
+    try:  # a corpus of no document would score 0.0 everywhere: refused before the pipeline is loaded
+        check_docbin(data_path)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     nlp = load_pipeline(model)
-    corpus = Corpus(data_path, gold_preproc=gold_preproc)
-    examples = list((without_masked(corpus) if skip_masked else corpus)(nlp))
-    if skip_masked and not examples:
-        msg.fail(Errors.E743.format(data_path=data_path), exits=1)
+    try:
+        corpus = gold_corpus(data_path, nlp, gold_preproc=gold_preproc, skip_masked=skip_masked)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    examples = list(corpus(nlp))
     predicted = nlp.pipe(eg.predicted for eg in examples)
     for eg, doc in zip(examples, predicted):
         eg.predicted = doc

@@ -43,20 +43,23 @@ def tune_cli(
     the model by (training.score_weights), and save the pipeline with it; what was tried is recorded in its meta.
     With --min-gain, a costlier value (later in --values) must beat the one kept by more than that to be kept."""
     import spacy
-    from spacy.training import Corpus
 
-    from ..corpora.masked import without_masked
     from ..pipeline.configure import load_pipeline
+    from ..training.gold_corpus import check_docbin, gold_corpus
     from ..training.tune import TUNED_META, save_pipeline, tune_setting
 
     tried = parse_values(values)
     if output.exists() and not force:
         msg.fail(Errors.E715.format(output=output), exits=1)
+    try:  # a corpus of no document would score 0.0 for every value, and the pipeline be saved by that
+        check_docbin(dev_path)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     nlp = load_pipeline(model)
-    dev_corpus = without_masked(Corpus(dev_path)) if skip_masked else Corpus(dev_path)
     try:
+        dev_corpus = gold_corpus(dev_path, nlp, skip_masked=skip_masked)
         tuned = tune_setting(nlp, dev_corpus, component, setting, tried, min_gain=min_gain,
                              on_value=lambda value, score: msg.info(f"{setting} = {value}: {score:.4f}"))
     except ValueError as err:

@@ -57,6 +57,8 @@ def tune_setting(nlp: Language, dev_corpus: Callable[[Language], Iterable[Exampl
     if min_gain < 0:
         raise ValueError(Errors.E714.format(min_gain=min_gain))
     pipe = configurable_pipe(nlp, component, "tune")
+    if next(iter(dev_corpus(nlp)), None) is None:  # scores over no example are 0.0 for every value
+        raise ValueError(Errors.E749)
     for value in values:  # every value checked before any is scored: a bad one fails at once, naming it
         check_settings(pipe, component, {setting: value}, "tune")
     weights = dict(nlp.config["training"]["score_weights"])

@@ -117,3 +117,42 @@ def test_values_are_read_exactly_as_written():
     from spacy_el.cli.tune import parse_values
 
     assert parse_values("0.3, 0.1,50,true,coarse") == [0.3, 0.1, 50, True, "coarse"]
+
+
+def _bad_corpus(tmp_path, case):
+    """A dev corpus that spaCy's Corpus reads as no document: (its path, the code that refuses it)."""
+    if case == "jsonl":
+        path = tmp_path / "dev.jsonl"
+        path.write_text('{"text": "Ada Mercer painted the harbour ."}\n', encoding="utf8")
+        return path, "E746"
+    if case == "not a docbin":
+        path = tmp_path / "dev.spacy"
+        path.write_text('{"text": "Ada Mercer painted the harbour ."}\n', encoding="utf8")
+        return path, "E747"
+    path = tmp_path / "empty.spacy"
+    DocBin().to_disk(path)
+    return path, "E748"
+
+
+@pytest.mark.hostile("silent wrong results")
+@pytest.mark.parametrize("command", ["evaluate", "tune"])
+@pytest.mark.parametrize("case", ["jsonl", "not a docbin", "empty"])
+def test_a_corpus_of_no_documents_is_refused_naming_the_file(saved, tmp_path, command, case):
+    """evaluate and tune on a file that is not a DocBin, or one without documents, reported 0.0 for everything
+    and exited 0 (and tune saved the pipeline by those scores): now a coded error names the file, and nothing
+    is saved."""
+    model, _ = saved
+    path, code = _bad_corpus(tmp_path, case)
+    args = [command, str(model), str(path)]
+    if command == "tune":
+        args += [str(tmp_path / "tuned"), "--setting", "predict_max_antecedents", "--values", "1,2"]
+    result = runner.invoke(app, args)
+    output = " ".join(result.output.split())
+    assert result.exit_code == 1 and f"[spacy_el {code}]" in output and path.name in output, result.output
+    assert not (tmp_path / "tuned").exists()
+
+
+def test_tune_setting_refuses_a_corpus_without_examples(saved):
+    model, _ = saved
+    with pytest.raises(ValueError, match=r"\[spacy_el E749\]"):
+        tune_setting(spacy.load(model), lambda nlp: iter(()), NAME, "predict_max_antecedents", [1, 2])
