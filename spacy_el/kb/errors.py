@@ -295,6 +295,8 @@ class KBErrors(metaclass=ErrorsWithCodes):
     E328 = ("{path}: the work folder of `kb from-dumps` cannot be used ({err}). Give another --work-dir "
             "(work_dir), a folder this user can write.")
     E329 = "max_line_bytes must be >= 1, got {max_line_bytes}."
+    E330 = ("{place}: the bz2 streams of this multistream file are not cut between <page> elements, so they cannot "
+            "be read in parallel. Run with --n-process 1 (n_process=1), or use the Wikimedia multistream dump.")
 
 
 class KBWarnings(metaclass=ErrorsWithCodes):

@@ -46,7 +46,8 @@ from ..normalize import normalize_alias
 from ..serialization import map_built_npy
 from .coarse_types import DEFAULT_COARSE_MAP
 from .columns import ArrayFile, Column, StringColumn, read_chunks, read_raw, save_array, write_hash_index
-from .errors import BadInput
+from .errors import BadInput, dump_error
+from .multistream import Range, pages_of_range, parallel_plan
 from .page_props import read_page_props
 from .parallel import chunked, ordered_map
 from .redirects import NOWHERE, RedirectMap
@@ -141,6 +142,21 @@ def _init_pages(config: PageConfig) -> None:
 
 def _pages_chunk(pages: List[Page]) -> PagesResult:
     return process_pages(pages, _WORKER["pages"])
+
+
+def _init_ranges(path: Path, config: PageConfig, disambiguation_ids: FrozenSet[int], skip_bad: bool) -> None:
+    _WORKER["ranges"] = (path, config, disambiguation_ids, skip_bad)
+
+
+def _range_chunk(part: Range) -> Tuple[PagesResult, BadInput, int]:
+    """Decompress, parse and process one range of a multistream dump (in a worker): (its result, its bad
+    records, its number of pages)."""
+    path, config, disambiguation_ids, skip_bad = _WORKER["ranges"]
+    bad = BadInput()
+    pages = pages_of_range(path, part, bad, skip_bad)
+    if disambiguation_ids:
+        pages = [p._replace(disambiguation_prop=True) if p.page_id in disambiguation_ids else p for p in pages]
+    return process_pages(pages, config), bad, len(pages)
 
 
 # -- the build -------------------------------------------------------------------------------------------
@@ -311,18 +327,28 @@ def _read_wikipedia(
     if settings.descriptions:
         hashes = np.frombuffer(spool.title_hashes, dtype=np.uint64)
         wanted = np.unique(hashes[np.frombuffer(spool.lacks_description, dtype=np.uint8) == 1])
-    pages = iter_pages(path, bad, skip_bad=settings.skip_bad, site=site)
-    if disambiguation_ids:
-        pages = (p._replace(disambiguation_prop=True) if p.page_id in disambiguation_ids else p for p in pages)
-    pages = tqdm(pages, desc="Wikipedia", unit=" pages", unit_scale=True, disable=not settings.progress)
-    chunks = chunked(pages, settings.chunk_pages)
-    first = next(chunks, None)  # reading the first page has read the siteinfo: the namespaces are known
-    config = PageConfig(namespaces=site[0].namespaces if site else frozenset(), wanted_descriptions=wanted)
+    plan = parallel_plan(path) if settings.n_process > 1 else None
+    if plan is not None:  # a multistream file: the workers decompress and parse too
+        site_info, parts = plan
+        config = PageConfig(namespaces=site_info.namespaces, wanted_descriptions=wanted)
+        progress = tqdm(desc="Wikipedia", unit=" pages", unit_scale=True, disable=not settings.progress)
+        outputs = ordered_map(
+            _range_chunk, parts, settings.n_process, _init_ranges, (path, config, disambiguation_ids, settings.skip_bad)
+        )
+        results: Iterator[PagesResult] = _counted_pages(outputs, bad, progress, path)
+    else:
+        pages = iter_pages(path, bad, skip_bad=settings.skip_bad, site=site)
+        if disambiguation_ids:
+            pages = (p._replace(disambiguation_prop=True) if p.page_id in disambiguation_ids else p for p in pages)
+        pages = tqdm(pages, desc="Wikipedia", unit=" pages", unit_scale=True, disable=not settings.progress)
+        chunks = chunked(pages, settings.chunk_pages)
+        first = next(chunks, None)  # reading the first page has read the siteinfo: the namespaces are known
+        config = PageConfig(namespaces=site[0].namespaces if site else frozenset(), wanted_descriptions=wanted)
+        all_chunks = itertools.chain([first] if first is not None else [], chunks)
+        results = ordered_map(_pages_chunk, all_chunks, settings.n_process, _init_pages, (config,))
     redirect_chunks: List[Tuple[np.ndarray, np.ndarray]] = []
     disambiguation = array("Q")
     descriptions = _Descriptions(work / "descriptions.bin")
-    all_chunks = itertools.chain([first] if first is not None else [], chunks)
-    results = ordered_map(_pages_chunk, all_chunks, settings.n_process, _init_pages, (config,))
     for result in results:
         counts.update(result.counts)
         if result.redirects:
@@ -338,6 +364,22 @@ def _read_wikipedia(
     return _PagesOutput(
         RedirectMap.from_chunks(redirect_chunks), np.unique(np.frombuffer(disambiguation, dtype=np.uint64)), descriptions
     )
+
+
+def _counted_pages(
+    outputs: Iterator[Tuple[PagesResult, BadInput, int]], bad: BadInput, progress: Any, path: Path
+) -> Iterator[PagesResult]:
+    """The results of the ranges in file order, their bad records merged into ``bad``; no page at all is an
+    error (E326), as for the sequential read."""
+    n_pages = 0
+    for result, range_bad, n in outputs:
+        bad.merge(range_bad)
+        n_pages += n
+        progress.update(n)
+        yield result
+    progress.close()
+    if n_pages == 0:
+        raise dump_error(path, None, KBErrors.E326, reason="no pages", found="")
 
 
 @dataclass

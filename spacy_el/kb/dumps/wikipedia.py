@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -52,7 +52,15 @@ def iter_pages(
     A ``<page>`` anywhere but at ``mediawiki/page`` is an error naming its path (or skipped and counted
     with ``skip_bad``), and a dump that gives no page at all is an error: a build from it would silently
     have no links."""
-    stream = ByteStream(path)
+    return iter_pages_from(ByteStream(path), path, bad, skip_bad=skip_bad, site=site)
+
+
+def iter_pages_from(
+    stream: Any, path: Union[str, Path], bad: BadInput, *, skip_bad: bool = False,
+    site: Optional[List[SiteInfo]] = None, require_pages: bool = True,
+) -> Iterator[Page]:
+    """``iter_pages`` on ``stream`` (``read(n)``, ``position`` and ``close()``, as ``ByteStream``), closed at the
+    end; ``path`` names it in messages. ``require_pages``: no page at all is an error (E326)."""
     parser = ET.XMLPullParser(events=("start", "end"))
     root = None
     namespaces: List[str] = []
@@ -97,7 +105,7 @@ def iter_pages(
         stream.close()
     if root is None:
         raise dump_error(path, None, KBErrors.E314)
-    if n_pages == 0:
+    if n_pages == 0 and require_pages:
         found = "".join(f" (found {n} at {where})" for where, n in misplaced.most_common(1))
         raise dump_error(path, None, KBErrors.E326, reason="no pages", found=found)
 
