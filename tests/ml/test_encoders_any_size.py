@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from .tiny_encoders import KINDS, WIDTH, marker_token, save_tiny_encoder
+from .tiny_encoders import KINDS, WIDTH, save_tiny_encoder
 
 
 @pytest.fixture(scope="module", autouse=True)

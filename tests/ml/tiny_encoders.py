@@ -5,7 +5,7 @@ SentencePiece-style Unigram with ``[CLS]``/``[SEP]``), trained in milliseconds o
 printable ASCII character."""
 import string
 from pathlib import Path
-from typing import Iterator, List
+from typing import Iterator
 
 KINDS = ("bert", "roberta", "deberta-v2")
 WIDTH = 32
@@ -107,7 +107,3 @@ def save_tiny_encoder(kind: str, path: Path, layers: int = 2, max_positions: int
 def marker_token(kind: str) -> str:
     """A token of the family's vocabulary that entqa_reader can use as its candidate marker."""
     return {"bert": "[unused0]", "roberta": "<mask>", "deberta-v2": "[MASK]"}[kind]
-
-
-def kinds() -> List[str]:
-    return list(KINDS)
