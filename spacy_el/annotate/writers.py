@@ -220,13 +220,14 @@ class OutputDir:
                 manifest = self._manifest(manifest_path) if os.path.lexists(manifest_path) else None
                 leftovers = [name for name in others if not _is_temp(name)]
                 if manifest is None and leftovers:  # never annotate's: its first act is a manifest
+                    names = ", ".join(leftovers[:5])
                     if resume:
-                        raise ValueError(Errors.E536.format(path=self.path, names=", ".join(leftovers[:5])))
-                    raise ValueError(Errors.E537.format(
-                        path=self.path, why=f"it holds no annotate manifest (manifest.json) but {', '.join(leftovers[:5])}"))
+                        raise ValueError(Errors.E536.format(path=self.path, names=names))
+                    why = f"it holds no annotate manifest (manifest.json) but {names}"
+                    raise ValueError(Errors.E537.format(path=self.path, why=why))
                 if overwrite and manifest is not None and manifest.get("format") != MANIFEST_FORMAT:
-                    raise ValueError(Errors.E537.format(
-                        path=self.path, why=f"{manifest_path} is not an annotate manifest (a KB's, or another tool's)"))
+                    why = f"{manifest_path} is not an annotate manifest (a KB's, or another tool's)"
+                    raise ValueError(Errors.E537.format(path=self.path, why=why))
                 if resume and manifest is not None:
                     self._resume_from(manifest_path, manifest)
             elif others:

@@ -57,7 +57,7 @@ def test_a_run_on_an_output_another_run_holds_fails_at_once(nlp, inputs, tmp_pat
 def test_two_runs_at_once_on_one_output_leave_it_whole(failing_pipeline_dir, tmp_path):
     """A run (a process of its own) is going; a second one on the same OUTPUT stops at once with one line, and
     the first ends with every document exactly once."""
-    texts = [f"Ada Mercer {i} Orvik" if i % 7 != 3 else f"{components.FAIL_MARKER} {i}" for i in range(60)]
+    texts = [f"Ada Mercer {i} Orvik" if i % 7 != 3 else f"{components.FAIL_MARKER} {i}" for i in range(100)]
     src = write_inputs(tmp_path / "in", texts)["text"]
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(src), str(out), "1"], cwd=REPO_ROOT,
