@@ -55,6 +55,7 @@ from .span_representations import SpanEmbedder, prune_spans
 __all__ = ["JointCorefModule", "DocOutput", "PRIOR_FLOOR", "ENCODER_PREFIX"]
 
 PRIOR_FLOOR = 1e-6  # priors are clamped here before the log (a prior of 0 must not give -inf)
+LINK_BLOCK = 4096  # mentions whose candidates' KB vectors are looked up and scored at a time, at prediction
 ENCODER_PREFIX = "encoder."  # the encoder's keys in the module's state dict
 
 
@@ -217,6 +218,29 @@ class JointCorefModule(nn.Module):
             result.append(self.token_norm(vectors))
         return result
 
+    def _link_logits_in_blocks(self, doc: DocInputs, spans: np.ndarray, g: Any):
+        """The candidates of the kept ``spans`` ``(K, 2)`` and their ``Phi_l`` (eq. (6)), :data:`LINK_BLOCK` mentions at
+        a time, so that the ``(K, C, nE)`` KB vectors of a book's mentions are never held at once.
+
+        Returns:
+            ``(K, C)`` int64 KB rows (``-1`` padding), ``(K, C)`` link logits (0 on padding, which the scorer
+            masks) and ``(K, C)`` float32 priors, ``C`` the widest block's candidate count.
+        """
+        device = g.device
+        blocks = []
+        for start in range(0, len(spans), LINK_BLOCK):
+            rows, vectors, priors = doc.candidates(spans[start:start + LINK_BLOCK])
+            vectors = torch.as_tensor(vectors, device=device, dtype=g.dtype)
+            mask = torch.as_tensor(rows >= 0, device=device)
+            logits = self.scorer.link_logits(g[start:start + LINK_BLOCK], vectors.masked_fill(~mask[..., None], 0.0))
+            blocks.append((rows, logits, priors))
+        width = max(rows.shape[1] for rows, _, _ in blocks)
+        pad = [width - rows.shape[1] for rows, _, _ in blocks]
+        rows = np.concatenate([np.pad(r, ((0, 0), (0, n)), constant_values=-1) for (r, _, _), n in zip(blocks, pad)])
+        logits = torch.cat([torch.nn.functional.pad(x, (0, n)) for (_, x, _), n in zip(blocks, pad)])
+        priors = np.concatenate([np.pad(p, ((0, 0), (0, n))) for (_, _, p), n in zip(blocks, pad)])
+        return rows, logits, priors
+
     def pruning_scores(self, vectors: Any, spans: Any) -> Any:
         """``(S,)`` ``Phi_p`` of every span of ``spans`` ``(S, 2)`` (valid, at most ``max_width`` tokens) over token
         vectors ``(T, d)``. ``Phi_p``'s first layer is applied per token, not per span, one width at a time
@@ -260,13 +284,18 @@ class JointCorefModule(nn.Module):
             kept = self._kept(vectors, spans, d)
             kept_np = kept.cpu().numpy()
             kept_spans = spans[kept]
-            rows, cand_vectors, priors = d.candidates(d.spans[kept_np])
-            rows_t = torch.as_tensor(rows, device=device, dtype=torch.long)
             g = self.span_embedder(vectors, kept_spans)
+            if sparse and not with_loss:
+                rows, link_logits, priors = self._link_logits_in_blocks(d, d.spans[kept_np], g)
+                cand_vectors = None
+            else:
+                rows, cand_vectors, priors = d.candidates(d.spans[kept_np])
+                cand_vectors, link_logits = torch.as_tensor(cand_vectors, device=device, dtype=g.dtype), None
+            rows_t = torch.as_tensor(rows, device=device, dtype=torch.long)
             log_prior = torch.log(torch.as_tensor(priors, device=device, dtype=g.dtype).clamp(min=PRIOR_FLOOR))
             scores = self.scorer(
-                g, kept_spans[:, 0], torch.as_tensor(cand_vectors, device=device, dtype=g.dtype), rows_t >= 0, rows_t,
-                log_prior, max_antecedents=max_antecedents, sparse=sparse and not with_loss,
+                g, kept_spans[:, 0], cand_vectors, rows_t >= 0, rows_t,
+                log_prior, max_antecedents=max_antecedents, sparse=sparse and not with_loss, link_logits=link_logits,
             )
             if with_loss and d.gold is not None:
                 position = {int(i): k for k, i in enumerate(kept_np.tolist())}

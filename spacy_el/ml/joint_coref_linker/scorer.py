@@ -663,12 +663,13 @@ class JointCorefScorer(nn.Module):
         self,
         span_embs: Tensor,
         span_starts: Tensor,
-        candidate_vectors: Tensor,
+        candidate_vectors: Optional[Tensor],
         candidate_mask: Tensor,
         candidate_entity_ids: Optional[Tensor] = None,
         candidate_log_prior: Optional[Tensor] = None,
         max_antecedents: Optional[int] = None,
         sparse: bool = False,
+        link_logits: Optional[Tensor] = None,
     ) -> JointScores:
         """Score one document.
 
@@ -689,6 +690,9 @@ class JointCorefScorer(nn.Module):
                 ``M`` is built (antecedent averaging is computed over the edges too); all pairs (``K`` None or
                 ``>= M - 1``) and the Entity Equalization refinements, whose soft clusters are ``(M, M)``, still
                 build the matrix. The same values as the dense scores.
+            link_logits: ``(M, C)`` ``Phi_l`` (eq. (6), :meth:`link_logits` of the masked vectors) computed by the
+                caller, in blocks of mentions (prediction: the ``(M, C, E)`` vectors of a book are never held at
+                once); ``candidate_vectors`` is then not read.
 
         Returns:
             :class:`JointScores` (mention ``(M,)``, coref ``(M, M)`` or its edges, link ``(M, C)``, NIL ``(M,)``).
@@ -700,10 +704,14 @@ class JointCorefScorer(nn.Module):
             raise ValueError(Errors.E922.format(name="span_starts", expected=f"({m},)", value=tuple(span_starts.shape)))
         if m > 1 and bool((span_starts[1:] < span_starts[:-1]).any()):
             raise ValueError(Errors.E947)
-        if candidate_vectors.dim() != 3 or candidate_vectors.shape[0] != m or candidate_vectors.shape[2] != self.entity_width:
+        if link_logits is not None:
+            if link_logits.shape != candidate_mask.shape or link_logits.shape[0] != m:
+                raise ValueError(Errors.E922.format(name="link_logits", expected=f"({m}, C) as candidate_mask",
+                                                    value=tuple(link_logits.shape)))
+        elif candidate_vectors.dim() != 3 or candidate_vectors.shape[0] != m or candidate_vectors.shape[2] != self.entity_width:
             raise ValueError(Errors.E922.format(name="candidate_vectors", expected=f"({m}, C, {self.entity_width})",
                                                 value=tuple(candidate_vectors.shape)))
-        c = candidate_vectors.shape[1]
+        c = candidate_vectors.shape[1] if link_logits is None else link_logits.shape[1]
         if candidate_mask.shape != (m, c) or candidate_mask.dtype != torch.bool:
             raise ValueError(Errors.E922.format(name="candidate_mask", expected=f"a ({m}, {c}) bool tensor",
                                                 value=f"{tuple(candidate_mask.shape)} {candidate_mask.dtype}"))
@@ -712,8 +720,9 @@ class JointCorefScorer(nn.Module):
                                                 value=tuple(candidate_entity_ids.shape)))
 
         mention_scores = self.mention_ffnn(span_embs).squeeze(-1)  # eq. (1): (M,)
-        vectors = candidate_vectors.masked_fill(~candidate_mask[..., None], 0.0)  # keep padding finite
-        link_logits = self.link_logits(span_embs, vectors)
+        if link_logits is None:
+            vectors = candidate_vectors.masked_fill(~candidate_mask[..., None], 0.0)  # keep padding finite
+            link_logits = self.link_logits(span_embs, vectors)
         if self.prior_weight is not None:
             if candidate_log_prior is None or candidate_log_prior.shape != (m, c):
                 raise ValueError(Errors.E948.format(m=m, c=c))
