@@ -1,7 +1,12 @@
+import os
 from pathlib import Path
 from typing import Any, List, Sequence, Tuple
 
 import pytest
+
+# Tests never reach a model hub: a hub name that is not in the local cache gives E270 at once.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from spacy_el.kb import ElKnowledgeBase, KBBuilder
 
