@@ -12,6 +12,7 @@ For one passage with ``K`` candidates:
 in two overlapping passages is kept once, with its best score) and :func:`best_non_overlapping` picks
 the spans for ``doc.ents``.
 """
+from bisect import bisect_left
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -98,10 +99,32 @@ def merge_predictions(predictions: Sequence[Tuple[int, int, str, float]]) -> Lis
 
 def best_non_overlapping(predictions: Sequence[Tuple[int, int, str, float]]) -> List[Tuple[int, int, str, float]]:
     """Greedy by descending score: each prediction is kept unless it overlaps one already kept (one
-    entity per span). Ties go to the earlier, then longer span. RETURNS: the kept ones by position."""
+    entity per span). Ties go to the earlier, then longer span. RETURNS: the kept ones by position.
+
+    The kept spans are disjoint, so sorted by start their ends are sorted too: one bisection finds the
+    only kept span that can overlap a new one (the last that starts before it ends), and a document's
+    predictions cost O(n log n), not O(n^2) (a 20,000-token document has tens of thousands of them).
+    An empty span (``start >= end``, which the reader never gives) overlaps a kept span that strictly
+    contains its position, as before; it is checked against every kept span."""
     order = sorted(predictions, key=lambda x: (-x[3], x[0], -(x[1] - x[0]), x[2]))
     kept: List[Tuple[int, int, str, float]] = []
+    starts: List[int] = []  # of the kept non-empty spans, sorted
+    spans: List[Tuple[int, int]] = []  # (start, end) of the kept non-empty spans, by start
+    empty: List[Tuple[int, int]] = []  # kept empty spans
     for pred in order:
-        if all(pred[1] <= k[0] or pred[0] >= k[1] for k in kept):
+        start, end = pred[0], pred[1]
+        if start >= end:
+            if any(s < start < e for s, e in spans) or any(start < s < end for s, _ in empty):
+                continue
+            empty.append((start, end))
             kept.append(pred)
+            continue
+        i = bisect_left(starts, end)  # kept spans [0, i) start before this one ends
+        if i and spans[i - 1][1] > start:
+            continue
+        if any(start < s < end for s, _ in empty):
+            continue
+        starts.insert(i, start)
+        spans.insert(i, (start, end))
+        kept.append(pred)
     return sorted(kept, key=lambda x: (x[0], x[1]))

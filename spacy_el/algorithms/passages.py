@@ -21,8 +21,9 @@ Conventions
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ..errors import Errors
 
@@ -35,6 +36,7 @@ __all__ = [
     "passages_covering",
     "window_cores",
     "window_candidates",
+    "PassagesByStart",
     "TOPIC_MODES",
 ]
 
@@ -277,17 +279,45 @@ def window_cores(windows: Sequence[Passage]) -> List[Tuple[int, int]]:
     return cores
 
 
-def window_candidates(window: Passage, passages: Sequence[Tuple[int, int, Sequence[str], Sequence[float]]]) -> List[str]:
+class PassagesByStart:
+    """The retriever's passages of a document (``(start_char, end_char, kb_ids, scores)``), indexed by their
+    start, so that the passages inside (or overlapping) a character range are found by bisection: a
+    document's windows then cost O(n log n) together, not O(windows x passages). Every query returns the
+    passages in the order given."""
+
+    def __init__(self, passages: Sequence[Tuple[int, int, Sequence[str], Sequence[float]]]) -> None:
+        self.passages = list(passages)
+        self._order = sorted(range(len(self.passages)), key=lambda i: self.passages[i][0])
+        self._starts = [self.passages[i][0] for i in self._order]
+        self._longest = max([p[1] - p[0] for p in self.passages] + [0])
+
+    def _starting_in(self, low: int, high: int) -> List[int]:
+        """Indices of the passages whose start lies in ``[low, high]``, in the order given."""
+        return sorted(self._order[bisect_left(self._starts, low):bisect_right(self._starts, high)])
+
+    def inside(self, start_char: int, end_char: int) -> List[Tuple[int, int, Sequence[str], Sequence[float]]]:
+        """The passages that lie inside ``[start_char, end_char]``."""
+        return [self.passages[i] for i in self._starting_in(start_char, end_char) if self.passages[i][1] <= end_char]
+
+    def overlapping(self, start_char: int, end_char: int) -> List[Tuple[int, int, Sequence[str], Sequence[float]]]:
+        """The passages that share a character with ``[start_char, end_char)``."""
+        found = self._starting_in(start_char - self._longest, end_char - 1)
+        return [self.passages[i] for i in found if self.passages[i][0] < end_char and start_char < self.passages[i][1]]
+
+
+def window_candidates(window: Passage, passages: Union[PassagesByStart, Sequence[Tuple[int, int, Sequence[str], Sequence[float]]]]) -> List[str]:
     """The retrieved entities of a reader window: those of the retriever's passages that lie inside it
     (or, when none does, that overlap it), merged round-robin: each entity ranked by its best rank in any
     of those passages, ties by its best score, then first seen (on AIDA dev this keeps more gold entities
     in a window's top K than ranking by best score alone: 0.86 against 0.84 at K = 40 with 128-wordpiece
     windows over 32-wordpiece passages). ``passages``: ``(start_char, end_char, kb_ids, scores)`` as the
-    retriever writes them, each best first. When the retriever's passages are the reader's windows, a
-    window gets exactly its passage's entities, in their order."""
-    inside = [p for p in passages if window.start_char <= p[0] and p[1] <= window.end_char]
+    retriever writes them, each best first, or a :class:`PassagesByStart` of them (built once for all the
+    windows of a document). When the retriever's passages are the reader's windows, a window gets exactly
+    its passage's entities, in their order."""
+    by_start = passages if isinstance(passages, PassagesByStart) else PassagesByStart(passages)
+    inside = by_start.inside(window.start_char, window.end_char)
     if not inside:
-        inside = [p for p in passages if p[0] < window.end_char and window.start_char < p[1]]
+        inside = by_start.overlapping(window.start_char, window.end_char)
     best: dict = {}
     order: dict = {}
     for _, _, kb_ids, scores in inside:

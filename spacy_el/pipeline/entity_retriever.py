@@ -132,37 +132,39 @@ class EntityRetriever(KBTorchPipe):
         """The passages of ``doc`` and the wordpiece ids of its topic text."""
         a = self.model.attrs
         tokenizer = tokenizer_of(self.model)
-        passages = make_passages(doc.text, tokenizer, a["passage_length"], a["stride"])
-        topic = encode_topic(tokenizer, topic_text(doc.text, a["topic"]), a["max_topic"]) if passages else ()
+        text = doc.text  # joined from the tokens on every access: read once
+        passages = make_passages(text, tokenizer, a["passage_length"], a["stride"])
+        topic = encode_topic(tokenizer, topic_text(text, a["topic"]), a["max_topic"]) if passages else ()
         return passages, topic
 
     # -- prediction --------------------------------------------------------------------------------
     def predict(self, docs: Iterable[Doc]) -> List[List[List[Any]]]:
-        """Per doc and passage: ``[start_char, end_char, kb_ids, scores]``."""
+        """Per doc and passage: ``[start_char, end_char, kb_ids, scores]``.
+
+        Each document is encoded and searched on its own: its passages never share an encoder call (and so
+        its padding) or an index search with another document's, so what a document gets does not depend
+        on the batch it came in (with bfloat16 autocast, padding a passage to another document's length
+        changes its vector by up to 1e-3, and then its entities and scores)."""
         docs = list(docs)
         self._check_initialized()
-        per_doc = [self.passages(doc) for doc in docs]
-        questions = [q for passages, topic in per_doc for q in question_sides(passages, topic)]
-        if not questions or self.kb.is_empty():
-            return [[[p.start_char, p.end_char, [], []] for p in passages] for passages, _ in per_doc]
-        vectors = self._encode(questions)
+        return [self._predict_doc(doc) for doc in docs]
+
+    def _predict_doc(self, doc: Doc) -> List[List[Any]]:
+        passages, topic = self.passages(doc)
+        if not passages or self.kb.is_empty():
+            return [[p.start_char, p.end_char, [], []] for p in passages]
+        vectors = self._encode(question_sides(passages, topic))
         k = min(self.settings.top_k, self.kb.n_entities)
         scores, rows = self.kb.dense_index.search(vectors, k)
         ids = self.kb.entities.ids
-        result: List[List[List[Any]]] = []
-        i = 0
-        for doc, (passages, _) in zip(docs, per_doc):
-            ents = self._ents_candidate_rows(doc)
-            doc_result = []
-            for p in passages:
-                keep = rows[i] >= 0
-                found, found_scores = rows[i][keep].tolist(), scores[i][keep].tolist()
-                if ents:
-                    found, found_scores = self._merge(vectors[i], found, found_scores, ents, p)
-                doc_result.append([p.start_char, p.end_char, [ids[int(r)] for r in found],
-                                   [round(float(s), 5) for s in found_scores]])
-                i += 1
-            result.append(doc_result)
+        ents = self._ents_candidate_rows(doc)
+        result = []
+        for i, p in enumerate(passages):
+            keep = rows[i] >= 0
+            found, found_scores = rows[i][keep].tolist(), scores[i][keep].tolist()
+            if ents:
+                found, found_scores = self._merge(vectors[i], found, found_scores, ents, p)
+            result.append([p.start_char, p.end_char, [ids[int(r)] for r in found], [round(float(s), 5) for s in found_scores]])
         return result
 
     def _ents_candidate_rows(self, doc: Doc) -> List[Tuple[int, int, List[int]]]:

@@ -35,8 +35,9 @@ Two reader modes (setting ``reader_mode``):
   their best rank in those passages, :func:`~spacy_el.algorithms.passages.window_candidates`; with a
   retriever whose passages are the reader's windows, exactly its passage's entities). A span is kept only from the window that owns its first wordpiece (the middle of each
   overlap is the boundary, :func:`~spacy_el.algorithms.passages.window_cores`), so a mention cut by a
-  window edge is read from the neighbour that sees it whole, and each mention is read once. Windows are
-  batched across the documents of a batch (``passages_per_batch`` windows per encoder call). The mode is
+  window edge is read from the neighbour that sees it whole, and each mention is read once. A document's
+  windows are read ``passages_per_batch`` per encoder call, never beside another document's (so that the
+  output does not depend on the batch: bfloat16 rounding changes with the padding). The mode is
   fixed once the reader is initialised (the torch heads differ).
 
 Training (``update``): eq. (2). Needs the retriever's passages on the *predicted* docs, so in ``spacy
@@ -60,8 +61,8 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
 from ..algorithms.entqa_decode import best_non_overlapping, merge_predictions, passage_predictions
-from ..algorithms.passages import (char_span_to_token_span, make_passages, topic_text, window_candidates, window_cores,
-                                   wordpiece_span_to_char_span)
+from ..algorithms.passages import (PassagesByStart, char_span_to_token_span, make_passages, topic_text, window_candidates,
+                                   window_cores, wordpiece_span_to_char_span)
 from ..errors import Errors
 from ..kb import ElKnowledgeBase
 from ..ml.entqa.inputs import EntityTokens, QuestionSide, ReaderBatch, encode_topic, mention_wordpieces, passage_from_slice
@@ -87,7 +88,7 @@ class EntQAReaderSettings(ComponentSettings):
     top_k: retrieved entities read per passage (K). top_p: spans per entity (P). max_mention_length:
     longest mention in wordpieces. threshold: γ. write_ents: also write the best non-overlapping subset
     to doc.ents. spans_key: span group of all predictions. passages_per_batch: passages per reader call
-    at prediction (memory: x K rows; joint mode: windows per encoder call, from all the batch's docs).
+    at prediction (memory: x K rows; joint mode: windows per encoder call, of one doc).
     train_candidates / max_train_passages / seed: training sampling. reader_mode: "per_candidate" (the
     paper's) | "joint" (one pass per window for all candidates; fixed once initialised). Joint mode only:
     window_length / window_stride: the reader's windows in wordpieces; candidate_length: wordpieces of a
@@ -261,10 +262,11 @@ class EntQAReader(KBTorchPipe):
         tokenizer = tokenizer_of(self.model)
         windows = make_passages(text, tokenizer, s.window_length, s.window_stride)
         topic = encode_topic(tokenizer, topic_text(text, a["topic"]), a["max_topic"]) if windows else ()
+        by_start = PassagesByStart(retrieved)  # once per document: each window finds its passages by bisection
         result = []
         for window in windows:
             rows: List[int] = []
-            for kb_id in window_candidates(window, retrieved):  # hundreds of ids: look up only those kept
+            for kb_id in window_candidates(window, by_start):  # hundreds of ids: look up only those kept
                 row = self.kb.entities.row_of(kb_id)
                 if row is not None:
                     rows.append(int(row))
@@ -322,29 +324,33 @@ class EntQAReader(KBTorchPipe):
         return merge_predictions(found)
 
     def _joint_raw(self, docs: Sequence[Doc], gamma: float) -> List[List[Tuple[int, int, str, float]]]:
-        """Joint mode: ``raw_predictions`` of several docs, their windows batched together."""
+        """Joint mode: ``raw_predictions`` of several docs, each read on its own (:meth:`_joint_doc`)."""
+        return [self._joint_doc(doc, gamma) for doc in docs]
+
+    def _joint_doc(self, doc: Doc, gamma: float) -> List[Tuple[int, int, str, float]]:
+        """Joint mode: ``raw_predictions`` of one doc. Its windows never share an encoder call with another
+        document's, so they are padded the same in any batch and the output does not depend on the batch
+        (with bfloat16 autocast, padding changes the encoder's states)."""
         s = self.settings
-        items = []  # (doc index, window, candidate rows, owned wordpiece range)
-        for i, doc in enumerate(docs):
-            windows, cores = self._windows(doc, limit=s.top_k)
-            items += [(i, question, rows, core) for (question, rows), core in zip(windows, cores) if rows]
-        found: List[List[Tuple[int, int, str, float]]] = [[] for _ in docs]
+        windows, cores = self._windows(doc, limit=s.top_k)
+        items = [(question, rows, core) for (question, rows), core in zip(windows, cores) if rows]
         if not items or self.kb.is_empty():
-            return found
+            return []
         tokenizer = tokenizer_of(self.model)
         marker = marker_id(tokenizer, s.marker_token)
         layout = self._joint_layout(s.top_k)
         ids = self.kb.entities.ids
         names = self.candidate_tokens()
         # Windows of similar length share an encoder call (less padding: a document's last window is short).
-        items.sort(key=lambda item: len(item[1].ids) + sum(1 + len(names(r)) for r in item[2]))
+        items.sort(key=lambda item: len(item[0].ids) + sum(1 + len(names(r)) for r in item[1]))
+        found: List[Tuple[int, int, str, float]] = []
         step = s.passages_per_batch
         for first in range(0, len(items), step):
             chunk = items[first:first + step]
-            arrays = joint_reader_arrays(tokenizer, [q for _, q, _, _ in chunk], [rows for _, _, rows, _ in chunk],
+            arrays = joint_reader_arrays(tokenizer, [q for q, _, _ in chunk], [rows for _, rows, _ in chunk],
                                          names, marker, s.top_k, layout)
             (_, (start, end, rerank)), _ = self.model(ReaderBatch(arrays), is_train=False)
-            for j, (i, question, _, (lo, hi)) in enumerate(chunk):
+            for j, (question, _, (lo, hi)) in enumerate(chunk):
                 window = question.passage
                 for first_wp, last_wp, column, score in passage_predictions(
                     start[j], end[j], rerank[j], arrays.span_mask[j], arrays.candidate_mask[j],
@@ -353,8 +359,8 @@ class EntQAReader(KBTorchPipe):
                     if not lo <= window.wordpiece_start + first_wp - 1 < hi:
                         continue  # another window owns this start: it reads the mention with more context
                     start_char, end_char = wordpiece_span_to_char_span(window, first_wp - 1, last_wp - 1)
-                    found[i].append((start_char, end_char, ids[int(arrays.rows[j, column])], score))
-        return [merge_predictions(f) for f in found]
+                    found.append((start_char, end_char, ids[int(arrays.rows[j, column])], score))
+        return merge_predictions(found)
 
     def _by_tokens(self, doc: Doc, raw: Sequence[Tuple[int, int, str, float]]) -> List[Prediction]:
         by_tokens: List[Prediction] = []

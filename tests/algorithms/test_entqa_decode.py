@@ -99,3 +99,21 @@ def test_reader_arrays_mark_the_passage_positions(tmp_path):
     s, t = mention_wordpieces(passage, text.index("Orvik"), text.index("Orvik") + 5)
     assert tokenizer.decode(list(passage.input_ids[s:t + 1])).replace(" ", "") == "orvik"
     assert mention_wordpieces(passage, 0, 500) is None
+
+
+def _greedy_reference(preds):
+    """best_non_overlapping as the plain O(n^2) greedy it replaced."""
+    kept = []
+    for pred in sorted(preds, key=lambda x: (-x[3], x[0], -(x[1] - x[0]), x[2])):
+        if all(pred[1] <= k[0] or pred[0] >= k[1] for k in kept):
+            kept.append(pred)
+    return sorted(kept, key=lambda x: (x[0], x[1]))
+
+
+def test_best_non_overlapping_is_the_plain_greedy_on_random_predictions():
+    rng = np.random.default_rng(0)
+    for trial in range(500):
+        starts = rng.integers(0, 40, size=rng.integers(0, 30))
+        preds = [(int(s), int(s + rng.integers(0 if trial % 4 == 0 else 1, 6)), "ABC"[int(rng.integers(3))],
+                  float(rng.integers(0, 10)) / 10) for s in starts]
+        assert best_non_overlapping(preds) == _greedy_reference(preds), preds

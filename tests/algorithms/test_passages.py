@@ -225,3 +225,27 @@ def test_window_candidates_merge_the_passages_inside_round_robin() -> None:
     # A retriever whose passages are the reader's windows: each window gets its own passage's entities, in order.
     same = [(0, 20, ["U"], [0.9]), (10, 30, ["Z", "Y"], [0.2, 0.1]), (20, 40, ["V"], [0.8])]
     assert window_candidates(window, same) == ["Z", "Y"]
+
+
+def test_window_candidates_through_passages_by_start_are_those_of_the_plain_list() -> None:
+    """A document's windows look their passages up by bisection (PassagesByStart): the same entities, in the same
+    order, as a scan of every passage, for passages inside, overlapping, empty or out of order."""
+    import random
+
+    from spacy_el.algorithms.passages import Passage, PassagesByStart, window_candidates
+
+    def scanned(window, passages):
+        inside = [p for p in passages if window.start_char <= p[0] and p[1] <= window.end_char]
+        inside = inside or [p for p in passages if p[0] < window.end_char and window.start_char < p[1]]
+        return window_candidates(window, PassagesByStart(inside)) if inside else []
+
+    rng = random.Random(0)
+    for _ in range(500):
+        passages = []
+        for _ in range(rng.randint(0, 12)):
+            start = rng.randint(0, 60)
+            ids = rng.sample("ABCDEFG", rng.randint(0, 4))
+            passages.append((start, start + rng.randint(0, 20), ids, [round(rng.random(), 1) for _ in ids]))
+        low = rng.randint(0, 70)
+        window = Passage(0, 0, (), (), low, low + rng.randint(0, 30))
+        assert window_candidates(window, PassagesByStart(passages)) == window_candidates(window, passages) == scanned(window, passages)
