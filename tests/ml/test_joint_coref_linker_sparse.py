@@ -117,3 +117,43 @@ def test_the_windowed_sparse_scores_build_no_square_matrix(monkeypatch):
     assert scores.coref_edges.values.numel() <= 2 * m * k
     assert all(int(np.prod(size)) < m * m for size in sizes)
     assert sum(len(c) for c in decoding.clusters) == m
+
+
+@pytest.mark.parametrize("mode", ["global", "local"])
+def test_a_pipeline_predicts_the_same_sparse_and_dense(tiny_encoder, tmp_path, mode, monkeypatch):
+    """End to end, untrained heads (the hardest case for the decoding: scores with no pattern): the streamed encoder,
+    the candidates read in blocks of mentions, the sparse scores and their decoding write what today's dense
+    prediction writes, on documents of many encoder windows and several blocks of mentions."""
+    import spacy
+
+    from spacy_el.extensions import get_cluster_spans
+    from spacy_el.kb.loaders import kb_from_disk
+    from spacy_el.ml.joint_coref_linker import modules
+
+    from ..conftest import build_invented_kb, linked_cluster_examples
+
+    build_invented_kb(True, dim=8).to_disk(tmp_path / "kb")
+    nlp = spacy.blank("en")
+    model = {"encoder": tiny_encoder, "max_span_width": 3, "window": 8, "stride": 3, "ffnn": 16, "ffnn_depth": 1,
+             "width_emb": 4, "distance_width": 4, "entity_proj": 8, "encoder_batch": 3, "encoder_dtype": "float32",
+             "max_antecedents": 3, "mode": mode, "refinement": "antecedent_averaging", "span_ratio": 0.6}
+    pipe = nlp.add_pipe("joint_coref_linker", config={"model": model})
+    torch.manual_seed(0)
+    pipe.initialize(lambda: linked_cluster_examples(nlp), nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))
+    monkeypatch.setattr(modules, "LINK_BLOCK", 7)
+    texts = [" ".join(["Mercer met Lumen in Velda , and Mercer left ."] * repeat) for repeat in (1, 4, 9)]
+    make_batch = pipe._batch
+
+    def written(dense):
+        def batch(docs, golds=None):
+            made = make_batch(docs, golds)
+            made.dense_scores = dense
+            return made
+
+        monkeypatch.setattr(pipe, "_batch", batch)
+        docs = [nlp(text) for text in texts]
+        return [[[(s.start, s.end, s.kb_id_) for s in cluster] for cluster in get_cluster_spans(doc)] for doc in docs]
+
+    dense, sparse = written(True), written(False)
+    assert sparse == dense
+    assert any(len(cluster) > 1 for doc in dense for cluster in doc)  # coreference edges were decoded

@@ -119,13 +119,14 @@ class JointCorefModule(nn.Module):
         return next(self.parameters()).device
 
     def token_vectors(self, docs: Sequence[DocInputs], frozen_layers: int = 0, cache_mb: float = 0.0,
-                      checkpointing: bool = False) -> List[Any]:
+                      checkpointing: bool = False, streamed: bool = False) -> List[Any]:
         """``(T, d)`` token vectors per document (zeros for documents with nothing to encode). In training,
         ``frozen_layers > 0`` freezes the encoder's embeddings and lowest layers, whose outputs are cached
         per document up to ``cache_mb`` MB (:mod:`~spacy_el.ml.joint_coref_linker.frozen_encoder`). ``checkpointing``
         (training, gradients on): each chunk of ``encoder_batch`` windows keeps only its input and output, and
         its activations are recomputed in the backward pass (``torch.utils.checkpoint``, same dropout masks
-        and autocast): the same gradients for less memory and one more encoder forward pass."""
+        and autocast): the same gradients for less memory and one more encoder forward pass. ``streamed`` (without
+        gradients): the windows' states are added to the token vectors chunk by chunk (:meth:`_streamed_token_vectors`)."""
         device = self._device()
         hidden = int(self.encoder.config.hidden_size)
         todo = [d for d in docs if d.input_ids.shape[0]]
@@ -136,7 +137,7 @@ class JointCorefModule(nn.Module):
                 lambda: encoder_autocast(device, self.encoder_dtype), self.lower_cache, cache_mb,
                 resolve_encoder_dtype(self.encoder_dtype, device),
             )
-        elif todo and not torch.is_grad_enabled():
+        elif todo and streamed and not torch.is_grad_enabled():
             return self._streamed_token_vectors(docs, todo)
         elif todo:
             length = max(d.input_ids.shape[1] for d in todo)
@@ -276,7 +277,8 @@ class JointCorefModule(nn.Module):
         device = self._device()
         losses = []
         outputs: List[DocOutput] = []
-        for d, vectors in zip(docs, self.token_vectors(docs, frozen_layers, cache_mb, checkpointing)):
+        streamed = sparse and not with_loss
+        for d, vectors in zip(docs, self.token_vectors(docs, frozen_layers, cache_mb, checkpointing, streamed)):
             if not len(d.spans):
                 outputs.append(DocOutput(np.zeros((0, 2), np.int64), np.zeros((0, 1), np.int64), None))
                 continue
