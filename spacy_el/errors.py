@@ -516,6 +516,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "drop it.")
     E967 = ("{what}: NIL cluster without a tree entered from the root by exactly one mention (no NIL edge, or no "
             "mention with a NIL edge reaches the others through coreference edges).")
+    # -- E975-E984: joint_coref_linker on book-length documents: the sparse antecedent graph --------------------
+    E975 = ("an edge list needs tails, heads and scores of one length, got {shapes}; pass one entry per edge "
+            "(spacy_el.algorithms.arborescence.max_spanning_arborescence_sparse).")
+    E976 = "an edge names node {node}, outside the graph's nodes 0..{last}; give n as the number of nodes."
     # -- E985-E999: encoders of any size: hub names and position limits (spacy_el/ml/torch_io.py) -------------
     E985 = ("{owner}: {setting} = {value} makes the encoder {encoder!r} read {needed} positions, but it has "
             "{limit} ({detail}). Set {setting} to at most {allowed}, or choose an encoder with more positions.")

@@ -270,7 +270,8 @@ def max_spanning_arborescence_sparse(n: int, tails: np.ndarray, heads: np.ndarra
         ``[n]`` int64 parents, ``parents[root] == -1``.
 
     Raises:
-        ValueError: bad shapes or node ids, NaN or +inf scores, or a node unreachable from ``root`` (E032).
+        ValueError: arrays of different lengths (E975), a node id outside ``0 .. n - 1`` (E976), NaN or +inf
+            scores, or a node unreachable from ``root`` (E032).
     """
     tails = np.asarray(tails, dtype=np.int64).reshape(-1)
     heads = np.asarray(heads, dtype=np.int64).reshape(-1)
@@ -281,10 +282,10 @@ def max_spanning_arborescence_sparse(n: int, tails: np.ndarray, heads: np.ndarra
         raise ValueError(Errors.E029.format(root=root, n=n))
     root = root % n
     if not tails.shape == heads.shape == scores.shape:
-        raise ValueError(Errors.E027.format(shape=(tails.shape, heads.shape, scores.shape)))
+        raise ValueError(Errors.E975.format(shapes=(tails.shape, heads.shape, scores.shape)))
     if tails.size and (min(tails.min(), heads.min()) < 0 or max(tails.max(), heads.max()) >= n):
-        raise ValueError(Errors.E029.format(root=f"an edge's node ({int(min(tails.min(), heads.min()))}, "
-                                                 f"{int(max(tails.max(), heads.max()))})", n=n))
+        low, high = int(min(tails.min(), heads.min())), int(max(tails.max(), heads.max()))
+        raise ValueError(Errors.E976.format(node=low if low < 0 else high, last=n - 1))
     if np.isnan(scores).any():
         raise ValueError(Errors.E031.format(value="NaN"))
     if np.isposinf(scores).any():

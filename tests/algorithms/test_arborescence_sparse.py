@@ -39,8 +39,10 @@ def test_a_tree_needs_every_node_reachable_and_finite_scores():
         max_spanning_arborescence_sparse(3, [0], [1], [1.0])
     with pytest.raises(ValueError, match="E031"):
         max_spanning_arborescence_sparse(2, [0], [1], [np.nan])
-    with pytest.raises(ValueError, match="E029"):
+    with pytest.raises(ValueError, match="E976"):
         max_spanning_arborescence_sparse(2, [0], [5], [1.0])
+    with pytest.raises(ValueError, match="E975"):
+        max_spanning_arborescence_sparse(2, [0, 1], [1], [1.0])
     # self-loops, edges into the root and -inf edges are ignored
     parents = max_spanning_arborescence_sparse(3, [0, 1, 2, 1, 0], [1, 1, 0, 2, 2], [0.0, 9.0, 9.0, 1.0, -np.inf])
     np.testing.assert_array_equal(parents, [-1, 0, 1])
