@@ -20,7 +20,12 @@ window. A spaCy token's vector is the mean of the wordpieces whose character off
 (``offset_mapping``) overlap the token's characters; a token without wordpieces (whitespace) gets
 a zero vector; a LayerNorm then brings the token vectors to unit scale. Windows of all documents
 of a batch are encoded together, ``encoder_batch`` at a time, under torch autocast in
-``encoder_dtype``.
+``encoder_dtype``. At prediction the windows are streamed: each chunk's states are added to the token
+vectors and dropped, so a book's thousands of windows are never held at once.
+
+Prediction (``sparse``): the coreference scores are the kept mentions' edges to their ``max_antecedents``
+antecedents (:class:`~spacy_el.ml.joint_coref_linker.scorer.CorefEdges`), and the candidates' KB vectors are read
+and scored :data:`LINK_BLOCK` mentions at a time: memory linear in the document's length.
 
 Loss: the module computes it itself (``mode``'s loss, plus ``mention_loss_weight`` x a binary
 cross-entropy of ``Phi_p`` on the kept spans against "is a gold mention", averaged over the documents
