@@ -1,12 +1,17 @@
 """``spacy-el.AliasCandidates.v1``: the alias table's exact -> normalised -> fuzzy tiers (``kb.lookup``)."""
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
+import numpy as np
 from spacy.tokens import Span
 
 from ..errors import Errors
 from ..kb import ElKnowledgeBase
 from ..kb.alias_table import AliasCounts
+from ..kb.fast_lookup import TIER_NAMES, BatchMatches
 from .types import TIER_CODES, CandidateGenerator, MentionCandidates
+
+#: The candidates' tier code of each of the batch look-up's.
+_TIERS = np.array([TIER_CODES[name] for name in TIER_NAMES], dtype=np.int8)
 
 NAN = float("nan")
 
@@ -30,30 +35,44 @@ class AliasCandidates(CandidateGenerator):
     def lookup_texts(
         self, kb: ElKnowledgeBase, texts: Sequence[str], held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
     ) -> List[MentionCandidates]:
-        """Candidates of mention strings (each distinct string, with its held-out counts, looked up once)."""
+        """Candidates of mention strings, in one batch look-up (``kb.matches_batch``: each distinct string, with
+        its held-out counts, is looked up once, and equal ones share their list)."""
         held = held_out if held_out is not None else [None] * len(texts)
         if len(held) != len(texts):
             raise ValueError(Errors.E409.format(n_held=len(held), n_texts=len(texts)))
-        found: Dict[Tuple[str, int], MentionCandidates] = {}
-        keys = [(text, id(counts)) for text, counts in zip(texts, held)]
-        for key, text, counts in zip(keys, texts, held):
-            if key not in found:
-                found[key] = self._lookup(kb, text, counts)
-        return [found[key] for key in keys]
+        # An empty KB and a blank mention give an empty list, never a look-up.
+        asked = [] if kb.is_empty() else [i for i, text in enumerate(texts) if text.strip()]
+        out: List[Optional[MentionCandidates]] = [None] * len(texts)
+        if asked:
+            found = kb.matches_batch(
+                [texts[i] for i in asked], top_k=self.top_k, fuzzy=self.fuzzy,
+                held_out=None if held_out is None else [held[i] or None for i in asked],
+            )
+            lists = candidate_lists(found)
+            for i, u in zip(asked, found.which.tolist()):
+                out[i] = lists[u]
+        return [MentionCandidates.empty() if found_list is None else found_list for found_list in out]
 
     def __call__(
         self, kb: ElKnowledgeBase, mentions: Sequence[Span], held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
     ) -> List[MentionCandidates]:
         return self.lookup_texts(kb, [span.text for span in mentions], held_out)
 
-    def _lookup(self, kb: ElKnowledgeBase, text: str, held_out: Optional[AliasCounts] = None) -> MentionCandidates:
-        if kb.is_empty() or not text.strip():
-            return MentionCandidates.empty()
-        found = kb.matches(text, top_k=self.top_k, fuzzy=self.fuzzy, held_out=held_out or None)
-        priors = [m.prior * m.score for m in found]
-        return MentionCandidates.from_lists(
-            [m.entity_row for m in found], priors, [TIER_CODES[m.match] for m in found], [NAN] * len(found), priors
-        )
+
+def candidate_lists(found: BatchMatches) -> List[MentionCandidates]:
+    """One ``MentionCandidates`` per distinct text of a batch look-up, its arrays views of the batch's: the prior
+    is p(e|alias) x match score (as float32 of the float64 product, as ``from_lists`` of Python floats makes it),
+    no dense similarity (NaN), and the score is the prior."""
+    prior = (found.priors.astype(np.float64) * found.scores).astype(np.float32)
+    score = prior.copy()
+    dense = np.full(len(prior), NAN, dtype=np.float32)
+    tier = _TIERS[found.tiers]
+    rows = found.entity_rows
+    offsets = found.offsets.tolist()
+    return [
+        MentionCandidates(rows[s:e], prior[s:e], tier[s:e], dense[s:e], score[s:e])
+        for s, e in zip(offsets[:-1], offsets[1:])
+    ]
 
 
 __all__ = ["AliasCandidates"]

@@ -10,9 +10,10 @@ from spacy.util import SimpleFrozenList, ensure_path
 from spacy.vocab import Vocab
 
 from .additions import ADDED_SOURCE, add_entities as append_entities
-from .alias_table import AliasCounts, AliasTable, CandidateHit, held_out_priors
+from .alias_table import MATCH_EXACT, AliasCounts, AliasTable, CandidateHit, held_out_priors
 from .entity_store import EntityStore
 from .errors import KBErrors
+from .fast_lookup import BatchMatches, FastPath, batch_matches
 from .held_out import HELD_OUT_ATTACHMENT, counts_of, decode_held_out
 from .serialization import KBFormatError, kb_from_bytes, kb_to_bytes, read_kb_dir, write_kb_dir
 from .type_index import TypeIndex, select_typed_first
@@ -113,6 +114,7 @@ class ElKnowledgeBase(KnowledgeBase):
         self.dense_index = dense_index
         self.settings = settings or LookupSettings()
         self._type_index: Optional[TypeIndex] = None
+        self._fast_path: Optional[FastPath] = None  # the look-up's fast path, made on first use
         # Which encoder made the entity vectors (``encoder.encoder_fingerprint``), None when unknown.
         self.vectors_encoder: Optional[Dict[str, str]] = None
         # The names of the sources the aliases come from (e.g. ["titles", "gum", "dwie"], see
@@ -300,11 +302,79 @@ class ElKnowledgeBase(KnowledgeBase):
         left matches as if it were absent. Needs the table's alias counts (``KBBuilder.add_alias(count=)``);
         an alias whose count is unknown (0) keeps its priors.
         """
+        if not prefer_types and not held_out:  # the fast path (fast_lookup), inlined: it takes a few microseconds
+            fast = self._fast_path
+            if fast is None or fast.table is not self.aliases or fast.entities is not self.entities:
+                fast = self._fast()
+            if top_k is not None:
+                _check_top_k(top_k)
+            hits = fast.hits(text, top_k if top_k is not None else self.settings.top_k)
+            if hits is not None:
+                return hits
         ids, aliases = self.entities.ids, self.aliases.aliases
         return [
             CandidateHit(ids[m.entity_row], m.entity_row, m.prior, aliases[m.alias_row], m.match, m.score)
             for m in self.matches(text, top_k, fuzzy, prefer_types, held_out)
         ]
+
+    def lookup_batch(
+        self,
+        texts: Sequence[str],
+        top_k: Optional[int] = None,
+        fuzzy: Optional[bool] = None,
+        held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
+    ) -> List[List[CandidateHit]]:
+        """:meth:`lookup` of many mention strings in one call (e.g. every mention of a batch of documents): per
+        text, the same candidates in the same order. ``held_out``: per text, its held-out counts or None."""
+        found = self.matches_batch(texts, top_k, fuzzy, held_out)
+        ids, aliases = self.entities.ids, self.aliases.aliases
+        return [
+            [CandidateHit(ids[m.entity_row], m.entity_row, m.prior, aliases[m.alias_row], m.match, m.score)
+             for m in found.matches(i)]
+            for i in range(len(found))
+        ]
+
+    def matches_batch(
+        self,
+        texts: Sequence[str],
+        top_k: Optional[int] = None,
+        fuzzy: Optional[bool] = None,
+        held_out: Optional[Sequence[Optional[AliasCounts]]] = None,
+    ) -> BatchMatches:
+        """:meth:`matches` of many mention strings in one call, as arrays (:class:`~spacy_el.kb.fast_lookup.BatchMatches`:
+        text i's candidates are ``found.span(i)`` of its arrays, or ``found.matches(i)``): what the candidate
+        generators call. Each distinct text is looked up once; a text that is exactly one alias is answered by
+        array operations over the whole batch (:mod:`spacy_el.kb.fast_lookup`), any other by :meth:`matches`.
+        ``held_out``: per text, the held-out counts of :meth:`lookup`, or None."""
+        if top_k is not None:
+            _check_top_k(top_k)
+        if held_out is not None and len(held_out) != len(texts):
+            raise ValueError(KBErrors.E281.format(n_held=len(held_out), n_texts=len(texts)))
+        k = top_k if top_k is not None else self.settings.top_k
+
+        def general(text: str, counts: Optional[AliasCounts]) -> List[Match]:
+            return self.matches(text, top_k, fuzzy, held_out=counts or None)
+
+        return batch_matches(self.aliases, self.entities.frequencies, texts, k, general, held_out)
+
+    def _fast(self) -> FastPath:
+        """The look-up's fast path over the current alias table and entity store."""
+        fast = self._fast_path
+        if fast is None or fast.table is not self.aliases or fast.entities is not self.entities:
+            fast = self._fast_path = FastPath(self.aliases, self.entities)
+        return fast
+
+    def _fast_matches(self, text: str, top_k: Optional[int]) -> Optional[Tuple[int, List[int], List[float]]]:
+        """(alias row, entity rows, priors) of a mention that is exactly one alias and nothing else needs
+        looking up (:mod:`spacy_el.kb.fast_lookup`), ranked and cut as :meth:`matches` does; None otherwise."""
+        if top_k is not None:
+            _check_top_k(top_k)
+        fast = self._fast()
+        row = fast.row_of(text)
+        if row < 0:
+            return None
+        ranked = fast.ranked(row, top_k if top_k is not None else self.settings.top_k)
+        return None if ranked is None else (row, *ranked)
 
     def matches(
         self,
@@ -316,6 +386,23 @@ class ElKnowledgeBase(KnowledgeBase):
     ) -> List["Match"]:
         """:meth:`lookup`'s candidates, ranked and cut alike, without their id and alias strings: what a
         candidate generator needs, for thousands of mentions a second."""
+        if not prefer_types and not held_out:
+            fast = self._fast_matches(text, top_k)
+            if fast is not None:
+                row, entities, priors = fast
+                return [Match(e, MATCH_EXACT, p, 1.0, row) for e, p in zip(entities, priors)]
+        return self._general_matches(text, top_k, fuzzy, prefer_types, held_out)
+
+    def _general_matches(
+        self,
+        text: str,
+        top_k: Optional[int] = None,
+        fuzzy: Optional[bool] = None,
+        prefer_types: Optional[Collection[str]] = None,
+        held_out: Optional[AliasCounts] = None,
+    ) -> List["Match"]:
+        """:meth:`matches` through the three tiers, for every mention (the fast path answers a subset of them
+        identically; the tests compare both)."""
         if top_k is not None:
             _check_top_k(top_k)
         s = self.settings
@@ -394,7 +481,10 @@ class ElKnowledgeBase(KnowledgeBase):
         )
 
     def get_candidates_batch(self, mentions: Iterable[Span]) -> List[List[Candidate]]:
-        return [self.get_candidates(span) for span in mentions]
+        """:meth:`get_candidates` of each mention, looked up in one call (:meth:`lookup_batch`)."""
+        mentions = list(mentions)
+        found = self.lookup_batch([span.text for span in mentions])
+        return [[self.spacy_candidate(hit.entity_row, hit.prior * hit.score, hit.alias) for hit in hits] for hits in found]
 
     def get_vector(self, entity: str) -> List[float]:
         """The entity's vector; zeros of ``entity_vector_length`` for an unknown id or a KB without vectors

@@ -1,5 +1,5 @@
 """Packed string storage and hash lookup for millions of strings without a Python object per string."""
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 from spacy.strings import hash_string
@@ -17,6 +17,10 @@ class StringArray:
     def __init__(self, data: np.ndarray, offsets: np.ndarray) -> None:
         self.data = data
         self.offsets = offsets
+        self._view: Optional[memoryview] = None  # of ``data``, made on first use
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"data": self.data, "offsets": self.offsets, "_view": None}  # a memoryview cannot be pickled
 
     @classmethod
     def from_strings(cls, strings: Iterable[str]) -> "StringArray":
@@ -31,8 +35,17 @@ class StringArray:
         return len(self.offsets) - 1
 
     def __getitem__(self, i: int) -> str:
-        start, end = self.offsets[i], self.offsets[i + 1]
-        return self.data[start:end].tobytes().decode("utf8")
+        return self.bytes_at(i).decode("utf8")
+
+    def bytes_at(self, i: int) -> bytes:
+        """String ``i``'s UTF-8 bytes. Scalars are read with ``.item`` and the bytes through a memoryview: a
+        numpy scalar and a numpy slice per call cost several times the decoding (the look-up's fast path reads
+        a few strings per mention)."""
+        view = self._view
+        if view is None:
+            view = self._view = memoryview(np.ascontiguousarray(self.data, dtype=np.uint8)).cast("B")
+        offsets = self.offsets
+        return view[offsets.item(i) : offsets.item(i + 1)].tobytes()
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))

@@ -1,0 +1,396 @@
+"""The look-up's fast path: a mention that is exactly one alias, with no other alias of its normalised form.
+
+Most mentions a linker looks up are an alias of the KB as written. For such a mention the three tiers of
+:meth:`AliasTable.match` reduce to that alias's own candidates: the normalised tier adds nothing when no other
+alias has the same normalised form, and the fuzzy tier runs only when both others found nothing. The general
+path still pays for the normalisation (Unicode decomposition and four regular expressions), a binary search
+per tier, a Python record per candidate and a sort; here one hash probe, one flag and the alias's candidate
+slice (already sorted by prior) answer it, with exactly the general path's candidates and order.
+
+Anything else (no exact alias, a normalised form that several aliases share, a hash shared by two aliases, an
+alias naming an entity twice, held-out counts, type preferences) takes the general path, so the results are
+identical by construction; ``tests/kb/test_lookup_batch.py`` compares both paths.
+
+:func:`batch_matches` answers many mentions at once: the hash probes, the candidate gathering, the ranking and
+the ``top_k`` cut are array operations over the whole batch, and each distinct mention text is looked up once.
+"""
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from spacy.strings import hash_string
+
+from .alias_table import MATCH_EXACT, MATCH_FUZZY, MATCH_NORMALIZED, AliasTable, CandidateHit
+
+_new = tuple.__new__
+
+if TYPE_CHECKING:
+    from .entity_store import EntityStore
+    from .knowledge_base import Match
+
+#: Match tiers as the small integers a batch stores (``tier_names[code]``), best first.
+TIER_NAMES = (MATCH_EXACT, MATCH_NORMALIZED, MATCH_FUZZY)
+TIER_CODE = {name: code for code, name in enumerate(TIER_NAMES)}
+
+
+def normalized_unique(table: AliasTable) -> np.ndarray:
+    """bool (n,): whether alias row i's normalised form hashes to no other alias's (derived from the normalised
+    index's sorted hashes, once per table: 1 byte per alias). For such a row the normalised tier of a mention
+    that is exactly its alias finds no other alias."""
+    cached = table.__dict__.get("_normalized_unique")
+    if cached is not None:
+        return cached
+    hashes, rows = table.normalized_index.hashes, table.normalized_index.rows
+    unique = np.zeros(len(table), dtype=bool)
+    if len(hashes):
+        same_as_next = np.zeros(len(hashes), dtype=bool)
+        same_as_next[:-1] = hashes[1:] == hashes[:-1]
+        shared = same_as_next.copy()
+        shared[1:] |= same_as_next[:-1]
+        unique[rows[~shared]] = True
+    table.__dict__["_normalized_unique"] = unique
+    return unique
+
+
+def simple_candidates(table: AliasTable) -> np.ndarray:
+    """bool (n,): whether alias row i names each entity once, with strictly decreasing priors: its stored order is
+    then the look-up's, with no tie for the entity frequency to break (derived once per table)."""
+    cached = table.__dict__.get("_simple_candidates")
+    if cached is not None:
+        return cached
+    counts = np.diff(table.cand_offsets)
+    owners = np.repeat(np.arange(len(table), dtype=np.int64), counts)
+    simple = np.ones(len(table), dtype=bool)
+    if len(owners) > 1:
+        same = owners[1:] == owners[:-1]
+        priors = table.cand_priors
+        simple[owners[1:][same & (priors[1:] >= priors[:-1])]] = False
+        width = int(table.cand_entities.max()) + 1
+        key = np.sort(owners * width + table.cand_entities)  # (alias, entity) pairs, sorted: repeats are neighbours
+        simple[key[1:][key[1:] == key[:-1]] // width] = False
+    table.__dict__["_simple_candidates"] = simple
+    return simple
+
+
+#: A slot of :func:`hash_slots`: the alias row in the low 32 bits, a bit saying whether the row's normalised form
+#: is its own (:func:`normalized_unique`), one whether its candidates are simple (:func:`simple_candidates`), then
+#: the top 30 bits of the alias's hash.
+_ROW_BITS = 32
+_ROW_MASK = (1 << _ROW_BITS) - 1
+_EMPTY = np.uint64(_ROW_MASK)
+_UNIQUE = 1 << _ROW_BITS
+_SIMPLE = 1 << (_ROW_BITS + 1)
+_FINGERPRINT_SHIFT = _ROW_BITS + 2
+
+
+def hash_slots(table: AliasTable) -> Tuple[int, np.ndarray]:
+    """(mask, slots): an open-addressing hash table from alias string to alias row (linear probing, at most 70%
+    full: 11 to 23 bytes per alias), built once per alias table in a few vectorised rounds from the exact
+    index's hashes. Slot ``h & mask`` (then the next ones) holds a uint64: the row, the flags of
+    :func:`normalized_unique` and :func:`simple_candidates` and a fingerprint of h (see ``_ROW_BITS``), so that
+    a probe reads one cache line: a binary search with ``searchsorted`` costs microseconds of numpy overhead
+    for one key, and every other array a look-up reads is another random memory access."""
+    cached = table.__dict__.get("_hash_slots")
+    if cached is not None:
+        return cached
+    hashes, rows = table.exact_index.hashes, table.exact_index.rows
+    if len(hashes) >= _ROW_MASK:
+        raise ValueError(f"the look-up's hash table holds fewer than {_ROW_MASK} aliases")
+    size = 1 << max(3, int(np.ceil(np.log2(max(1, len(hashes)) / 0.7))))
+    mask = size - 1
+    values = (
+        rows.astype(np.uint64)
+        | (normalized_unique(table)[rows].astype(np.uint64) * np.uint64(_UNIQUE))
+        | (simple_candidates(table)[rows].astype(np.uint64) * np.uint64(_SIMPLE))
+        | ((hashes >> np.uint64(_FINGERPRINT_SHIFT)) << np.uint64(_FINGERPRINT_SHIFT))
+    )
+    slots = np.full(size, _EMPTY, dtype=np.uint64)
+    home = (hashes & np.uint64(mask)).astype(np.int64)
+    pending = np.arange(len(hashes), dtype=np.int64)
+    step = 0
+    while len(pending):
+        slot = (home[pending] + step) & mask
+        free = np.flatnonzero(slots[slot] == _EMPTY)
+        # Of the keys that want one free slot, the first takes it; the others probe on.
+        taken, first = np.unique(slot[free], return_index=True)
+        slots[taken] = values[pending[free[first]]]
+        done = np.zeros(len(pending), dtype=bool)
+        done[free[first]] = True
+        pending = pending[~done]
+        step += 1
+    table.__dict__["_hash_slots"] = (mask, slots)
+    return mask, slots
+
+
+class FastPath:
+    """The fast path over one alias table and entity store (``ElKnowledgeBase._fast``, remade when either is
+    replaced): their arrays and the ``.item`` readers bound once, since at a few microseconds a look-up an
+    attribute lookup or a numpy call more is a measurable share."""
+
+    def __init__(self, table: AliasTable, entities: "EntityStore") -> None:
+        self.table, self.entities = table, entities
+        self.mask, slots = hash_slots(table)
+        self._slot = slots.item
+        self._alias_offset = table.aliases.offsets.item
+        self._alias_bytes = _bytes_view(table.aliases.data)
+        self._cand_offset = table.cand_offsets.item
+        self._cand_entity = table.cand_entities.item
+        self._cand_prior = table.cand_priors.item
+        self.cand_entities, self.cand_priors = table.cand_entities, table.cand_priors
+        self._frequency = entities.frequencies.item
+        self._id_offset = entities.ids.offsets.item
+        self._id_bytes = _bytes_view(entities.ids.data)
+
+    def slot_of(self, text: str) -> int:
+        """The slot value of the alias that is exactly ``text`` (its row and flags), or -1 when no alias is."""
+        h = hash_string(text)
+        fingerprint = h >> _FINGERPRINT_SHIFT
+        mask, slot_value, alias_offset = self.mask, self._slot, self._alias_offset
+        slot = h & mask
+        encoded = None
+        while True:
+            value = slot_value(slot)
+            row = value & _ROW_MASK
+            if row == _ROW_MASK:
+                return -1
+            if value >> _FINGERPRINT_SHIFT == fingerprint:
+                if encoded is None:
+                    encoded = text.encode("utf8")
+                if self._alias_bytes[alias_offset(row) : alias_offset(row + 1)] == encoded:
+                    return value
+            slot = (slot + 1) & mask
+
+    def row_of(self, text: str) -> int:
+        """The alias row that alone answers ``text`` (see the module docstring), or -1 when the general path must
+        (no alias is ``text``, or another alias shares its normalised form, and the general path merges them)."""
+        value = self.slot_of(text)
+        return value & _ROW_MASK if value >= 0 and value & _UNIQUE else -1
+
+    def ranked(self, row: int, k: Optional[int]) -> Optional[Tuple[List[int], List[float]]]:
+        """Alias ``row``'s (entity rows, priors) in the look-up's order (prior, then entity frequency, then row),
+        cut to ``k``; None when the alias names an entity twice (the general path keeps each entity's best)."""
+        start, end = self._cand_offset(row), self._cand_offset(row + 1)
+        if k is not None and end - start > k and simple_candidates(self.table)[row]:
+            end = start + k
+        entities = self.cand_entities[start:end].tolist()
+        priors = self.cand_priors[start:end].tolist()
+        n = len(entities)
+        if n > 1 and not simple_candidates(self.table)[row]:
+            if len(set(entities)) != n:
+                return None
+            frequency = self._frequency
+            order = sorted(range(n), key=lambda i: (-priors[i], -frequency(entities[i]), entities[i]))[:k]
+            entities, priors = [entities[i] for i in order], [priors[i] for i in order]
+        return entities, priors
+
+    def entity_id(self, row: int) -> str:
+        return str(self._id_bytes[self._id_offset(row) : self._id_offset(row + 1)], "utf8")
+
+    def hits(self, text: str, k: Optional[int]) -> Optional[List[CandidateHit]]:
+        """:meth:`ElKnowledgeBase.lookup`'s result for ``text`` when it is exactly an alias and nothing else needs
+        looking up, else None (the general path answers). One function with its readers in local variables, and
+        ``tuple.__new__`` makes the named tuples without running their Python ``__new__``: the look-up costs a
+        few microseconds, and each call or attribute lookup is a visible share of it."""
+        value = self.slot_of(text)
+        if value < 0 or not value & _UNIQUE:
+            return None
+        row = value & _ROW_MASK
+        start, end = self._cand_offset(row), self._cand_offset(row + 1)
+        id_offset, id_bytes = self._id_offset, self._id_bytes
+        if end - start == 1:  # most aliases: no slice objects
+            entity = self._cand_entity(start)
+            entity_id = str(id_bytes[id_offset(entity) : id_offset(entity + 1)], "utf8")
+            return [_new(CandidateHit, (entity_id, entity, self._cand_prior(start), text, MATCH_EXACT, 1.0))]
+        if value & _SIMPLE:
+            if k is not None and end - start > k:
+                end = start + k
+            ranked = (self.cand_entities[start:end].tolist(), self.cand_priors[start:end].tolist())
+        else:
+            ranked = self.ranked(row, k)
+            if ranked is None:
+                return None
+        return [
+            _new(CandidateHit, (str(id_bytes[id_offset(e) : id_offset(e + 1)], "utf8"), e, p, text, MATCH_EXACT, 1.0))
+            for e, p in zip(*ranked)
+        ]
+
+
+def _bytes_view(data: np.ndarray) -> memoryview:
+    return memoryview(np.ascontiguousarray(data, dtype=np.uint8)).cast("B")
+
+
+@dataclass
+class BatchMatches:
+    """The ranked candidates of a batch of mentions, in CSR form over the distinct mentions.
+
+    offsets: int64 (U + 1,); distinct mention u's candidates are positions offsets[u]:offsets[u + 1].
+    entity_rows: int64 (C,). tiers: int8 (C,), codes into ``TIER_NAMES``. priors: float32 (C,), p(e | alias).
+    scores: float64 (C,), the match scores (1 for exact and normalised matches, the trigram Dice for fuzzy ones).
+    alias_rows: int64 (C,), the alias that matched.
+    which: int64 (M,), mention i's distinct mention.
+    """
+
+    offsets: np.ndarray
+    entity_rows: np.ndarray
+    tiers: np.ndarray
+    priors: np.ndarray
+    scores: np.ndarray
+    alias_rows: np.ndarray
+    which: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.which)
+
+    def span(self, i: int) -> Tuple[int, int]:
+        """Mention ``i``'s candidates: positions start:end of the arrays."""
+        u = self.which.item(i)
+        return self.offsets.item(u), self.offsets.item(u + 1)
+
+    def matches(self, i: int) -> List["Match"]:
+        """Mention ``i``'s candidates as :meth:`ElKnowledgeBase.matches` gives them."""
+        from .knowledge_base import Match
+
+        start, end = self.span(i)
+        return [
+            Match(row, TIER_NAMES[tier], prior, score, alias)
+            for row, tier, prior, score, alias in zip(
+                self.entity_rows[start:end].tolist(), self.tiers[start:end].tolist(),
+                self.priors[start:end].tolist(), self.scores[start:end].tolist(), self.alias_rows[start:end].tolist(),
+            )
+        ]
+
+
+GeneralPath = Callable[[str, Optional[object]], List["Match"]]
+
+
+def batch_matches(
+    table: AliasTable, frequencies: np.ndarray, texts: Sequence[str], k: Optional[int], general: GeneralPath,
+    held_out: Optional[Sequence[Optional[object]]] = None,
+) -> BatchMatches:
+    """The candidates of ``texts`` (see :class:`BatchMatches`), cut to ``k`` (None: all). ``general(text,
+    held_out)`` is the general path (``ElKnowledgeBase.matches`` with the call's settings), for the mentions the
+    fast path does not answer. ``held_out``: per mention, its held-out counts or None (mentions with counts
+    take the general path; equal texts with the same counts object are looked up once)."""
+    keys: Dict[Tuple[str, int], int] = {}
+    which = np.empty(len(texts), dtype=np.int64)
+    distinct: List[Tuple[str, Optional[object]]] = []
+    for i, text in enumerate(texts):
+        counts = held_out[i] if held_out is not None else None
+        key = (text, id(counts))
+        u = keys.get(key)
+        if u is None:
+            u = keys[key] = len(distinct)
+            distinct.append((text, counts))
+        which[i] = u
+    fast_rows = _fast_rows(table, distinct)
+    fast = np.flatnonzero(fast_rows >= 0)
+    fast = _without_repeated_entities(table, fast_rows[fast], fast)
+    parts: Dict[int, Tuple[np.ndarray, ...]] = {}
+    if len(fast):
+        parts.update(_ranked_fast(table, frequencies, fast, fast_rows[fast], k))
+    fast_set = set(fast.tolist())
+    for u, (text, counts) in enumerate(distinct):
+        if u not in fast_set:
+            parts[u] = _from_matches(general(text, counts))
+    return _assemble(parts, len(distinct), which)
+
+
+def _fast_rows(table: AliasTable, distinct: Sequence[Tuple[str, Optional[object]]]) -> np.ndarray:
+    """int64 (U,): per distinct mention, the alias row that alone answers it, or -1 (see :func:`exact_only_row`)."""
+    out = np.full(len(distinct), -1, dtype=np.int64)
+    hashes, n = table.exact_index.hashes, len(table.exact_index.hashes)
+    if not n or not distinct:
+        return out
+    query = np.fromiter((hash_string(text) for text, _ in distinct), dtype=np.uint64, count=len(distinct))
+    pos = np.minimum(hashes.searchsorted(query), n - 1)
+    alone = (pos + 1 >= n) | (hashes[np.minimum(pos + 1, n - 1)] != query)  # no second alias with this hash
+    found = (hashes[pos] == query) & alone
+    rows = table.exact_index.rows[pos]
+    found &= normalized_unique(table)[rows]
+    aliases = table.aliases
+    for u in np.flatnonzero(found).tolist():
+        text, counts = distinct[u]
+        row = rows.item(u)
+        if counts is None and aliases.bytes_at(row) == text.encode("utf8"):
+            out[u] = row
+    return out
+
+
+def _without_repeated_entities(table: AliasTable, rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """``positions`` without those whose alias (``rows``) names an entity twice (left to the general path)."""
+    if not len(rows):
+        return positions
+    idx, segment = _gather(table, rows)
+    entities = table.cand_entities[idx]
+    order = np.lexsort((entities, segment))
+    repeated = (segment[order][1:] == segment[order][:-1]) & (entities[order][1:] == entities[order][:-1])
+    if not repeated.any():
+        return positions
+    bad = np.unique(segment[order][1:][repeated])
+    return np.delete(positions, bad)
+
+
+def _gather(table: AliasTable, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(positions int64 (C,), segment int64 (C,)): every candidate position of the aliases ``rows``, alias by alias."""
+    starts = table.cand_offsets[rows]
+    counts = table.cand_offsets[rows + 1] - starts
+    total = int(counts.sum())
+    segment = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+    first = np.cumsum(counts) - counts
+    idx = np.arange(total, dtype=np.int64) - np.repeat(first - starts, counts)
+    return idx, segment
+
+
+def _ranked_fast(
+    table: AliasTable, frequencies: np.ndarray, positions: np.ndarray, rows: np.ndarray, k: Optional[int],
+) -> Dict[int, Tuple[np.ndarray, ...]]:
+    """The fast mentions' candidates, ranked as the general path ranks one alias's (prior, then frequency, then
+    entity row) and cut to ``k``: distinct mention -> (entity rows, tiers, priors, scores, alias rows)."""
+    idx, segment = _gather(table, rows)
+    entities = table.cand_entities[idx].astype(np.int64)
+    priors = table.cand_priors[idx]
+    freq = frequencies[entities].astype(np.float64)
+    order = np.lexsort((entities, -freq, -priors.astype(np.float64), segment))
+    entities, priors, segment = entities[order], priors[order], segment[order]
+    counts = np.bincount(segment, minlength=len(rows))
+    ends = np.cumsum(counts)
+    if k is not None:
+        rank = np.arange(len(segment)) - np.repeat(ends - counts, counts)
+        keep = rank < k
+        entities, priors, segment = entities[keep], priors[keep], segment[keep]
+        counts = np.minimum(counts, k)
+        ends = np.cumsum(counts)
+    starts = ends - counts
+    alias_rows = rows[segment]
+    tiers = np.zeros(len(entities), dtype=np.int8)
+    scores = np.ones(len(entities), dtype=np.float64)
+    return {
+        u: (entities[s:e], tiers[s:e], priors[s:e], scores[s:e], alias_rows[s:e])
+        for u, s, e in zip(positions.tolist(), starts.tolist(), ends.tolist())
+    }
+
+
+def _from_matches(found: Sequence["Match"]) -> Tuple[np.ndarray, ...]:
+    return (
+        np.fromiter((m.entity_row for m in found), dtype=np.int64, count=len(found)),
+        np.fromiter((TIER_CODE[m.match] for m in found), dtype=np.int8, count=len(found)),
+        np.asarray([m.prior for m in found], dtype=np.float32),
+        np.asarray([m.score for m in found], dtype=np.float64),
+        np.fromiter((m.alias_row for m in found), dtype=np.int64, count=len(found)),
+    )
+
+
+def _assemble(parts: Dict[int, Tuple[np.ndarray, ...]], n_distinct: int, which: np.ndarray) -> BatchMatches:
+    ordered = [parts[u] for u in range(n_distinct)]
+    lengths = np.fromiter((len(p[0]) for p in ordered), dtype=np.int64, count=n_distinct)
+    offsets = np.zeros(n_distinct + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    dtypes = (np.int64, np.int8, np.float32, np.float64, np.int64)
+    columns = [
+        np.concatenate([p[c] for p in ordered]).astype(dtype, copy=False) if ordered else np.zeros(0, dtype)
+        for c, dtype in enumerate(dtypes)
+    ]
+    return BatchMatches(offsets, *columns, which=which)
+
+
+__all__ = ["BatchMatches", "FastPath", "TIER_NAMES", "batch_matches", "hash_slots", "normalized_unique"]
