@@ -210,6 +210,7 @@ class OutputDir:
         one afresh."""
         if resume and overwrite:
             raise ValueError(Errors.E507)
+        self._create()
         with _coded_io(self.path):
             manifest_path = self.path / MANIFEST
             others = sorted(p.name for p in self.path.iterdir() if p.name != LOCK_NAME)

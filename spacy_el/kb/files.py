@@ -28,6 +28,7 @@ What is here:
 * :func:`lock_dir`: the exclusive lock of a folder that a run owns (``annotate``'s OUTPUT), held for the whole
   run: a second run fails at once (E263). It is an OS lock (``flock``) on the file ``.spacy_el.lock`` in the
   folder, so the OS releases it when its process dies, ``kill -9`` included: a stale lock never blocks a rerun.
+  A process forked while it is held (a worker) does not hold it.
 """
 import errno
 import hashlib
@@ -39,7 +40,7 @@ import shutil
 import stat
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from .errors import KBErrors
 
@@ -309,6 +310,25 @@ def remove_temps(directory: PathLike, names: Optional[Iterable[str]] = None) -> 
     return removed
 
 
+# The lock files this process holds: fd -> the holder's pid. A forked child (a worker process) closes its
+# copies at once: a flock belongs to the open file, which the child would otherwise share, so a worker that
+# outlived its driver would keep the folder locked.
+_HELD: Dict[int, int] = {}
+
+
+def _forget_inherited_locks() -> None:
+    for fd in list(_HELD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited_locks)
+
+
 def _try_lock(fd: int) -> bool:
     """Take the exclusive OS lock on the open file ``fd`` without waiting; False when another holds it."""
     try:
@@ -366,13 +386,15 @@ def lock_dir(directory: PathLike) -> Iterator[Path]:
         if same:
             break
         os.close(fd)
+    _HELD[fd] = os.getpid()
     try:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode("ascii"))
         yield path
     finally:
-        try:
-            path.unlink()  # while we still hold it, so that no one takes the lock of a file about to go
-        except OSError:
-            pass
-        os.close(fd)
+        if _HELD.pop(fd, None) == os.getpid():  # not in a forked child, which closed its copy already
+            try:
+                path.unlink()  # while we still hold it, so that no one takes the lock of a file about to go
+            except OSError:
+                pass
+            os.close(fd)

@@ -3,6 +3,7 @@ all, nothing is written through a symlink, and no temporary file stays behind a 
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import textwrap
@@ -237,7 +238,7 @@ LOCK_HOLDER = """
 """
 
 
-@pytest.mark.hostile("data loss")
+@pytest.mark.hostile("crashes that block a run")
 def test_the_lock_of_a_killed_process_does_not_block_and_a_live_one_does(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(LOCK_HOLDER), str(tmp_path)], cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, stdout=subprocess.PIPE)
@@ -253,6 +254,38 @@ def test_the_lock_of_a_killed_process_does_not_block_and_a_live_one_does(tmp_pat
     assert _names(tmp_path) == [LOCK_NAME]  # a kill -9 leaves the file, not the lock
     with lock_dir(tmp_path) as lock:
         assert lock.read_text() == str(os.getpid())
+
+
+FORKING_HOLDER = """
+    import os, signal, sys, time
+    from spacy_el.kb.files import lock_dir
+
+    with lock_dir(sys.argv[1]):
+        child = os.fork()
+        if child == 0:  # a worker, which outlives its driver
+            time.sleep(60)
+            os._exit(0)
+        print(child, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # the driver is killed: nothing is cleaned up
+"""
+
+
+@pytest.mark.hostile("crashes that block a run")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_worker_forked_while_the_lock_is_held_does_not_keep_it_after_a_kill(tmp_path):
+    """A worker forked by the run (annotate's --n-process) that outlives a killed driver must not keep the
+    folder locked: a flock belongs to the open file, which a forked child would share."""
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(FORKING_HOLDER), str(tmp_path)], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, stdout=subprocess.PIPE)
+    child = int(proc.stdout.readline())  # (the child keeps the pipe open: no reading to its end)
+    proc.wait()
+    proc.stdout.close()
+    try:
+        assert _names(tmp_path) == [LOCK_NAME]
+        with lock_dir(tmp_path) as lock:
+            assert lock.read_text() == str(os.getpid())
+    finally:
+        os.kill(child, signal.SIGKILL)
 
 
 @pytest.mark.hostile("writing outside the folder")
