@@ -147,7 +147,7 @@ def annotate(
     carried_schema = reader.carried_schema() if fmt == "parquet" and reader.format == "parquet" else None
 
     with contextlib.ExitStack() as stack:
-        # The lock first, so that it is released last: after the worker processes, which inherit it, stopped.
+        # OUTPUT locked first, so that it is released last, once the engine has stopped.
         state = stack.enter_context(out.opened(resume=resume, overwrite=overwrite))
         skip = state["docs_read"]
         pool = stack.enter_context(_open_engine(engine, pipeline, n_process, batch_size, top_candidates,

@@ -79,6 +79,7 @@ def test_an_interrupted_write_leaves_the_old_file_whole_and_no_temporary_file(tm
     assert target.read_bytes() == OLD and _names(tmp_path) == ["out"]
 
 
+@pytest.mark.hostile("what holds")
 def test_a_killed_writer_leaves_the_old_file_whole_and_remove_temps_clears_what_it_left(tmp_path):
     target = tmp_path / "out"
     target.write_bytes(OLD)
