@@ -388,11 +388,14 @@ def _rate(amount: float, seconds: float) -> float:
     return amount / seconds if seconds > 0 else float("nan")
 
 
-def measure_real(repeat: int, out_dir: Path) -> List[Row]:
+def measure_real(repeat: int, out_dir: Path, parts: Tuple[str, ...] = ("stages", "multistream")) -> List[Row]:
     """Rows of the real-bytes measurement (``--real``): throughput per pass against its floor, the stage
-    breakdown and the projection of the full English build."""
+    breakdown and the projection of the full English build ("stages"); the Wikipedia pass read by the main
+    process or by the workers ("multistream")."""
     paths = _repeat_excerpts(out_dir / f"real-x{repeat}", repeat)
     label = f"real excerpts x{repeat}"
+    if "stages" not in parts:
+        return _multistream_rows(paths, out_dir / f"real-x{repeat}", label)
     machine_note = (f"1 process, CPU seconds (best of {STAGE_REPEATS}): {os.cpu_count()} cores shared with other jobs, "
                     "whose share of the cores wall time would count")
     rows: List[Row] = []
@@ -412,6 +415,82 @@ def measure_real(repeat: int, out_dir: Path) -> List[Row]:
     rows += _throughput_rows(passes, label, machine_note)
     rows += _stage_rows(passes, label)
     rows += _projection_rows(passes, label)
+    log(f"{label}: the Wikipedia pass with 1 and 2 processes, multistream")
+    rows += _multistream_rows(paths, out_dir / f"real-x{repeat}", label)
+    return rows
+
+
+MULTISTREAM_RANGE_BYTES = 256 << 10  # ranges of the x4 excerpt: about 25 (a full dump has thousands of 4 MB ones)
+
+
+def _write_multistream(xml_bz2: Path, out: Path, per_stream: int = 100) -> Path:
+    """The enwiki XML as Wikimedia's multistream file: the head, then ``per_stream`` pages a stream, the end."""
+    import bz2
+
+    if out.is_file():
+        return out
+    xml = bz2.decompress(xml_bz2.read_bytes())
+    starts = _page_starts(xml)
+    end = xml.rindex(b"</mediawiki>")
+    bounds = [0] + starts[::per_stream] + [end, len(xml)]
+    out.write_bytes(b"".join(bz2.compress(xml[a:b], 9) for a, b in zip(bounds, bounds[1:]) if b > a))
+    return out
+
+
+def _page_starts(xml: bytes) -> List[int]:
+    starts, at = [], xml.find(b"<page>")
+    while at >= 0:
+        line_start = xml.rfind(b"\n", 0, at) + 1
+        starts.append(line_start)
+        at = xml.find(b"<page>", at + 1)
+    return starts
+
+
+def _multistream_rows(paths: Dict[str, Path], folder: Path, label: str) -> List[Row]:
+    """The Wikipedia pass of the single-stream and the multistream file with 1 and 2 processes: the CPU seconds
+    of the main process (the part no worker can take: what bounds the pass on many cores) and of the workers,
+    and pages/s in wall time (noisy here: the machine is shared). Each the fastest of ``STAGE_REPEATS``."""
+    from spacy_el.kb.dumps import DumpsSettings, build, build_kb_from_dumps, multistream
+
+    multi = _write_multistream(paths["wikipedia-bz2"], folder / "enwiki-multistream.xml.bz2")
+    rows: List[Row] = []
+    spent: Dict[str, float] = {}
+    original = build._read_wikipedia
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        cpu, children = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the pool's workers are joined by now
+            spent["main"] = time.process_time() - cpu
+            spent["workers"] = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+
+    saved, multistream.RANGE_BYTES = multistream.RANGE_BYTES, MULTISTREAM_RANGE_BYTES
+    build._read_wikipedia = timed
+    try:
+        for name, xml, n_process in (("single stream", paths["wikipedia-bz2"], 1), ("single stream", paths["wikipedia-bz2"], 2),
+                                     ("multistream", multi, 2)):
+            best: Dict[str, float] = {}
+            for _ in range(STAGE_REPEATS):
+                kb, report = build_kb_from_dumps(paths["wikidata-gz"], xml, None, DumpsSettings(
+                    progress=False, n_process=n_process, work_dir=folder / "multistream-work"))
+                pages = report.to_dict()["wikipedia"]["pages"]
+                del kb
+                for key, value in (("wall", report.seconds["wikipedia"]), ("main", spent["main"]), ("workers", spent["workers"])):
+                    best[key] = min(best.get(key, float("inf")), value)
+            how = "the workers decompress and parse" if name == "multistream" else "the main process decompresses and parses"
+            system = f"Wikipedia pass, {n_process} process{'es' if n_process > 1 else ''}"
+            dataset = f"{label}: enwiki XML ({name} bz2)"
+            rows += [
+                result_row(system, dataset, "main_cpu_s", round(best["main"], 2), f"{how}; fastest of {STAGE_REPEATS}"),
+                result_row(system, dataset, "workers_cpu_s", round(best["workers"], 2)),
+                result_row(system, dataset, "pages_per_s", round(pages / best["wall"], 1), "wall time: 2 cores shared with other jobs"),
+            ]
+    finally:
+        build._read_wikipedia = original
+        multistream.RANGE_BYTES = saved
+        shutil.rmtree(folder / "multistream-work", ignore_errors=True)
     return rows
 
 
@@ -499,16 +578,20 @@ def _projection_rows(passes: Dict[str, Dict[str, float]], label: str) -> List[Ro
     assembly_h, assembly_note = _assembly_bound()
     for cores in (2, 16, 64):
         wikipedia_h = pass_hours(passes["wikipedia-bz2"], wp["decompressed_gb"], ("reading", "rest"), ("chunks",), cores)
+        # The multistream read: the main process only merges; the workers decompress, parse and process.
+        wikipedia_parallel_h = pass_hours(passes["wikipedia-bz2"], wp["decompressed_gb"], ("rest",), ("reading", "chunks"), cores)
         for kind in ("gz", "bz2"):
             wikidata_h = pass_hours(passes[f"wikidata-{kind}"], wd["decompressed_gb"], ("reading", "rest"), ("chunks",), cores)
-            dataset = f"full English dumps, Wikidata as {kind}"
-            system = f"projected build, {cores} cores"
-            rows += [
-                result_row(system, dataset, "hours", round(wikidata_h + wikipedia_h + assembly_h, 1), assumed),
-                result_row(system, dataset, "wikidata_hours", round(wikidata_h, 1)),
-                result_row(system, dataset, "wikipedia_hours", round(wikipedia_h, 2)),
-                result_row(system, dataset, "assembly_hours", round(assembly_h, 2), assembly_note),
-            ]
+            for read, enwiki_h in (("enwiki read by the main process", wikipedia_h),
+                                   ("enwiki multistream read by the workers", wikipedia_parallel_h)):
+                dataset = f"full English dumps, Wikidata as {kind}, {read}"
+                system = f"projected build, {cores} cores"
+                rows += [
+                    result_row(system, dataset, "hours", round(wikidata_h + enwiki_h + assembly_h, 1), assumed),
+                    result_row(system, dataset, "wikidata_hours", round(wikidata_h, 1)),
+                    result_row(system, dataset, "wikipedia_hours", round(enwiki_h, 2)),
+                    result_row(system, dataset, "assembly_hours", round(assembly_h, 2), assembly_note),
+                ]
     return rows
 
 
@@ -529,6 +612,7 @@ def is_synthetic(row: Row) -> bool:
 
 def is_throughput(row: Row) -> bool:
     return row["dataset"].startswith("real excerpts") and not row["system"].startswith(("stage", "projected"))
+
 
 
 def is_stage(row: Row) -> bool:
@@ -563,6 +647,7 @@ def main() -> None:
     parser.add_argument("--n-process", type=int, default=2)
     parser.add_argument("--real", type=int, default=0, metavar="N",
                         help="measure on the real excerpts of ../shared/dumps repeated N times (stages, floor, projection)")
+    parser.add_argument("--real-parts", default="stages,multistream", help="with --real: stages, multistream or both")
     parser.add_argument("--out", type=Path, default=None, help="results JSON (default: benchmarks/results/kb_from_dumps.json)")
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     for name in ("kb", "wikidata", "wikipedia", "work-dir", "peer-dir"):
@@ -575,7 +660,7 @@ def main() -> None:
     rows: List[Row] = []
     log(f"load {os.getloadavg()}")
     if args.real:
-        rows += measure_real(args.real, TMP)
+        rows += measure_real(args.real, TMP, tuple(args.real_parts.split(",")))
     for label in filter(None, args.sizes.split(",")):
         rows += run_size(label.strip(), args.n_process)
     write_merged(out, COMMAND, rows)
