@@ -137,7 +137,7 @@ def _global_parents_sparse(scores: JointScores, candidate_entities: np.ndarray, 
     return np.where(tree == 0, root_side, tree + n_entities).astype(np.int64)
 
 
-def _best_earlier(scores: JointScores) -> "tuple[np.ndarray, np.ndarray]":
+def _best_earlier(scores: JointScores) -> Tuple[np.ndarray, np.ndarray]:
     """Per mention its best preceding mention on the sparse edges: ``(M,)`` index (``-1``: none) and score
     (``-inf``: none), float32 as the scores; of equal scores the lowest index, as the dense argmax's."""
     m = scores.n_mentions
@@ -203,7 +203,7 @@ def decode(scores: JointScores, mode: str) -> JointDecoding:
             entity_ids = entity_ids_t.cpu().numpy()
             n_entities = int(entity_ids.shape[0])
             if mode == "link" or not scores.is_sparse:
-                logits = local_logits(scores.dense() if mode == "local" else scores, True, mode == "local")
+                logits = local_logits(scores, True, mode == "local")  # "link" reads no coreference score
                 best = logits.argmax(dim=1).cpu().numpy()
             else:
                 best = _local_best_sparse(scores, True)
