@@ -257,11 +257,16 @@ class OutputDir:
                 Errors.E509.format(manifest_path=manifest_path, version=manifest.get("version"), supported=MANIFEST_VERSION)
             )
         old = manifest.get("settings", {})
+        counts = {k: manifest.get(k) for k in self.state}
+        bad = [k for k, v in counts.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+        if not isinstance(old, dict) or bad:  # edited by hand, or not written by annotate
+            what = "its settings are not an object" if not isinstance(old, dict) else f"bad counts {bad}"
+            raise ValueError(Errors.E511.format(manifest_path=manifest_path, err=what))
         differ = sorted(k for k in set(old) | set(self.settings) if old.get(k) != self.settings.get(k))
         if differ:
             what = "; ".join(f"{k}: {old.get(k)!r} then, {self.settings.get(k)!r} now" for k in differ)
             raise ValueError(Errors.E510.format(path=self.path, what=what))
-        self.state = {k: int(manifest[k]) for k in self.state}
+        self.state = counts
 
     def _write_manifest(self, state: Dict[str, int]) -> None:
         manifest = {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "settings": self.settings, **state}

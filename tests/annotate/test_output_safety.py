@@ -114,6 +114,16 @@ def test_overwrite_replaces_only_what_annotate_made_and_resume_starts_an_empty_f
     assert summary.resumed_from == 0 and summary.written == len(TEXTS)
 
 
+@pytest.mark.hostile("unclear errors")
+@pytest.mark.parametrize("edit", [{"docs_read": None}, {"parts": -1}, {"errors_bytes": "12"}, {"settings": []}])
+def test_resume_refuses_a_manifest_edited_by_hand_in_one_line(pipeline_dir, nlp, inputs, tmp_path, edit):
+    out = tmp_path / "out"
+    annotate(str(pipeline_dir), inputs["text"], out, chunk_size=3, progress=False)
+    manifest = {**json.loads((out / "manifest.json").read_text()), **edit}
+    (out / "manifest.json").write_text(json.dumps({k: v for k, v in manifest.items() if v is not None}))
+    _one_line_error(_cli(pipeline_dir, inputs["text"], out, "--resume", "--chunk-size", "3"), "E511")
+
+
 # -- defect 4: a planted errors.jsonl symlink ------------------------------------------------------------
 @pytest.mark.hostile("writing outside the folder")
 @pytest.mark.parametrize("victim_size", ["same", "longer"])
