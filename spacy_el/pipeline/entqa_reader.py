@@ -231,9 +231,10 @@ class EntQAReader(KBTorchPipe):
                 raise ValueError(Errors.E818.format(name=self.name, start=start, end=end, n_chars=len(text)))
         return text, retrieved
 
-    def _passages(self, doc: Doc) -> List[Tuple[QuestionSide, List[int]]]:
+    def _passages(self, doc: Doc, limit: Optional[int] = None) -> List[Tuple[QuestionSide, List[int]]]:
         """The retriever's passages of ``doc`` as reader question sides, each with its KB rows (all of
-        them, best first; entities missing from this KB are skipped)."""
+        them, best first; entities missing from this KB are skipped; the first ``limit`` of them, None: all: the
+        retriever keeps more than the reader reads, and each is a KB look-up)."""
         text, retrieved = self._retrieved(doc)
         if not retrieved:
             return []
@@ -245,8 +246,14 @@ class EntQAReader(KBTorchPipe):
             passage = passage_from_slice(text, start, end, tokenizer, index, a["max_passage_length"])
             if not len(passage):
                 continue
-            rows = [r for r in (self.kb.entities.row_of(k) for k in kb_ids) if r is not None]
-            result.append((QuestionSide(passage, topic), [int(r) for r in rows]))
+            rows: List[int] = []
+            for kb_id in kb_ids:
+                row = self.kb.entities.row_of(kb_id)
+                if row is not None:
+                    rows.append(int(row))
+                    if limit is not None and len(rows) >= limit:
+                        break
+            result.append((QuestionSide(passage, topic), rows))
         return result
 
     def _windows(self, doc: Doc, limit: Optional[int] = None) -> Tuple[List[Window], List[Tuple[int, int]]]:
@@ -299,7 +306,7 @@ class EntQAReader(KBTorchPipe):
         gamma = self.settings.threshold if threshold is None else threshold
         if self.settings.reader_mode == "joint":
             return self._joint_raw([doc], gamma)[0]
-        passages = [(q, rows[: self.settings.top_k]) for q, rows in self._passages(doc)]
+        passages = self._passages(doc, limit=self.settings.top_k)
         passages = [(q, rows) for q, rows in passages if rows]
         if not passages or self.kb.is_empty():
             return []
@@ -371,12 +378,7 @@ class EntQAReader(KBTorchPipe):
         return merge_predictions(by_tokens)
 
     def _predict_doc(self, doc: Doc) -> List[Prediction]:
-        by_tokens: List[Prediction] = []
-        for start_char, end_char, kb_id, score in self.raw_predictions(doc):
-            tokens = char_span_to_token_span(doc, start_char, end_char)
-            if tokens is not None:
-                by_tokens.append((tokens[0], tokens[1], kb_id, score))
-        return merge_predictions(by_tokens)
+        return self._by_tokens(doc, self.raw_predictions(doc))
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[List[Prediction]]) -> None:
         key = self.settings.spans_key
