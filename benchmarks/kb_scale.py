@@ -285,14 +285,14 @@ class SyntheticKB:
         return alias, [self.ids[r] for r in unique], priors
 
 
-def run_kb(n: int, aliases_per_entity: float, seed: int, tmp_dir: Path) -> List[Row]:
+def build_synthetic_kb(n: int, aliases_per_entity: float, seed: int) -> Tuple[Any, SyntheticKB, float, float]:
+    """A :class:`SyntheticKB` of ``n`` entities built with ``KBBuilder.build(fuzzy=True)``.
+    RETURNS: (the KB, its data, ingest seconds, build seconds)."""
     from spacy_el.kb import KBBuilder
 
-    dataset = f"synthetic-{size_label(n)}-kb"
     t0 = time.perf_counter()
     data = SyntheticKB(n, aliases_per_entity, seed)
     log(f"synthetic KB: {n:,} entities, {len(data.alias_rows):,} aliases in {time.perf_counter() - t0:.1f} s")
-
     builder = KBBuilder()
     t0 = time.perf_counter()
     for i in range(n):
@@ -316,7 +316,12 @@ def run_kb(n: int, aliases_per_entity: float, seed: int, tmp_dir: Path) -> List[
     del builder
     gc.collect()
     log(f"KBBuilder.build(fuzzy=True) {build_s:.1f} s: {kb}")
+    return kb, data, ingest_s, build_s
 
+
+def run_kb(n: int, aliases_per_entity: float, seed: int, tmp_dir: Path) -> List[Row]:
+    dataset = f"synthetic-{size_label(n)}-kb"
+    kb, data, ingest_s, build_s = build_synthetic_kb(n, aliases_per_entity, seed)
     entity_bytes = sum(kb.entities.memory_usage().values())
     alias_usage = kb.aliases.memory_usage()
     alias_bytes = sum(alias_usage.values())

@@ -15,7 +15,7 @@ identical by construction; ``tests/kb/test_lookup_batch.py`` compares both paths
 the ``top_k`` cut are array operations over the whole batch, and each distinct mention text is looked up once.
 """
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy.strings import hash_string
@@ -55,21 +55,32 @@ def normalized_unique(table: AliasTable) -> np.ndarray:
 def simple_candidates(table: AliasTable) -> np.ndarray:
     """bool (n,): whether alias row i names each entity once, with strictly decreasing priors: its stored order is
     then the look-up's, with no tie for the entity frequency to break (derived once per table)."""
-    cached = table.__dict__.get("_simple_candidates")
+    return _candidate_flags(table)[0]
+
+
+def repeated_entities(table: AliasTable) -> np.ndarray:
+    """bool (n,): whether alias row i names an entity twice (the general path then keeps the entity's best prior)."""
+    return _candidate_flags(table)[1]
+
+
+def _candidate_flags(table: AliasTable) -> Tuple[np.ndarray, np.ndarray]:
+    cached = table.__dict__.get("_candidate_flags")
     if cached is not None:
         return cached
     counts = np.diff(table.cand_offsets)
     owners = np.repeat(np.arange(len(table), dtype=np.int64), counts)
     simple = np.ones(len(table), dtype=bool)
+    repeated = np.zeros(len(table), dtype=bool)
     if len(owners) > 1:
         same = owners[1:] == owners[:-1]
         priors = table.cand_priors
         simple[owners[1:][same & (priors[1:] >= priors[:-1])]] = False
         width = int(table.cand_entities.max()) + 1
         key = np.sort(owners * width + table.cand_entities)  # (alias, entity) pairs, sorted: repeats are neighbours
-        simple[key[1:][key[1:] == key[:-1]] // width] = False
-    table.__dict__["_simple_candidates"] = simple
-    return simple
+        repeated[key[1:][key[1:] == key[:-1]] // width] = True
+        simple &= ~repeated
+    table.__dict__["_candidate_flags"] = (simple, repeated)
+    return simple, repeated
 
 
 #: A slot of :func:`hash_slots`: the alias row in the low 32 bits, a bit saying whether the row's normalised form
@@ -271,63 +282,90 @@ def batch_matches(
     held_out)`` is the general path (``ElKnowledgeBase.matches`` with the call's settings), for the mentions the
     fast path does not answer. ``held_out``: per mention, its held-out counts or None (mentions with counts
     take the general path; equal texts with the same counts object are looked up once)."""
-    keys: Dict[Tuple[str, int], int] = {}
-    which = np.empty(len(texts), dtype=np.int64)
-    distinct: List[Tuple[str, Optional[object]]] = []
-    for i, text in enumerate(texts):
-        counts = held_out[i] if held_out is not None else None
-        key = (text, id(counts))
-        u = keys.get(key)
-        if u is None:
-            u = keys[key] = len(distinct)
-            distinct.append((text, counts))
-        which[i] = u
-    fast_rows = _fast_rows(table, distinct)
+    distinct, which = _distinct(texts, held_out)
+    n = len(distinct)
+    fast_rows = _fast_rows(table, [text for text, _ in distinct], [counts is None for _, counts in distinct])
     fast = np.flatnonzero(fast_rows >= 0)
-    fast = _without_repeated_entities(table, fast_rows[fast], fast)
-    parts: Dict[int, Tuple[np.ndarray, ...]] = {}
+    fast = fast[~repeated_entities(table)[fast_rows[fast]]]
+    lengths = np.zeros(n, dtype=np.int64)
     if len(fast):
-        parts.update(_ranked_fast(table, frequencies, fast, fast_rows[fast], k))
-    fast_set = set(fast.tolist())
-    for u, (text, counts) in enumerate(distinct):
-        if u not in fast_set:
-            parts[u] = _from_matches(general(text, counts))
-    return _assemble(parts, len(distinct), which)
+        entities, priors, segment, rank = _ranked_fast(table, frequencies, fast_rows[fast], k)
+        lengths[fast] = np.bincount(segment, minlength=len(fast))
+    slow = np.ones(n, dtype=bool)
+    slow[fast] = False
+    slow_parts = [(u, _from_matches(general(*distinct[u]))) for u in np.flatnonzero(slow).tolist()]
+    for u, part in slow_parts:
+        lengths[u] = len(part[0])
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    columns = [np.zeros(total, dtype) for dtype in (np.int64, np.int8, np.float32, np.float64, np.int64)]
+    out_rows, out_tiers, out_priors, out_scores, out_aliases = columns
+    if len(fast):
+        at = offsets[fast][segment] + rank
+        out_rows[at] = entities
+        out_priors[at] = priors
+        out_scores[at] = 1.0
+        out_aliases[at] = fast_rows[fast][segment]
+    for u, part in slow_parts:
+        for column, values in zip(columns, part):
+            column[offsets[u] : offsets[u + 1]] = values
+    return BatchMatches(offsets, *columns, which=which)
 
 
-def _fast_rows(table: AliasTable, distinct: Sequence[Tuple[str, Optional[object]]]) -> np.ndarray:
-    """int64 (U,): per distinct mention, the alias row that alone answers it, or -1 (see :func:`exact_only_row`)."""
-    out = np.full(len(distinct), -1, dtype=np.int64)
+def _distinct(
+    texts: Sequence[str], held_out: Optional[Sequence[Optional[object]]],
+) -> Tuple[List[Tuple[str, Optional[object]]], np.ndarray]:
+    """(distinct (text, held-out counts) pairs, int64 (M,) each text's pair): equal texts with the same counts
+    object (or none) are one."""
+    index: Dict[Any, int] = {}
+    if held_out is None:
+        which = [index.setdefault(text, len(index)) for text in texts]
+        distinct = [(text, None) for text in index]
+    else:
+        keys = [(text, id(counts)) for text, counts in zip(texts, held_out)]
+        which = [index.setdefault(key, len(index)) for key in keys]
+        first = {}
+        for i, u in enumerate(which):
+            first.setdefault(u, i)
+        distinct = [(texts[i], held_out[i]) for i in first.values()]
+    return distinct, np.asarray(which, dtype=np.int64)
+
+
+def _fast_rows(table: AliasTable, texts: Sequence[str], allowed: Sequence[bool]) -> np.ndarray:
+    """int64 (U,): per text, the alias row that alone answers it, or -1 (see :meth:`FastPath.row_of`; a text
+    whose ``allowed`` is False gets -1). Hash look-ups and the check of each matched alias's bytes are array
+    operations over all the texts."""
+    out = np.full(len(texts), -1, dtype=np.int64)
     hashes, n = table.exact_index.hashes, len(table.exact_index.hashes)
-    if not n or not distinct:
+    if not n or not len(texts):
         return out
-    query = np.fromiter((hash_string(text) for text, _ in distinct), dtype=np.uint64, count=len(distinct))
+    encoded = [text.encode("utf8") for text in texts]
+    query = np.fromiter((hash_string(text) for text in texts), dtype=np.uint64, count=len(texts))
     pos = np.minimum(hashes.searchsorted(query), n - 1)
     alone = (pos + 1 >= n) | (hashes[np.minimum(pos + 1, n - 1)] != query)  # no second alias with this hash
-    found = (hashes[pos] == query) & alone
-    rows = table.exact_index.rows[pos]
+    rows = table.exact_index.rows[pos].astype(np.int64)
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(texts))
+    offsets = table.aliases.offsets
+    found = (hashes[pos] == query) & alone & np.asarray(allowed, dtype=bool) & (lengths > 0)
+    found &= (offsets[rows + 1] - offsets[rows]) == lengths
     found &= normalized_unique(table)[rows]
-    aliases = table.aliases
-    for u in np.flatnonzero(found).tolist():
-        text, counts = distinct[u]
-        row = rows.item(u)
-        if counts is None and aliases.bytes_at(row) == text.encode("utf8"):
-            out[u] = row
+    candidates = np.flatnonzero(found)
+    if not len(candidates):
+        return out
+    # The bytes of each candidate alias against the text's: one comparison over all of them.
+    cand_lengths = lengths[candidates]
+    query_starts = (np.cumsum(lengths) - lengths)[candidates]
+    alias_starts = offsets[rows[candidates]]
+    segment = np.repeat(np.arange(len(candidates)), cand_lengths)
+    within = np.arange(int(cand_lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(cand_lengths) - cand_lengths, cand_lengths)
+    query_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    same = query_bytes[query_starts[segment] + within] == table.aliases.data[alias_starts[segment] + within]
+    differ = np.zeros(len(candidates), dtype=bool)
+    differ[segment[~same]] = True
+    verified = candidates[~differ]
+    out[verified] = rows[verified]
     return out
-
-
-def _without_repeated_entities(table: AliasTable, rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """``positions`` without those whose alias (``rows``) names an entity twice (left to the general path)."""
-    if not len(rows):
-        return positions
-    idx, segment = _gather(table, rows)
-    entities = table.cand_entities[idx]
-    order = np.lexsort((entities, segment))
-    repeated = (segment[order][1:] == segment[order][:-1]) & (entities[order][1:] == entities[order][:-1])
-    if not repeated.any():
-        return positions
-    bad = np.unique(segment[order][1:][repeated])
-    return np.delete(positions, bad)
 
 
 def _gather(table: AliasTable, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -342,32 +380,24 @@ def _gather(table: AliasTable, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray
 
 
 def _ranked_fast(
-    table: AliasTable, frequencies: np.ndarray, positions: np.ndarray, rows: np.ndarray, k: Optional[int],
-) -> Dict[int, Tuple[np.ndarray, ...]]:
-    """The fast mentions' candidates, ranked as the general path ranks one alias's (prior, then frequency, then
-    entity row) and cut to ``k``: distinct mention -> (entity rows, tiers, priors, scores, alias rows)."""
+    table: AliasTable, frequencies: np.ndarray, rows: np.ndarray, k: Optional[int],
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates of the aliases ``rows``, ranked as the general path ranks one alias's (prior, then
+    frequency, then entity row) and cut to ``k``: (entity rows, priors, segment: the alias's position in
+    ``rows``, rank within it), segment by segment."""
     idx, segment = _gather(table, rows)
     entities = table.cand_entities[idx].astype(np.int64)
     priors = table.cand_priors[idx]
-    freq = frequencies[entities].astype(np.float64)
-    order = np.lexsort((entities, -freq, -priors.astype(np.float64), segment))
-    entities, priors, segment = entities[order], priors[order], segment[order]
+    if not bool(simple_candidates(table)[rows].all()):  # stored order is the look-up's only for simple aliases
+        freq = frequencies[entities].astype(np.float64)
+        order = np.lexsort((entities, -freq, -priors.astype(np.float64), segment))
+        entities, priors = entities[order], priors[order]
     counts = np.bincount(segment, minlength=len(rows))
-    ends = np.cumsum(counts)
+    rank = np.arange(len(segment), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     if k is not None:
-        rank = np.arange(len(segment)) - np.repeat(ends - counts, counts)
         keep = rank < k
-        entities, priors, segment = entities[keep], priors[keep], segment[keep]
-        counts = np.minimum(counts, k)
-        ends = np.cumsum(counts)
-    starts = ends - counts
-    alias_rows = rows[segment]
-    tiers = np.zeros(len(entities), dtype=np.int8)
-    scores = np.ones(len(entities), dtype=np.float64)
-    return {
-        u: (entities[s:e], tiers[s:e], priors[s:e], scores[s:e], alias_rows[s:e])
-        for u, s, e in zip(positions.tolist(), starts.tolist(), ends.tolist())
-    }
+        entities, priors, segment, rank = entities[keep], priors[keep], segment[keep], rank[keep]
+    return entities, priors, segment, rank
 
 
 def _from_matches(found: Sequence["Match"]) -> Tuple[np.ndarray, ...]:
@@ -378,19 +408,6 @@ def _from_matches(found: Sequence["Match"]) -> Tuple[np.ndarray, ...]:
         np.asarray([m.score for m in found], dtype=np.float64),
         np.fromiter((m.alias_row for m in found), dtype=np.int64, count=len(found)),
     )
-
-
-def _assemble(parts: Dict[int, Tuple[np.ndarray, ...]], n_distinct: int, which: np.ndarray) -> BatchMatches:
-    ordered = [parts[u] for u in range(n_distinct)]
-    lengths = np.fromiter((len(p[0]) for p in ordered), dtype=np.int64, count=n_distinct)
-    offsets = np.zeros(n_distinct + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    dtypes = (np.int64, np.int8, np.float32, np.float64, np.int64)
-    columns = [
-        np.concatenate([p[c] for p in ordered]).astype(dtype, copy=False) if ordered else np.zeros(0, dtype)
-        for c, dtype in enumerate(dtypes)
-    ]
-    return BatchMatches(offsets, *columns, which=which)
 
 
 __all__ = ["BatchMatches", "FastPath", "TIER_NAMES", "batch_matches", "hash_slots", "normalized_unique"]

@@ -16,9 +16,12 @@ def normalize_alias(text: str) -> str:
     "The Beatles" -> "beatles", "Zürich" -> "zurich", "Obama's" -> "obama", "U.S." -> "us",
     "Lord_Byron" -> "lord byron". Returns "" for text with no word characters.
     """
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    text = text.casefold()
+    if text.isascii():  # NFKD leaves ASCII as it is and it has no combining marks: skip the per-character pass
+        text = text.lower()  # casefold() of ASCII
+    else:
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
+        text = text.casefold()
     text = _POSSESSIVE.sub("", text)
     text = _DELETED.sub("", text)
     text = _TO_SPACE.sub(" ", text).strip()

@@ -1,0 +1,210 @@
+"""KB look-up speed (issue 70, section 3): the exact-alias fast path against spaCy's ``InMemoryLookupKB`` on the same
+KB in the same run, and the batch look-up of the candidate generators.
+
+    python -m benchmarks.kb_lookup                         # 1M synthetic entities: benchmarks/results/kb_lookup.json
+    python -m benchmarks.kb_lookup --n-entities 100000     # a smaller KB: benchmarks/tmp/kb_lookup_100k.json
+
+The KB is ``benchmarks.kb_scale``'s synthetic one (people, organisations, places and works with Wikipedia-like
+aliases), saved and loaded memory-mapped as a pipeline loads it. Systems, each timed on the same mentions in
+interleaved rounds (the best round counts, so that a busy spell of the shared machine falls on one round of
+every system rather than on every round of one):
+
+- ``el_kb``: ``kb.lookup`` (CandidateHit records with entity ids) and ``kb.matches`` (KB rows), fast path first;
+- ``el_kb_general``: the same look-up through the three tiers only (``kb._general_matches``), as every mention
+  was looked up before the fast path: the before/after of this change in one run;
+- ``spacy InMemoryLookupKB``: ``get_alias_candidates`` on the KB exported with ``interop.to_in_memory_lookup_kb``
+  (spaCy's exact-alias look-up: Candidate objects holding hashes, no strings);
+- ``alias_generator``: ``AliasCandidates(top_k=30)`` on batches of mentions (one ``kb.matches_batch`` per batch),
+  and ``alias_generator_per_mention``, the general path per mention as the generator looked up before.
+
+Mentions: KB aliases drawn uniformly (``exact``), and nine in ten of them with one in ten of their upper-case or
+"The ..." forms that no alias matches as written (``mixed``: the normalised tier, which has no fast path).
+"""
+import argparse
+import gc
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence
+
+import numpy as np
+
+from .kb_scale import build_synthetic_kb, log_rows, size_label
+from .results_io import RESULTS_DIR, ROOT, write_results
+from .results_io import row as result_row
+
+COMMAND = "python -m benchmarks.kb_lookup"
+SYSTEM, GENERAL, PEER = "el_kb", "el_kb_general", "spacy InMemoryLookupKB"
+Row = Dict[str, Any]
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def row(system: str, dataset: str, metric: str, value: float, notes: str) -> Row:
+    return result_row(system, dataset, metric, round(float(value), 2), notes)
+
+
+def best_rounds(fns: Dict[str, Callable[[], Any]], rounds: int) -> Dict[str, float]:
+    """Seconds of the fastest of ``rounds`` calls of each function, the rounds interleaved over the functions."""
+    for fn in fns.values():
+        fn()  # warm-up: page faults of the mapped arrays, the fast path's hash table
+    best = {name: float("inf") for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            started = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best
+
+
+def general_lookup(kb: Any, text: str) -> List[Any]:
+    """``kb.lookup(text)`` as it was before the fast path: the three tiers, then a record per candidate."""
+    from spacy_el.kb.alias_table import CandidateHit
+
+    ids, aliases = kb.entities.ids, kb.aliases.aliases
+    return [CandidateHit(ids[m.entity_row], m.entity_row, m.prior, aliases[m.alias_row], m.match, m.score)
+            for m in kb._general_matches(text)]
+
+
+def lookup_rows(kb: Any, peer: Any, queries: Dict[str, List[str]], dataset: str, rounds: int, note: str) -> List[Row]:
+    """µs per call of each single look-up, exact aliases and normalised forms."""
+    exact = queries["exact"]
+    fns = {
+        "lookup": lambda: [kb.lookup(q) for q in exact],
+        "matches": lambda: [kb.matches(q) for q in exact],
+        "general": lambda: [general_lookup(kb, q) for q in exact],
+        "peer": lambda: [peer.get_alias_candidates(q) for q in exact],
+    }
+    seconds = {name: value / len(exact) * 1e6 for name, value in best_rounds(fns, rounds).items()}
+    ratio = seconds["lookup"] / seconds["peer"]
+    n_cands = float(np.mean([len(peer.get_alias_candidates(q)) for q in exact]))
+    what = f"{len(exact):,} KB aliases drawn uniformly, {n_cands:.2f} candidates each on average; best of {rounds} rounds"
+    rows = [
+        row(SYSTEM, dataset, "lookup_us_exact", seconds["lookup"],
+            f"kb.lookup (top_k None); {what}; {ratio:.2f}x spaCy's get_alias_candidates in the same rounds; {note}"),
+        row(SYSTEM, dataset, "matches_us_exact", seconds["matches"], f"kb.matches (rows, no strings); {what}; {note}"),
+        row(GENERAL, dataset, "lookup_us_exact", seconds["general"], f"the three tiers for every mention; {what}; {note}"),
+        row(PEER, dataset, "lookup_us_exact", seconds["peer"], f"get_alias_candidates; {what}; {note}"),
+    ]
+    normalized = queries["normalized"]
+    fns = {"lookup": lambda: [kb.lookup(q) for q in normalized], "general": lambda: [general_lookup(kb, q) for q in normalized]}
+    seconds = {name: value / len(normalized) * 1e6 for name, value in best_rounds(fns, rounds).items()}
+    what = f"{len(normalized):,} upper-case or 'The ...' forms of KB aliases; best of {rounds} rounds; {note}"
+    rows += [
+        row(SYSTEM, dataset, "lookup_us_normalized", seconds["lookup"], f"kb.lookup (no fast path for this tier); {what}"),
+        row(GENERAL, dataset, "lookup_us_normalized", seconds["general"], f"the three tiers; {what}"),
+    ]
+    return rows
+
+
+def per_mention_generator(kb: Any, texts: Sequence[str], top_k: int) -> List[Any]:
+    """The alias generator's lists as it made them before the batch look-up: the general path per distinct text."""
+    from spacy_el.candidates.types import TIER_CODES, MentionCandidates
+
+    found: Dict[str, Any] = {}
+    for text in texts:
+        if text not in found:
+            hits = kb._general_matches(text, top_k=top_k)
+            priors = [m.prior * m.score for m in hits]
+            found[text] = MentionCandidates.from_lists(
+                [m.entity_row for m in hits], priors, [TIER_CODES[m.match] for m in hits], [float("nan")] * len(hits), priors,
+            )
+    return [found[text] for text in texts]
+
+
+def batch_rows(kb: Any, mentions: Dict[str, List[str]], dataset: str, batch_size: int, rounds: int, note: str) -> List[Row]:
+    """mentions/s of the alias generator over batches of mentions (batch look-up), and per mention as before."""
+    from spacy_el.candidates import AliasCandidates
+
+    generator = AliasCandidates(top_k=30)
+    rows = []
+    for kind, texts in mentions.items():
+        batches = [texts[i : i + batch_size] for i in range(0, len(texts), batch_size)]
+        subset = texts[: max(batch_size, len(texts) // 10)]  # the old path is slow: a tenth of the mentions
+        fns = {
+            "batch": lambda: [generator.lookup_texts(kb, batch) for batch in batches],
+            "matches_batch": lambda: [kb.matches_batch(batch, top_k=30) for batch in batches],
+            "per_mention": lambda: per_mention_generator(kb, subset, 30),
+        }
+        seconds = best_rounds(fns, rounds)
+        what = f"best of {rounds} rounds; {note}"
+        rows += [
+            row("alias_generator", f"{dataset}:{kind}", "mentions_per_s", len(texts) / seconds["batch"],
+                f"AliasCandidates(top_k=30) on {len(texts):,} mentions in batches of {batch_size:,} (kb.matches_batch); {what}"),
+            row("kb_matches_batch", f"{dataset}:{kind}", "mentions_per_s", len(texts) / seconds["matches_batch"],
+                f"kb.matches_batch(top_k=30) alone, same batches; {what}"),
+            row("alias_generator_per_mention", f"{dataset}:{kind}", "mentions_per_s", len(subset) / seconds["per_mention"],
+                f"the general path per mention (the generator before the batch look-up), {len(subset):,} of the mentions; {what}"),
+        ]
+    return rows
+
+
+def queries_of(kb: Any, aliases: Sequence[str], n: int, rng: np.random.Generator) -> Dict[str, List[str]]:
+    """Exact aliases, and upper-case / "The ..." forms that are no alias as written (kb_scale.lookup_queries')."""
+    exact = [aliases[int(i)] for i in rng.integers(0, len(aliases), size=n)]
+    normalized = [a.upper() if a.upper() != a else f"The {a}" for a in exact]
+    return {"exact": exact, "normalized": [q for q in normalized if not kb.aliases.exact_rows(q)]}
+
+
+def main() -> None:
+    args = parse_args()
+    from spacy.vocab import Vocab
+
+    from spacy_el.kb import ElKnowledgeBase
+    from spacy_el.kb.interop import to_in_memory_lookup_kb
+
+    n = args.n_entities
+    dataset = f"synthetic-{size_label(n)}-kb"
+    out = Path(args.out) if args.out else RESULTS_DIR / "kb_lookup.json" if n == 1_000_000 else ROOT / "benchmarks" / "tmp" / f"kb_lookup_{size_label(n)}.json"
+    note = f"2 cores shared with other jobs (load average {os.getloadavg()[0]:.1f} at the start)"
+    tmp = ROOT / "benchmarks" / "tmp" / "kb_lookup"
+    shutil.rmtree(tmp, ignore_errors=True)
+    built, data, _, _ = build_synthetic_kb(n, args.aliases_per_entity, args.seed)
+    built.to_disk(tmp / "kb")
+    aliases = list(data.alias_rows)
+    del built, data
+    gc.collect()
+    kb = ElKnowledgeBase.load(tmp / "kb", mmap=True, verify=False)
+    started = time.perf_counter()
+    kb.lookup(aliases[0])
+    fast_s = time.perf_counter() - started
+    rows = [row(SYSTEM, dataset, "fast_path_build_s", fast_s,
+                f"the fast path's hash table over {kb.n_aliases:,} aliases, built at the first look-up after loading; {note}")]
+    log(f"fast path built in {fast_s:.2f} s; exporting to spaCy's InMemoryLookupKB")
+    peer = to_in_memory_lookup_kb(kb, Vocab())
+    rng = np.random.default_rng(args.seed)
+    queries = queries_of(kb, aliases, args.n_lookups, rng)
+    rows += lookup_rows(kb, peer, queries, dataset, args.rounds, note)
+    log_rows(rows)
+    del peer
+    gc.collect()
+    exact = [aliases[int(i)] for i in rng.integers(0, len(aliases), size=args.n_mentions)]
+    variants = queries_of(kb, aliases, args.n_mentions, rng)["normalized"]
+    mixed = [variants[i % len(variants)] if i % 10 == 9 else text for i, text in enumerate(exact)]
+    new_rows = batch_rows(kb, {"exact": exact, "mixed": mixed}, dataset, args.batch_size, args.rounds, note)
+    log_rows(new_rows)
+    rows += new_rows
+    write_results(out, COMMAND, rows)
+    shutil.rmtree(tmp, ignore_errors=True)
+    log(f"wrote {out}")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n-entities", type=int, default=1_000_000)
+    parser.add_argument("--aliases-per-entity", type=float, default=3.3)
+    parser.add_argument("--n-lookups", type=int, default=20_000, help="single look-ups per system and round")
+    parser.add_argument("--n-mentions", type=int, default=100_000, help="mentions per batch-generator round")
+    parser.add_argument("--batch-size", type=int, default=1000, help="mentions per generator call")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    main()
