@@ -19,6 +19,10 @@ every system rather than on every round of one):
 
 Mentions: KB aliases drawn uniformly (``exact``), and nine in ten of them with one in ten of their upper-case or
 "The ..." forms that no alias matches as written (``mixed``: the normalised tier, which has no fast path).
+
+``hybrid_fast_skip_confident_hnsw`` (``--hybrid-mentions``, default 2,000): the hybrid generator with every speed
+setting of docs/candidates.md on GUM test's linked names against the demo KB, with the batch look-up and with the
+per-mention one in the same rounds (:func:`hybrid_rows`); kb/eval and a trained encoder are not needed.
 """
 import argparse
 import gc
@@ -32,7 +36,8 @@ from typing import Any, Callable, Dict, List, Sequence
 import numpy as np
 
 from .kb_scale import build_synthetic_kb, log_rows, size_label
-from .results_io import RESULTS_DIR, ROOT, write_results
+from .common import SHARED_DATA
+from .results_io import RESULTS_DIR, ROOT, merge_rerun, write_results
 from .results_io import row as result_row
 
 COMMAND = "python -m benchmarks.kb_lookup"
@@ -143,6 +148,76 @@ def batch_rows(kb: Any, mentions: Dict[str, List[str]], dataset: str, batch_size
     return rows
 
 
+class PerMentionAlias:
+    """``AliasCandidates`` as it was before the batch look-up (the general path per distinct text), for the
+    hybrid generator's before/after in one run."""
+
+    name = "alias"
+
+    def __init__(self, top_k: int) -> None:
+        self.top_k = top_k
+
+    def __call__(self, kb: Any, mentions: Sequence[Any], held_out: Any = None) -> List[Any]:
+        from spacy_el.candidates.types import MentionCandidates
+
+        return [MentionCandidates.empty() if kb.is_empty() or not found_text.strip() else found
+                for found_text, found in zip([m.text for m in mentions],
+                                             per_mention_generator(kb, [m.text for m in mentions], self.top_k))]
+
+
+def hybrid_rows(data: Path, n_mentions: int, rounds: int, note: str) -> List[Row]:
+    """mentions/s of the hybrid generator with every speed setting of docs/candidates.md (an encoder of MiniLM's
+    first 3 layers with windows without overlap, an HNSW32 index, ``skip_dense_above = 0.9``), on GUM test's
+    gold names against the demo KB (assets/kb, MiniLM vectors), with the batch look-up and with the per-mention
+    one, in the same rounds. The encoder is untrained: its speed is the trained one's (same layers, same windows);
+    which mentions skip it depends on the alias table only."""
+    import torch
+
+    from spacy_el.candidates import AliasCandidates, DenseCandidates, HybridCandidates
+    from spacy_el.candidates.mention_encoder import MentionEncoder
+    from spacy_el.corpora import read_gum
+    from spacy_el.extensions import is_linked
+    from spacy_el.kb import KBBuilder
+    from spacy_el.kb.build_steps import attach_dense_index, compute_entity_vectors
+    from spacy_el.kb.encoder import encoder_fingerprint
+
+    torch.set_num_threads(2)
+    builder = KBBuilder()
+    builder.read_entities_jsonl(ROOT / "assets" / "kb" / "entities.jsonl", progress=False)
+    builder.read_aliases_jsonl(ROOT / "assets" / "kb" / "aliases.jsonl", progress=False)
+    kb = builder.build()
+    kb.set_vectors(compute_entity_vectors(kb, progress=False), encoder=encoder_fingerprint())
+    attach_dense_index(kb, "HNSW32", ef_construction=200, ef_search=64)
+    folder = ROOT / "benchmarks" / "tmp" / "kb_lookup_encoder"
+    MentionEncoder.from_base(layers=3, window_tokens=32, window_stride=32, mentions_per_batch=1024,
+                             windows_per_batch=32).save(folder)
+    # Linked names (a capital letter), as AIDA's mentions are: candidates.py's gum-test:names.
+    spans = [span for doc in read_gum(data / "gum", "test") for span in doc.spans["mentions"]
+             if is_linked(span.kb_id_) and any(c.isupper() for c in span.text)]
+    spans = spans[:n_mentions]
+    dense = DenseCandidates(top_k=30, encoder=folder, cache_size=0)
+    new = HybridCandidates(AliasCandidates(top_k=30), dense, top_k=30, skip_dense_above=0.9)
+    old = HybridCandidates(PerMentionAlias(30), dense, top_k=30, skip_dense_above=0.9)  # type: ignore[arg-type]
+    alias_new, alias_old = AliasCandidates(top_k=30), PerMentionAlias(30)
+    seconds = best_rounds({
+        "hybrid": lambda: new(kb, spans), "hybrid_old": lambda: old(kb, spans),
+        "alias": lambda: alias_new(kb, spans), "alias_old": lambda: alias_old(kb, spans),
+    }, rounds)
+    skipped = len(spans) - len(new.needs_dense(spans, alias_new(kb, spans)))
+    what = (f"{len(spans):,} GUM test gold names in one call against the demo KB ({kb.n_entities:,} entities); "
+            f"{skipped:,} skip the encoder; best of {rounds} rounds, {torch.get_num_threads()} torch threads; {note}")
+    dataset = "gum-test:names"
+    return [
+        row("hybrid_fast_skip_confident_hnsw", dataset, "mentions_per_s", len(spans) / seconds["hybrid"],
+            f"batch look-up; untrained 3-layer MiniLM, windows of 32 without overlap, HNSW32 (ef_search 64); {what}"),
+        row("hybrid_fast_skip_confident_hnsw_per_mention", dataset, "mentions_per_s", len(spans) / seconds["hybrid_old"],
+            f"the same with the per-mention look-up (before); {what}"),
+        row("alias_generator", dataset, "mentions_per_s", len(spans) / seconds["alias"], f"AliasCandidates(top_k=30); {what}"),
+        row("alias_generator_per_mention", dataset, "mentions_per_s", len(spans) / seconds["alias_old"],
+            f"the general path per mention (before); {what}"),
+    ]
+
+
 def queries_of(kb: Any, aliases: Sequence[str], n: int, rng: np.random.Generator) -> Dict[str, List[str]]:
     """Exact aliases, and upper-case / "The ..." forms that are no alias as written (kb_scale.lookup_queries')."""
     exact = [aliases[int(i)] for i in rng.integers(0, len(aliases), size=n)]
@@ -188,8 +263,14 @@ def main() -> None:
     new_rows = batch_rows(kb, {"exact": exact, "mixed": mixed}, dataset, args.batch_size, args.rounds, note)
     log_rows(new_rows)
     rows += new_rows
-    write_results(out, COMMAND, rows)
     shutil.rmtree(tmp, ignore_errors=True)
+    del kb
+    gc.collect()
+    if args.hybrid_mentions:
+        new_rows = hybrid_rows(Path(args.data), args.hybrid_mentions, min(args.rounds, 3), note)  # seconds a call
+        log_rows(new_rows)
+        rows += new_rows
+    write_results(out, COMMAND, merge_rerun(out, rows, COMMAND) if args.merge else rows)
     log(f"wrote {out}")
 
 
@@ -202,6 +283,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=1000, help="mentions per generator call")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hybrid-mentions", type=int, default=2000,
+                        help="GUM test mentions of the hybrid rows (0: no hybrid rows)")
+    parser.add_argument("--data", default=str(SHARED_DATA), help="../shared/data (GUM for the hybrid rows)")
+    parser.add_argument("--merge", action="store_true", help="merge the rows into --out's earlier ones")
     parser.add_argument("--out", default=None)
     return parser.parse_args()
 
