@@ -202,10 +202,25 @@ class FastPath:
         looking up, else None (the general path answers). One function with its readers in local variables, and
         ``tuple.__new__`` makes the named tuples without running their Python ``__new__``: the look-up costs a
         few microseconds, and each call or attribute lookup is a visible share of it."""
-        value = self.slot_of(text)
-        if value < 0 or not value & _UNIQUE:
+        # slot_of, inlined.
+        h = hash_string(text)
+        fingerprint = h >> _FINGERPRINT_SHIFT
+        mask, slot_value, alias_offset, alias_bytes = self.mask, self._slot, self._alias_offset, self._alias_bytes
+        slot = h & mask
+        encoded = None
+        while True:
+            value = slot_value(slot)
+            row = value & _ROW_MASK
+            if row == _ROW_MASK:
+                return None
+            if value >> _FINGERPRINT_SHIFT == fingerprint:
+                if encoded is None:
+                    encoded = text.encode("utf8")
+                if alias_bytes[alias_offset(row) : alias_offset(row + 1)] == encoded:
+                    break
+            slot = (slot + 1) & mask
+        if not value & _UNIQUE:
             return None
-        row = value & _ROW_MASK
         start, end = self._cand_offset(row), self._cand_offset(row + 1)
         id_offset, id_bytes = self._id_offset, self._id_bytes
         if end - start == 1:  # most aliases: no slice objects
