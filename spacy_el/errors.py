@@ -198,6 +198,16 @@ class Errors(metaclass=ErrorsWithCodes):
     E540 = "Cannot create the output folder {path}: {reason}. Give a folder that can be created."
     E541 = ("Cannot write the output in {path}: {reason}. The chunks committed so far are kept: fix the cause (free "
             "disk space, for one) and run again with --resume to go on.")
+    # annotate: the carried columns of Parquet output, one schema for every part (spacy_el/annotate/carried.py)
+    E550 = ("The carried field {field!r} of document {doc_id!r} holds {value_type}, where the Parquet column holds "
+            "{column_type}, as the output's first part fixed it (recorded in manifest.json; every part shares "
+            "it): give the field one type in every record (or give a Parquet input, whose schema is declared), "
+            "or write JSONL.")
+    E551 = ("Document {doc_id!r} carries the field {field!r}, which the Parquet output's first part has no column "
+            "for (its columns are recorded in manifest.json; every part shares them): give the field in the "
+            "first documents too (null where it has no value), or write JSONL.")
+    E552 = ("Cannot resume {path}: {what}, so the new parts would not read as one dataset with the committed "
+            "ones. Give the input and output of that run, or start afresh with --overwrite.")
 
     # -- E6xx: corpora and dataset recipes ---------------------------------------------------------------------
     E601 = "AIDA+ reader: {path} does not exist; run `python -m spacy project run convert-aida` first."

@@ -23,7 +23,8 @@ from ..errors import Errors
 from .compute import ConfiguredPipeline, InProcessEngine, error_text, pipeline_identity
 from .readers import InputDoc, open_reader
 from .records import doc_record, encodable, merge_record, unencodable
-from .writers import OutputDir, carried_columns, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
+from .carried import carried_columns, conform
+from .writers import OutputDir, docbin_bytes, jsonl_bytes, output_format_of, parquet_bytes
 
 ENGINES = ("local", "ray")
 
@@ -143,8 +144,8 @@ def annotate(
         component_settings = {name: dict(changes) for name, changes in component_settings.items()}
         settings["component_settings"] = component_settings  # only when given: older manifests resume as before
         pipeline = _configured(pipeline, component_settings)
-    out = OutputDir(Path(output), fmt, settings)
-    carried_schema = reader.carried_schema() if fmt == "parquet" and reader.format == "parquet" else None
+    declared = fmt == "parquet" and reader.format == "parquet"  # else the first part fixes the carried columns
+    out = OutputDir(Path(output), fmt, settings, reader.carried_schema() if declared else None)
 
     with contextlib.ExitStack() as stack:
         # OUTPUT locked first, so that it is released last, once the engine has stopped.
@@ -182,17 +183,20 @@ def annotate(
                         problem = error_text(err)
                 made.append(output)
                 problems[i] = problem
-            schema = carried_schema
-            if fmt == "parquet" and schema is None:  # the columns' types from this chunk's records
+            schema = out.carried_schema  # the run's, once its first part (or a Parquet input) fixed it
+            if fmt == "parquet" and not declared:  # one schema for every part, so they read as one dataset
                 kept = [i for i, output in enumerate(made) if problems[i] is None]
-                schema, rejected = carried_columns([made[i] for i in kept])
+                if schema is None:  # the first part: the columns' types from its records
+                    schema, rejected = carried_columns([made[i] for i in kept])
+                else:
+                    rejected = conform([made[i] for i in kept], schema)
                 for j, message in rejected.items():
                     problems[kept[j]] = message
             errors = [{"id": encodable(item.id), "error": encodable(problem)}
                       for item, problem in zip(chunk, problems) if problem is not None]  # input order
             outputs = [output for output, problem in zip(made, problems) if problem is None]
             part = _part_bytes(outputs, fmt, schema) if outputs else None
-            out.commit(part, errors, docs_read=len(chunk), docs_written=len(outputs))
+            out.commit(part, errors, docs_read=len(chunk), docs_written=len(outputs), carried_schema=schema)
             if on_commit is not None:
                 on_commit(dict(out.state))
 

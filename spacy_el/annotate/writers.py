@@ -68,61 +68,13 @@ def jsonl_bytes(records: List[Dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records).encode("utf8")
 
 
-def _holds(value: Any, stored: Any) -> bool:
-    """Whether ``stored`` (a value converted to a column's type and back) still says all that ``value`` said: a
-    struct type drops the keys it lacks without a word."""
-    if isinstance(value, dict):
-        return isinstance(stored, dict) and all(k in stored and _holds(v, stored[k]) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return isinstance(stored, list) and len(value) == len(stored) and all(map(_holds, value, stored))
-    return value == stored or (value != value and stored != stored)  # NaN
-
-
-def carried_columns(records: List[Dict[str, Any]]) -> Tuple[Any, Dict[int, str]]:
-    """The Arrow schema of the carried fields of one chunk's records (for Parquet output from an input without
-    a schema), and the records whose field the column cannot hold, by index, each with its coded message
-    (E539). A field takes the type pyarrow infers from all its values (ints and floats: float64); where they
-    do not share one, the type of its first value, and the records whose value does not convert to it go to the
-    error log instead of stopping the run. RETURNS: (the schema, or None without carried fields; rejections)."""
-    import pyarrow as pa
-
-    from .records import OUTPUT_KEYS
-
-    names = list(dict.fromkeys(k for r in records for k in r if k not in OUTPUT_KEYS))
-    fields, rejected = [], {}
-    for name in names:
-        values = [(i, r[name]) for i, r in enumerate(records) if r.get(name) is not None]
-        try:
-            fields.append(pa.field(name, pa.array([v for _, v in values]).type))
-            continue
-        except Exception:  # ArrowInvalid, ArrowTypeError, OverflowError: values of several types
-            pass
-        column_type = None
-        for i, value in values:
-            try:
-                converted = pa.array([value], type=column_type).to_pylist()[0]
-            except Exception:
-                converted = _MISSING
-            if converted is not _MISSING and _holds(value, converted):
-                if column_type is None:
-                    column_type = pa.array([value]).type
-                continue
-            rejected.setdefault(i, Errors.E539.format(
-                field=name, doc_id=records[i].get("id"), value_type=type(value).__name__,
-                column_type=column_type if column_type is not None else "another type"))
-        fields.append(pa.field(name, column_type if column_type is not None else pa.null()))
-    return (pa.schema(fields) if fields else None), rejected
-
-
-_MISSING = object()
-
-
 def parquet_bytes(records: List[Dict[str, Any]], carried_schema=None) -> bytes:
     """A Parquet part of ``records``; ``carried_schema``: the carried columns' types (inferred from the
-    records when None: :func:`carried_columns`)."""
+    records when None: :func:`~.carried.carried_columns`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .carried import carried_columns
     from .records import arrow_schema
 
     if carried_schema is None:
@@ -159,10 +111,13 @@ def _coded_io(path: Path) -> Iterator[None]:
 class OutputDir:
     """The output directory and its committed state (the manifest's counts)."""
 
-    def __init__(self, path: Path, output_format: str, settings: Dict[str, Any]) -> None:
+    def __init__(self, path: Path, output_format: str, settings: Dict[str, Any], carried_schema=None) -> None:
+        """carried_schema: the Arrow schema of the carried columns of Parquet output, where the input declares
+        it (Parquet input); None: the first part fixes it (:meth:`commit`). Recorded in the manifest."""
         self.path = Path(path)
         self.output_format = output_format
         self.settings = settings
+        self.carried_schema = carried_schema
         self.state = {"docs_read": 0, "docs_written": 0, "docs_failed": 0, "parts": 0, "errors_bytes": 0}
 
     @property
@@ -267,9 +222,51 @@ class OutputDir:
             what = "; ".join(f"{k}: {old.get(k)!r} then, {self.settings.get(k)!r} now" for k in differ)
             raise ValueError(Errors.E510.format(path=self.path, what=what))
         self.state = counts
+        if self.output_format == "parquet":
+            self.carried_schema = self._resumed_schema(manifest_path, manifest)
 
-    def _write_manifest(self, state: Dict[str, int]) -> None:
+    def _resumed_schema(self, manifest_path: Path, manifest: Dict[str, Any]) -> Any:
+        """The carried columns' schema the resumed run's parts are written with: the manifest's, checked
+        against the input's (a Parquet input's, where it declares one) and against the first committed part
+        (E552 for a difference or a schema missing; E511 for one that is not a schema)."""
+        import pyarrow.parquet as pq
+
+        from .carried import part_schema, schema_from_text
+        from .records import OUTPUT_KEYS
+
+        try:
+            recorded = schema_from_text(manifest.get("carried_schema"))
+        except ValueError as err:
+            raise ValueError(Errors.E511.format(manifest_path=manifest_path, err=err)) from err
+        declared, what = self.carried_schema, None
+        if declared is not None and recorded is not None and not recorded.equals(declared):
+            what = (f"the input's carried columns ({_columns(declared)}) are not those manifest.json records "
+                    f"({_columns(recorded)})")
+        schema = recorded if recorded is not None else declared
+        first = self.path / part_name(0, "parquet")
+        if what is None and self.state["parts"] and schema is None:
+            what = "manifest.json records no carried columns, though parts were committed"
+        elif what is None and self.state["parts"]:
+            try:
+                written = pq.read_schema(first)
+            except Exception as err:  # missing, or not Parquet
+                what = f"the schema of {first} cannot be read ({err})"
+            else:
+                if not written.equals(part_schema(schema), check_metadata=False):
+                    carried = [f for f in written if f.name not in OUTPUT_KEYS]
+                    what = (f"{first} has the carried columns ({_columns(carried)}), manifest.json records "
+                            f"({_columns(schema)})")
+        if what is not None:
+            raise ValueError(Errors.E552.format(path=self.path, what=what))
+        return schema
+
+    def _write_manifest(self, state: Dict[str, int], carried_schema=None) -> None:
         manifest = {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "settings": self.settings, **state}
+        if self.output_format == "parquet":
+            from .carried import schema_text
+
+            manifest["carried_schema"] = schema_text(carried_schema if carried_schema is not None
+                                                     else self.carried_schema)
         write_json(self.path / MANIFEST, manifest)
 
     def _discard_uncommitted(self) -> None:
@@ -285,10 +282,17 @@ class OutputDir:
             truncate(errors, self.state["errors_bytes"])
         fsync_dir(self.path)
 
-    def commit(self, part: Optional[bytes], errors: List[Dict[str, Any]], docs_read: int, docs_written: int) -> None:
+    def commit(self, part: Optional[bytes], errors: List[Dict[str, Any]], docs_read: int, docs_written: int,
+               carried_schema=None) -> None:
         """Commit one chunk: its part (None when no document of the chunk was written), its error records and
-        the number of input documents it read."""
+        the number of input documents it read. carried_schema: the carried columns of a Parquet part; the first
+        part's is recorded in the manifest, and every later part must have it."""
         state = dict(self.state)
+        schema = self.carried_schema
+        if part is not None and schema is None:
+            schema = carried_schema
+        elif part is not None and carried_schema is not None and not carried_schema.equals(schema):
+            raise AssertionError("a Parquet part with other carried columns than the run's")  # a bug of the caller
         with _coded_io(self.path):
             if part is not None:
                 write_bytes(self.path / part_name(state["parts"], self.output_format), part)
@@ -300,8 +304,13 @@ class OutputDir:
             state["docs_read"] += docs_read
             state["docs_written"] += docs_written
             state["docs_failed"] += len(errors)
-            self._write_manifest(state)
+            self._write_manifest(state, schema)
         self.state = state
+        self.carried_schema = schema
+
+
+def _columns(schema: Any) -> str:
+    return ", ".join(f"{f.name}: {f.type}" for f in schema) or "none"
 
 
 def read_output(path: Path) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
