@@ -69,10 +69,11 @@ def candidate_lists(found: BatchMatches) -> List[MentionCandidates]:
     tier = _TIERS[found.tiers]
     rows = found.entity_rows
     offsets = found.offsets.tolist()
-    out = []
+    out, nans = [], _NANS
     for s, e in zip(offsets[:-1], offsets[1:]):
         p = prior[s:e]
-        out.append(MentionCandidates(rows[s:e], p, tier[s:e], _nan(e - s), p))
+        nan = nans.get(e - s)
+        out.append(MentionCandidates(rows[s:e], p, tier[s:e], _nan(e - s) if nan is None else nan, p))
     return out
 
 
