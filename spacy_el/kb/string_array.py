@@ -102,9 +102,14 @@ class HashIndex:
 
     def candidate_rows(self, key: str) -> np.ndarray:
         """Rows whose key has the same hash as ``key`` (usually 0 or 1 of them; verify before use)."""
-        h = np.uint64(hash_string(key))
-        lo = int(np.searchsorted(self.hashes, h, side="left"))
-        hi = int(np.searchsorted(self.hashes, h, side="right"))
+        h = hash_string(key)
+        hashes = self.hashes
+        # One binary search (a numpy uint64 scalar: a Python int below 2**63 would make numpy convert the whole
+        # array), then the equal neighbours read with .item, rather than a second search.
+        lo = hi = int(hashes.searchsorted(np.uint64(h)))
+        n = len(hashes)
+        while hi < n and hashes.item(hi) == h:
+            hi += 1
         return self.rows[lo:hi]
 
     def to_arrays(self, prefix: str) -> Dict[str, np.ndarray]:
