@@ -204,8 +204,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "it): give the field one type in every record (or give a Parquet input, whose schema is declared), "
             "or write JSONL.")
     E551 = ("Document {doc_id!r} carries the field {field!r}, which the Parquet output's first part has no column "
-            "for (its columns are recorded in manifest.json; every part shares them): give the field in the "
-            "first documents too (null where it has no value), or write JSONL.")
+            "for (its columns are recorded in manifest.json; every part shares them): give a Parquet input, whose "
+            "schema declares every column, or write JSONL.")
     E552 = ("Cannot resume {path}: {what}, so the new parts would not read as one dataset with the committed "
             "ones. Give the input and output of that run, or start afresh with --overwrite.")
 
