@@ -2,7 +2,8 @@
 
 Layout of ``OUTPUT/``::
 
-    manifest.json        the commit log: how many input documents (and parts, and error-log bytes) are committed
+    manifest.json        the commit log: how many input documents (and parts, and error-log bytes) are committed,
+                         and for Parquet output the carried columns' schema that every part shares (:mod:`.carried`)
     part-00000.jsonl     one part per committed chunk that produced documents (.jsonl, .parquet or .spacy)
     errors.jsonl         one {"id", "error"} line per document that failed
 
