@@ -173,3 +173,22 @@ def test_cli_pages_deeper_than_the_schema_fail(tmp_path):
         result = CliRunner().invoke(app, args + extra)
         assert result.exit_code == 1 and ("E327" in result.output or "E326" in result.output), result.output
         assert not (tmp_path / "kb" / "manifest.json").exists()
+
+
+@pytest.mark.hostile("writing outside the folder")
+@pytest.mark.parametrize("planted", [".from_dumps_report.json.tmp", "from_dumps_report.json"])
+def test_cli_report_is_never_written_through_a_planted_symlink(tmp_path, planted):
+    """Issue 71, defect 5: the report went through a fixed temporary name, following a symlink planted there
+    (or at the report itself) to a file outside the KB folder."""
+    wikidata, wikipedia = write_fixture_dumps(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me", encoding="utf8")
+    out = tmp_path / "kb"
+    args = ["kb", "from-dumps", str(out), "--wikidata", str(wikidata), "--wikipedia", str(wikipedia)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    (out / planted).unlink(missing_ok=True)
+    (out / planted).symlink_to(outside)
+    result = CliRunner().invoke(app, args)  # the rebuild of its own KB folder
+    assert result.exit_code == 0, result.output
+    assert outside.read_text(encoding="utf8") == "keep me"
+    assert not (out / "from_dumps_report.json").is_symlink()
