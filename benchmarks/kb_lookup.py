@@ -227,17 +227,31 @@ def queries_of(kb: Any, aliases: Sequence[str], n: int, rng: np.random.Generator
 
 def main() -> None:
     args = parse_args()
-    from spacy.vocab import Vocab
-
-    from spacy_el.kb import ElKnowledgeBase
-    from spacy_el.kb.interop import to_in_memory_lookup_kb
-
     n = args.n_entities
     dataset = f"synthetic-{size_label(n)}-kb"
     out = Path(args.out) if args.out else RESULTS_DIR / "kb_lookup.json" if n == 1_000_000 else ROOT / "benchmarks" / "tmp" / f"kb_lookup_{size_label(n)}.json"
     note = f"2 cores shared with other jobs (load average {os.getloadavg()[0]:.1f} at the start)"
     tmp = ROOT / "benchmarks" / "tmp" / "kb_lookup"
     shutil.rmtree(tmp, ignore_errors=True)
+    parts = set(args.parts.split(","))
+    rows: List[Row] = []
+    if parts & {"lookup", "batch"}:
+        rows += kb_part(args, n, dataset, note, tmp, parts)
+    if "hybrid" in parts and args.hybrid_mentions:
+        new_rows = hybrid_rows(Path(args.data), args.hybrid_mentions, min(args.rounds, 3), note)  # seconds a call
+        log_rows(new_rows)
+        rows += new_rows
+    write_results(out, COMMAND, merge_rerun(out, rows, COMMAND) if args.merge else rows)
+    log(f"wrote {out}")
+
+
+def kb_part(args: argparse.Namespace, n: int, dataset: str, note: str, tmp: Path, parts: set) -> List[Row]:
+    """The rows measured on the synthetic KB: single look-ups (``lookup``) and the batch generator (``batch``)."""
+    from spacy.vocab import Vocab
+
+    from spacy_el.kb import ElKnowledgeBase
+    from spacy_el.kb.interop import to_in_memory_lookup_kb
+
     built, data, _, _ = build_synthetic_kb(n, args.aliases_per_entity, args.seed)
     built.to_disk(tmp / "kb")
     aliases = list(data.alias_rows)
@@ -249,29 +263,26 @@ def main() -> None:
     fast_s = time.perf_counter() - started
     rows = [row(SYSTEM, dataset, "fast_path_build_s", fast_s,
                 f"the fast path's hash table over {kb.n_aliases:,} aliases, built at the first look-up after loading; {note}")]
-    log(f"fast path built in {fast_s:.2f} s; exporting to spaCy's InMemoryLookupKB")
-    peer = to_in_memory_lookup_kb(kb, Vocab())
     rng = np.random.default_rng(args.seed)
     queries = queries_of(kb, aliases, args.n_lookups, rng)
-    rows += lookup_rows(kb, peer, queries, dataset, args.rounds, note)
-    log_rows(rows)
-    del peer
-    gc.collect()
+    if "lookup" in parts:
+        log(f"fast path built in {fast_s:.2f} s; exporting to spaCy's InMemoryLookupKB")
+        peer = to_in_memory_lookup_kb(kb, Vocab())
+        rows += lookup_rows(kb, peer, queries, dataset, args.rounds, note)
+        log_rows(rows)
+        del peer
+        gc.collect()
+    else:
+        rows = []
     exact = [aliases[int(i)] for i in rng.integers(0, len(aliases), size=args.n_mentions)]
     variants = queries_of(kb, aliases, args.n_mentions, rng)["normalized"]
     mixed = [variants[i % len(variants)] if i % 10 == 9 else text for i, text in enumerate(exact)]
-    new_rows = batch_rows(kb, {"exact": exact, "mixed": mixed}, dataset, args.batch_size, args.rounds, note)
-    log_rows(new_rows)
-    rows += new_rows
-    shutil.rmtree(tmp, ignore_errors=True)
-    del kb
-    gc.collect()
-    if args.hybrid_mentions:
-        new_rows = hybrid_rows(Path(args.data), args.hybrid_mentions, min(args.rounds, 3), note)  # seconds a call
+    if "batch" in parts:
+        new_rows = batch_rows(kb, {"exact": exact, "mixed": mixed}, dataset, args.batch_size, args.rounds, note)
         log_rows(new_rows)
         rows += new_rows
-    write_results(out, COMMAND, merge_rerun(out, rows, COMMAND) if args.merge else rows)
-    log(f"wrote {out}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return rows
 
 
 def parse_args() -> argparse.Namespace:
@@ -286,6 +297,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--hybrid-mentions", type=int, default=2000,
                         help="GUM test mentions of the hybrid rows (0: no hybrid rows)")
     parser.add_argument("--data", default=str(SHARED_DATA), help="../shared/data (GUM for the hybrid rows)")
+    parser.add_argument("--parts", default="lookup,batch,hybrid", help="what to measure (comma-separated)")
     parser.add_argument("--merge", action="store_true", help="merge the rows into --out's earlier ones")
     parser.add_argument("--out", default=None)
     return parser.parse_args()

@@ -17,7 +17,7 @@ TIER_EXACT, TIER_NORMALIZED, TIER_FUZZY, TIER_NONE = 0, 1, 2, -1
 TIER_CODES = {MATCH_EXACT: TIER_EXACT, MATCH_NORMALIZED: TIER_NORMALIZED, MATCH_FUZZY: TIER_FUZZY}
 
 
-@dataclass
+@dataclass(slots=True)  # no __dict__: a batch makes one per distinct mention, and fewer objects for the collector
 class MentionCandidates:
     """A mention's candidates, best first. Every array has shape (C,).
 

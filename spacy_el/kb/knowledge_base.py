@@ -352,8 +352,8 @@ class ElKnowledgeBase(KnowledgeBase):
             raise ValueError(KBErrors.E281.format(n_held=len(held_out), n_texts=len(texts)))
         k = top_k if top_k is not None else self.settings.top_k
 
-        def general(text: str, counts: Optional[AliasCounts]) -> List[Match]:
-            return self.matches(text, top_k, fuzzy, held_out=counts or None)
+        def general(text: str, counts: Optional[AliasCounts]) -> List[Match]:  # the fast path has said no
+            return self._general_matches(text, top_k, fuzzy, held_out=counts or None)
 
         return batch_matches(self.aliases, self.entities.frequencies, texts, k, general, held_out)
 
