@@ -34,9 +34,10 @@ COMPONENT = "joint_coref_linker"
 MODES = ("global", "local", "coref")
 METRICS = ("long_doc_seconds", "long_doc_peak_rss_mb", "same_as_dense", "time_growth")
 BUNDLED_GUM = Path(__file__).resolve().parent.parent / "assets" / "corpus" / "gum"
-#: Bytes per (M + 1)^2 entry that dense Global decoding holds at once: the float32 coreference matrix, the float64
-#: graph and the dense Edmonds' float64 scores and two int32 edge maps (spacy_el/algorithms/arborescence.py).
-DENSE_BYTES_PER_PAIR = 4 + 8 + 8 + 4 + 4
+#: Bytes per mention pair that the dense prediction holds at once, at least: the float32 coreference matrix, then
+#: for Global the float64 graph and the dense Edmonds' float64 scores and two int32 edge maps
+#: (spacy_el/algorithms/arborescence.py), for Local and Coref the float32 logits with their masked copy and masks.
+DENSE_BYTES_PER_PAIR = {"global": 4 + 8 + 8 + 4 + 4, "local": 4 + 4 + 4 + 1 + 1, "coref": 4 + 4 + 4 + 1 + 1}
 
 
 def conll_texts(folder: Path) -> List[str]:
@@ -134,10 +135,18 @@ def in_child(function: Any, *args: Any) -> Any:
         return pool.apply(function, args)
 
 
-def dense_gb(tokens: int, span_ratio: float) -> float:
-    """The dense Global decoding's matrices for the mentions kept from ``tokens`` tokens, in GB."""
+def dense_gb(tokens: int, span_ratio: float, mode: str) -> float:
+    """The dense prediction's matrices in ``mode`` for the mentions kept from ``tokens`` tokens, in GB (a lower bound)."""
     mentions = math.ceil(span_ratio * tokens)
-    return DENSE_BYTES_PER_PAIR * (mentions + 1) ** 2 / 1e9
+    return DENSE_BYTES_PER_PAIR[mode] * (mentions + 1) ** 2 / 1e9
+
+
+def not_run_rows(system: str, dataset: str, tokens: int, span_ratio: float, mode: str, limit_gb: float) -> List[Row]:
+    """The rows of a dense run that is not started, with the reason: its matrices alone pass the memory limit."""
+    gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30)
+    why = (f"not run: {math.ceil(span_ratio * tokens):,} mentions need at least {dense_gb(tokens, span_ratio, mode):.0f} GB "
+           f"of dense matrices, over the {limit_gb:g} GB limit of this {gib} GiB machine")
+    return [row(system, dataset, "long_doc_seconds", None, why), row(system, dataset, "long_doc_peak_rss_mb", None, why)]
 
 
 def span_ratio_of(model: str) -> float:
@@ -164,12 +173,8 @@ def long_rows(model: str, tokens: Sequence[int], modes: Sequence[str], data: Pat
             results = {}
             for variant in ("sparse", "dense"):
                 system = f"{mode}_{variant}"
-                need = dense_gb(n, ratio)
-                if variant == "dense" and need > 0.8 * limit_gb:
-                    why = (f"not run: {math.ceil(ratio * n):,} mentions need about {need:.0f} GB of dense matrices, "
-                           f"over the {limit_gb:g} GB limit of this {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2 ** 30)} GiB machine")
-                    rows += [row(system, dataset, "long_doc_seconds", None, why),
-                             row(system, dataset, "long_doc_peak_rss_mb", None, why)]
+                if variant == "dense" and dense_gb(n, ratio, mode) > 0.8 * limit_gb:
+                    rows += not_run_rows(system, dataset, n, ratio, mode, limit_gb)
                     continue
                 result = in_child(run_one, model, text, mode, variant == "dense", threads, limit)
                 note = base.format(load=os.getloadavg()[0])
