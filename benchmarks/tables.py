@@ -57,6 +57,7 @@ PAGES = Pages({
     "ner_constrained_linker_peers": DOCS / "ner_constrained_linker.md",
     "ner_stack_lstm_peers": DOCS / "ner_stack_lstm.md",
     "joint_coref_linker_peers": DOCS / "joint_coref_linker.md",
+    "jcl_long_documents": DOCS / "joint_coref_linker.md",
     "entqa_peers": DOCS / "entqa.md",
     "candidates_peers": DOCS / "candidates.md",
     "pipelines": DOCS / "pipelines.md",
@@ -77,7 +78,7 @@ PAGES = Pages({
 # The benchmark modules whose ``write_tables()`` renders a table that a page shows, from their results file
 # (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "kb_scale", "kb_from_dumps", "pipelines", "annotate", "project_timings",
-             "jcl_inference_speed", "pretrained", "gpu", "reliability")
+             "jcl_inference_speed", "pretrained", "gpu", "reliability", "jcl_long_documents")
 
 
 def format_value(value: Any) -> str:

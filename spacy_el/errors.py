@@ -449,8 +449,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "{saved}, but the encoder here is {installed}. The heads are only valid over the same weights: "
             "{remedy}, or use a pipeline saved with save_encoder = true.")
     # the architectures (spacy_el/ml/*/model.py)
-    E913 = ("JointCorefLinker: window must be <= the encoder's max_position_embeddings ({max_positions}), got "
-            "{window}.")
     E914 = "{model}: the model is not built yet."
     E915 = "Set the {model} {dims} first."
     E916 = ("entity_retriever: the passage encoder's width ({hidden}) differs from the KB's entity vectors "

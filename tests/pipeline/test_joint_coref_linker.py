@@ -188,7 +188,7 @@ def test_initialize_warns_when_gold_mentions_are_wider_than_max_span_width(tiny_
 
 def test_window_longer_than_the_encoder_is_refused(tiny_encoder, tmp_path):
     nlp, kb_dir = make_nlp(tiny_encoder, tmp_path, model={"window": 1024, "stride": 64})  # tiny_encoder: 512 positions
-    with pytest.raises(ValueError, match="E913"):
+    with pytest.raises(ValueError, match="E985"):
         initialize(nlp, kb_dir)
 
 

@@ -36,7 +36,7 @@ from ...errors import Errors
 from ..autocast import ENCODER_DTYPES
 from ..dropout import DROPOUT_MASKS
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
-from ..torch_io import EncoderLRShim, load_encoder, torch_layer
+from ..torch_io import EncoderLRShim, check_position_limit, load_encoder, torch_layer
 from .decoding import JointDecoding, decode
 from .entity_equalization import REFINEMENTS
 from .frozen_encoder import encoder_layers
@@ -161,9 +161,7 @@ def build_torch_layer(model: Model) -> None:
         return
     a = model.attrs
     encoder = load_encoder(a["encoder"])
-    max_positions = getattr(encoder.config, "max_position_embeddings", None)
-    if max_positions is not None and a["window"] > max_positions:
-        raise ValueError(Errors.E913.format(max_positions=max_positions, window=a["window"]))
+    check_position_limit(encoder, "JointCorefLinker", "window", a["window"], name=a["encoder"])
     module = JointCorefModule(encoder, model.get_dim("nE"), a)
     # PyTorchWrapper_v3, with a shim that updates the encoder at its own learning rate.
     model.layers.append(
