@@ -432,7 +432,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E902 = "{owner} has no {kind} {unknown}; its {kind}s are {known}."
     E903 = "{owner}: {name} has an unsupported type {annotation!r}."
     # encoders and weights (spacy_el/ml/torch_io.py, encoder_reference.py)
-    E904 = "Encoder directory not found: {path}. Give a local Hugging Face model path."
     E905 = "{component} needs a fast tokenizer (offset mappings); {encoder!r} has none."
     E906 = "The {component} weights are corrupted: {problem}"
     E907 = ("The saved {component} weights do not fit the model config (missing {missing}, unexpected "
@@ -467,7 +466,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E924 = "This Stack-LSTM has candidate_evidence on: give the NIL classifier its evidence."
     E925 = "The forced actions end before the parser state is final."
     E926 = ("The encoder's tokenizer has no {missing} tokens, which ner_constrained_linker uses as mention markers. "
-            "Use a BERT-style encoder (the default MiniLM has them).")
+            "Use an encoder whose vocabulary has [unused0]/[unused1], or a mask and an unknown token (the default MiniLM "
+            "has them).")
     E927 = "This NER4EL scorer has dense_feature on: give cand_dense and cand_has_dense."
     # the mention encoder (spacy_el/candidates/mention_encoder/)
     E928 = "The mention encoder bytes are corrupted: {err}"

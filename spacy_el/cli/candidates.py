@@ -14,7 +14,7 @@ def train_encoder_cli(
     kb_dir: Path = typer.Argument(..., help="KB directory with entity vectors and a dense index", exists=True, file_okay=False),
     data: Path = typer.Argument(..., help="The shared data folder (reads aida/ and gum/ training splits)", exists=True, file_okay=False),
     output: Path = typer.Argument(..., help="Folder for the encoder: best/ (the one to use) and state/ (to resume)"),
-    base_model: Optional[str] = typer.Option(None, "--base-model", help="Local Hugging Face model (default: packaged MiniLM)"),
+    base_model: Optional[str] = typer.Option(None, "--base-model", help="Hugging Face hub name or local model folder (default: packaged MiniLM)"),
     epochs: int = typer.Option(3, "--epochs", help="Passes over the training mentions"),
     batch_size: int = typer.Option(32, "--batch-size", help="Mentions per step"),
     hard_negatives: int = typer.Option(8, "--hard-negatives", help="Negatives mined from the index per mention"),

@@ -16,7 +16,7 @@ VECTORS_OPTION = typer.Option(
 INDEX_OPTION = typer.Option(
     None, "--index", "-i", help="FAISS factory string for a dense index over the vectors: Flat, HNSW32, IVF4096,PQ48, ..."
 )
-ENCODER_OPTION = typer.Option(None, "--encoder", "-e", help="Local Hugging Face model path (default: packaged MiniLM)")
+ENCODER_OPTION = typer.Option(None, "--encoder", "-e", help="Hugging Face hub name or local model folder (default: packaged MiniLM)")
 BATCH_SIZE_OPTION = typer.Option(64, "--batch-size", "-b", help="Encoder batch size")
 GPU_ID_OPTION = typer.Option(-1, "--gpu-id", "-g", help="GPU to encode on; -1 for CPU")
 VECTORS_WORK_DIR_OPTION = typer.Option(

@@ -225,8 +225,8 @@ class KBErrors(metaclass=ErrorsWithCodes):
             "or pass model_name_or_path.")
     E258 = "max_length and batch_size must be >= 1, got {max_length}, {batch_size}."
     E259 = "device={device!r} was requested but CUDA is not available; use 'cpu'."
-    E260 = ("Cannot load the encoder {model_name_or_path!r} (offline: only local directories and models already in "
-            "the Hugging Face cache work): {err}")
+    E260 = ("Cannot load the encoder {model_name_or_path!r} (a local folder, or a hub name in the "
+            "Hugging Face cache or reachable on the hub): {err}")
     E261 = "Unsupported pooling config in {config_file}: {config}"
     E262 = "{path} is a symbolic link: spacy_el does not write through one. Remove it, or give another path."
     E263 = ("{path} is in use by another run (process {holder}), which holds its lock {lock}: wait until that run "

