@@ -39,6 +39,7 @@ from .kb_scale import build_synthetic_kb, log_rows, size_label
 from .common import SHARED_DATA
 from .results_io import RESULTS_DIR, ROOT, merge_rerun, write_results
 from .results_io import row as result_row
+from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
 COMMAND = "python -m benchmarks.kb_lookup"
 SYSTEM, GENERAL, PEER = "el_kb", "el_kb_general", "spacy InMemoryLookupKB"
@@ -243,6 +244,18 @@ def main() -> None:
         rows += new_rows
     write_results(out, COMMAND, merge_rerun(out, rows, COMMAND) if args.merge else rows)
     log(f"wrote {out}")
+    if out == RESULTS_DIR / "kb_lookup.json":
+        write_tables(out)
+
+
+NAME = "kb_lookup"
+
+
+@published_only
+def write_tables(out: Path = RESULTS_DIR / f"{NAME}.json") -> None:
+    """One line per system and dataset, one column per metric (the method of each row is on the page, and
+    its notes are in the results file)."""
+    update_readme_section(PAGES[NAME], NAME, results_to_markdown(out, pivot=True, notes=False))
 
 
 def kb_part(args: argparse.Namespace, n: int, dataset: str, note: str, tmp: Path, parts: set) -> List[Row]:

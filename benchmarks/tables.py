@@ -66,6 +66,7 @@ PAGES = Pages({
     "eval_kb": DOCS / "reproducing.md",
     "kb_scale": DOCS / "kb_scale.md",
     "kb_scale_details": DOCS / "kb_scale.md",
+    "kb_lookup": DOCS / "kb_lookup.md",
     "kb_from_dumps": DOCS / "kb_dumps_scale.md",
     "kb_from_dumps_real": DOCS / "kb_dumps_scale.md",
     "kb_from_dumps_stages": DOCS / "kb_dumps_scale.md",
@@ -78,7 +79,7 @@ PAGES = Pages({
 # The benchmark modules whose ``write_tables()`` renders a table that a page shows, from their results file
 # (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "kb_scale", "kb_from_dumps", "pipelines", "annotate", "project_timings",
-             "jcl_inference_speed", "pretrained", "gpu", "reliability", "jcl_long_documents")
+             "jcl_inference_speed", "pretrained", "gpu", "reliability", "jcl_long_documents", "kb_lookup")
 
 
 def format_value(value: Any) -> str:
