@@ -59,6 +59,7 @@ PAGES = Pages({
     "joint_coref_linker_peers": DOCS / "joint_coref_linker.md",
     "jcl_long_documents": DOCS / "joint_coref_linker.md",
     "entqa_peers": DOCS / "entqa.md",
+    "entqa_long": DOCS / "entqa.md",
     "candidates_peers": DOCS / "candidates.md",
     "pipelines": DOCS / "pipelines.md",
     "pretrained": DOCS / "pretrained.md",
@@ -79,7 +80,7 @@ PAGES = Pages({
 # The benchmark modules whose ``write_tables()`` renders a table that a page shows, from their results file
 # (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "kb_scale", "kb_from_dumps", "pipelines", "annotate", "project_timings",
-             "jcl_inference_speed", "pretrained", "gpu", "reliability", "jcl_long_documents", "kb_lookup")
+             "jcl_inference_speed", "pretrained", "gpu", "reliability", "jcl_long_documents", "kb_lookup", "entqa")
 
 
 def format_value(value: Any) -> str:

@@ -339,3 +339,34 @@ def test_an_encoder_without_layers_is_refused_by_name():
 
     with pytest.raises(ValueError, match="E917"):
         split_encode(torch.nn.Linear(2, 2), [], 1, 4, "cpu", nullcontext, None, 0.0, "float32")
+
+
+@pytest.mark.hostile("unclear errors")
+def test_entqa_lengths_over_the_positions_are_refused_where_the_encoder_is_built(tmp_path):
+    """A passage with its topic words and special tokens (and, for the reader, the entity's text) must fit."""
+    from spacy_el.ml.entqa.model import EntityRetrieverArguments, EntQAReaderArguments, build_entity_retriever
+    from spacy_el.ml.entqa.model import build_entqa_reader, build_torch_layer
+
+    path = save_tiny_encoder("bert", tmp_path / "b", layers=1, max_positions=32)
+    settings = {"encoder": path, "topic": "first_token", "max_topic": 4, "encoder_dtype": "float32"}
+
+    def retriever(passage_length: int) -> Any:
+        args = {**EntityRetrieverArguments().__dict__, **settings, "passage_length": passage_length,
+                "stride": min(16, passage_length)}
+        model = build_entity_retriever(**{k: v for k, v in args.items() if k != "owner"})
+        model.set_dim("nE", 32)
+        return model
+
+    def reader(max_passage_length: int) -> Any:
+        args = {**EntQAReaderArguments().__dict__, **settings, "max_passage_length": max_passage_length,
+                "max_entity_length": 8}
+        model = build_entqa_reader(**{k: v for k, v in args.items() if k != "owner"})
+        model.set_dim("nE", 32)
+        return model
+
+    with pytest.raises(ValueError, match="E985"):
+        build_torch_layer(retriever(27))  # 27 + 4 topic words + 2 special tokens = 33 > 32
+    build_torch_layer(retriever(26))
+    with pytest.raises(ValueError, match="E985"):
+        build_torch_layer(reader(18))  # 18 + 4 + 8 entity words + 3 special tokens = 33
+    build_torch_layer(reader(17))

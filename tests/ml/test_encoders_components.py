@@ -119,13 +119,7 @@ def build_entqa(encoder: str, kind: str, tmp: Path) -> Language:
     return nlp
 
 
-@pytest.mark.parametrize("kind", [
-    "bert",
-    # entqa_reader gives the encoder token type 1 for its second segment; RoBERTa has one type (the fix, in
-    # spacy_el/ml/entqa/modules.py, is the lead's to apply: then this mark goes)
-    pytest.param("roberta", marks=pytest.mark.xfail(raises=IndexError, strict=True, reason="token type 1 of 1")),
-    "deberta-v2",
-])
+@pytest.mark.parametrize("kind", ["bert", "roberta", "deberta-v2"])  # RoBERTa: one token type for both segments
 def test_entity_retriever_and_entqa_reader(kind, encoders, tmp_path):
     nlp = build_entqa(encoders[kind], kind, tmp_path)
     assert encoder_class(nlp, "entqa_reader") == FAMILY[kind]

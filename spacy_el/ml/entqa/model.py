@@ -26,7 +26,7 @@ from ...errors import Errors
 from ..autocast import ENCODER_DTYPES
 from ..dropout import DROPOUT_MASKS, set_dropout_masks
 from ..thinc_glue import scalar_loss_outputs, torch_layer_forward, torch_to_numpy
-from ..torch_io import EncoderLRShim, load_encoder, torch_layer
+from ..torch_io import EncoderLRShim, check_position_limit, load_encoder, torch_layer
 from .inputs import RetrieverBatch
 from .modules import JointReaderModule, PassageEncoder, ReaderModule
 
@@ -139,6 +139,15 @@ def build_torch_layer(model: Model) -> None:
     a = model.attrs
     encoder = load_encoder(a["encoder"])
     hidden = int(encoder.config.hidden_size)
+    # The most positions one row reads: the passage, its topic words and the special tokens (and, for the
+    # reader, the entity's title and description as a second segment).
+    topic = a["max_topic"] if a["topic"] != "none" else 0
+    if a["kind"] == "retriever":
+        check_position_limit(encoder, model.name, "passage_length", a["passage_length"], extra=topic + 2,
+                             name=a["encoder"])
+    else:
+        check_position_limit(encoder, model.name, "max_passage_length", a["max_passage_length"],
+                             extra=topic + a["max_entity_length"] + 3, name=a["encoder"])
     if a["kind"] == "retriever":
         if hidden != model.get_dim("nE"):
             raise ValueError(Errors.E916.format(hidden=hidden, width=model.get_dim("nE")))

@@ -43,6 +43,8 @@ def _encode_rows(reader: nn.Module, arrays: Any, device: torch.device) -> torch.
     RETURNS: float32 (N, T, d) last hidden states."""
     ids = torch.as_tensor(arrays.input_ids, device=device)
     types = torch.as_tensor(arrays.token_type_ids, device=device)
+    if getattr(reader.encoder.config, "type_vocab_size", 2) < 2:  # RoBERTa: one segment type, no second segment
+        types = torch.zeros_like(types)
     mask = torch.as_tensor(arrays.attention_mask, device=device)
     size = reader.encoder_batch
     chunks = []
