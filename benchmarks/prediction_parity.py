@@ -140,13 +140,15 @@ def compare(args: argparse.Namespace) -> None:
     for pipeline, old in reference["pipelines"].items():
         new = predict(pipeline, inputs)
         same = sum(a == b for a, b in zip(old, new))
+        same_decisions = sum(decisions(a) == decisions(b) for a, b in zip(old, new))
         worst = max(largest_difference(a, b) for a, b in zip(old, new))
         name = Path(pipeline).name
         note = f"{args.note}; {len(new)} GUM texts" if args.note else f"{len(new)} GUM texts"
         rows.append(row(name, "gum-assets", "identical_docs", round(same / len(new), 4), note))
+        rows.append(row(name, "gum-assets", "same_decisions", round(same_decisions / len(new), 4), note))
         rows.append(row(name, "gum-assets", "max_abs_score_diff", worst, note))
     out = write_results(Path(args.out), "python -m benchmarks.prediction_parity compare " + args.reference, rows)
-    table = results_to_markdown(out)
+    table = results_to_markdown(out, pivot=True)
     publish_table(args.readme, "prediction_parity", table) if args.readme else print(table)
     print(f"Wrote {out}")
 

@@ -12,7 +12,7 @@ def test_a_pipeline_predicts_what_it_recorded(tiny_jcl_models, tmp_path, one_tor
     assert recorded["texts"] == len(recorded["pipelines"][pipeline]) > 0
     main(["compare", str(reference), "--out", str(out)])
     rows = {r["metric"]: r["value"] for r in json.loads(out.read_text(encoding="utf8"))["rows"]}
-    assert rows == {"identical_docs": 1.0, "max_abs_score_diff": 0.0}
+    assert rows == {"identical_docs": 1.0, "same_decisions": 1.0, "max_abs_score_diff": 0.0}
 
 
 def test_a_changed_score_is_a_difference_and_a_changed_link_a_different_decision():
