@@ -208,8 +208,15 @@ def _edmonds_dense(s: np.ndarray, root: int) -> np.ndarray:
             slot_id[b] = super_id
             a = b
 
-    # Expansion, newest supernode first: its entering edge u -> v goes to the member containing v
-    # (found by climbing v's containers), every other member keeps the cycle edge it had chosen.
+    return _expand(enter_u, enter_v, container, n, root)
+
+
+def _expand(enter_u: List[int], enter_v: List[int], container: List[int], n: int, root: int) -> np.ndarray:
+    """The parents ``[n]`` from the contraction's records, shared by both Edmonds variants: ``enter_u/enter_v[x]``
+    the edge chosen into node or supernode ``x``, ``container[x]`` the supernode holding ``x`` (-1: none).
+
+    Newest supernode first: its entering edge u -> v goes to the member containing v (found by climbing v's
+    containers); every other member keeps the cycle edge it had chosen."""
     final_u, final_v = list(enter_u), list(enter_v)
     for c in range(len(enter_u) - 1, n - 1, -1):
         u, v = final_u[c], final_v[c]
@@ -391,15 +398,4 @@ def _edmonds_heaps(n: int, tails: np.ndarray, heads: np.ndarray, scores: np.ndar
             slot_id[b] = super_id
             a = b
 
-    final_u, final_v = list(enter_u), list(enter_v)
-    for c in range(len(enter_u) - 1, n - 1, -1):
-        u, v = final_u[c], final_v[c]
-        if v < 0:
-            continue
-        x = v
-        while container[x] != c:
-            x = container[x]
-        final_u[x], final_v[x] = u, v
-    parents = np.asarray(final_u[:n], dtype=np.int64)
-    parents[root] = -1
-    return parents
+    return _expand(enter_u, enter_v, container, n, root)
