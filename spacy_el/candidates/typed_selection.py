@@ -38,23 +38,23 @@ class CandidateSelector:
 
     type_probs: float32 (n_entities, T), each entity's type distribution (kept in the KB).
     top_k: candidates kept per mention. type_aware: keep candidates compatible with the mention's
-        type first when cutting to ``top_k``; compatible means ``type_probs[row, t] >= compat_threshold``.
+        type first when cutting to ``top_k``; compatible means ``type_probs[row, t] >= min_type_prob``.
     """
 
     def __init__(
-        self, kb: ElKnowledgeBase, type_probs: np.ndarray, top_k: int, type_aware: bool, compat_threshold: float
+        self, kb: ElKnowledgeBase, type_probs: np.ndarray, top_k: int, type_aware: bool, min_type_prob: float
     ) -> None:
         self.kb = kb
         self.type_probs = type_probs
         self.top_k = top_k
         self.type_aware = type_aware
-        self.compat_threshold = compat_threshold
+        self.min_type_prob = min_type_prob
         self._type_pools: Optional[List[np.ndarray]] = None
         self._neighbours: Dict[int, np.ndarray] = {}
 
     def compatible(self, rows: np.ndarray, mention_type: int) -> np.ndarray:
         """bool (len(rows),): which entities may have the mention's type."""
-        return self.type_probs[rows, mention_type] >= self.compat_threshold
+        return self.type_probs[rows, mention_type] >= self.min_type_prob
 
     def select(self, found: MentionCandidates, mention_type: Optional[int]) -> CandidateSet:
         """The mention's generated candidates cut to ``top_k``: in rank order, or with type-aware selection

@@ -7,7 +7,7 @@ vectors (title ⊕ description through the KB's text encoder) searched through t
 entities added to the KB are retrievable without retraining, and the index is never rebuilt per call.
 
 Output: ``doc._.entqa_passages``, one entry per passage, ``[start_char, end_char, [kb_id, ...],
-[score, ...]]`` with the ``top_k`` entities best first (plain JSON data: it survives ``DocBin``). The
+[score, ...]]`` with the ``entities_per_passage`` entities best first (plain JSON data: it survives ``DocBin``). The
 ``entqa_reader`` reads them; nothing else of the doc is changed.
 
 Training (``update``): the multi-label NCE of eq. (1). A passage's gold entities are the KB entities of
@@ -24,7 +24,7 @@ Candidates of upstream entities (``ents_candidates``, off by default): with a ca
 (``spacy-el.HybridCandidates.v1``, ``spacy-el.AliasCandidates.v1``, ...) and entities in ``doc.ents`` from an
 upstream component (spaCy's ``ner``, say), each passage's list also holds the generator's candidates of the
 entities that lie inside it, interleaved round-robin with the dense list (dense first:
-:func:`~spacy_el.algorithms.rank_fusion.round_robin`) and cut at ``top_k``. A merged entity's score is the
+:func:`~spacy_el.algorithms.rank_fusion.round_robin`) and cut at ``entities_per_passage``. A merged entity's score is the
 passage's inner product with its vector, as the index gives it. The reader reads the lists as they are, so an
 entity the dense retriever misses can still be read where a mention of it was found. Without entities, or
 with the default ``null``, the lists are the retriever's alone.
@@ -59,13 +59,13 @@ RECALL_AT = (10, 30, 100)
 class EntityRetrieverSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    top_k: entities kept per passage (K). negatives / hard_negative_ratio: sampled negatives per gold
+    entities_per_passage: entities kept per passage (K). negatives / hard_negative_ratio: sampled negatives per gold
     entity in training and the share of hard ones (paper: 10%). max_train_passages: passages per
     document per step (0 = all). seed: of the negative and passage sampling.
     """
 
     owner: ClassVar[str] = "entity_retriever"
-    top_k: int = setting(100, low=1)
+    entities_per_passage: int = setting(100, low=1)
     negatives: int = setting(63, low=1)
     hard_negative_ratio: float = setting(0.1, low=0.0, high=1.0)
     max_train_passages: int = setting(8, low=0)
@@ -79,7 +79,7 @@ class EntityRetrieverSettings(ComponentSettings):
     default_score_weights={"retriever_recall_at_100": 1.0, "retriever_recall_at_10": None, "retriever_recall_at_30": None},
 )
 def make_entity_retriever(
-    nlp: Language, name: str, *, model: Model, ents_candidates: Optional[CandidateGenerator], top_k: int,
+    nlp: Language, name: str, *, model: Model, ents_candidates: Optional[CandidateGenerator], entities_per_passage: int,
     negatives: int, hard_negative_ratio: float, max_train_passages: int, seed: int,
 ) -> "EntityRetriever":
     """The settings are documented on :class:`EntityRetrieverSettings` (their defaults too). ents_candidates: a
@@ -154,7 +154,7 @@ class EntityRetriever(KBTorchPipe):
         if not passages or self.kb.is_empty():
             return [[p.start_char, p.end_char, [], []] for p in passages]
         vectors = self._encode(question_sides(passages, topic))
-        k = min(self.settings.top_k, self.kb.n_entities)
+        k = min(self.settings.entities_per_passage, self.kb.n_entities)
         scores, rows = self.kb.dense_index.search(vectors, k)
         ids = self.kb.entities.ids
         ents = self._ents_candidate_rows(doc)
@@ -179,11 +179,11 @@ class EntityRetriever(KBTorchPipe):
     def _merge(self, vector: np.ndarray, rows: List[int], scores: List[float], ents: Sequence[Tuple[int, int, List[int]]],
                passage: Passage) -> Tuple[List[int], List[float]]:
         """The passage's dense ``rows`` interleaved with the candidates of the entities inside it, cut at
-        ``top_k``; a merged row's score is the passage vector's inner product with the entity's (``vector``: (d,))."""
+        ``entities_per_passage``; a merged row's score is the passage vector's inner product with the entity's (``vector``: (d,))."""
         inside = [cands for start, end, cands in ents if passage.start_char <= start and end <= passage.end_char]
         if not inside:
             return rows, scores
-        merged = round_robin([rows, *inside], self.settings.top_k)
+        merged = round_robin([rows, *inside], self.settings.entities_per_passage)
         known = dict(zip(rows, scores))
         missing = [r for r in merged if r not in known]
         if missing:
@@ -262,10 +262,10 @@ class EntityRetriever(KBTorchPipe):
     # -- evaluation --------------------------------------------------------------------------------
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
         """``retriever_recall_at_K``: share of (passage, gold entity) pairs whose entity is in the
-        passage's top K (K = 10, 30, 100 and ``top_k``; K above ``top_k`` is left out)."""
+        passage's top K (K = 10, 30, 100 and ``entities_per_passage``; K above ``entities_per_passage`` is left out)."""
         examples = list(examples)
         validate_examples(examples, "EntityRetriever.score")
-        ks = [k for k in sorted({*RECALL_AT, self.settings.top_k}) if k <= self.settings.top_k]
+        ks = [k for k in sorted({*RECALL_AT, self.settings.entities_per_passage}) if k <= self.settings.entities_per_passage]
         return retrieval_recall(examples, ks, in_kb=self.kb.__contains__)
 
 

@@ -1,10 +1,10 @@
 """``entqa_reader``: EntQA's reader, the mentions of each retrieved entity (Zhang et al. 2022, sections 2.2-2.3).
 
 For every passage that ``entity_retriever`` wrote to ``doc._.entqa_passages`` and each of its first
-``top_k`` entities (K), a cross-encoder reads ``[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]``
+``entities_per_passage`` entities (K), a cross-encoder reads ``[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]``
 and gives start/end distributions over the passage's wordpieces (``[CLS]`` = "not in this passage") and
 a rerank distribution over the K entities. Predictions are ``(s, t, e)`` with
-``p_rerank(e) * p_start(s) * p_end(t) > threshold`` (γ) among each entity's ``top_p`` spans (P) that are
+``p_rerank(e) * p_start(s) * p_end(t) > min_span_score`` (γ) among each entity's ``spans_per_entity`` spans (P) that are
 more probable than ``[CLS]`` (:mod:`spacy_el.algorithms.entqa_decode`). Duplicates from overlapping
 passages are merged (best score), and wordpiece spans become spaCy tokens through character offsets
 (expanded to whole tokens).
@@ -85,8 +85,8 @@ Window = Tuple[QuestionSide, List[int]]  # a passage or window (with the topic) 
 class EntQAReaderSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    top_k: retrieved entities read per passage (K). top_p: spans per entity (P). max_mention_length:
-    longest mention in wordpieces. threshold: γ. write_ents: also write the best non-overlapping subset
+    entities_per_passage: retrieved entities read per passage (K). spans_per_entity: spans per entity (P). max_mention_length:
+    longest mention in wordpieces. min_span_score: γ. write_ents: also write the best non-overlapping subset
     to doc.ents. spans_key: span group of all predictions. passages_per_batch: passages per reader call
     at prediction (memory: x K rows; joint mode: windows per encoder call, of one doc).
     train_candidates / max_train_passages / seed: training sampling. reader_mode: "per_candidate" (the
@@ -97,10 +97,10 @@ class EntQAReaderSettings(ComponentSettings):
     """
 
     owner: ClassVar[str] = "entqa_reader"
-    top_k: int = setting(20, low=1)
-    top_p: int = setting(3, low=1)
+    entities_per_passage: int = setting(20, low=1)
+    spans_per_entity: int = setting(3, low=1)
     max_mention_length: int = setting(12, low=1)
-    threshold: float = setting(0.05, low=0.0, high=1.0)
+    min_span_score: float = setting(0.05, low=0.0, high=1.0)
     write_ents: bool = True
     spans_key: str = setting("entqa", non_empty=True)
     passages_per_batch: int = setting(8, low=1)
@@ -127,8 +127,8 @@ class EntQAReaderSettings(ComponentSettings):
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None},
 )
 def make_entqa_reader(
-    nlp: Language, name: str, *, model: Model, scorer: Optional[Callable], top_k: int, top_p: int,
-    max_mention_length: int, threshold: float, write_ents: bool, spans_key: str, passages_per_batch: int,
+    nlp: Language, name: str, *, model: Model, scorer: Optional[Callable], entities_per_passage: int, spans_per_entity: int,
+    max_mention_length: int, min_span_score: float, write_ents: bool, spans_key: str, passages_per_batch: int,
     train_candidates: int, max_train_passages: int, seed: int, reader_mode: str, window_length: int,
     window_stride: int, candidate_length: int, candidate_description: bool, marker_token: str,
 ) -> "EntQAReader":
@@ -298,15 +298,15 @@ class EntQAReader(KBTorchPipe):
         docs = list(docs)
         self._check_initialized()
         if self.settings.reader_mode == "joint":
-            return [self._by_tokens(doc, raw) for doc, raw in zip(docs, self._joint_raw(docs, self.settings.threshold))]
+            return [self._by_tokens(doc, raw) for doc, raw in zip(docs, self._joint_raw(docs, self.settings.min_span_score))]
         return [self._predict_doc(doc) for doc in docs]
 
-    def raw_predictions(self, doc: Doc, threshold: Optional[float] = None) -> List[Tuple[int, int, str, float]]:
+    def raw_predictions(self, doc: Doc, min_span_score: Optional[float] = None) -> List[Tuple[int, int, str, float]]:
         """``(start_char, end_char, kb_id, score)`` of a doc, merged over passages (before token alignment)."""
-        gamma = self.settings.threshold if threshold is None else threshold
+        gamma = self.settings.min_span_score if min_span_score is None else min_span_score
         if self.settings.reader_mode == "joint":
             return self._joint_raw([doc], gamma)[0]
-        passages = self._passages(doc, limit=self.settings.top_k)
+        passages = self._passages(doc, limit=self.settings.entities_per_passage)
         passages = [(q, rows) for q, rows in passages if rows]
         if not passages or self.kb.is_empty():
             return []
@@ -324,7 +324,7 @@ class EntQAReader(KBTorchPipe):
             for j, (question, _) in enumerate(chunk):
                 for s, t, column, score in passage_predictions(
                     start[j], end[j], rerank[j], span_mask[j], arrays.candidate_mask[j],
-                    self.settings.top_p, self.settings.max_mention_length, gamma,
+                    self.settings.spans_per_entity, self.settings.max_mention_length, gamma,
                 ):
                     start_char, end_char = wordpiece_span_to_char_span(question.passage, s - 1, t - 1)
                     found.append((start_char, end_char, ids[int(arrays.rows[j, column])], score))
@@ -339,13 +339,13 @@ class EntQAReader(KBTorchPipe):
         document's, so they are padded the same in any batch and the output does not depend on the batch
         (with bfloat16 autocast, padding changes the encoder's states)."""
         s = self.settings
-        windows, cores = self._windows(doc, limit=s.top_k)
+        windows, cores = self._windows(doc, limit=s.entities_per_passage)
         items = [(question, rows, core) for (question, rows), core in zip(windows, cores) if rows]
         if not items or self.kb.is_empty():
             return []
         tokenizer = tokenizer_of(self.model)
         marker = marker_id(tokenizer, s.marker_token)
-        layout = self._joint_layout(s.top_k)
+        layout = self._joint_layout(s.entities_per_passage)
         ids = self.kb.entities.ids
         names = self.candidate_tokens()
         # Windows of similar length share an encoder call (less padding: a document's last window is short).
@@ -355,13 +355,13 @@ class EntQAReader(KBTorchPipe):
         for first in range(0, len(items), step):
             chunk = items[first:first + step]
             arrays = joint_reader_arrays(tokenizer, [q for q, _, _ in chunk], [rows for _, rows, _ in chunk],
-                                         names, marker, s.top_k, layout)
+                                         names, marker, s.entities_per_passage, layout)
             (_, (start, end, rerank)), _ = self.model(ReaderBatch(arrays), is_train=False)
             for j, (question, _, (lo, hi)) in enumerate(chunk):
                 window = question.passage
                 for first_wp, last_wp, column, score in passage_predictions(
                     start[j], end[j], rerank[j], arrays.span_mask[j], arrays.candidate_mask[j],
-                    s.top_p, s.max_mention_length, gamma,
+                    s.spans_per_entity, s.max_mention_length, gamma,
                 ):
                     if not lo <= window.wordpiece_start + first_wp - 1 < hi:
                         continue  # another window owns this start: it reads the mention with more context

@@ -25,7 +25,7 @@ What the component does
   cluster is written when it has two or more mentions or a link; a NIL singleton (a kept span
   hanging from the root alone) only when the model is trained with a mention loss
   (``mention_loss_weight > 0``), since otherwise it cannot be told apart from a pruned non-mention, and
-  its mention probability ``sigmoid(Phi_p)`` is above ``singleton_threshold`` (0.5: ``Phi_p > 0``).
+  its mention probability ``sigmoid(Phi_p)`` is above ``min_singleton_prob`` (0.5: ``Phi_p > 0``).
   Each mention span in ``doc.spans["coref_clusters_N"]`` gets its cluster's ``kb_id_`` (a KB id, or
   ``"NIL"``; ``""`` in ``coref`` mode, which links nothing and leaves the link extensions at None) and the
   extensions
@@ -177,7 +177,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     the evaluations during training use it.
     predict_span_ratio (mention recall): at prediction, keep this many spans per token after pruning instead of
     the model's ``span_ratio`` (0 = the model's). More kept spans give the decoder more mentions to choose from
-    (each written only when it joins a cluster or passes ``singleton_threshold``) and cost speed; it may help
+    (each written only when it joins a cluster or passes ``min_singleton_prob``) and cost speed; it may help
     where gold mentions are dense, as GUM's are. Training is unaffected (its gold mentions are always kept); the
     evaluations during training use it.
     held_out_priors: in training, the kept spans' candidates come from alias priors without the document's
@@ -186,7 +186,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     similarity_weight: at prediction, add this times the candidate generator's mention-entity similarity
     (dense or hybrid generators; 0 where it gave none) to each mention-entity edge before decoding (0: off; a
     weight chosen on dev, see the docs).
-    singleton_threshold: at prediction, with a model trained with a mention loss, a NIL singleton (a kept span
+    min_singleton_prob: at prediction, with a model trained with a mention loss, a NIL singleton (a kept span
     hanging from the root alone) is written when the mention loss's probability that it is a mention,
     ``sigmoid(Phi_p)``, is above this (0.5, the default: ``Phi_p > 0``, the threshold the loss is calibrated
     for; lower writes more singletons: mention recall for precision). Training is unaffected; the evaluations
@@ -211,7 +211,7 @@ class JointCorefLinkerSettings(ComponentSettings):
     encoder_checkpointing: bool = False
     held_out_priors: bool = False
     similarity_weight: float = setting(0.0, low=0.0)
-    singleton_threshold: float = setting(0.5, low=0.0, high=1.0)
+    min_singleton_prob: float = setting(0.5, low=0.0, high=1.0)
     save_encoder: bool = True
 
     def check(self) -> None:
@@ -264,7 +264,7 @@ def make_joint_coref_linker(
     encoder_checkpointing: bool,
     held_out_priors: bool,
     similarity_weight: float,
-    singleton_threshold: float,
+    min_singleton_prob: float,
     save_encoder: bool,
 ) -> "JointCorefLinker":
     """The settings are documented on :class:`JointCorefLinkerSettings` (their defaults too). scorer / el_scorer:
@@ -456,7 +456,7 @@ class JointCorefLinker(KBTorchPipe):
         probs /= probs.sum(axis=1, keepdims=True)
         # Without a mention loss Phi_p is no mention probability: a NIL singleton is never written.
         trained_for_mentions = self.model.attrs["mention_loss_weight"] > 0
-        singleton_logit = _logit(self.settings.singleton_threshold) if trained_for_mentions else math.inf
+        singleton_logit = _logit(self.settings.min_singleton_prob) if trained_for_mentions else math.inf
         result = []
         for mentions, link in zip(decoding.clusters, decoding.links):
             spans = [tuple(int(x) for x in out.spans[m]) for m in mentions]

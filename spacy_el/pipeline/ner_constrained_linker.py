@@ -6,7 +6,7 @@ entity types at four switchable points:
 1. typed entity representations (``model.typed_entities``): a learned type embedding joins each
    candidate's representation;
 2. type-aware candidate selection (``type_aware_selection``): when the alias table's candidates are
-   cut to ``top_k``, those compatible with the mention's type are kept first;
+   cut to ``candidates_per_mention``, those compatible with the mention's type are kept first;
 3. type-based negative sampling (``n_type_negatives``): training negatives of the gold's type;
 4. type-constrained decoding (``decoding = "hard" | "soft"``): drop incompatible candidates, or add
    ``soft_weight * log P(type agreement)`` to the scores, with the entity types smoothed by
@@ -54,7 +54,7 @@ from ..errors import Errors, Warnings
 from ..kb import ElKnowledgeBase
 from ..kb.type_inventory import TypeInventory, observed_type_counts
 from ..ml.ner_constrained_linker.entity_typing import entity_type_distributions
-from ..ml.ner_constrained_linker.inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
+from ..ml.ner_constrained_linker.inputs import CandidateFeatures, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
 from ..ml.ner_constrained_linker.model import Ner4elArguments, build_torch_layer
 from ..ml.torch_io import tokenizer_of
 from .conventions import CANDIDATES_KEPT
@@ -68,13 +68,13 @@ DEFAULT_MODEL = {"@architectures": "spacy-el.NerConstrainedLinker.v1", **Ner4elA
 class NerConstrainedLinkerSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    spans_key: link ``doc.spans[spans_key]`` instead of ``doc.ents`` (null). top_k: candidates per
+    mentions_key: link ``doc.spans[mentions_key]`` instead of ``doc.ents`` (null). candidates_per_mention: candidates per
     mention, cut from what the factory's ``candidates`` generator gives (all alias-table matches by
     default; type-aware when ``type_aware_selection``). type_inventory: the type labels ("coarse": PER/LOC/ORG/MISC, or "fine"). The type switches
     are in the module docstring: type_aware_selection, n_random_negatives / n_type_negatives (training
-    negatives), decoding with soft_weight and type_smoothing, compat_threshold (the type probability an
+    negatives), decoding with soft_weight and type_smoothing, min_type_prob (the type probability an
     entity needs to count as compatible), mention_type_source, type_loss_weight (the mention-typing
-    head's loss). threshold: write NIL when the best candidate's probability is below it (null: never).
+    head's loss). min_link_prob: write NIL when the best candidate's probability is below it (null: never).
     seed: of the negative sampling. held_out_priors: in training, take each document's own gold mentions out
     of the alias priors first (:mod:`spacy_el.candidates.held_out`; the KB must carry what each document it
     counted contributed, as the evaluation KB does for AIDA and GUM train). similarity_weight: at prediction,
@@ -86,8 +86,8 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     """
 
     owner: ClassVar[str] = "ner_constrained_linker"
-    spans_key: Optional[str] = setting(None, non_empty=True)
-    top_k: int = setting(30, low=1)
+    mentions_key: Optional[str] = setting(None, non_empty=True)
+    candidates_per_mention: int = setting(30, low=1)
     type_inventory: Literal["coarse", "fine"] = "coarse"
     type_aware_selection: bool = False
     n_random_negatives: int = setting(4, low=0)
@@ -95,9 +95,9 @@ class NerConstrainedLinkerSettings(ComponentSettings):
     decoding: Literal["none", "hard", "soft"] = "none"
     soft_weight: float = setting(1.0, low=0.0)
     type_smoothing: float = setting(0.1, low=0.0, low_open=True, high=1.0)
-    compat_threshold: float = setting(0.2, low=0.0, high=1.0)
+    min_type_prob: float = setting(0.2, low=0.0, high=1.0)
     mention_type_source: Literal["label", "head"] = "label"
-    threshold: Optional[float] = setting(None, low=0.0)
+    min_link_prob: Optional[float] = setting(None, low=0.0)
     type_loss_weight: float = setting(0.1, low=0.0)
     seed: int = 0
     held_out_priors: bool = False
@@ -123,8 +123,8 @@ def make_ner_constrained_linker(
     model: Model,
     scorer: Optional[Callable],
     candidates: CandidateGenerator,
-    spans_key: Optional[str],
-    top_k: int,
+    mentions_key: Optional[str],
+    candidates_per_mention: int,
     type_inventory: str,
     type_aware_selection: bool,
     n_random_negatives: int,
@@ -132,9 +132,9 @@ def make_ner_constrained_linker(
     decoding: str,
     soft_weight: float,
     type_smoothing: float,
-    compat_threshold: float,
+    min_type_prob: float,
     mention_type_source: str,
-    threshold: Optional[float],
+    min_link_prob: Optional[float],
     type_loss_weight: float,
     seed: int,
     held_out_priors: bool,
@@ -206,12 +206,12 @@ class NerConstrainedLinker(KBTorchPipe):
                 warnings.warn(Warnings.W802.format(name=self.name, labels=self.inventory.labels))
                 probs = np.full((self.kb.n_entities, len(self.inventory.labels)), 1.0 / len(self.inventory.labels), np.float32)
             self._selector = CandidateSelector(
-                self.kb, probs, self.settings.top_k, self.settings.type_aware_selection, self.settings.compat_threshold
+                self.kb, probs, self.settings.candidates_per_mention, self.settings.type_aware_selection, self.settings.min_type_prob
             )
         return self._selector
 
     def _spans(self, doc: Doc) -> List[Span]:
-        key = self.settings.spans_key
+        key = self.settings.mentions_key
         if key is None:
             return list(doc.ents)
         return list(doc.spans[key]) if key in doc.spans else []
@@ -238,7 +238,7 @@ class NerConstrainedLinker(KBTorchPipe):
         vectors = self.kb.entities.vectors
         width = self.model.get_dim("nE")
         candidates = [
-            MentionCandidates(vectors[c.rows] if len(c) else np.zeros((0, width), np.float32), probs[c.rows], c.log_prior,
+            CandidateFeatures(vectors[c.rows] if len(c) else np.zeros((0, width), np.float32), probs[c.rows], c.log_prior,
                               c.from_alias, c.dense)
             for c in cand_sets
         ]
@@ -308,7 +308,7 @@ class NerConstrainedLinker(KBTorchPipe):
             if j == len(unique):
                 unique.append(span)
             elif (self._unlinkable(span), self._mention_type(span)) != (self._unlinkable(unique[j]), self._mention_type(unique[j])):
-                where = "doc.ents" if self.settings.spans_key is None else f"doc.spans[{self.settings.spans_key!r}]"
+                where = "doc.ents" if self.settings.mentions_key is None else f"doc.spans[{self.settings.mentions_key!r}]"
                 raise ValueError(Errors.E826.format(name=self.name, text=span.text, key=key, where=where,
                                                     first=unique[j].label_, second=span.label_))
             twins.append(j)
@@ -331,7 +331,7 @@ class NerConstrainedLinker(KBTorchPipe):
             row_scores = scores[i, : len(cands)].astype(np.float64)
             entity_types = batch.cand_type_probs[i, : len(cands)]
             if decoding == "hard":
-                allowed = entity_types[:, int(np.argmax(q))] >= settings.compat_threshold
+                allowed = entity_types[:, int(np.argmax(q))] >= settings.min_type_prob
                 if not allowed.any():
                     out.append({"kb_id": NIL, "reason": TYPE_CONSTRAINT, "candidates": [], "score": None})
                     continue
@@ -351,15 +351,15 @@ class NerConstrainedLinker(KBTorchPipe):
             ids = self.kb.entities.ids
             ranked = [[ids[int(cands.rows[j])], float(probs[j])] for j in order[:CANDIDATES_KEPT] if np.isfinite(row_scores[j])]
             best = int(order[0])
-            threshold = settings.threshold
-            if threshold is not None and probs[best] < threshold:
+            min_link_prob = settings.min_link_prob
+            if min_link_prob is not None and probs[best] < min_link_prob:
                 out.append({"kb_id": NIL, "reason": BELOW_THRESHOLD, "candidates": ranked, "score": float(probs[best])})
             else:
                 out.append({"kb_id": ids[int(cands.rows[best])], "reason": None, "candidates": ranked, "score": float(probs[best])})
         return out
 
     def set_annotations(self, docs: Iterable[Doc], decisions: List[List[Dict[str, Any]]]) -> None:
-        key = self.settings.spans_key
+        key = self.settings.mentions_key
         for doc, doc_decisions in zip(docs, decisions):
             spans = self._spans(doc)
             if not spans:
@@ -453,10 +453,10 @@ class NerConstrainedLinker(KBTorchPipe):
         return self.selector.type_probs[cands.rows[cands.gold]].astype(np.float64)
 
     def score(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
-        """End-to-end EL of the linked mentions (``doc.spans[spans_key]``, or ``doc.ents``) with the configured scorer."""
+        """End-to-end EL of the linked mentions (``doc.spans[mentions_key]``, or ``doc.ents``) with the configured scorer."""
         examples = list(examples)
         validate_examples(examples, "NerConstrainedLinker.score")
-        return self.scorer(examples, **{"spans_key": self.settings.spans_key, **kwargs}) if self.scorer is not None else {}
+        return self.scorer(examples, **{"spans_key": self.settings.mentions_key, **kwargs}) if self.scorer is not None else {}
 
     # -- serialisation (KBTorchPipe) --------------------------------------------------------------
     def _after_configure(self) -> None:

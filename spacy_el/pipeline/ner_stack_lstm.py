@@ -79,7 +79,7 @@ class NerStackLstmSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
     tasks: "joint", "ner" or "el" (see the module docstring).
-    max_sentence_length: longer sentences are read in pieces. nil_threshold: write NIL when the NIL
+    max_sentence_length: longer sentences are read in pieces. min_nil_prob: write NIL when the NIL
     classifier's P(NIL) is at least this. use_nil_classifier: False = the paper's "- NIL" ablation
     (every mention with a candidate is linked). The candidates come from the factory's ``candidates``
     generator (``spacy-el.AliasCandidates.v1`` top 30 exact and normalised matches by default).
@@ -93,7 +93,7 @@ class NerStackLstmSettings(ComponentSettings):
     owner: ClassVar[str] = "ner_stack_lstm"
     tasks: Literal[TASKS] = "joint"  # type: ignore[valid-type]
     max_sentence_length: int = setting(150, low=1)
-    nil_threshold: float = setting(0.5, low=0.0, low_open=True, high=1.0)
+    min_nil_prob: float = setting(0.5, low=0.0, low_open=True, high=1.0)
     use_nil_classifier: bool = True
     held_out_priors: bool = False
     similarity_weight: float = setting(0.0, low=0.0)
@@ -119,7 +119,7 @@ def make_ner_stack_lstm(
     candidates: CandidateGenerator,
     tasks: str,
     max_sentence_length: int,
-    nil_threshold: float,
+    min_nil_prob: float,
     use_nil_classifier: bool,
     held_out_priors: bool,
     similarity_weight: float,
@@ -319,7 +319,7 @@ class NerStackLstm(KBTorchPipe):
         decisions: List[List[Dict[str, Any]]] = [[] for _ in batch.docs]
         system = self.system
         linking = self.tasks != "ner"
-        threshold = self.settings.nil_threshold
+        threshold = self.settings.min_nil_prob
         for r in range(len(output.segment)):
             seg = batch.segments[int(output.segment[r])]
             doc = batch.docs[seg.doc]

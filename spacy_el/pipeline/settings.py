@@ -9,7 +9,7 @@ its default and range::
     @dataclass(frozen=True)
     class RetrieverSettings(ComponentSettings):
         owner: ClassVar[str] = "entity_retriever"
-        top_k: int = setting(100, low=1)
+        entities_per_passage: int = setting(100, low=1)
         hard_negative_ratio: float = setting(0.1, low=0.0, high=1.0)
 
 The one class serves the factory's default config (``default_config={**RetrieverSettings.defaults(), ...}``,

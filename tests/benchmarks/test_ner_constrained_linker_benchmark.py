@@ -32,7 +32,7 @@ def test_ner4el_recall_rows_read_the_linker_lists(tiny_encoder, tmp_path):
     assert rows[("alias_table_top_k", "cand_recall_at_1")] == round(1 / 3, 4)
     assert rows[("type_aware_selection", "cand_recall_at_1")] == 1.0
     assert rows[("alias_table_top_k", "cand_recall_at_30")] == 1.0
-    assert nlp.get_pipe("ner_constrained_linker").settings.top_k == 30  # the benchmark's settings are put back
+    assert nlp.get_pipe("ner_constrained_linker").settings.candidates_per_mention == 30  # the benchmark's settings are put back
     other = {r["system"] for r in ner_constrained_linker.recall_rows(nlp, [doc], "hybrid")}
     assert other == {"hybrid_top_k", "hybrid_type_aware_selection"}
 

@@ -14,7 +14,7 @@ runner = CliRunner()
 
 @pytest.mark.parametrize("command", [
     ["evaluate", "{pipeline}", "{corpus}"],
-    ["tune", "{pipeline}", "{corpus}", "{out}", "--setting", "singleton_threshold", "--values", "0.5"],
+    ["tune", "{pipeline}", "{corpus}", "{out}", "--setting", "min_singleton_prob", "--values", "0.5"],
     ["visualize", "{pipeline}", "{corpus}", "{out}.html"],
 ], ids=lambda command: command[0])
 def test_a_missing_pipeline_is_named_with_what_to_give(tmp_path, command):

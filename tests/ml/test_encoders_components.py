@@ -107,10 +107,10 @@ def build_entqa(encoder: str, kind: str, tmp: Path) -> Language:
     _entqa_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
     retriever = {"encoder": encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
-    nlp.add_pipe("entity_retriever", config={"model": retriever, "top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5,
+    nlp.add_pipe("entity_retriever", config={"model": retriever, "entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5,
                                              "max_train_passages": 0})
     nlp.add_pipe("entqa_reader", config={"model": {"encoder": encoder, "encoder_batch": 16, "encoder_dtype": "float32"},
-                                         "top_k": 4, "threshold": 0.01, "train_candidates": 4, "max_train_passages": 0,
+                                         "entities_per_passage": 4, "min_span_score": 0.01, "train_candidates": 4, "max_train_passages": 0,
                                          "marker_token": marker_token(kind)})
     examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
     for name in ("entity_retriever", "entqa_reader"):

@@ -235,11 +235,11 @@ def build_entqa(tiny_encoder: str, tmp: Path) -> Language:
     _entqa_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
     retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
-    nlp.add_pipe("entity_retriever", config={"model": retriever, "top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5,
+    nlp.add_pipe("entity_retriever", config={"model": retriever, "entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5,
                                              "max_train_passages": 0})
     # A low threshold: the briefly trained reader must still write spans (the tests compare them).
-    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "top_k": 4,
-                                         "threshold": 0.01, "train_candidates": 4, "max_train_passages": 0})
+    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "entities_per_passage": 4,
+                                         "min_span_score": 0.01, "train_candidates": 4, "max_train_passages": 0})
     examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
     for name in ("entity_retriever", "entqa_reader"):
         nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
@@ -253,11 +253,11 @@ def build_entqa_joint(tiny_encoder: str, tmp: Path) -> Language:
     _entqa_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
     retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
-    nlp.add_pipe("entity_retriever", config={"model": retriever, "top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5,
+    nlp.add_pipe("entity_retriever", config={"model": retriever, "entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5,
                                              "max_train_passages": 0})
     nlp.add_pipe("entqa_reader", name="entqa_reader_joint",
-                 config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "top_k": 4,
-                         "threshold": 0.01, "train_candidates": 4, "max_train_passages": 0, **JOINT_READER})
+                 config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "entities_per_passage": 4,
+                         "min_span_score": 0.01, "train_candidates": 4, "max_train_passages": 0, **JOINT_READER})
     examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
     for name in ("entity_retriever", "entqa_reader_joint"):
         nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))

@@ -7,7 +7,7 @@ from spacy_el.pipeline.component_settings import component_settings
 
 # component -> (a setting, an invalid value, a valid other value)
 CASES = {
-    "ner_stack_lstm": ("nil_threshold", 0.0, 0.7),
+    "ner_stack_lstm": ("min_nil_prob", 0.0, 0.7),
     "entity_retriever": ("hard_negative_ratio", 1.5, 0.2),
     "entqa_reader": ("spans_key", "", "predictions"),
     "joint_coref_linker": ("mentions_from", "spans", "ents"),

@@ -245,15 +245,15 @@ def test_flipped_weight_bytes_are_refused(trained_pipelines, component, tmp_path
 
 
 @pytest.mark.parametrize("component", COMPONENTS)
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"dims": "wide"}', '{"top_k": "many"}'])
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"dims": "wide"}', '{"a_setting": "many"}'])
 def test_corrupted_cfg_file_is_refused_naming_the_file(trained_pipelines, component, content, tmp_path):
     nlp = trained_pipelines.get(component)
     nlp.to_disk(tmp_path / "pipeline")
     cfg_file = tmp_path / "pipeline" / component / "cfg"
-    if content.startswith("{\"top_k"):  # a valid file with one setting of the wrong type
+    if content.startswith("{\"a_setting"):  # a valid file with one setting of the wrong type
         cfg = srsly.read_json(cfg_file)
         setting = {"joint_coref_linker": "mentions_from", "joint_coref_linker_heads": "mentions_from",
-                   "ner_stack_lstm": "max_sentence_length"}.get(component, "top_k")
+                   "ner_stack_lstm": "max_sentence_length", "ner_constrained_linker": "candidates_per_mention"}.get(component, "entities_per_passage")
         cfg[setting] = "many"
         content = srsly.json_dumps(cfg)
     cfg_file.write_text(content, encoding="utf8")

@@ -35,8 +35,8 @@ TRAIN = [
      [("Tamsin Hale", "Tamsin_Hale"), ("Velda", "Velda"), ("Ada Mercer", "Ada_Mercer"), ("Orvik", "Orvik"), ("Lumen", "Lumen_(band)")]),
 ]
 TINY_MODEL = {"encoder_batch": 16, "encoder_dtype": "float32"}
-RETRIEVER_CFG = {"top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5, "max_train_passages": 0}
-READER_CFG = {"top_k": 4, "threshold": 0.2, "train_candidates": 4, "max_train_passages": 0}
+RETRIEVER_CFG = {"entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5, "max_train_passages": 0}
+READER_CFG = {"entities_per_passage": 4, "min_span_score": 0.2, "train_candidates": 4, "max_train_passages": 0}
 
 
 def build_kb(dim: int = DIM, with_index: bool = True, extra=()):
@@ -116,21 +116,21 @@ def test_add_pipe_defaults():
     nlp = spacy.blank("en")
     retriever = nlp.add_pipe("entity_retriever")
     reader = nlp.add_pipe("entqa_reader")
-    assert retriever.cfg["top_k"] == 100 and retriever.model.attrs["passage_length"] == 32
+    assert retriever.cfg["entities_per_passage"] == 100 and retriever.model.attrs["passage_length"] == 32
     assert retriever.model.attrs["stride"] == 16 and retriever.model.attrs["topic"] == "first_token"
-    assert reader.cfg["top_k"] == 20 and reader.cfg["spans_key"] == "entqa" and reader.cfg["write_ents"]
+    assert reader.cfg["entities_per_passage"] == 20 and reader.cfg["spans_key"] == "entqa" and reader.cfg["write_ents"]
 
 
 @pytest.mark.parametrize(
     "factory, config, option",
     [
-        ("entity_retriever", {"top_k": 0}, "top_k"),
+        ("entity_retriever", {"entities_per_passage": 0}, "entities_per_passage"),
         ("entity_retriever", {"hard_negative_ratio": 1.5}, "hard_negative_ratio"),
         ("entity_retriever", {"model": {"stride": 40}}, "stride"),
         ("entity_retriever", {"model": {"topic": "title"}}, "topic"),
-        ("entqa_reader", {"threshold": -0.1}, "threshold"),
-        ("entqa_reader", {"threshold": 1.5}, "threshold"),
-        ("entqa_reader", {"top_p": 0}, "top_p"),
+        ("entqa_reader", {"min_span_score": -0.1}, "min_span_score"),
+        ("entqa_reader", {"min_span_score": 1.5}, "min_span_score"),
+        ("entqa_reader", {"spans_per_entity": 0}, "spans_per_entity"),
         ("entqa_reader", {"model": {"span_reduction": "max"}}, "span_reduction"),
     ],
 )
@@ -198,13 +198,13 @@ def test_threshold_edges(trained):
     reader = nlp.get_pipe("entqa_reader")
     text = TRAIN[0][0]
     try:
-        reader.configure(threshold=1.0)
+        reader.configure(min_span_score=1.0)
         assert nlp(text).ents == ()
-        reader.configure(threshold=0.0)
+        reader.configure(min_span_score=0.0)
         everything = nlp(text)
         assert len(everything.spans["entqa"]) >= len(TRAIN[0][1])
     finally:
-        reader.configure(threshold=READER_CFG["threshold"])
+        reader.configure(min_span_score=READER_CFG["min_span_score"])
 
 
 def test_documents_longer_than_one_passage(trained):

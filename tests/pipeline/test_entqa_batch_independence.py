@@ -50,8 +50,8 @@ def bfloat16_pipeline(encoder: str, tmp_path, reader_mode: str):
     build_kb(dim=WIDTH).to_disk(kb_dir)
     model = {"encoder": encoder, "encoder_dtype": "bfloat16", "encoder_batch": 16}
     nlp = spacy.blank("en")
-    nlp.add_pipe("entity_retriever", config={"model": {**model, "passage_length": 16, "stride": 8}, "top_k": 4})
-    nlp.add_pipe("entqa_reader", config={"model": model, "top_k": 4, "threshold": 0.0, "reader_mode": reader_mode,
+    nlp.add_pipe("entity_retriever", config={"model": {**model, "passage_length": 16, "stride": 8}, "entities_per_passage": 4})
+    nlp.add_pipe("entqa_reader", config={"model": model, "entities_per_passage": 4, "min_span_score": 0.0, "reader_mode": reader_mode,
                                          "window_length": 24, "window_stride": 12, "passages_per_batch": 3})
     egs = examples(nlp)
     torch.manual_seed(0)

@@ -1,5 +1,5 @@
 """entity_retriever's ents_candidates switch (issue 29): the candidates of upstream entities join the lists of the
-passages that hold them, after the dense ones of equal rank, cut at top_k; off by default and without entities."""
+passages that hold them, after the dense ones of equal rank, cut at entities_per_passage; off by default and without entities."""
 import pytest
 
 pytest.importorskip("torch")
@@ -25,11 +25,11 @@ def test_round_robin_interleaves_ranks_and_skips_repeats():
     assert round_robin([]) == []
 
 
-def retriever_nlp(tiny_encoder, tmp_path, top_k, ents_candidates):
+def retriever_nlp(tiny_encoder, tmp_path, entities_per_passage, ents_candidates):
     build_kb().to_disk(tmp_path / "kb")
     nlp = spacy.blank("en")
     config = {"model": {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16,
-                        "encoder_dtype": "float32"}, "top_k": top_k, "ents_candidates": ents_candidates}
+                        "encoder_dtype": "float32"}, "entities_per_passage": entities_per_passage, "ents_candidates": ents_candidates}
     retriever = nlp.add_pipe("entity_retriever", config=config)
     retriever.initialize(lambda: [], nlp=nlp, kb_loader=kb_from_disk(tmp_path / "kb"))
     return nlp, retriever
@@ -43,14 +43,14 @@ def with_ents(nlp, names):
 
 def test_entity_candidates_join_their_passages_lists(tiny_encoder, tmp_path):
     alias = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 5, "fuzzy": False}
-    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, top_k=2, ents_candidates=alias)
+    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, entities_per_passage=2, ents_candidates=alias)
     doc = with_ents(nlp, ["Tamsin Hale", "Velda"])
     merged = retriever(doc)._.entqa_passages
     dense = retriever.predict([with_ents(nlp, [])])[0]  # no entities: the retriever's own lists
     assert [p[:2] for p in merged] == [p[:2] for p in dense]
     (start, end, kb_ids, scores), (_, _, dense_ids, dense_scores) = merged[0], dense[0]
     assert start == 0 and end >= TEXT.index("Velda") + len("Velda")  # one passage holds both entities
-    # round robin of [dense top 1, Tamsin_Hale, Velda] cut at top_k = 2, the dense first
+    # round robin of [dense top 1, Tamsin_Hale, Velda] cut at entities_per_passage = 2, the dense first
     assert kb_ids == round_robin([dense_ids, ["Tamsin_Hale"], ["Velda"]], limit=2)
     assert kb_ids[0] == dense_ids[0] and scores[0] == dense_scores[0]
     # a merged entity's score is the passage's inner product with its vector, as the index would give it
@@ -61,7 +61,7 @@ def test_entity_candidates_join_their_passages_lists(tiny_encoder, tmp_path):
 
 
 def test_off_by_default_and_without_entities(tiny_encoder, tmp_path):
-    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, top_k=len(ENTITIES), ents_candidates=None)
+    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, entities_per_passage=len(ENTITIES), ents_candidates=None)
     assert nlp.config["components"]["entity_retriever"]["ents_candidates"] is None
     doc = with_ents(nlp, ["Velda"])
     assert retriever(doc)._.entqa_passages == retriever.predict([with_ents(nlp, [])])[0]
@@ -69,7 +69,7 @@ def test_off_by_default_and_without_entities(tiny_encoder, tmp_path):
 
 def test_only_the_passages_holding_an_entity_get_its_candidates(tiny_encoder, tmp_path):
     alias = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 5, "fuzzy": False}
-    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, top_k=2, ents_candidates=alias)
+    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, entities_per_passage=2, ents_candidates=alias)
     text = TRAIN[3][0]  # several passages of 16 wordpieces
     doc = nlp.make_doc(text)
     start = text.rindex("Lumen")
@@ -84,7 +84,7 @@ def test_only_the_passages_holding_an_entity_get_its_candidates(tiny_encoder, tm
 
 def test_an_entity_without_candidates_adds_nothing(tiny_encoder, tmp_path):
     alias = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 5, "fuzzy": False}
-    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, top_k=1, ents_candidates=alias)
+    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, entities_per_passage=1, ents_candidates=alias)
     doc = nlp.make_doc(TEXT)
     doc.ents = [Span(doc, 2, 3, label="ENT")]  # "won": no alias
     assert retriever(doc)._.entqa_passages == retriever.predict([with_ents(nlp, [])])[0]
@@ -92,7 +92,7 @@ def test_an_entity_without_candidates_adds_nothing(tiny_encoder, tmp_path):
 
 def test_the_switch_is_saved_with_the_pipeline(tiny_encoder, tmp_path):
     alias = {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 5, "fuzzy": False}
-    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, top_k=2, ents_candidates=alias)
+    nlp, retriever = retriever_nlp(tiny_encoder, tmp_path, entities_per_passage=2, ents_candidates=alias)
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
     doc = with_ents(nlp, ["Tamsin Hale", "Velda"])

@@ -30,8 +30,8 @@ def make_joint_nlp(tiny_encoder: str, tmp_path, reader: Dict[str, Any] = None):
     build_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
     nlp.add_pipe("entity_retriever", config={"model": {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, **TINY_MODEL},
-                                             "top_k": 4, "negatives": 4, "hard_negative_ratio": 0.5, "max_train_passages": 0})
-    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, **TINY_MODEL}, "top_k": 6, "threshold": 0.05,
+                                             "entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5, "max_train_passages": 0})
+    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, **TINY_MODEL}, "entities_per_passage": 6, "min_span_score": 0.05,
                                          "train_candidates": 6, "max_train_passages": 0, **JOINT, **(reader or {})})
     egs = examples(nlp)
     for name in ("entity_retriever", "entqa_reader"):
@@ -80,7 +80,7 @@ def test_a_per_candidate_model_keeps_its_attrs(tiny_encoder, tmp_path):
 
 def test_an_unknown_marker_token_is_refused(tiny_encoder, tmp_path):
     nlp = make_joint_nlp(tiny_encoder, tmp_path, reader={"marker_token": "[no such token]"})
-    nlp.get_pipe("entqa_reader").configure(threshold=0.0)
+    nlp.get_pipe("entqa_reader").configure(min_span_score=0.0)
     with pytest.raises(ValueError, match="E919"):
         nlp(TRAIN[0][0])
 
@@ -129,7 +129,7 @@ def test_prediction_reads_each_windows_first_k_candidates(trained_joint):
     reader = nlp.get_pipe("entqa_reader")
     doc = nlp(TRAIN[-1][0])
     whole, cores = reader._windows(doc)
-    for k in (1, 2, reader.settings.top_k):
+    for k in (1, 2, reader.settings.entities_per_passage):
         cut, cut_cores = reader._windows(doc, limit=k)
         assert cut_cores == cores
         assert [rows for _, rows in cut] == [rows[:k] for _, rows in whole]
@@ -204,7 +204,7 @@ def long_text() -> Tuple[str, List[Tuple[int, int, str]]]:
 def test_candidate_spans_map_back_to_characters_across_window_boundaries(tiny_encoder, tmp_path):
     nlp = make_joint_nlp(tiny_encoder, tmp_path)
     reader = nlp.get_pipe("entqa_reader")
-    reader.configure(threshold=0.0)
+    reader.configure(min_span_score=0.0)
     text, gold = long_text()
     tokenizer = tokenizer_of(reader.model)
     doc = nlp.make_doc(text)
@@ -261,7 +261,7 @@ def test_spacy_train_with_the_joint_config(trained_pipelines, tiny_encoder, tmp_
     reader = nlp.get_pipe("entqa_reader")
     assert reader.settings.reader_mode == "joint" and reader.settings.window_length == 128
     assert type(torch_module(reader)).__name__ == "JointReaderModule"
-    reader.configure(threshold=0.0)
+    reader.configure(min_span_score=0.0)
     text = TRAIN_LINKS[0][0]
     first = nlp(text)
     nlp.to_disk(tmp_path / "again")

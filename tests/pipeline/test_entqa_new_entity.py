@@ -59,8 +59,8 @@ def test_an_entity_added_as_text_is_linked_without_retraining(tmp_path, one_torc
     encoder = TextEncoder()
     build_kb(encoder, ENTITIES).to_disk(tmp_path / "kb")
     nlp = spacy.blank("en")
-    nlp.add_pipe("entity_retriever", config={"top_k": 3, "model": {"topic": "none", "encoder_dtype": "float32"}})
-    nlp.add_pipe("entqa_reader", config={"top_k": 3, "train_candidates": 3, "threshold": 0.1, "model": {"topic": "none", "encoder_dtype": "float32"}})
+    nlp.add_pipe("entity_retriever", config={"entities_per_passage": 3, "model": {"topic": "none", "encoder_dtype": "float32"}})
+    nlp.add_pipe("entqa_reader", config={"entities_per_passage": 3, "train_candidates": 3, "min_span_score": 0.1, "model": {"topic": "none", "encoder_dtype": "float32"}})
     examples = []
     for text, mention, kb_id in TRAIN:
         reference = nlp.make_doc(text)

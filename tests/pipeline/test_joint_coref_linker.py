@@ -604,7 +604,7 @@ def test_predict_span_ratio_is_the_pruning_budget_at_prediction_only(trained):
         pipe.configure(predict_span_ratio=-0.1)
 
 
-def test_singleton_threshold_decides_which_nil_singletons_are_written(trained):
+def test_min_singleton_prob_decides_which_nil_singletons_are_written(trained):
     other = copy_of(trained[0])
     pipe = other.get_pipe(NAME)
     doc = other.make_doc("Zqxv met Wrenna and the old painter at the harbour .")  # no candidates: all NIL
@@ -612,7 +612,7 @@ def test_singleton_threshold_decides_which_nil_singletons_are_written(trained):
     mention_score = {tuple(int(x) for x in span): float(s) for span, s in zip(outputs[0].spans, outputs[0].mention_scores)}
 
     def nil_singletons(threshold: float) -> set:
-        pipe.configure(singleton_threshold=threshold)
+        pipe.configure(min_singleton_prob=threshold)
         clusters = pipe._clusters(outputs[0], doc)
         return {c["mentions"][0]["span"] for c in clusters if len(c["mentions"]) == 1 and c["kb_id"] == "NIL"}
 
@@ -622,13 +622,13 @@ def test_singleton_threshold_decides_which_nil_singletons_are_written(trained):
     between = nil_singletons(0.3)
     assert nil_singletons(0.5) <= between <= every_kept
     assert between == {span for span in every_kept if mention_score[span] > math.log(0.3 / 0.7)}
-    with pytest.raises(ValueError, match=r"E901\].*singleton_threshold"):
-        pipe.configure(singleton_threshold=1.5)
+    with pytest.raises(ValueError, match=r"E901\].*min_singleton_prob"):
+        pipe.configure(min_singleton_prob=1.5)
 
 
 def test_float_settings_survive_bytes_and_disk_round_trips_exactly(trained, tmp_path):
     nlp = copy_of(trained[0])
-    settings = {"similarity_weight": 1 / 3, "singleton_threshold": 0.3, "gold_candidate_dropout": 1e-20}
+    settings = {"similarity_weight": 1 / 3, "min_singleton_prob": 0.3, "gold_candidate_dropout": 1e-20}
     nlp.get_pipe(NAME).configure(**settings)
     from_bytes = copy_of(nlp)
     nlp.to_disk(tmp_path / "saved")

@@ -87,12 +87,12 @@ def trained(tiny_encoder, tmp_path_factory):
 def test_add_pipe_and_config_defaults(tiny_encoder, tmp_path):
     nlp, _ = make_nlp(tiny_encoder, tmp_path)
     pipe = nlp.get_pipe("ner_constrained_linker")
-    assert pipe.cfg["top_k"] == 30 and pipe.cfg["decoding"] == "none"
+    assert pipe.cfg["candidates_per_mention"] == 30 and pipe.cfg["decoding"] == "none"
     assert pipe.inventory.labels == ["PER", "LOC", "ORG", "MISC"]
 
 
 @pytest.mark.parametrize(
-    "bad", [{"decoding": "strict"}, {"mention_type_source": "gold"}, {"top_k": 0}, {"type_inventory": "tiny"}, {"type_smoothing": 0.0}]
+    "bad", [{"decoding": "strict"}, {"mention_type_source": "gold"}, {"candidates_per_mention": 0}, {"type_inventory": "tiny"}, {"type_smoothing": 0.0}]
 )
 def test_bad_config_is_refused(tiny_encoder, tmp_path, bad):
     with pytest.raises(ValueError, match=r"\[spacy_el E(021|901)\]"):
@@ -163,12 +163,12 @@ def test_soft_constraint_and_head_typing_keep_links_valid(trained):
 def test_threshold_writes_nil_below_it(trained):
     nlp, _ = trained
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.configure(threshold=1.01)
+    pipe.configure(min_link_prob=1.01)
     try:
         doc = nlp(gold_docs(nlp)[0])
         assert doc.ents[0].kb_id_ == "NIL" and doc.ents[0]._.nil_reason == "below_threshold"
     finally:
-        pipe.configure(threshold=None)
+        pipe.configure(min_link_prob=None)
 
 
 def test_long_document_longer_than_a_window(trained):
@@ -183,7 +183,7 @@ def test_long_document_longer_than_a_window(trained):
 def test_span_group_source_leaves_ents_alone(tiny_encoder, tmp_path, trained):
     nlp, _ = trained
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.configure(spans_key="mentions")
+    pipe.configure(mentions_key="mentions")
     try:
         doc = Doc(nlp.vocab, words="Lumen played in Velda .".split())
         doc.spans["mentions"] = [Span(doc, 0, 1, "ORG"), Span(doc, 3, 4, "LOC"), Span(doc, 0, 4, "MISC")]
@@ -191,7 +191,7 @@ def test_span_group_source_leaves_ents_alone(tiny_encoder, tmp_path, trained):
         assert list(doc.ents) == []
         assert [s.kb_id_ for s in doc.spans["mentions"]][:2] == ["Lumen_(band)", "Velda"]
     finally:
-        pipe.configure(spans_key=None)
+        pipe.configure(mentions_key=None)
 
 
 def test_empty_kb_at_inference_links_nothing(trained):
@@ -267,7 +267,7 @@ def test_training_candidates_add_the_gold_and_same_type_negatives():
     kb = kb.build()
     probs = np.zeros((40, 4), dtype=np.float32)
     probs[np.arange(40), np.where(np.arange(40) % 2, 0, 1)] = 1.0  # odd rows PER, even rows LOC
-    selector = CandidateSelector(kb, probs, top_k=1, type_aware=False, compat_threshold=0.2)
+    selector = CandidateSelector(kb, probs, top_k=1, type_aware=False, min_type_prob=0.2)
     gold = kb.entities.row_of("P3")
     [found] = AliasCandidates(top_k=None).lookup_texts(kb, ["Pat"])
     cands = selector.training_set(found, 0, gold, np.random.default_rng(0), n_random=0, n_same_type=5)

@@ -142,9 +142,9 @@ def _consistent(span: Span) -> bool:
 @pytest.fixture
 def span_group(nlp: Language) -> Iterator:
     pipe = nlp.get_pipe("ner_constrained_linker")
-    pipe.configure(spans_key="mentions")
+    pipe.configure(mentions_key="mentions")
     yield pipe
-    pipe.configure(spans_key=None, decoding="none", mention_type_source="label")
+    pipe.configure(mentions_key=None, decoding="none", mention_type_source="label")
 
 
 def test_same_offsets_different_types_are_refused(nlp, span_group):

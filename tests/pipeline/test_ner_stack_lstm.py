@@ -178,7 +178,7 @@ def test_add_pipe_and_defaults(tmp_path):
         ({}, {"tasks": "both"}, "tasks"),
         ({}, {"candidates": {"@misc": "spacy-el.AliasCandidates.v1", "top_k": 0}}, "top_k"),
         ({}, {"max_sentence_length": 0}, "max_sentence_length"),
-        ({}, {"nil_threshold": 0.0}, "nil_threshold"),
+        ({}, {"min_nil_prob": 0.0}, "min_nil_prob"),
     ],
 )
 def test_bad_config_values_raise_naming_the_option(tmp_path, model, cfg, option):

@@ -9,11 +9,11 @@
 The component computes the losses itself (cross-entropy over the candidates and mention typing, in numpy).
 """
 from .entity_typing import entity_type_distributions, train_type_classifier
-from .inputs import MentionCandidates, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
+from .inputs import CandidateFeatures, MentionSlot, Ner4elBatch, encode_mentions, make_batch, window_chunks
 from .model import build_ner_constrained_linker, build_torch_layer
 from .modules import Ner4elScorer
 
 __all__ = [
-    "MentionCandidates", "MentionSlot", "Ner4elBatch", "Ner4elScorer", "build_ner_constrained_linker", "build_torch_layer",
+    "CandidateFeatures", "MentionSlot", "Ner4elBatch", "Ner4elScorer", "build_ner_constrained_linker", "build_torch_layer",
     "encode_mentions", "entity_type_distributions", "make_batch", "train_type_classifier", "window_chunks",
 ]

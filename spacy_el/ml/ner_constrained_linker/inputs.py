@@ -11,7 +11,7 @@ from ...algorithms.marked_mentions import MentionSlot, marked_windows, wordpiece
 from ...errors import Errors
 
 __all__ = [
-    "MARKERS", "MentionCandidates", "MentionSlot", "Ner4elBatch", "encode_mentions", "make_batch", "marker_ids",
+    "MARKERS", "CandidateFeatures", "MentionSlot", "Ner4elBatch", "encode_mentions", "make_batch", "marker_ids",
     "window_chunks",
 ]
 
@@ -19,9 +19,10 @@ MARKERS = ("[unused0]", "[unused1]")
 
 
 @dataclass
-class MentionCandidates:
-    """One mention's candidates. vectors: (C, E); type_probs: (C, T); log_prior, from_alias: (C,); dense:
-    (C,), the candidate generator's mention-entity similarity, NaN where it gave none (None: NaN for all)."""
+class CandidateFeatures:
+    """The scorer's features of one mention's candidates. vectors: (C, E); type_probs: (C, T); log_prior,
+    from_alias: (C,); dense: (C,), the candidate generator's mention-entity similarity, NaN where it gave none
+    (None: NaN for all)."""
 
     vectors: np.ndarray
     type_probs: np.ndarray
@@ -131,7 +132,7 @@ def make_batch(
     input_ids: np.ndarray,
     attention_mask: np.ndarray,
     slots: Sequence[MentionSlot],
-    candidates: Sequence[MentionCandidates],
+    candidates: Sequence[CandidateFeatures],
     entity_dim: int,
     n_types: int,
 ) -> Ner4elBatch:
