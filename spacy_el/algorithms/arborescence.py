@@ -142,11 +142,10 @@ def _edmonds_dense(s: np.ndarray, root: int) -> np.ndarray:
     orig_v = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, n))  # orig_v[v, u]: original head
 
     slot_id: List[int] = list(range(n))  # id of the (super)node occupying each matrix slot
-    # Per node id (originals 0..n-1, supernodes appended): chosen entering edge, container, members.
+    # Per node id (originals 0..n-1, supernodes appended): chosen entering edge, container.
     enter_u: List[int] = [-1] * n
     enter_v: List[int] = [-1] * n
     container: List[int] = [-1] * n
-    members: List[List[int]] = [[] for _ in range(n)]
     chosen = np.zeros(n)  # score of the entering edge currently chosen by each slot
     UNSEEN, ON_PATH, DONE = 0, 1, 2
     state = np.zeros(n, dtype=np.int8)
@@ -198,17 +197,23 @@ def _edmonds_dense(s: np.ndarray, root: int) -> np.ndarray:
             inc[:, cyc] = np.where(cyc == b, inc[:, cyc], -np.inf)
             inc[cyc, b] = -np.inf
             inc[cyc[cyc != b]] = -np.inf
-            super_id = len(enter_u)
-            for m in cyc:
-                container[slot_id[m]] = super_id
-            members.append([slot_id[m] for m in cyc])
-            enter_u.append(-1)
-            enter_v.append(-1)
-            container.append(-1)
-            slot_id[b] = super_id
+            _record_supernode(cyc.tolist(), b, slot_id, enter_u, enter_v, container)
             a = b
 
     return _expand(enter_u, enter_v, container, n, root)
+
+
+def _record_supernode(cycle: List[int], b: int, slot_id: List[int], enter_u: List[int], enter_v: List[int],
+                      container: List[int]) -> None:
+    """Record, for both Edmonds variants, the contraction of the slots ``cycle`` into a new supernode that
+    slot ``b`` holds from now on (its entering edge is chosen later, its container is none yet)."""
+    super_id = len(enter_u)
+    for m in cycle:
+        container[slot_id[m]] = super_id
+    enter_u.append(-1)
+    enter_v.append(-1)
+    container.append(-1)
+    slot_id[b] = super_id
 
 
 def _expand(enter_u: List[int], enter_v: List[int], container: List[int], n: int, root: int) -> np.ndarray:
@@ -387,15 +392,10 @@ def _edmonds_heaps(n: int, tails: np.ndarray, heads: np.ndarray, scores: np.ndar
                 heaps[m] = []
             heaps[largest] = []
             heaps[b], offset[b] = merged, merged_offset
-            super_id = len(enter_u)
             for m in cycle:
-                container[slot_id[m]] = super_id
                 if m != b:
                     rep[m] = b
-            enter_u.append(-1)
-            enter_v.append(-1)
-            container.append(-1)
-            slot_id[b] = super_id
+            _record_supernode(cycle, b, slot_id, enter_u, enter_v, container)
             a = b
 
     return _expand(enter_u, enter_v, container, n, root)
