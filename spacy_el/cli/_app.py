@@ -1,4 +1,5 @@
 """The typer application behind ``python -m spacy_el``, in spaCy's CLI style."""
+from pathlib import Path
 from typing import Any
 
 import click
@@ -30,6 +31,23 @@ class SpacyElGroup(TyperGroup):
                 raise
             msg.fail(" ".join(str(err).split()))  # one line, whatever the message's own line breaks
             raise typer.Exit(code=1) from err
+
+
+def load_pipeline_for_corpus(model: str, corpus_path: Path, gpu_id: int) -> Any:
+    """The pipeline ``model`` (on GPU ``gpu_id`` when >= 0) for scoring on the ``.spacy`` corpus at ``corpus_path``;
+    a corpus of no document (which would score 0.0 everywhere) fails the command before the pipeline is loaded."""
+    import spacy
+
+    from ..pipeline.configure import load_pipeline
+    from ..training.gold_corpus import check_docbin
+
+    try:
+        check_docbin(corpus_path)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    return load_pipeline(model)
 
 
 # Help texts are plain text: with rich markup on, "[initialize] vectors" and "pip install 'spacy_el[ray]'" lose

@@ -11,7 +11,7 @@ import typer
 from wasabi import msg
 
 from ..errors import Errors
-from ._app import app
+from ._app import app, load_pipeline_for_corpus
 
 SCORERS = ("el", "ner", "coref", "cluster-el")
 
@@ -42,23 +42,14 @@ def evaluate_cli(
     skip_masked: bool = typer.Option(False, "--skip-masked", help="Leave out the text-masked documents (GUM's Reddit documents: underscores for words)"),
 ) -> None:
     """Run a pipeline on a .spacy corpus and print spacy_el's metrics."""
-    import spacy
-
     from ..kb.files import write_json
-    from ..pipeline.configure import load_pipeline
-    from ..training.gold_corpus import check_docbin, gold_corpus
+    from ..training.gold_corpus import gold_corpus
 
     names = list(scorer or SCORERS)
     unknown = [n for n in names if n not in SCORERS]
     if unknown:
         msg.fail(Errors.E021.format(what="scorer", name=unknown[0], known=", ".join(SCORERS)), exits=1)
-    try:  # a corpus of no document would score 0.0 everywhere: refused before the pipeline is loaded
-        check_docbin(data_path)
-    except ValueError as err:
-        msg.fail(str(err), exits=1)
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
-    nlp = load_pipeline(model)
+    nlp = load_pipeline_for_corpus(model, data_path, gpu_id)
     try:
         corpus = gold_corpus(data_path, nlp, gold_preproc=gold_preproc, skip_masked=skip_masked)
     except ValueError as err:

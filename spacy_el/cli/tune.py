@@ -7,7 +7,7 @@ import typer
 from wasabi import msg
 
 from ..errors import Errors
-from ._app import app
+from ._app import app, load_pipeline_for_corpus
 
 
 def parse_values(text: str) -> List[Any]:
@@ -42,22 +42,13 @@ def tune_cli(
     """Choose a prediction setting of a trained pipeline on a dev corpus, by the weighted score training selected
     the model by (training.score_weights), and save the pipeline with it; what was tried is recorded in its meta.
     With --min-gain, a costlier value (later in --values) must beat the one kept by more than that to be kept."""
-    import spacy
-
-    from ..pipeline.configure import load_pipeline
-    from ..training.gold_corpus import check_docbin, gold_corpus
+    from ..training.gold_corpus import gold_corpus
     from ..training.tune import TUNED_META, save_pipeline, tune_setting
 
     tried = parse_values(values)
     if output.exists() and not force:
         msg.fail(Errors.E715.format(output=output), exits=1)
-    try:  # a corpus of no document would score 0.0 for every value, and the pipeline be saved by that
-        check_docbin(dev_path)
-    except ValueError as err:
-        msg.fail(str(err), exits=1)
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
-    nlp = load_pipeline(model)
+    nlp = load_pipeline_for_corpus(model, dev_path, gpu_id)
     try:
         dev_corpus = gold_corpus(dev_path, nlp, skip_masked=skip_masked)
         tuned = tune_setting(nlp, dev_corpus, component, setting, tried, min_gain=min_gain,
