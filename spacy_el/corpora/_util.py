@@ -27,11 +27,17 @@ class CorpusFormatError(ValueError):
         super().__init__(with_place(message, where))
 
 
-def ensure_file(path: PathLike, what: str = "Input file") -> Path:
-    """Return ``path`` as a Path, raising FileNotFoundError with a clear message if it is no file."""
+def _existing(path: PathLike, what: str) -> Path:
+    """Return ``path`` as a Path, raising FileNotFoundError with a clear message if nothing is there."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(Errors.E605.format(what=what, path=path))
+    return path
+
+
+def ensure_file(path: PathLike, what: str = "Input file") -> Path:
+    """Return ``path`` as a Path, raising FileNotFoundError with a clear message if it is no file."""
+    path = _existing(path, what)
     if not path.is_file():
         raise FileNotFoundError(Errors.E606.format(what=what, path=path))
     return path
@@ -39,9 +45,7 @@ def ensure_file(path: PathLike, what: str = "Input file") -> Path:
 
 def ensure_dir(path: PathLike, what: str = "Input directory") -> Path:
     """Return ``path`` as a Path, raising FileNotFoundError with a clear message if it is no directory."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(Errors.E605.format(what=what, path=path))
+    path = _existing(path, what)
     if not path.is_dir():
         raise FileNotFoundError(Errors.E607.format(what=what, path=path))
     return path
