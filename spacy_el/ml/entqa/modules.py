@@ -37,23 +37,33 @@ def _device_of(module: nn.Module) -> torch.device:
     return next(module.parameters()).device
 
 
-def _encode_rows(reader: nn.Module, arrays: Any, device: torch.device) -> torch.Tensor:
-    """A reader's encoder over its input rows, ``reader.encoder_batch`` rows a call, in its
-    ``encoder_dtype``. arrays: ``input_ids``, ``token_type_ids``, ``attention_mask`` int (N, T).
-    RETURNS: float32 (N, T, d) last hidden states."""
-    ids = torch.as_tensor(arrays.input_ids, device=device)
-    types = torch.as_tensor(arrays.token_type_ids, device=device)
-    if getattr(reader.encoder.config, "type_vocab_size", 2) < 2:  # RoBERTa: one segment type, no second segment
-        types = torch.zeros_like(types)
-    mask = torch.as_tensor(arrays.attention_mask, device=device)
-    size = reader.encoder_batch
-    chunks = []
-    with encoder_autocast(device, reader.encoder_dtype):
-        for i in range(0, ids.shape[0], size):
-            out = reader.encoder(input_ids=ids[i:i + size], token_type_ids=types[i:i + size],
-                                 attention_mask=mask[i:i + size]).last_hidden_state
-            chunks.append(out.float())
-    return torch.cat(chunks)
+class _Reader(nn.Module):
+    """What both readers share: the encoder, read ``encoder_batch`` rows a call in ``encoder_dtype``, and the dropout
+    on its output; a reader adds its heads after ``super().__init__``."""
+
+    def __init__(self, encoder: Any, encoder_dtype: str, encoder_batch: int, dropout: float):
+        super().__init__()
+        self.encoder = encoder
+        self.encoder_dtype = encoder_dtype
+        self.encoder_batch = encoder_batch
+        self.dropout = nn.Dropout(dropout)
+
+    def encode_rows(self, arrays: Any, device: torch.device) -> torch.Tensor:
+        """The encoder over the input rows. arrays: ``input_ids``, ``token_type_ids``, ``attention_mask`` int
+        (N, T). RETURNS: float32 (N, T, d) last hidden states."""
+        ids = torch.as_tensor(arrays.input_ids, device=device)
+        types = torch.as_tensor(arrays.token_type_ids, device=device)
+        if getattr(self.encoder.config, "type_vocab_size", 2) < 2:  # RoBERTa: one segment type, no second segment
+            types = torch.zeros_like(types)
+        mask = torch.as_tensor(arrays.attention_mask, device=device)
+        size = self.encoder_batch
+        chunks = []
+        with encoder_autocast(device, self.encoder_dtype):
+            for i in range(0, ids.shape[0], size):
+                out = self.encoder(input_ids=ids[i:i + size], token_type_ids=types[i:i + size],
+                                   attention_mask=mask[i:i + size]).last_hidden_state
+                chunks.append(out.float())
+        return torch.cat(chunks)
 
 
 class PassageEncoder(nn.Module):
@@ -106,7 +116,7 @@ class PassageEncoder(nn.Module):
         return loss, vectors
 
 
-class ReaderModule(nn.Module):
+class ReaderModule(_Reader):
     """Cross-encoder reader: ``forward(arrays, gold_spans)`` -> ``(loss or None, start, end, rerank)``.
 
     start / end: ``[B, K, T]`` logits (``-inf``-free; masked positions are set to a large negative
@@ -114,12 +124,8 @@ class ReaderModule(nn.Module):
     """
 
     def __init__(self, encoder: Any, encoder_dtype: str = "auto", encoder_batch: int = 64, dropout: float = 0.1):
-        super().__init__()
-        self.encoder = encoder
-        self.encoder_dtype = encoder_dtype
-        self.encoder_batch = encoder_batch
+        super().__init__(encoder, encoder_dtype, encoder_batch, dropout)
         hidden = int(encoder.config.hidden_size)
-        self.dropout = nn.Dropout(dropout)
         self.start = nn.Linear(hidden, 1)
         self.end = nn.Linear(hidden, 1)
         self.rerank = nn.Linear(hidden, 1)
@@ -127,7 +133,7 @@ class ReaderModule(nn.Module):
     def forward(self, arrays: ReaderArrays, gold_spans: Optional[list] = None, span_reduction: str = "sum"):
         device = _device_of(self)
         b, k = arrays.shape
-        hidden = self.dropout(_encode_rows(self, arrays, device))  # [B*K, T, d]
+        hidden = self.dropout(self.encode_rows(arrays, device))  # [B*K, T, d]
         length = hidden.shape[1]
         span_mask = torch.as_tensor(arrays.span_mask, device=device).clone()
         span_mask[:, 0] = True  # [CLS]: the "no mention" span (0, 0)
@@ -142,18 +148,14 @@ class ReaderModule(nn.Module):
         return loss, start, end, rerank
 
 
-class JointReaderModule(nn.Module):
+class JointReaderModule(_Reader):
     """Single-pass reader: ``forward(arrays, gold_spans)`` -> ``(loss or None, start, end, rerank)`` with
     start / end ``[B, K, 1 + W]`` logits (position 0: "no mention"; masked positions a large negative
     number) and rerank ``[B, K]`` logits, as :class:`ReaderModule`'s."""
 
     def __init__(self, encoder: Any, encoder_dtype: str = "auto", encoder_batch: int = 64, dropout: float = 0.1):
-        super().__init__()
-        self.encoder = encoder
-        self.encoder_dtype = encoder_dtype
-        self.encoder_batch = encoder_batch
+        super().__init__(encoder, encoder_dtype, encoder_batch, dropout)
         hidden = int(encoder.config.hidden_size)
-        self.dropout = nn.Dropout(dropout)
         self.start_query = nn.Linear(hidden, hidden)
         self.start_key = nn.Linear(hidden, hidden)
         self.end_query = nn.Linear(hidden, hidden)
@@ -164,7 +166,7 @@ class JointReaderModule(nn.Module):
     def forward(self, arrays: JointReaderArrays, gold_spans: Optional[list] = None, span_reduction: str = "sum"):
         device = _device_of(self)
         b, k = arrays.shape
-        hidden = self.dropout(_encode_rows(self, arrays, device))  # [B*R, T, d]
+        hidden = self.dropout(self.encode_rows(arrays, device))  # [B*R, T, d]
         width = arrays.span_mask.shape[2]  # 1 + the longest window
         d = hidden.shape[-1]
         first = torch.as_tensor(arrays.marker_positions, device=device)  # [B*R, C]
