@@ -90,8 +90,8 @@ def retriever_arrays(tokenizer: Any, questions: Sequence[QuestionSide]) -> Tuple
     return ids, mask
 
 
-class EntityTokens:
-    """Wordpiece ids of ``title ⊕ description`` per KB row, truncated to ``max_length``, cached."""
+class _RowTokens:
+    """Wordpiece ids of a KB row's text (:meth:`text`), truncated to ``max_length``, cached per row."""
 
     def __init__(self, tokenizer: Any, kb: Any, max_length: int) -> None:
         self.tokenizer = tokenizer
@@ -99,15 +99,25 @@ class EntityTokens:
         self.max_length = max_length
         self._cache: Dict[int, Tuple[int, ...]] = {}
 
+    def text(self, row: int) -> str:
+        raise NotImplementedError
+
     def __call__(self, row: int) -> Tuple[int, ...]:
         if row not in self._cache:
-            from ...kb.encoder import entity_text
-
-            store = self.kb.entities
-            text = entity_text(store.names[row], store.descriptions[row]) or store.ids[row]
+            text = self.text(row)
             ids = self.tokenizer(text, add_special_tokens=False, truncation=True, max_length=self.max_length, verbose=False)["input_ids"]
             self._cache[row] = tuple(int(i) for i in ids)
         return self._cache[row]
+
+
+class EntityTokens(_RowTokens):
+    """Wordpiece ids of ``title ⊕ description`` per KB row, truncated to ``max_length``, cached."""
+
+    def text(self, row: int) -> str:
+        from ...kb.encoder import entity_text
+
+        store = self.kb.entities
+        return entity_text(store.names[row], store.descriptions[row]) or store.ids[row]
 
 
 @dataclass
@@ -164,27 +174,20 @@ def reader_arrays(tokenizer: Any, questions: Sequence[QuestionSide], candidates:
     )
 
 
-class CandidateTokens:
+class CandidateTokens(_RowTokens):
     """Wordpiece ids of a candidate in the joint reader: its name (``title``), or with ``description``
     ``title ⊕ description``, truncated to ``max_length``; cached per KB row."""
 
     def __init__(self, tokenizer: Any, kb: Any, max_length: int, description: bool = False) -> None:
-        self.tokenizer = tokenizer
-        self.kb = kb
-        self.max_length = max_length
+        super().__init__(tokenizer, kb, max_length)
         self.description = description
-        self._cache: Dict[int, Tuple[int, ...]] = {}
 
-    def __call__(self, row: int) -> Tuple[int, ...]:
-        if row not in self._cache:
-            from ...kb.encoder import entity_text
+    def text(self, row: int) -> str:
+        from ...kb.encoder import entity_text
 
-            store = self.kb.entities
-            name = store.names[row] or store.ids[row].replace("_", " ")
-            text = (entity_text(name, store.descriptions[row]) or name) if self.description else name
-            ids = self.tokenizer(text, add_special_tokens=False, truncation=True, max_length=self.max_length, verbose=False)["input_ids"]
-            self._cache[row] = tuple(int(i) for i in ids)
-        return self._cache[row]
+        store = self.kb.entities
+        name = store.names[row] or store.ids[row].replace("_", " ")
+        return (entity_text(name, store.descriptions[row]) or name) if self.description else name
 
 
 def marker_id(tokenizer: Any, marker: str) -> int:
