@@ -42,7 +42,7 @@ from torch import Tensor
 
 from ...errors import Errors
 
-from .matrix_tree import GoldCluster, mtt_loss
+from .matrix_tree import GoldCluster, checked_mentions, mtt_loss
 from .scorer import MODES, NEG_INF, JointGraph, JointScores, check_mode, local_logits
 
 __all__ = [
@@ -71,12 +71,7 @@ class GoldMentionCluster:
     entity_id: Optional[int] = None
 
     def __post_init__(self) -> None:
-        mentions = tuple(index(m) for m in self.mentions)
-        if not mentions:
-            raise ValueError(Errors.E937.format(what="GoldMentionCluster"))
-        if len(set(mentions)) != len(mentions):
-            raise ValueError(Errors.E938.format(what="GoldMentionCluster", mentions=mentions))
-        object.__setattr__(self, "mentions", mentions)
+        object.__setattr__(self, "mentions", checked_mentions("GoldMentionCluster", self.mentions))
         if self.entity_id is not None:
             object.__setattr__(self, "entity_id", index(self.entity_id))
 

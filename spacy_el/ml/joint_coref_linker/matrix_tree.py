@@ -265,14 +265,20 @@ class GoldCluster:
     entity: Optional[int] = None
 
     def __post_init__(self) -> None:
-        mentions = tuple(index(m) for m in self.mentions)
-        if not mentions:
-            raise ValueError(Errors.E937.format(what="GoldCluster"))
-        if len(set(mentions)) != len(mentions):
-            raise ValueError(Errors.E938.format(what="GoldCluster", mentions=mentions))
-        object.__setattr__(self, "mentions", mentions)
+        object.__setattr__(self, "mentions", checked_mentions("GoldCluster", self.mentions))
         if self.entity is not None:
             object.__setattr__(self, "entity", index(self.entity))
+
+
+def checked_mentions(what: str, mentions: Sequence[int]) -> Tuple[int, ...]:
+    """A gold cluster's mention indices as a tuple of ints (of :class:`GoldCluster` and of the losses'
+    ``GoldMentionCluster``, named by ``what``), refused when there is none or one repeats."""
+    mentions = tuple(index(m) for m in mentions)
+    if not mentions:
+        raise ValueError(Errors.E937.format(what=what))
+    if len(set(mentions)) != len(mentions):
+        raise ValueError(Errors.E938.format(what=what, mentions=mentions))
+    return mentions
 
 
 def assemble_scores(
