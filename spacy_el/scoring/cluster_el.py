@@ -24,18 +24,7 @@ following the project convention (KB id / "NIL" / "" or None for no annotation).
 
 P, R and F1 sum tp/fp/fn over documents; 0.0 where a denominator is 0.
 """
-from typing import (
-    Collection,
-    Dict,
-    FrozenSet,
-    Hashable,
-    Iterable,
-    List,
-    Optional,
-    Set,
-    Tuple,
-    Union,
-)
+from typing import Collection, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, Union
 
 from ..errors import Errors
 from ..extensions import NIL, is_linked

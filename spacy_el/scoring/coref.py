@@ -25,17 +25,7 @@ reference scorer does. `coref_avg_f` is the CoNLL-2012 score: the mean of the MU
 and CEAF-e F1 values.
 """
 from collections import Counter
-from typing import (
-    Callable,
-    Collection,
-    Dict,
-    FrozenSet,
-    Hashable,
-    Iterable,
-    List,
-    Sequence,
-    Tuple,
-)
+from typing import Callable, Collection, Dict, FrozenSet, Hashable, Iterable, List, Sequence, Tuple
 
 import numpy as np
 
