@@ -33,7 +33,6 @@ Gold rules
   every option and cancels (exactly when ``score_bound=None``).
 """
 from dataclasses import dataclass
-from operator import index
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -42,7 +41,7 @@ from torch import Tensor
 
 from ...errors import Errors
 
-from .matrix_tree import GoldCluster, checked_mentions, mtt_loss
+from .matrix_tree import GoldCluster, check_gold_cluster, mtt_loss
 from .scorer import MODES, NEG_INF, JointGraph, JointScores, check_mode, local_logits
 
 __all__ = [
@@ -71,9 +70,7 @@ class GoldMentionCluster:
     entity_id: Optional[int] = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mentions", checked_mentions("GoldMentionCluster", self.mentions))
-        if self.entity_id is not None:
-            object.__setattr__(self, "entity_id", index(self.entity_id))
+        check_gold_cluster(self, "entity_id")
 
 
 # --------------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ clamp ``b * tanh(s / b)``); the paper authors' code bounds scores for the same r
 """
 from dataclasses import dataclass
 from operator import index
-from typing import List, Literal, Optional, Sequence, Tuple
+from typing import Any, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -265,20 +265,23 @@ class GoldCluster:
     entity: Optional[int] = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mentions", checked_mentions("GoldCluster", self.mentions))
-        if self.entity is not None:
-            object.__setattr__(self, "entity", index(self.entity))
+        check_gold_cluster(self, "entity")
 
 
-def checked_mentions(what: str, mentions: Sequence[int]) -> Tuple[int, ...]:
-    """A gold cluster's mention indices as a tuple of ints (of :class:`GoldCluster` and of the losses'
-    ``GoldMentionCluster``, named by ``what``), refused when there is none or one repeats."""
-    mentions = tuple(index(m) for m in mentions)
+def check_gold_cluster(cluster: Any, entity_field: str) -> None:
+    """Store a frozen gold cluster's ``mentions`` as a tuple of ints, refused when there is none or one repeats,
+    and its entity (field ``entity_field``; None: NIL) as an int: for :class:`GoldCluster` and the losses'
+    ``GoldMentionCluster``, named in the errors by their class."""
+    what = type(cluster).__name__
+    mentions = tuple(index(m) for m in cluster.mentions)
     if not mentions:
         raise ValueError(Errors.E937.format(what=what))
     if len(set(mentions)) != len(mentions):
         raise ValueError(Errors.E938.format(what=what, mentions=mentions))
-    return mentions
+    object.__setattr__(cluster, "mentions", mentions)
+    entity = getattr(cluster, entity_field)
+    if entity is not None:
+        object.__setattr__(cluster, entity_field, index(entity))
 
 
 def assemble_scores(
