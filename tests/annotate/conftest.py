@@ -37,6 +37,18 @@ def write_inputs(directory: Path, texts: List[str]) -> Dict[str, Path]:
     return paths
 
 
+class Crash(BaseException):
+    """Stands for a kill: not an Exception, so nothing catches it and nothing cleans up."""
+
+
+def stop_after(parts: int):
+    """An ``on_commit`` hook that kills the run (:class:`Crash`) once ``parts`` parts are committed."""
+    def stop(state):
+        if state["parts"] == parts:
+            raise Crash()
+    return stop
+
+
 @pytest.fixture(scope="session")
 def pipeline_dir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("annotate_pipeline") / "pipeline"

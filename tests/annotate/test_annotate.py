@@ -20,7 +20,7 @@ from spacy_el.cli import app
 from spacy_el.extensions import get_clusters
 
 from .components import FAIL_MARKER, build_pipeline
-from .conftest import TEXTS, write_inputs
+from .conftest import TEXTS, Crash, write_inputs
 
 REPO_ROOT = Path(__file__).parents[2]
 runner = CliRunner()
@@ -223,10 +223,6 @@ def test_n_process_gives_the_same_output(failing_nlp, failing_inputs, tmp_path):
 
 
 # -- crashes and --resume ---------------------------------------------------------------------------
-class Crash(BaseException):
-    """Stands for a kill: not an Exception, so nothing catches it and nothing cleans up."""
-
-
 def _check_exactly_once(out, texts):
     records, errors = read_output(out)
     expected_ok = [str(i + 1) for i, t in enumerate(texts) if FAIL_MARKER not in t]

@@ -18,7 +18,7 @@ from spacy_el.kb.files import LOCK_NAME, lock_dir
 
 from . import components
 from .components import DIE_MARKER, build_pipeline
-from .conftest import TEXTS, write_inputs
+from .conftest import TEXTS, Crash, stop_after, write_inputs
 from .test_annotate import REPO_ROOT, KILL_SCRIPT, _check_exactly_once, _cli, _one_line_error
 
 
@@ -28,24 +28,13 @@ def _snapshot(folder: Path) -> Dict[str, bytes]:
             for p in folder.rglob("*") if p.name != LOCK_NAME and (p.is_symlink() or p.is_file())}
 
 
-class Crash(BaseException):
-    """Stands for a kill: nothing catches it."""
-
-
-def _stop_after(parts: int):
-    def stop(state):
-        if state["parts"] == parts:
-            raise Crash()
-    return stop
-
-
 # -- defect 1: two runs on one OUTPUT --------------------------------------------------------------------
 @pytest.mark.hostile("data loss")
 @pytest.mark.parametrize("mode", ["resume", "overwrite"])
 def test_a_run_on_an_output_another_run_holds_fails_at_once(nlp, inputs, tmp_path, mode):
     out = tmp_path / "out"
     with pytest.raises(Crash):
-        annotate(nlp, inputs["jsonl"], out, chunk_size=3, progress=False, on_commit=_stop_after(1))
+        annotate(nlp, inputs["jsonl"], out, chunk_size=3, progress=False, on_commit=stop_after(1))
     before = _snapshot(out)
     with lock_dir(out):  # the other run
         with pytest.raises(BlockingIOError, match="E263"):
@@ -131,7 +120,7 @@ def test_resume_refuses_an_errors_log_planted_as_a_symlink(failing_pipeline_dir,
                                                            tmp_path, victim_size):
     out = tmp_path / "out"
     with pytest.raises(Crash):
-        annotate(failing_nlp, failing_inputs["text"], out, chunk_size=3, progress=False, on_commit=_stop_after(1))
+        annotate(failing_nlp, failing_inputs["text"], out, chunk_size=3, progress=False, on_commit=stop_after(1))
     log = out / "errors.jsonl"
     victim = tmp_path / "victim.jsonl"
     content = log.read_bytes() + (b"outside the folder\n" if victim_size == "longer" else b"")
@@ -199,7 +188,7 @@ def test_resume_refuses_another_pipeline(pipeline_dir, failing_pipeline_dir, tmp
     src = write_inputs(tmp_path / "in", TEXTS)["text"]
     out = tmp_path / "out"
     with pytest.raises(Crash):
-        annotate(str(pipeline_dir), src, out, chunk_size=3, progress=False, on_commit=_stop_after(1))
+        annotate(str(pipeline_dir), src, out, chunk_size=3, progress=False, on_commit=stop_after(1))
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["settings"]["pipeline"]["path"] == str(pipeline_dir.resolve())
     _one_line_error(_cli(failing_pipeline_dir, src, out, "--resume", "--chunk-size", "3"), "E510", "pipeline")

@@ -9,20 +9,11 @@ import pytest
 
 from spacy_el.annotate import annotate, read_output
 
+from .conftest import Crash, stop_after
+
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 ds = pytest.importorskip("pyarrow.dataset")
-
-
-class Crash(BaseException):
-    """Stands for a kill: nothing catches it."""
-
-
-def _stop_after(parts: int):
-    def stop(state):
-        if state["parts"] == parts:
-            raise Crash()
-    return stop
 
 
 def _write_jsonl(path: Path, rows) -> Path:
@@ -46,7 +37,7 @@ def test_a_field_whose_type_changes_in_a_later_chunk_leaves_parts_that_read_as_o
     src = _write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out"
     with pytest.raises(Crash):  # killed after two parts; resumed with two worker processes
-        annotate(nlp, src, out, output_format="parquet", chunk_size=2, progress=False, on_commit=_stop_after(2))
+        annotate(nlp, src, out, output_format="parquet", chunk_size=2, progress=False, on_commit=stop_after(2))
     summary = annotate(nlp, src, out, output_format="parquet", chunk_size=2, n_process=2, progress=False,
                        resume=True)
     schemas = [pq.read_schema(p) for p in _parts(out)]
@@ -86,7 +77,7 @@ def test_resume_refuses_a_manifest_whose_schema_disagrees_with_the_parts(nlp, tm
     src = _write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out"
     with pytest.raises(Crash):
-        annotate(nlp, src, out, output_format="parquet", chunk_size=2, progress=False, on_commit=_stop_after(1))
+        annotate(nlp, src, out, output_format="parquet", chunk_size=2, progress=False, on_commit=stop_after(1))
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf8"))
     _edit_schema(out, pa.schema([("year", pa.string())]))
     with pytest.raises(ValueError, match="E552"):
@@ -105,7 +96,7 @@ def test_resume_refuses_a_parquet_input_whose_schema_changed(nlp, tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), src)
     out = tmp_path / "out.parquet"
     with pytest.raises(Crash):
-        annotate(nlp, src, out, chunk_size=2, progress=False, on_commit=_stop_after(1))
+        annotate(nlp, src, out, chunk_size=2, progress=False, on_commit=stop_after(1))
     pq.write_table(pa.Table.from_pylist([{**r, "year": str(r["year"])} for r in rows]), src)
     with pytest.raises(ValueError, match="E552"):
         annotate(nlp, src, out, chunk_size=2, progress=False, resume=True)

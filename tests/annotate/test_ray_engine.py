@@ -14,8 +14,8 @@ from spacy_el.annotate import annotate, read_output  # noqa: E402
 from spacy_el.cli import app  # noqa: E402
 
 from .components import FAIL_MARKER  # noqa: E402
-from .conftest import write_inputs  # noqa: E402
-from .test_annotate import CRASH_TEXTS, Crash  # noqa: E402
+from .conftest import Crash, write_inputs  # noqa: E402
+from .test_annotate import CRASH_TEXTS  # noqa: E402
 
 pytestmark = pytest.mark.slow
 RAY = {"engine": "ray", "actors": 2}
