@@ -14,20 +14,9 @@ Datasets: AIDA dev and test (corpus/aida), MSNBC and ACE2004 (ELEVANT files, gol
   into the passages (``ents_candidates``): ``<system>_ents_<generator>`` rows. ``speedup``: a joint system's
   ``docs_per_s`` over the per-candidate one's in the same run.
 
-- ``--long-documents`` (issue 71, #14): only one short and two long documents through each reader mode, the
-  seconds, tokens per second and spans written, with ``--baseline-root`` (a ``git worktree`` of an earlier commit)
-  timed in the same run; ``entqa_long`` table, rows merged into --out.
-
     python -m benchmarks.entqa [--datasets aida-test msnbc]   # --datasets: only those test sets, merged into --out
-    flock /work/brief/bench.lock python -m benchmarks.entqa --long-documents --baseline-root /tmp/entqa_old
 """
 import argparse
-import json
-import os
-import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
@@ -53,7 +42,7 @@ from spacy_el.training.resume import EVALUATIONS  # a reader's learning curve, b
 from .baselines import gold_links, link_with_prior, predicted_links
 from .common import (AIDA_CORPUS, EL_BASELINE, ELEVANT_SETS, MENTION_ENCODER, NER_BASELINE, SHARED_DATA, aida_and_elevant, curve_rows, fix_tie_breaks,
                      temporarily, timed_pipe, words_per_s)
-from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_merged, write_results
+from .results_io import CURVE_STEP, RESULTS_DIR, ROOT, Row, merge_rerun, row, write_results
 from .tables import PAGES, published_only, results_to_markdown, suffix_table, update_readme_section
 
 COMMAND = "python -m spacy project run entqa-benchmark projects/entqa"
@@ -132,7 +121,7 @@ def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], da
     micro F1 and its scores."""
     reader = nlp.get_pipe(READER)
     system = system_of(nlp)
-    raws = [reader.raw_predictions(doc, threshold=min(GAMMAS) / 2) for doc in tqdm(retrieved, desc=f"gamma sweep {system}", leave=False)]
+    raws = [reader.raw_predictions(doc, min_span_score=min(GAMMAS) / 2) for doc in tqdm(retrieved, desc=f"gamma sweep {system}", leave=False)]
     rows = []
     best = (-1.0, GAMMAS[0], {})
     for gamma in GAMMAS:
@@ -142,7 +131,7 @@ def gamma_sweep(nlp: Language, gold: Sequence[Doc], retrieved: Sequence[Doc], da
         if scores["el_micro_f"] > best[0]:
             best = (scores["el_micro_f"], gamma, scores)
         for metric in ("el_micro_p", "el_micro_r", "el_micro_f"):
-            rows.append(row(system, dataset, f"{metric}@gamma={gamma}", round(scores[metric], 4), f"gamma sweep, K = {reader.settings.top_k}"))
+            rows.append(row(system, dataset, f"{metric}@gamma={gamma}", round(scores[metric], 4), f"gamma sweep, K = {reader.settings.entities_per_passage}"))
     return rows, best[1], best[2]
 
 
@@ -153,7 +142,7 @@ def reader_rows(nlp: Language, dataset: str, gold: Sequence[Doc], retrieved: Seq
     system = system_of(nlp)
     if dataset == "aida-dev":  # γ is chosen here, on dev, and used for every dataset
         rows, gamma, scores = gamma_sweep(nlp, gold, retrieved, dataset)
-        reader.configure(threshold=gamma)
+        reader.configure(min_span_score=gamma)
         note = reader_note(reader)
         return rows + [row(system, dataset, m, round(scores[m], 4), note) for m in ("el_micro_f", "el_macro_f", "el_micro_p", "el_micro_r")]
     texts = [d.text for d in gold]
@@ -288,104 +277,13 @@ def speedup_rows(rows: Sequence[Row]) -> List[Row]:
 def reader_note(reader) -> str:
     s = reader.settings
     windows = f", windows {s.window_length}/{s.window_stride}" if s.reader_mode == "joint" else ""
-    return f"K = {s.top_k}, P = {s.top_p}{windows}, gamma = {s.threshold} (best on aida-dev)"
+    return f"K = {s.entities_per_passage}, P = {s.spans_per_entity}{windows}, gamma = {s.min_span_score} (best on aida-dev)"
 
 
-# -- one long document (issue 71, #14) --------------------------------------------------------------------
-
-LONG_COMMAND = "flock /work/brief/bench.lock python -m benchmarks.entqa --long-documents"  # the machine is shared
-LONG_PIPELINE = ROOT / "training" / "test" / "pipelines" / "entqa_jcl"  # the `test` workflow's (MiniLM)
-LONG_TOKENS = (200, 2000, 20000)  # a short document (AIDA's are about 200 tokens), then two long ones
-LONG_DATASET = "gum-repeated"
+#: The ``entqa_long`` table: rows of the long-document timing frozen in studies/entqa_long_documents/.
 LONG_SUFFIX = "@tokens="
 LONG_METRICS = ("seconds", "tokens_per_s", "spans")
-GUM_ASSETS = ROOT / "assets" / "corpus" / "gum"
 
-
-def gum_text(n_tokens: int) -> str:
-    """A text of ``n_tokens`` whitespace-separated words: the bundled GUM documents' words (CC BY), in order,
-    repeated as needed (spaCy's tokenizer finds about as many tokens)."""
-    words = [line.split("\t")[1] for path in sorted(GUM_ASSETS.glob("*/*.conll"))
-             for line in path.read_text(encoding="utf8").splitlines() if "\t" in line and not line.startswith("#")]
-    return " ".join((words * (n_tokens // len(words) + 1))[:n_tokens])
-
-
-def long_document_pipeline(path: Path, reader_mode: str, top_k: int) -> Language:
-    """The retriever of the pipeline at ``path`` and a fresh reader in ``reader_mode`` over its KB: MiniLM with
-    heads untrained (seed 0), K = ``top_k``, γ = 0, so every span above the "no mention" one is kept: the most
-    spans a reader writes, and so the most bookkeeping (the test workflow's trained reader writes none)."""
-    source = spacy.load(path)
-    retriever = source.get_pipe("entity_retriever")
-    nlp = spacy.blank(source.lang)
-    nlp.add_pipe("entity_retriever", source=source)
-    nlp.add_pipe("entqa_reader", config={"reader_mode": reader_mode, "top_k": top_k, "threshold": 0.0,
-                                         "model": {"encoder": retriever.model.attrs["encoder"], "encoder_dtype": "float32"}})
-    torch.manual_seed(0)
-    nlp.get_pipe("entqa_reader").initialize(lambda: [], nlp=nlp, kb_loader=lambda vocab: retriever.kb)
-    return nlp
-
-
-def time_long_documents(path: Path, plan: Sequence[Tuple[str, Sequence[int]]], top_k: int, threads: int) -> List[Dict]:
-    """Per reader mode and document size of ``plan`` (``(mode, [words, ...])``): ``{"mode", "tokens", "words",
-    "seconds", "spans"}`` of ``nlp(text)`` on one document, after a warm-up. Uses only spaCy's API, so that it times whatever spacy_el is imported (the
-    baseline's subprocess imports the code of another commit)."""
-    torch.set_num_threads(threads)
-    timings = []
-    for mode, tokens in plan:
-        nlp = long_document_pipeline(path, mode, top_k)
-        nlp(gum_text(50))  # warm-up: the first call builds the tokenizers
-        for n in tokens:
-            text = gum_text(n)
-            seconds_each = []
-            for _ in range(max(1, min(5, 2000 // n))):  # a short document is timed 5 times: the median
-                start = time.perf_counter()
-                doc = nlp(text)
-                seconds_each.append(time.perf_counter() - start)
-            seconds = statistics.median(seconds_each)
-            timings.append({"mode": mode, "tokens": len(doc), "words": n, "seconds": seconds, "spans": len(doc.spans["entqa"])})
-            print(f"{mode}: {len(doc)} tokens in {seconds:.1f} s, {len(doc.spans['entqa'])} spans", file=sys.stderr)
-    return timings
-
-
-def baseline_timings(root: Path, path: Path, plan: Sequence[Tuple[str, Sequence[int]]], top_k: int, threads: int) -> List[Dict]:
-    """:func:`time_long_documents` in a subprocess that imports spacy_el from ``root`` (a ``git worktree`` of an
-    earlier commit) and this file's benchmarks package."""
-    here = str(Path(__file__).resolve().parent.parent)
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import spacy_el; sys.path.remove(sys.argv[1]); "
-            "sys.path.insert(0, sys.argv[2]); from pathlib import Path; from benchmarks.entqa import time_long_documents; "
-            "a = json.loads(sys.argv[3]); print(json.dumps(time_long_documents(Path(a['path']), a['plan'], a['top_k'], a['threads'])))")
-    arguments = json.dumps({"path": str(path), "plan": [[m, list(t)] for m, t in plan], "top_k": top_k, "threads": threads})
-    done = subprocess.run([sys.executable, "-c", code, str(root), here, arguments], check=True, stdout=subprocess.PIPE,
-                          text=True, env={**os.environ, "PYTHONPATH": ""})
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def long_document_rows(args: argparse.Namespace) -> List[Row]:
-    """Seconds, tokens per second and spans written for one short and two long documents (the short one timed 5 times:
-    the median), per reader mode, with
-    this code and (``--baseline-root``) an earlier commit's, in the same run."""
-    plan = [("joint", args.long_tokens),  # the mode for corpora (docs/entqa.md); the paper's reads K times as much
-            ("per_candidate", [n for n in args.long_tokens if n <= args.per_candidate_max_tokens])]
-    runs = [("", time_long_documents(args.long_pipeline, plan, args.long_top_k, args.threads))]
-    if args.baseline_root:
-        commit = subprocess.run(["git", "-C", str(args.baseline_root), "rev-parse", "--short", "HEAD"], check=True,
-                                stdout=subprocess.PIPE, text=True).stdout.strip()
-        before = [(mode, [n for n in tokens if n <= args.baseline_max_tokens]) for mode, tokens in plan]
-        runs.append((f" ({commit}, before the fix)", baseline_timings(args.baseline_root, args.long_pipeline, before,
-                                                                      args.long_top_k, args.threads)))
-    rows = []
-    for label, timings in runs:
-        for t in timings:
-            system = SYSTEMS[t["mode"]] + label
-            note = (f"nlp(text) on one document of {t['tokens']} tokens (the bundled GUM texts' words, repeated); the `test` "
-                    f"workflow's retriever (MiniLM, top_k 10) and a fresh {t['mode']} reader (heads untrained, seed 0, "
-                    f"K = {args.long_top_k}, gamma = 0: {t['spans']} spans); float32, {args.threads} thread(s), "
-                    "2 cores shared with other jobs")
-            suffix = f"{LONG_SUFFIX}{t['words']}"
-            rows += [row(system, LONG_DATASET, f"seconds{suffix}", round(t["seconds"], 2), note),
-                     row(system, LONG_DATASET, f"tokens_per_s{suffix}", round(t["tokens"] / t["seconds"], 1), note),
-                     row(system, LONG_DATASET, f"spans{suffix}", t["spans"], note)]
-    return rows
 
 
 MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall_at_100", "el_micro_f", "el_macro_f", "docs_per_s",
@@ -412,21 +310,7 @@ def main() -> None:
                         help="rerun only these test sets (AIDA dev always runs: γ is chosen there); "
                              "their rows replace the same rows in --out, the others are kept")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "entqa.json")
-    parser.add_argument("--long-documents", action="store_true",
-                        help="only time one short and two long documents (issue 71, #14); rows merged into --out")
-    parser.add_argument("--long-pipeline", type=Path, default=LONG_PIPELINE, help="its retriever and KB (--long-documents)")
-    parser.add_argument("--long-tokens", type=int, nargs="+", default=list(LONG_TOKENS))
-    parser.add_argument("--long-top-k", type=int, default=4, help="K of the fresh readers (the test config's)")
-    parser.add_argument("--baseline-root", type=Path, default=None,
-                        help="a `git worktree` of an earlier commit, timed too (--long-documents)")
-    parser.add_argument("--baseline-max-tokens", type=int, default=2000, help="the longest document the baseline reads")
-    parser.add_argument("--per-candidate-max-tokens", type=int, default=2000,
-                        help="the longest document the per-candidate reader reads (it reads K rows per passage)")
     args = parser.parse_args()
-    if args.long_documents:
-        write_merged(args.out, LONG_COMMAND, long_document_rows(args))
-        write_tables(args.out)
-        return
     fix_tie_breaks()
     rows = evaluate(args)
     if args.datasets:

@@ -64,8 +64,8 @@ def ed(gold: List[Doc], pred: List[Doc]) -> float:
 # below change only their own switches.
 #: Every setting a variant may change, at its default: configure() starts each variant from these, so that a setting
 #: of one variant (e.g. another's similarity_weight on a shared model) never carries over to the next.
-INFERENCE_DEFAULTS = {"top_k": 30, "type_aware_selection": False, "decoding": "none", "compat_threshold": 0.2,
-                      "soft_weight": 1.0, "mention_type_source": "label", "threshold": None, "similarity_weight": 0.0}
+INFERENCE_DEFAULTS = {"candidates_per_mention": 30, "type_aware_selection": False, "decoding": "none", "min_type_prob": 0.2,
+                      "soft_weight": 1.0, "mention_type_source": "label", "min_link_prob": None, "similarity_weight": 0.0}
 
 
 def configure(nlp: Language, **cfg) -> None:
@@ -130,7 +130,7 @@ def selected_recall(nlp: Language, gold: List[Doc], ks: Sequence[int], selection
     ids = pipe.kb.entities.ids
     recall = {}
     for k in ks:
-        configure(nlp, top_k=k, type_aware_selection=selection)
+        configure(nlp, candidates_per_mention=k, type_aware_selection=selection)
         ranked = [[ids[int(r)] for r in pipe.selector.select(found, pipe.inventory.mention_label(span.label_)).rows]
                   for span, found in zip(spans, generated)]
         recall[k] = candidate_recall_at_k(ranked, [span.kb_id_ for span in spans], [k])[f"cand_recall_at_{k}"]

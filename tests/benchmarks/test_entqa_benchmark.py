@@ -102,23 +102,3 @@ def test_ents_candidates_rows_run_each_pipeline_on_the_ner_mentions(tiny_encoder
     alone = ents_candidates_rows([nlp], {"none": NoCandidates()}, "aida-test", gold, mentions, 0.0, "speed")
     assert next(r["value"] for r in alone if r["metric"] == "recall_at_10") < 1.0
     assert nlp.get_pipe("entity_retriever").ents_candidates is None
-
-
-def test_long_document_rows_time_each_reader_mode(tiny_encoder, tmp_path):
-    """--long-documents: seconds, tokens per second and spans per reader mode and document size (the per-candidate
-    reader only up to its limit), from a saved pipeline's retriever and a fresh reader."""
-    pytest.importorskip("faiss")
-    import argparse
-
-    from benchmarks.entqa import gum_text, long_document_rows
-    from tests.pipeline.test_entqa import make_nlp
-
-    assert len(gum_text(25).split()) == 25
-    make_nlp(tiny_encoder, tmp_path).to_disk(tmp_path / "pipeline")
-    args = argparse.Namespace(long_pipeline=tmp_path / "pipeline", long_tokens=[20, 40], per_candidate_max_tokens=20,
-                              long_top_k=2, threads=1, baseline_root=None)
-    rows = long_document_rows(args)
-    assert {(r["system"], r["metric"]) for r in rows} == {
-        *((system, f"{metric}@tokens={n}") for system, n in (("entqa_joint", 20), ("entqa_joint", 40), ("entqa_reader", 20))
-          for metric in ("seconds", "tokens_per_s", "spans"))}
-    assert all(r["value"] > 0 for r in rows if not r["metric"].startswith("spans"))
