@@ -1,6 +1,6 @@
 """The long-document timing of ``benchmarks/entqa.py`` (``--long-documents``, issue 71, #14), moved here once measured.
 
-Frozen, not maintained (see REPORT.md): at commit 9bb6dae this code was part of ``benchmarks/entqa.py`` and ran as
+Frozen, not maintained (see REPORT.md): at commit 3ff4f9f this code was part of ``benchmarks/entqa.py`` and ran as
 ``python -m benchmarks.entqa --long-documents --baseline-root /tmp/entqa_old`` (the main below is that branch):
 one short and two long documents through each reader mode, the seconds, tokens per second and spans written,
 with ``--baseline-root`` (a ``git worktree`` of an earlier commit) timed in the same run; rows merged into --out.
