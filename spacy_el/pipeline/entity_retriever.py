@@ -104,9 +104,7 @@ class EntityRetriever(KBTorchPipe):
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
                    kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None) -> None:
         """Load the KB (saved inside the pipeline afterwards); it needs vectors and a dense index."""
-        validate_examples(get_examples(), "EntityRetriever.initialize")
-        if kb_loader is not None:
-            self.set_kb(kb_loader)
+        self._initialize_kb(get_examples, kb_loader)
         self._require_kb_with_vectors()
         self._require_index()
         self.model.set_dim("nE", self.kb.entity_vector_length)

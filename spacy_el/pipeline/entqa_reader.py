@@ -152,9 +152,7 @@ class EntQAReader(KBTorchPipe):
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
                    kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None) -> None:
         """Load the KB (saved inside the pipeline afterwards): the reader reads its titles and descriptions."""
-        validate_examples(get_examples(), "EntQAReader.initialize")
-        if kb_loader is not None:
-            self.set_kb(kb_loader)
+        self._initialize_kb(get_examples, kb_loader)
         if self.kb.is_empty():
             raise ValueError(Errors.E803.format(name=self.name))
         self.model.set_dim("nE", max(1, self.kb.entity_vector_length))
@@ -246,15 +244,20 @@ class EntQAReader(KBTorchPipe):
             passage = passage_from_slice(text, start, end, tokenizer, index, a["max_passage_length"])
             if not len(passage):
                 continue
-            rows: List[int] = []
-            for kb_id in kb_ids:
-                row = self.kb.entities.row_of(kb_id)
-                if row is not None:
-                    rows.append(int(row))
-                    if limit is not None and len(rows) >= limit:
-                        break
-            result.append((QuestionSide(passage, topic), rows))
+            result.append((QuestionSide(passage, topic), self._kb_rows(kb_ids, limit)))
         return result
+
+    def _kb_rows(self, kb_ids: Iterable[str], limit: Optional[int]) -> List[int]:
+        """The KB rows of ``kb_ids`` in order, ids missing from this KB skipped, the first ``limit`` (None: all);
+        reads ``kb_ids`` only as far as it needs."""
+        rows: List[int] = []
+        for kb_id in kb_ids:
+            row = self.kb.entities.row_of(kb_id)
+            if row is not None:
+                rows.append(int(row))
+                if limit is not None and len(rows) >= limit:
+                    break
+        return rows
 
     def _windows(self, doc: Doc, limit: Optional[int] = None) -> Tuple[List[Window], List[Tuple[int, int]]]:
         """Joint mode: the reader's windows of ``doc`` (with the topic), each with its candidate KB rows
@@ -272,14 +275,8 @@ class EntQAReader(KBTorchPipe):
         by_start = PassagesByStart(retrieved)  # once per document: each window finds its passages by bisection
         result = []
         for window in windows:
-            rows: List[int] = []
-            for kb_id in window_candidates(window, by_start):  # hundreds of ids: look up only those kept
-                row = self.kb.entities.row_of(kb_id)
-                if row is not None:
-                    rows.append(int(row))
-                    if limit is not None and len(rows) >= limit:
-                        break
-            result.append((QuestionSide(window, topic), rows))
+            # hundreds of ids per window: _kb_rows looks up only those kept
+            result.append((QuestionSide(window, topic), self._kb_rows(window_candidates(window, by_start), limit)))
         return result, window_cores(windows)
 
     def _joint_layout(self, k: int) -> Tuple[int, int]:

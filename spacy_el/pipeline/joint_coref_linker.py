@@ -312,9 +312,7 @@ class JointCorefLinker(KBTorchPipe):
         kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]] = None,
     ) -> None:
         """Load the KB (saved inside the pipeline afterwards) and build the model from its vector width."""
-        validate_examples(get_examples(), "JointCorefLinker.initialize")
-        if kb_loader is not None:
-            self.set_kb(kb_loader)
+        self._initialize_kb(get_examples, kb_loader)
         self._require_kb_with_vectors()
         self._warn_wide_mentions(eg.reference for eg in get_examples())
         self.model.set_dim("nE", self.kb.entity_vector_length)

@@ -143,6 +143,13 @@ class KBTorchPipe(TrainablePipe):
             raise ValueError(Errors.E802.format(name=self.name, kb_type=type(kb).__name__))
         self.kb = kb
 
+    def _initialize_kb(self, get_examples: Callable[[], Iterable[Example]],
+                       kb_loader: Optional[Callable[[Vocab], ElKnowledgeBase]]) -> None:
+        """What every component's ``initialize`` does first: check the examples, then load the KB if given."""
+        validate_examples(get_examples(), f"{type(self).__name__}.initialize")
+        if kb_loader is not None:
+            self.set_kb(kb_loader)
+
     # -- predictions: span._.qid ---------------------------------------------------------------------
     def __call__(self, doc: Any) -> Any:
         doc = super().__call__(doc)

@@ -175,9 +175,7 @@ class NerConstrainedLinker(KBTorchPipe):
     ) -> None:
         """Load the KB, give every KB entity a type distribution (from its KB types and the training
         mentions' NER labels, else the entity-typing classifier) and build the model."""
-        validate_examples(get_examples(), "NerConstrainedLinker.initialize")
-        if kb_loader is not None:
-            self.set_kb(kb_loader)
+        self._initialize_kb(get_examples, kb_loader)
         self._require_kb_with_vectors()
         mentions = [
             (span.kb_id_, span.label_) for eg in get_examples() for span in self._spans(eg.reference) if span.kb_id_

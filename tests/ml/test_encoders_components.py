@@ -12,15 +12,12 @@ import pytest
 import spacy
 import torch
 from spacy.language import Language
-from spacy.training import Example
 
 from spacy_el.candidates.dense import mention_encoder_of
 from spacy_el.kb.loaders import kb_from_disk
 
 from ..conftest import linked_cluster_examples
-from ..pipeline.conftest import (
-    TRAIN_LINKS, _ents_reference, _entqa_kb, _invented_kb_dir, _train, build_ner_constrained_linker, texts,
-)
+from ..pipeline.conftest import _invented_kb_dir, _train, build_entqa, build_ner_constrained_linker, texts
 from .tiny_encoders import KINDS, marker_token, save_tiny_encoder
 
 TEXTS = texts(4)
@@ -101,27 +98,9 @@ def test_joint_coref_linker(kind, encoders, tmp_path):
     predicts_the_same_after_loading(nlp, tmp_path)
 
 
-def build_entqa(encoder: str, kind: str, tmp: Path) -> Language:
-    """entity_retriever + entqa_reader over ``encoder`` (the reader's marker token from its vocabulary)."""
-    kb_dir = tmp / "kb"
-    _entqa_kb().to_disk(kb_dir)
-    nlp = spacy.blank("en")
-    retriever = {"encoder": encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
-    nlp.add_pipe("entity_retriever", config={"model": retriever, "entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5,
-                                             "max_train_passages": 0})
-    nlp.add_pipe("entqa_reader", config={"model": {"encoder": encoder, "encoder_batch": 16, "encoder_dtype": "float32"},
-                                         "entities_per_passage": 4, "min_span_score": 0.01, "train_candidates": 4, "max_train_passages": 0,
-                                         "marker_token": marker_token(kind)})
-    examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
-    for name in ("entity_retriever", "entqa_reader"):
-        nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
-    _train(nlp, examples, steps=2, learn_rate=0.003, annotates=["entity_retriever"])
-    return nlp
-
-
 @pytest.mark.parametrize("kind", ["bert", "roberta", "deberta-v2"])  # RoBERTa: one token type for both segments
 def test_entity_retriever_and_entqa_reader(kind, encoders, tmp_path):
-    nlp = build_entqa(encoders[kind], kind, tmp_path)
+    nlp = build_entqa(encoders[kind], tmp_path, steps=2, marker_token=marker_token(kind))
     assert encoder_class(nlp, "entqa_reader") == FAMILY[kind]
     predicts_the_same_after_loading(nlp, tmp_path)
 

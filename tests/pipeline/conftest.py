@@ -229,41 +229,30 @@ def _entqa_kb() -> Any:
     return kb
 
 
-def build_entqa(tiny_encoder: str, tmp: Path) -> Language:
-    """entity_retriever + entqa_reader, trained together (annotating retriever)."""
+def build_entqa(tiny_encoder: str, tmp: Path, *, name: str = "entqa_reader", steps: int = 4, **reader_settings: Any) -> Language:
+    """entity_retriever + entqa_reader (pipe ``name``, with ``reader_settings``), trained together for ``steps``
+    steps (annotating retriever)."""
     kb_dir = tmp / "kb"
     _entqa_kb().to_disk(kb_dir)
     nlp = spacy.blank("en")
     retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
     nlp.add_pipe("entity_retriever", config={"model": retriever, "entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5,
                                              "max_train_passages": 0})
-    # A low threshold: the briefly trained reader must still write spans (the tests compare them).
-    nlp.add_pipe("entqa_reader", config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "entities_per_passage": 4,
-                                         "min_span_score": 0.01, "train_candidates": 4, "max_train_passages": 0})
+    # A low min_span_score: the briefly trained reader must still write spans (the tests compare them).
+    nlp.add_pipe("entqa_reader", name=name,
+                 config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "entities_per_passage": 4,
+                         "min_span_score": 0.01, "train_candidates": 4, "max_train_passages": 0, **reader_settings})
     examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
-    for name in ("entity_retriever", "entqa_reader"):
-        nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
-    _train(nlp, examples, steps=4, learn_rate=0.003, annotates=["entity_retriever"])
+    for pipe in ("entity_retriever", name):
+        nlp.get_pipe(pipe).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
+    _train(nlp, examples, steps=steps, learn_rate=0.003, annotates=["entity_retriever"])
     return nlp
 
 
 def build_entqa_joint(tiny_encoder: str, tmp: Path) -> Language:
-    """entity_retriever + entqa_reader in the joint mode (pipe ``entqa_reader_joint``), trained together."""
-    kb_dir = tmp / "kb"
-    _entqa_kb().to_disk(kb_dir)
-    nlp = spacy.blank("en")
-    retriever = {"encoder": tiny_encoder, "passage_length": 16, "stride": 8, "encoder_batch": 16, "encoder_dtype": "float32"}
-    nlp.add_pipe("entity_retriever", config={"model": retriever, "entities_per_passage": 4, "negatives": 4, "hard_negative_ratio": 0.5,
-                                             "max_train_passages": 0})
-    nlp.add_pipe("entqa_reader", name="entqa_reader_joint",
-                 config={"model": {"encoder": tiny_encoder, "encoder_batch": 16, "encoder_dtype": "float32"}, "entities_per_passage": 4,
-                         "min_span_score": 0.01, "train_candidates": 4, "max_train_passages": 0, **JOINT_READER})
-    examples = [Example(nlp.make_doc(text), _ents_reference(nlp, text, ls)) for text, ls in TRAIN_LINKS]
-    for name in ("entity_retriever", "entqa_reader_joint"):
-        nlp.get_pipe(name).initialize(lambda: examples, nlp=nlp, kb_loader=kb_from_disk(kb_dir))
-    # 10 steps: after 4 the new heads still put every span below the "no mention" one.
-    _train(nlp, examples, steps=10, learn_rate=0.003, annotates=["entity_retriever"])
-    return nlp
+    """entity_retriever + entqa_reader in the joint mode (pipe ``entqa_reader_joint``), trained together; 10 steps:
+    after 4 the new heads still put every span below the "no mention" one."""
+    return build_entqa(tiny_encoder, tmp, name="entqa_reader_joint", steps=10, **JOINT_READER)
 
 
 def retriever_only(entqa: Language) -> Language:
