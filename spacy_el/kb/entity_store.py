@@ -20,7 +20,7 @@ class EntityStore:
         ``type_prob_names`` per entity (NER4EL entity typing), or None when the KB has none.
     type_prob_names (List[str]): the T labels of ``type_probs`` in column order; [] when absent.
     qids (Optional[StringArray]): n Wikidata QIDs ("" for an entity without one), or None when the KB has
-        none (KBs saved before the column existed load with None).
+        none (the column is stored only when some entity has a QID).
     """
 
     def __init__(
@@ -141,7 +141,7 @@ class EntityStore:
             id_index=HashIndex.from_arrays(arrays, "entities.id_index"),
             type_probs=arrays.get("entities.type_probs"),
             type_prob_names=list(type_prob_names),
-            # Absent from KBs saved before QIDs were stored: they load without them.
+            # Stored only when some entity has a QID (KBBuilder, add_entities).
             qids=StringArray.from_arrays(arrays, "entities.qids") if "entities.qids.offsets" in arrays else None,
         )
 
