@@ -7,8 +7,8 @@ vectors (title ⊕ description through the KB's text encoder) searched through t
 entities added to the KB are retrievable without retraining, and the index is never rebuilt per call.
 
 Output: ``doc._.entqa_passages``, one entry per passage, ``[start_char, end_char, [kb_id, ...],
-[score, ...]]`` with the ``entities_per_passage`` entities best first (plain JSON data: it survives ``DocBin``). The
-``entqa_reader`` reads them; nothing else of the doc is changed.
+[score, ...]]`` with the ``entities_per_passage`` entities best first (plain JSON data: it survives
+``DocBin``). The ``entqa_reader`` reads them; nothing else of the doc is changed.
 
 Training (``update``): the multi-label NCE of eq. (1). A passage's gold entities are the KB entities of
 the reference's linked mentions (``doc.ents`` and every span group) that lie entirely in the passage;
@@ -24,8 +24,8 @@ Candidates of upstream entities (``ents_candidates``, off by default): with a ca
 (``spacy-el.HybridCandidates.v1``, ``spacy-el.AliasCandidates.v1``, ...) and entities in ``doc.ents`` from an
 upstream component (spaCy's ``ner``, say), each passage's list also holds the generator's candidates of the
 entities that lie inside it, interleaved round-robin with the dense list (dense first:
-:func:`~spacy_el.algorithms.rank_fusion.round_robin`) and cut at ``entities_per_passage``. A merged entity's score is the
-passage's inner product with its vector, as the index gives it. The reader reads the lists as they are, so an
+:func:`~spacy_el.algorithms.rank_fusion.round_robin`) and cut at ``entities_per_passage``. A merged entity's score
+is the passage's inner product with its vector, as the index gives it. The reader reads the lists as they are, so an
 entity the dense retriever misses can still be read where a mention of it was found. Without entities, or
 with the default ``null``, the lists are the retriever's alone.
 """

@@ -1,11 +1,11 @@
 """``entqa_reader``: EntQA's reader, the mentions of each retrieved entity (Zhang et al. 2022, sections 2.2-2.3).
 
 For every passage that ``entity_retriever`` wrote to ``doc._.entqa_passages`` and each of its first
-``entities_per_passage`` entities (K), a cross-encoder reads ``[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]``
-and gives start/end distributions over the passage's wordpieces (``[CLS]`` = "not in this passage") and
-a rerank distribution over the K entities. Predictions are ``(s, t, e)`` with
-``p_rerank(e) * p_start(s) * p_end(t) > min_span_score`` (γ) among each entity's ``spans_per_entity`` spans (P) that are
-more probable than ``[CLS]`` (:mod:`spacy_el.algorithms.entqa_decode`). Duplicates from overlapping
+``entities_per_passage`` entities (K), a cross-encoder reads
+``[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]`` and gives start/end distributions over the passage's
+wordpieces (``[CLS]`` = "not in this passage") and a rerank distribution over the K entities. Predictions are
+``(s, t, e)`` with ``p_rerank(e) * p_start(s) * p_end(t) > min_span_score`` (γ) among each entity's
+``spans_per_entity`` spans (P) that are more probable than ``[CLS]`` (:mod:`spacy_el.algorithms.entqa_decode`). Duplicates from overlapping
 passages are merged (best score), and wordpiece spans become spaCy tokens through character offsets
 (expanded to whole tokens).
 
@@ -85,8 +85,8 @@ Window = Tuple[QuestionSide, List[int]]  # a passage or window (with the topic) 
 class EntQAReaderSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    entities_per_passage: retrieved entities read per passage (K). spans_per_entity: spans per entity (P). max_mention_length:
-    longest mention in wordpieces. min_span_score: γ. write_ents: also write the best non-overlapping subset
+    entities_per_passage: retrieved entities read per passage (K). spans_per_entity: spans per entity (P).
+    max_mention_length: longest mention in wordpieces. min_span_score: γ. write_ents: also write the best non-overlapping subset
     to doc.ents. spans_key: span group of all predictions. passages_per_batch: passages per reader call
     at prediction (memory: x K rows; joint mode: windows per encoder call, of one doc).
     train_candidates / max_train_passages / seed: training sampling. reader_mode: "per_candidate" (the
@@ -127,8 +127,8 @@ class EntQAReaderSettings(ComponentSettings):
     default_score_weights={"el_micro_f": 1.0, "el_micro_p": None, "el_micro_r": None, "el_macro_f": None},
 )
 def make_entqa_reader(
-    nlp: Language, name: str, *, model: Model, scorer: Optional[Callable], entities_per_passage: int, spans_per_entity: int,
-    max_mention_length: int, min_span_score: float, write_ents: bool, spans_key: str, passages_per_batch: int,
+    nlp: Language, name: str, *, model: Model, scorer: Optional[Callable], entities_per_passage: int,
+    spans_per_entity: int, max_mention_length: int, min_span_score: float, write_ents: bool, spans_key: str, passages_per_batch: int,
     train_candidates: int, max_train_passages: int, seed: int, reader_mode: str, window_length: int,
     window_stride: int, candidate_length: int, candidate_description: bool, marker_token: str,
 ) -> "EntQAReader":

@@ -68,8 +68,8 @@ DEFAULT_MODEL = {"@architectures": "spacy-el.NerConstrainedLinker.v1", **Ner4elA
 class NerConstrainedLinkerSettings(ComponentSettings):
     """The component's settings (the factory's defaults; checked at construction and in ``configure``).
 
-    mentions_key: link ``doc.spans[mentions_key]`` instead of ``doc.ents`` (null). candidates_per_mention: candidates per
-    mention, cut from what the factory's ``candidates`` generator gives (all alias-table matches by
+    mentions_key: link ``doc.spans[mentions_key]`` instead of ``doc.ents`` (null). candidates_per_mention:
+    candidates per mention, cut from what the factory's ``candidates`` generator gives (all alias-table matches by
     default; type-aware when ``type_aware_selection``). type_inventory: the type labels ("coarse": PER/LOC/ORG/MISC, or "fine"). The type switches
     are in the module docstring: type_aware_selection, n_random_negatives / n_type_negatives (training
     negatives), decoding with soft_weight and type_smoothing, min_type_prob (the type probability an
