@@ -6,14 +6,14 @@ model can run under several prediction settings) run the texts of one test set, 
 an order that rotates from one document to the next, so that a shared machine slows every pipeline alike; the first
 ``--warmup`` documents are not timed. Rows per pipeline: ``words_per_s``, ``speed_ratio`` (the baseline's seconds
 over the pipeline's: above 1 is faster), the coreference scores of the same predictions (the test set's singleton
-protocol) and, with ``--long-tokens N``, ``long_doc_seconds`` and ``long_doc_peak_rss_mb`` of one N-token document
-(the test texts joined) in a fresh process. A run replaces its test set's rows and keeps the others'.
+protocol). A run replaces its test set's rows and keeps the others'. The long-document rows (``long_doc_*``, the
+dense decoding that prediction used before the sparse graph) were measured by code now in
+``studies/jcl_sparse_prediction/``; the table still shows them.
 
-    python -m benchmarks.jcl_inference_speed --dataset gum-test --long-tokens 20000 \\
+    python -m benchmarks.jcl_inference_speed --dataset gum-test \\
         --models global=training/jcl/gum-converged/global/model-best en_spacy_el_coref=training/pretrained/coref/model-tuned
 """
 import argparse
-import multiprocessing
 import os
 import time
 from pathlib import Path
@@ -25,10 +25,8 @@ import torch
 from spacy.language import Language
 from spacy.tokens import Doc
 
-
 from .common import SHARED_DATA
 from .joint_coref_linker import NAME as COMPONENT
-from .common import proc_status_mb, process_peak_mb, reset_peak_rss, timed
 from .joint_coref_linker import coref_only_rows, load_datasets, span_width_of
 from .results_io import RESULTS_DIR, Row, merge_rerun, repo_relative, row, write_results
 from .tables import PAGES, publish_table, published_only, results_to_markdown
@@ -109,39 +107,6 @@ def speed_rows(dataset: str, words: int, seconds: Dict[str, float], note: str) -
     return rows
 
 
-def long_doc_run(model: str, text: str, threads: int, settings: Optional[Dict[str, Any]] = None) -> Tuple[float, float, float, bool]:
-    """Run ``model`` on one long ``text`` in *this* process: ``(seconds, RSS MB after loading, peak RSS MB while
-    the document runs, whether that peak is the document's alone)``. Called in a fresh process, so that other
-    models do not count; the peak is reset after loading where Linux allows it (loading has a transient peak of
-    its own), else it is the process peak. ``settings``: the component's, set after loading (``configure``)."""
-    torch.set_num_threads(threads)
-    nlp = spacy.load(model)
-    nlp.get_pipe(NAME).configure(**(settings or {}))
-    loaded = proc_status_mb("VmRSS") or process_peak_mb()
-    own_peak = reset_peak_rss()
-    _, seconds = timed(lambda: nlp(text))
-    peak = proc_status_mb("VmHWM") if own_peak else process_peak_mb()
-    return seconds, loaded, peak, own_peak
-
-
-def long_doc_rows(dataset: str, models: Sequence[Tuple[str, Path]], settings: Dict[str, Dict[str, Any]],
-                  nlp: Language, texts: Sequence[str], tokens: int, threads: int) -> List[Row]:
-    """``long_doc_seconds`` and ``long_doc_peak_rss_mb`` of each pipeline on ``texts`` joined and cut at ``tokens``
-    tokens, each in a fresh process (:func:`long_doc_run`)."""
-    long_doc = nlp.make_doc("\n\n".join(texts))[:tokens].as_doc()
-    rows: List[Row] = []
-    for name, path in models:
-        with multiprocessing.get_context("spawn").Pool(1) as pool:
-            seconds, loaded, peak, own_peak = pool.apply(
-                long_doc_run, (str(path), long_doc.text, threads, settings.get(name, {})))
-        what = "peak RSS while it runs" if own_peak else "process peak RSS, loading included"
-        note = f"one {len(long_doc):,}-token document (the test texts joined); {threads} torch threads"
-        rows.append(row(name, dataset, "long_doc_seconds", round(seconds, 1), note))
-        rows.append(row(name, dataset, "long_doc_peak_rss_mb", round(peak),
-                        f"{note}; {what}, in a fresh process holding {loaded:.0f} MB after loading the pipeline"))
-    return rows
-
-
 def replacing_test_set(out: Path, rows: List[Row], dataset: str) -> List[Row]:
     """The results file ``out``'s rows with this run's ``rows`` of ``dataset`` in place of all its earlier rows of
     ``dataset``: a run measures every pipeline of a test set together, so a pipeline left out of it (or a metric
@@ -161,8 +126,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N documents only (smoke runs)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed documents first")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--long-tokens", type=int, default=0,
-                        help="also run one document of this many tokens, the test texts joined (0: not)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
     parser.add_argument("--readme", default=PAGES[NAME], help="the page whose table to update (default: its page, if any)")
     args = parser.parse_args(argv)
@@ -190,8 +153,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         scored = coref_only_rows(name, args.dataset, gold, predictions[name], "the predictions timed",
                                  span_width_of(pipelines[name]))
         rows += [r for r in scored if r["metric"] in QUALITY_METRICS]
-    if args.long_tokens:
-        rows += long_doc_rows(args.dataset, models, settings, spacy.blank("en"), texts, args.long_tokens, args.threads)
     for r in rows:
         print(f"{r['system']:>12} {r['metric']:>26} {r['value']}")
     out = write_results(Path(args.out), COMMAND, replacing_test_set(Path(args.out), rows, args.dataset))
