@@ -1,19 +1,11 @@
 """Throughput, per-worker memory and crash safety of ``python -m spacy_el annotate`` (docs/annotate.md).
 
-On a few thousand documents (AIDA documents and GUM documents cut into pieces of a few sentences, from ``--data``;
-written to a temporary JSONL under ``benchmarks/tmp/``) with a composed pipeline (default: the tiny
-``ner_stack_lstm`` -> ``joint_coref_linker`` of the ``test`` workflow: the figures measure the command's machinery
-and scaling, not a production model's speed):
-
-- ``docs_per_s`` of ``annotate(...)`` end to end with the local engine and 1 or 2 processes, with the Ray engine
-  and 2 actors (their start-up inside the time, and alone as ``startup_s``), and of a bare ``nlp.pipe`` loop that
-  builds the same records in memory (``nlp_pipe``); ``overhead`` = local_1proc seconds / nlp_pipe seconds - 1.
-- ``peak_rss_bytes`` per worker (``VmHWM``, the workers' sampled from ``/proc`` while they run), the bytes of it
-  shared with other processes in the notes, the KB's own bytes (``kb_bytes``).
-- ``lost_docs``, ``duplicated_docs`` and ``orphan_workers``: the CLI SIGKILLed at random (seeded) times
-  ``--kills`` times, resumed with ``--resume`` each time, its final output's ids compared with the input's.
-
     python -m benchmarks.annotate --pipeline training/test/pipelines/nsl_jcl --docs 3000
+
+On a few thousand AIDA documents and GUM pieces (written to a temporary JSONL under ``benchmarks/tmp/``) with a
+composed pipeline: ``docs_per_s`` of the local engine with 1 or 2 processes, of the Ray engine and of a bare
+``nlp.pipe`` loop; each worker's peak and private memory; and the documents lost or duplicated when the CLI is
+SIGKILLed ``--kills`` times and resumed. The rows are described on the docs page.
 """
 import argparse
 import json

@@ -1,18 +1,10 @@
 """The peers every spacy_el component is compared with, on AIDA dev and test with the evaluation KB.
 
-- ``spacy_ner``: spaCy's ``ner`` trained on CoNLL-2003 train (configs/baselines/ner.cfg): NER F1.
-- ``prior_only``: the alias table's most probable candidate, on spaCy ``ner``'s mentions and on gold mentions.
-- ``spacy_entity_linker``: spaCy's ``entity_linker`` with our KB (configs/baselines/entity_linker.cfg), end to end
-  and with gold mentions; ``_hybrid``: the same model choosing among spacy_el's hybrid candidates (through
-  ``get_candidates_batch``) where the KB carries a mention encoder: its loss reads no candidates, so it needs no
-  training of its own.
-- ``<linker>_threshold``: each entity_linker with the ``threshold`` (NIL below it) best on AIDA dev, end to end on
-  AIDA test; the sweep's rows are ``el_micro_f_threshold_<t>`` on ``aida-dev``.
-
-EL is strong-match InKB, GERBIL micro/macro; each EL row gives the alias table's recall@30 on the same gold
-mentions. Speeds are words per second of ``nlp.pipe`` on the test documents.
-
     python -m benchmarks.baselines
+
+``spacy_ner``, ``prior_only`` and ``spacy_entity_linker`` (with ``_hybrid`` candidates where the KB carries a
+mention encoder, and ``_threshold``: the NIL threshold best on AIDA dev); the systems and metrics are described on
+docs/results.md.
 """
 import argparse
 from pathlib import Path

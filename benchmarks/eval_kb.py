@@ -1,19 +1,10 @@
 """Size and candidate recall@k of the evaluation KB's alias table on AIDA and GUM dev/test gold mentions.
 
-This recall is the ceiling of every alias-based linker: a gold entity that is not among a mention's
-candidates cannot be linked. Gold entities missing from the KB count as misses. For AIDA train, dev
-and test it also counts the paper's Table 4 cases (``table4_mentions``, and their share of the
-mentions of linked multi-mention clusters): a mention whose own top-16 exact-alias candidates (what
-``joint_coref_linker`` scores) lack its gold entity while another mention of the doc linked to that
-entity has it. Train has none, since the aliases are counted from train.
-
-With ``--open-kb kb/open`` it also measures the open-data KB that ``package`` ships (the same entities,
-aliases from titles, GUM train and DWIE priors only: no AIDA or PPRforNED mention strings), whose recall on
-AIDA says what packaging costs; ``--open-only`` measures only that one and merges its rows into the file.
-
     python -m benchmarks.eval_kb --kb kb/eval --data ../shared/data --open-kb kb/open
 
-Writes benchmarks/results/eval_kb.json and regenerates its table in docs/reproducing.md.
+Also the paper's Table 4 cases per AIDA split and, with ``--open-kb``, the open-data KB that ``package`` ships
+(``--open-only``: only that one, merged into the file). What each row means is on docs/reproducing.md, whose table
+it regenerates from benchmarks/results/eval_kb.json.
 """
 import argparse
 from pathlib import Path

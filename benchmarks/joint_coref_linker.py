@@ -4,21 +4,9 @@
 
 Models: ``<models>/<corpus>/<system>/model-best`` (``--models``, by default ``training/jcl``), or with ``--variant
 NAME`` ``<models>/<corpus>-<NAME, - for _>/<system>/model-best`` and rows ``<system>_<NAME>``; a model that is
-missing, or whose resumable training has not finished, is skipped with a message.
-
-* GUM and AIDA+ test: ``standalone`` (the ``coref`` and ``link`` models composed:
-  :func:`spacy_el.scoring.standalone.standalone`) and the joint models ``local``, ``global``, ``global_ee``
-  (refinement ``entity_equalization``) and ``global_ee_mean``. The peers re-link each mention that Global links,
-  on its own, keeping Global's mentions, clusters and NIL decisions: ``prior_only`` (the most probable alias-table
-  candidate) and ``spacy_entity_linker`` (the baselines' spaCy ``entity_linker``).
-* OntoGUM and LitBank test: the coreference resolvers (mode ``coref``) per refinement, ``coref_<refinement>``.
-
-Metrics: ``coref_{muc,b3,ceafe,avg}_f`` and ``coref_mention_r`` (singletons as
-:mod:`spacy_el.scoring.coref_protocol` says; where counted on a coreference-only set, also
-``coref_avg_f_no_singletons``), ``coref_mention_reachable``, ``elm_f``, ``elh_f``,
-``cluster_accuracy_{singleton,multi}`` (paper Table 3), ``hard_case_{accuracy,found,with_mate}`` (paper Table 4,
-for the alias table's top-k candidates), ``coref_avg_f_unmasked`` / ``elh_f_unmasked`` (GUM's text-masked
-documents left out). Speed and memory are ``benchmarks.jcl_inference_speed``'s. A run's rows replace the earlier
+missing, or whose resumable training has not finished, is skipped with a message. GUM and AIDA+ test: Standalone,
+the joint models and, on Global's mentions, the re-linking peers; OntoGUM and LitBank test: the coreference
+resolvers per refinement. The systems and metrics are described on the docs page. A run's rows replace the earlier
 rows of the same system, test set and metric in ``--out``.
 """
 import argparse

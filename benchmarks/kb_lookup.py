@@ -4,25 +4,8 @@ KB in the same run, and the batch look-up of the candidate generators.
     python -m benchmarks.kb_lookup                         # 1M synthetic entities: benchmarks/results/kb_lookup.json
     python -m benchmarks.kb_lookup --n-entities 100000     # a smaller KB: benchmarks/tmp/kb_lookup_100k.json
 
-The KB is ``benchmarks.kb_scale``'s synthetic one (people, organisations, places and works with Wikipedia-like
-aliases), saved and loaded memory-mapped as a pipeline loads it. Systems, each timed on the same mentions in
-interleaved rounds (the best round counts, so that a busy spell of the shared machine falls on one round of
-every system rather than on every round of one):
-
-- ``el_kb``: ``kb.lookup`` (CandidateHit records with entity ids) and ``kb.matches`` (KB rows), fast path first;
-- ``el_kb_general``: the same look-up through the three tiers only (``kb._general_matches``), as every mention
-  was looked up before the fast path: the before/after of this change in one run;
-- ``spacy InMemoryLookupKB``: ``get_alias_candidates`` on the KB exported with ``interop.to_in_memory_lookup_kb``
-  (spaCy's exact-alias look-up: Candidate objects holding hashes, no strings);
-- ``alias_generator``: ``AliasCandidates(top_k=30)`` on batches of mentions (one ``kb.matches_batch`` per batch),
-  and ``alias_generator_per_mention``, the general path per mention as the generator looked up before.
-
-Mentions: KB aliases drawn uniformly (``exact``), and nine in ten of them with one in ten of their upper-case or
-"The ..." forms that no alias matches as written (``mixed``: the normalised tier, which has no fast path).
-
-``hybrid_fast_skip_confident_hnsw`` (``--hybrid-mentions``, default 2,000): the hybrid generator with every speed
-setting of docs/candidates.md on GUM test's linked names against the demo KB, with the batch look-up and with the
-per-mention one in the same rounds (:func:`hybrid_rows`); kb/eval and a trained encoder are not needed.
+The KB is ``benchmarks.kb_scale``'s synthetic one, saved and loaded memory-mapped; every system is timed on the same
+mentions in interleaved rounds (the best round counts). The systems and mentions are described on docs/kb_lookup.md.
 """
 import argparse
 import gc

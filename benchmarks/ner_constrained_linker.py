@@ -1,21 +1,13 @@
 """NER4EL ablation: the ner_constrained_linker variants beside the prior-only linker and spaCy's entity_linker, on the
-same evaluation KB and alias-table candidates (top 30) (docs/ner_constrained_linker.md).
-
-Rows: ``ed_accuracy`` with gold InKB mentions on AIDA dev/test, MSNBC and ACE2004 (ELEVANT's gold QIDs mapped to
-titles, their Wikidata types to CoNLL labels); ``el_micro_f`` end to end on AIDA test after spaCy ``ner``;
-``cand_recall_at_K`` of the lists the linker sees, with and without type-aware selection; ``mentions_per_s``.
-
-Systems: ``ner4el_baseline`` (all switches off), ``_types_repr`` (typed entity representations), ``_selection``
-(type-aware candidate selection), ``_negatives`` (same-type negatives), ``_decoding`` (soft type-constrained
-decoding on the baseline model; ``_decoding_hard`` the hard one), ``_all`` (all four; ``_all_bf16`` predicting
-under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
+same evaluation KB and alias-table candidates (top 30) (docs/ner_constrained_linker.md). Systems:
+``ner4el_baseline`` (all switches off), ``_types_repr``, ``_selection``, ``_negatives``, ``_decoding`` (soft; and
+``_decoding_hard``), ``_all`` (all four; ``_all_bf16`` under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
 
     python -m benchmarks.ner_constrained_linker [--variant hybrid]   # --variant: <models>/all_hybrid alone
 
 ``--variant NAME`` scores ``ner4el_all`` trained another way (``<models>/all_<NAME>``) as ``ner4el_all_<NAME>``, with
-the soft-decoding weight of the results file's dev sweep and its own candidates' recall (``<NAME>_top_k``,
-``<NAME>_type_aware_selection``). Every run merges its rows into the results file; the variants' studies are
-frozen in ``studies/ner_constrained_linker/``.
+the soft-decoding weight of the results file's dev sweep. Every run merges its rows into the results file; the
+variants' studies are frozen in ``studies/ner_constrained_linker/``.
 """
 import argparse
 import json

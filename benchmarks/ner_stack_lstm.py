@@ -1,21 +1,11 @@
-"""ner_stack_lstm against its peers with the same word features, on AIDA/CoNLL dev and test (docs/ner_stack_lstm.md).
-
-Systems, all trained on AIDA train and selected on dev, with the evaluation KB and the same CNN + character + GloVe
-6B 50d features: ``ner_stack_lstm`` (the joint model: NER and end-to-end EL); ``_ner_only`` (the NER loss only,
-paper table 5); ``_el_only`` (the EL and NIL losses only, linking the joint model's mentions, paper table 6);
-``_no_sent_rep``, ``_no_ment_rep``, ``_no_nil`` (ablations, paper tables 7 and 8; skipped when not trained);
-``prior_only`` (the alias table's top candidate on the joint model's mentions); ``spacy_ner`` and
-``spacy_entity_linker`` (configs/baselines/ner_glove.cfg, entity_linker_glove.cfg).
-
-Metrics: ``ner_f`` (CoNLL types, exact span and label), ``el_micro_f`` / ``el_macro_f`` (InKB, strong match,
-GERBIL), ``nil_accuracy`` (on predicted mentions with a gold span: NIL decided exactly when the gold is NIL or not
-in the KB) and ``words_per_s``.
+"""ner_stack_lstm against its peers with the same word features, on AIDA/CoNLL dev and test (docs/ner_stack_lstm.md,
+which describes the systems and metrics).
 
     python -m benchmarks.ner_stack_lstm [--variant hybrid]   # --variant: the joint model of <models>/joint_hybrid alone
 
 ``--variant NAME`` scores the joint model trained another way (``<models>/joint_<NAME>``) as
-``ner_stack_lstm_<NAME>``, its own generator's recall@30 in the notes. Every run merges its rows into the results
-file; the variants' studies are frozen in ``studies/ner_stack_lstm/``.
+``ner_stack_lstm_<NAME>``. Every run merges its rows into the results file; the variants' studies are frozen in
+``studies/ner_stack_lstm/``.
 """
 import argparse
 from pathlib import Path

@@ -1,17 +1,5 @@
-"""The three composed pipelines of configs/pipelines, end to end on AIDA test (docs/pipelines.md).
-
-Every pipeline reads raw text: its own tokenizer, mentions, types and links.
-
-* (a) ``ner+ner_constrained_linker``: spaCy's ``ner`` + NER4EL; peers on the same ``ner`` mentions:
-  ``ner+spacy_entity_linker`` and ``ner+prior_only`` (most probable alias-table candidate).
-* (b) ``ner_stack_lstm``, then ``ner_stack_lstm+joint_coref_linker``; ``…(model links)`` is the same pipeline with
-  ``cluster_link = "model"`` (the spanning tree links each cluster instead of spreading the tagger's link).
-* (c) ``entqa``, then ``entqa+joint_coref_linker`` (and ``…(model links)``), the same way.
-
-Metrics: ``ner_f`` (not for EntQA, whose entities are untyped), ``el_micro_f`` / ``el_macro_f`` (strong match,
-GERBIL micro/macro), ``coref_avg_f`` and ``elh_f`` against the AIDA+ clusters (singletons kept), and
-``words_per_s``: a composed pipeline's words over the summed times of the upstream and the joint model, timed
-apart on the same documents. Run as ``python -m spacy project run all projects/pipelines``.
+"""The three composed pipelines of configs/pipelines, end to end on AIDA test (docs/pipelines.md, which describes
+the pipelines, their peers and the metrics). Run as ``python -m spacy project run all projects/pipelines``.
 """
 import argparse
 from pathlib import Path
