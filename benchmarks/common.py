@@ -1,4 +1,4 @@
-"""What several benchmarks share: default paths, data loading, timing, encoder dtype and peak memory.
+"""What several benchmarks share: default paths, data loading, timing, settings and peak memory.
 
 What a benchmark measures stays in its own module; the peers' linking and mention helpers (``prior_only``,
 gold mentions) are in ``baselines``, whose systems the other benchmarks compare with.
@@ -158,7 +158,7 @@ def best_evaluation(evaluations: Path) -> Optional[Dict[str, Any]]:
     return max(records, key=lambda r: (r.get("score", 0.0), r["step"])) if records else None
 
 
-# -- settings and encoder dtype -------------------------------------------------------------------
+# -- settings -------------------------------------------------------------------
 @contextmanager
 def temporarily(settings: MutableMapping[str, Any], key: str, value: Any) -> Iterator[None]:
     """``settings[key] = value`` for the duration, then its earlier value back."""
@@ -168,36 +168,6 @@ def temporarily(settings: MutableMapping[str, Any], key: str, value: Any) -> Ite
         yield
     finally:
         settings[key] = before
-
-
-def torch_module(nlp: Language, pipe: str) -> Any:
-    """The PyTorch module inside the Thinc model of the component ``pipe``, wherever in the model its PyTorch
-    layer is (the first layer of most; after the tok2vec in ``ner_stack_lstm``'s)."""
-    from thinc.api import PyTorchShim
-
-    for node in nlp.get_pipe(pipe).model.walk():
-        for shim in node.shims:
-            if isinstance(shim, PyTorchShim):
-                return shim._model
-    raise ValueError(f"{pipe} has no PyTorch layer")
-
-
-@contextmanager
-def using_encoder_dtype(nlp: Language, pipe: str, dtype: str) -> Iterator[None]:
-    """Run the encoder of the component ``pipe`` under another autocast dtype (``encoder_dtype``) for the
-    duration: its torch module's, or where the module has none (``ner_constrained_linker``, which applies
-    it at prediction only) its model's attr."""
-    module = torch_module(nlp, pipe)
-    if not hasattr(module, "encoder_dtype"):
-        with temporarily(nlp.get_pipe(pipe).model.attrs, "encoder_dtype", dtype):
-            yield
-        return
-    before = module.encoder_dtype
-    module.encoder_dtype = dtype
-    try:
-        yield
-    finally:
-        module.encoder_dtype = before
 
 
 # -- peak memory ----------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """NER4EL ablation: the ner_constrained_linker variants beside the prior-only linker and spaCy's entity_linker, on the
 same evaluation KB and alias-table candidates (top 30) (docs/ner_constrained_linker.md). Systems:
 ``ner4el_baseline`` (all switches off), ``_types_repr``, ``_selection``, ``_negatives``, ``_decoding`` (soft; and
-``_decoding_hard``), ``_all`` (all four; ``_all_bf16`` under bfloat16 autocast), ``prior_only``, ``spacy_entity_linker``.
+``_decoding_hard``), ``_all`` (all four), ``prior_only``, ``spacy_entity_linker``. (The ``ner4el_all_bf16`` rows, under
+bfloat16 autocast, are from this module at 40bafb1; bfloat16 is the study studies/training_speed/.)
 
     python -m benchmarks.ner_constrained_linker [--variant hybrid]   # --variant: <models>/all_hybrid alone
 
@@ -24,8 +25,7 @@ from spacy_el.scoring import ed_accuracy, el_scores
 from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
-from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed,
-                     using_encoder_dtype)
+from .common import AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_merged
 from .tables import PAGES, publish_table, published_only, results_to_markdown, results_to_matrix
 
@@ -216,8 +216,6 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
         cfg = {**cfg, "soft_weight": soft_weight} if cfg.get("decoding") == "soft" else cfg
         rows += variant_rows(system, model(name), cfg, data, f"training/ner4el/{name}" + (f" + {cfg}" if cfg else ""))
     all_cfg = {**ALL, "soft_weight": soft_weight}
-    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
-        rows += variant_rows("ner4el_all_bf16", model("all"), all_cfg, data, "training/ner4el/all, bfloat16 inference")
     for system, name, cfg in (("ner4el_all", "all", all_cfg), ("ner4el_baseline", "baseline", {})):
         configure(model(name), **cfg)
         rows.append(end_to_end_row(system, model(name), data["aida-test"], f"training/ner4el/{name}"))
@@ -226,8 +224,6 @@ def evaluate(args: argparse.Namespace) -> List[Row]:
     rows.append(entity_typing_row(model("baseline")))
     configure(model("all"), **all_cfg)
     rows.append(speed_row("ner4el_all", model("all"), data["aida-test"], args.threads))
-    with using_encoder_dtype(model("all"), PIPE, "bfloat16"):
-        rows.append(speed_row("ner4el_all_bf16", model("all"), data["aida-test"], args.threads))
     return rows + peer_rows(args, data, kb)
 
 
