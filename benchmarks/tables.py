@@ -53,7 +53,6 @@ PAGES = Pages({
     "headlines": DOCS / "results.md",
     "baselines": DOCS / "results.md",
     "coref_resolvers": DOCS / "results.md",
-    "jcl_inference_speed": DOCS / "results.md",
     "ner_constrained_linker_peers": DOCS / "ner_constrained_linker.md",
     "ner_stack_lstm_peers": DOCS / "ner_stack_lstm.md",
     "joint_coref_linker_peers": DOCS / "joint_coref_linker.md",
@@ -80,7 +79,7 @@ PAGES = Pages({
 # The benchmark modules whose ``write_tables()`` renders a table that a page shows, from their results file
 # (prediction_parity renders only when run: its table has no default file).
 RENDERERS = ("baselines", "eval_kb", "kb_scale", "kb_from_dumps", "pipelines", "annotate", "project_timings",
-             "jcl_inference_speed", "pretrained", "gpu", "reliability", "jcl_long_documents", "kb_lookup", "entqa")
+             "pretrained", "gpu", "reliability", "jcl_long_documents", "kb_lookup", "entqa")
 
 
 def format_value(value: Any) -> str:

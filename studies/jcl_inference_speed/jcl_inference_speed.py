@@ -1,4 +1,6 @@
-"""joint_coref_linker prediction speed, memory and coreference quality of trained pipelines against a baseline
+"""Frozen at commit d9be9f1 (see REPORT.md), not maintained; moved from ``benchmarks/``.
+
+joint_coref_linker prediction speed, memory and coreference quality of trained pipelines against a baseline
 pipeline, document by document in the same run (docs/results.md).
 
 The pipelines (``--models name=path``, the first the baseline; ``--set name.setting=value`` configures one, so one
