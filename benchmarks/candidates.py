@@ -1,15 +1,11 @@
-"""Candidate recall and speed of the three generators: alias, dense and hybrid (docs/candidates.md).
-
-Recall@k on gold mentions (gold entities missing from the KB count as misses) for AIDA dev and test, GUM dev and
-test (all linked mentions, and names only: the ``_names`` systems), MSNBC and ACE2004 (gold QIDs mapped to KB
-titles). ``dense_zeroshot`` is the untrained mention encoder, the peer of the trained one; ``--variant NAME=FOLDER``
-adds another encoder's ``dense_NAME``, ``hybrid_NAME`` and ``hybrid_NAME_skip_confident_hnsw`` systems; ``_hnsw``
-systems search an HNSW32 index of the KB's vectors instead of the exact one. ``alias`` and ``alias_held_out`` on ``aida-train``:
-the alias table's recall as a linker in training sees it, with and without each document's own mentions in the
-counts (``held_out_priors``). Speed: mentions/s of each generator on the same AIDA test mentions, in one run.
+"""Candidate recall and speed of the three generators: alias, dense and hybrid (docs/candidates.md, which describes
+the systems and datasets).
 
     python -m benchmarks.candidates --kb kb/eval --encoder training/mention_encoder/best \
         --variant fast=training/mention_encoder_fast/best
+
+``--variant NAME=FOLDER`` adds another encoder's ``dense_NAME``, ``hybrid_NAME`` and
+``hybrid_NAME_skip_confident_hnsw`` systems; ``_hnsw`` systems search an HNSW32 index of the KB's vectors.
 """
 import argparse
 import dataclasses

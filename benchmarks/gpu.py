@@ -2,13 +2,9 @@
 
     python -m benchmarks.gpu --gpu-id 0          # on the lent machine: scripts/gpu_bundle/run.sh
 
-The ``test`` workflow of project.yml (tiny configs, invented fixtures) runs with ``vars.gpu_id``; each trained
-pipeline then annotates the bundled GUM texts on the GPU and, in another process, on the CPU
-(:mod:`benchmarks.prediction_parity`): rows ``gpu_trained``, ``gpu_params_on_gpu``, ``gpu_cpu_identical_docs``,
-``gpu_cpu_same_decisions`` and ``gpu_cpu_max_score_diff``. The tiny models are checks: their scores mean nothing.
-Rows are merged into ``benchmarks/results/gpu.json`` and the tables of docs/gpu.md regenerated. The coreference
-trainings on a GPU (towards a plateau, and the refinements and joint systems over seeds) are frozen in
-``studies/joint_coref_linker/gpu.py``.
+The ``test`` workflow runs with ``vars.gpu_id``; each trained pipeline then annotates the bundled GUM texts on the
+GPU and, in another process, on the CPU (:mod:`benchmarks.prediction_parity`). The rows are described on
+docs/gpu.md; the coreference trainings on a GPU are frozen in ``studies/joint_coref_linker/``.
 """
 import argparse
 import json

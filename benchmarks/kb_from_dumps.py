@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from .results_io import RESULTS_DIR, ROOT, write_merged
+from .results_io import RESULTS_DIR, ROOT, log, write_merged
 from .results_io import row as result_row
 from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
@@ -28,10 +28,6 @@ PEER = "spacy InMemoryLookupKB"
 TMP = ROOT / "benchmarks" / "tmp"
 N_LOOKUPS = 20_000
 Row = Dict[str, Any]
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def parse_size(label: str) -> int:

@@ -11,7 +11,6 @@ import argparse
 import gc
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence
@@ -20,17 +19,13 @@ import numpy as np
 
 from .kb_scale import build_synthetic_kb, log_rows, size_label
 from .common import SHARED_DATA
-from .results_io import RESULTS_DIR, ROOT, merge_rerun, write_results
+from .results_io import RESULTS_DIR, ROOT, log, merge_rerun, write_results
 from .results_io import row as result_row
 from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
 COMMAND = "python -m benchmarks.kb_lookup"
 SYSTEM, GENERAL, PEER = "el_kb", "el_kb_general", "spacy InMemoryLookupKB"
 Row = Dict[str, Any]
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def row(system: str, dataset: str, metric: str, value: float, notes: str) -> Row:

@@ -3,13 +3,8 @@
     python -m benchmarks.kb_scale                 # full run: 1M entities, ~3.3M aliases (< 20 min, 2 cores)
     python -m benchmarks.kb_scale --quick         # smoke check: 20k entities
 
-Dense part: 384-d unit vectors from a mixture of Gaussians in a 64-d latent space (near neighbours are structured,
-as with sentence embeddings, so ANN recall means something). For Flat, HNSW32 and IVF-PQ: build time, index
-bytes, mmap load time, search latency (ms/query at batch sizes 1 to 1024) and recall@100 against exact search.
-KB part: people, organisations, places and works with Wikipedia-like aliases: ingest and
-``KBBuilder.build(fuzzy=True)`` time, bytes per entity and alias, disk size, load time and ``kb.lookup`` latency
-per tier (exact, normalised, fuzzy, unknown). The full run writes benchmarks/results/kb_scale.json and the tables
-of docs/kb_scale.md; other sizes write benchmarks/tmp/kb_scale_<n>.json unless --out is given.
+The synthetic vectors and KB and what each row measures are described on docs/kb_scale.md. The full run writes
+benchmarks/results/kb_scale.json and its tables; other sizes write benchmarks/tmp/kb_scale_<n>.json unless --out.
 """
 import os
 
@@ -21,7 +16,6 @@ import argparse  # noqa: E402
 import gc  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: E402
@@ -31,7 +25,7 @@ import numpy as np  # noqa: E402
 
 from spacy_el.kb.dense_index import BLAS_THRESHOLD, DenseIndex  # noqa: E402
 
-from .results_io import RESULTS_DIR, ROOT, write_results  # noqa: E402
+from .results_io import RESULTS_DIR, ROOT, log, write_results  # noqa: E402
 from .results_io import row as result_row  # noqa: E402
 from .tables import PAGES, published_only, results_to_markdown, update_readme_section  # noqa: E402
 
@@ -40,10 +34,6 @@ DIM = 384
 K = 100
 BATCH_SIZES = (1, 2, 4, 16, 64, 1024)
 Row = Dict[str, Any]
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def size_label(n: int) -> str:

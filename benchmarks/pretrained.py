@@ -1,13 +1,6 @@
 """``en_spacy_el_coref`` (the root project's ``pretrained`` workflow): its scores on GUM test, its
-learning curve and its training minutes.
-
-The tuned pipeline (``training/pretrained/coref/model-tuned``, as ``pretrained-package`` packages it) is run on
-the texts of GUM test and scored as ``benchmarks/joint_coref_linker.py`` scores its GUM rows: coreference MUC,
-B³, CEAF-e and their average with singletons, ELm and ELh, the accuracy on single- and multi-mention clusters
-and the paper's hard cases (Table 4) for the model's own top-k alias candidates. GUM's gold links are Wikipedia
-titles, and so are the IDs of ``kb/pretrained``: the EL scores compare titles. The run's ``evaluations.json``
-gives the learning curve on GUM dev and the training minutes. Writes ``benchmarks/results/pretrained.json``, the
-table of docs/pretrained.md and the README's sentence about the package.
+learning curve and its training minutes, scored as ``benchmarks/joint_coref_linker.py`` scores its GUM rows
+(docs/pretrained.md).
 
     python -m benchmarks.pretrained [--model training/pretrained/coref/model-tuned]
 """

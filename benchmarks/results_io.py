@@ -2,6 +2,8 @@
 import json
 import os
 import platform
+import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -13,6 +15,11 @@ RESULTS_DIR = ROOT / "benchmarks" / "results"
 Row = Dict[str, Any]
 #: Joins a learning-curve row's metric to its training step: ``coref_avg_f@step=191`` (benchmarks.common.curve_rows).
 CURVE_STEP = "@step="
+
+
+def log(message: str) -> None:
+    """A progress line on stderr, with the time of day."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def row(system: str, dataset: str, metric: str, value: float, notes: str = "") -> Row:
