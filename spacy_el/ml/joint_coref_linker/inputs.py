@@ -82,7 +82,7 @@ class JointCorefBatch:
     component at prediction (its setting: that times the generator's similarity joins each link score before
     decoding). ``dense_scores``: predict through the ``(M, M)`` coreference matrix instead of the sparse edges
     (the same clusters and links, in memory quadratic in the mentions): the reference that tests and
-    ``benchmarks/jcl_long_documents.py`` compare the sparse prediction with."""
+    ``studies/jcl_sparse_prediction/`` compared the sparse prediction with."""
 
     docs: List[DocInputs]
     mode: str = "global"
