@@ -8,8 +8,9 @@ Two kinds of table:
 
 - a benchmark's own (its ``write_tables()``, called after it runs and by ``python -m benchmarks.tables``):
   the benchmark decides its rows, ``PAGES`` its page;
-- the tables chosen here: the README's summary (``HEADLINES``), the same summary in docs/results.md, and
-  ``SELECTIONS``, the chosen rows of a results file that each component page compares with its peers.
+- the tables chosen here: the README's summary (``HEADLINES``), the same summary in docs/results.md,
+  ``SELECTIONS``, the chosen rows of a results file that each component page compares with its peers, and
+  ``timings_table`` (the workflows' minutes; its script is frozen in studies/project_timings/).
 
 ``python -m benchmarks.tables`` re-renders every table on a page from the results files as they are, running
 no benchmark. A table that no page lists (``PAGES[name]`` is None: a study's tables, kept in its
@@ -78,8 +79,7 @@ PAGES = Pages({
 })
 # The benchmark modules whose ``write_tables()`` renders a table that a page shows, from their results file
 # (prediction_parity renders only when run: its table has no default file).
-RENDERERS = ("baselines", "eval_kb", "kb_scale", "kb_from_dumps", "pipelines", "annotate", "project_timings",
-             "pretrained", "gpu", "reliability", "jcl_long_documents", "kb_lookup", "entqa")
+RENDERERS = ("baselines", "eval_kb", "kb_scale", "kb_from_dumps", "pipelines", "annotate", "pretrained", "gpu", "reliability", "jcl_long_documents", "kb_lookup", "entqa")
 
 
 def format_value(value: Any) -> str:
@@ -385,8 +385,23 @@ def selection_table(selection: Selection, results_dir: PathLike = RESULTS_DIR) -
     return markdown_table(["system", "dataset", *selection.metrics], lines)
 
 
+def timings_table(rows: Sequence[Row]) -> str:
+    """The workflows' minutes (``project_timings.json``): one line per timed step and per workflow total."""
+    lines = []
+    for r in rows:
+        total = r["system"] == "(workflow total)"
+        step = f"**{r['system']}**" if total else f"`{r['system']}`"
+        if r["metric"] == "wall_minutes":
+            where = "sum of the steps above" if total else r["notes"]
+            lines.append([r["dataset"], step, f"{r['value']:.1f}", where, r.get("measured", "")[:10]])
+        else:  # steps_timed: no total yet
+            lines.append([r["dataset"], step, "", f"{r['value']} {r['notes']}", r.get("measured", "")[:10]])
+    return markdown_table(["workflow", "step", "minutes", "measured on", "date"], lines)
+
+
 def render_all(names: Sequence[str] = RENDERERS) -> List[str]:
-    """Re-render the tables of the benchmarks ``names``, the summaries and ``SELECTIONS`` from the results files.
+    """Re-render the tables of the benchmarks ``names``, the summaries, ``SELECTIONS`` and the workflows' minutes
+    from the results files.
 
     Runs no benchmark: each module's ``write_tables()`` reads its ``benchmarks/results/<name>.json``; a
     benchmark without a results file (or a selection whose file is not there) is left out, with a note.
@@ -401,6 +416,10 @@ def render_all(names: Sequence[str] = RENDERERS) -> List[str]:
         done.append(name)
     update_readme_section(PAGES["summary"], "summary", summary_table())
     update_readme_section(PAGES["headlines"], "headlines", summary_table(page_dir=DOCS))
+    if (RESULTS_DIR / "project_timings.json").is_file():
+        update_readme_section(PAGES["project_timings"], "project_timings",
+                              timings_table(_rows(RESULTS_DIR / "project_timings.json")))
+        done.append("project_timings")
     for name, selection in SELECTIONS.items():
         if not (RESULTS_DIR / selection.results).is_file():
             print(f"{name}: no benchmarks/results/{selection.results}, its table is left as it is")

@@ -1,4 +1,6 @@
-"""Wall-clock minutes of the project's workflows, step by step, on this machine.
+"""Frozen at commit 2cf69fc (see REPORT.md), not maintained; moved from ``benchmarks/``.
+
+Wall-clock minutes of the project's workflows, step by step, on this machine.
 
 Runs the steps of a workflow of ``project.yml`` one after another (``python -m spacy project run STEP [FOLDER]
 --force``, so that an up-to-date step is timed too); a workflow's duration is the sum of its steps'. Steps can be
@@ -10,7 +12,8 @@ are those it recorded in ``DIR/evaluations.json``, resumed runs added up.
     python -m benchmarks.project_timings demo
     python -m benchmarks.project_timings pretrained --steps pretrained-train --recorded
 
-Writes ``benchmarks/results/project_timings.json`` and the table of docs/reproducing.md.
+Writes ``benchmarks/results/project_timings.json`` (the file stays there: ``python -m benchmarks.tables`` renders
+its table on docs/reproducing.md).
 """
 import argparse
 import os
