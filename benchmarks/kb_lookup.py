@@ -5,7 +5,9 @@ KB in the same run, and the batch look-up of the candidate generators.
     python -m benchmarks.kb_lookup --n-entities 100000     # a smaller KB: benchmarks/tmp/kb_lookup_100k.json
 
 The KB is ``benchmarks.kb_scale``'s synthetic one, saved and loaded memory-mapped; every system is timed on the same
-mentions in interleaved rounds (the best round counts). The systems and mentions are described on docs/kb_lookup.md.
+mentions in interleaved rounds (the best round counts). The systems and mentions are described on docs/kb_lookup.md;
+a run's rows replace their earlier ones in the results file and leave the others (the before/after rows of
+studies/kb_fast_lookup/).
 """
 import argparse
 import gc
@@ -19,12 +21,12 @@ import numpy as np
 
 from .kb_scale import build_synthetic_kb, log_rows, size_label
 from .common import SHARED_DATA
-from .results_io import RESULTS_DIR, ROOT, log, merge_rerun, write_results
+from .results_io import RESULTS_DIR, ROOT, log, write_merged
 from .results_io import row as result_row
 from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
 COMMAND = "python -m benchmarks.kb_lookup"
-SYSTEM, GENERAL, PEER = "el_kb", "el_kb_general", "spacy InMemoryLookupKB"
+SYSTEM, PEER = "el_kb", "spacy InMemoryLookupKB"
 Row = Dict[str, Any]
 
 
@@ -45,22 +47,12 @@ def best_rounds(fns: Dict[str, Callable[[], Any]], rounds: int) -> Dict[str, flo
     return best
 
 
-def general_lookup(kb: Any, text: str) -> List[Any]:
-    """``kb.lookup(text)`` as it was before the fast path: the three tiers, then a record per candidate."""
-    from spacy_el.kb.alias_table import CandidateHit
-
-    ids, aliases = kb.entities.ids, kb.aliases.aliases
-    return [CandidateHit(ids[m.entity_row], m.entity_row, m.prior, aliases[m.alias_row], m.match, m.score)
-            for m in kb._general_matches(text)]
-
-
 def lookup_rows(kb: Any, peer: Any, queries: Dict[str, List[str]], dataset: str, rounds: int, note: str) -> List[Row]:
     """µs per call of each single look-up, exact aliases and normalised forms."""
     exact = queries["exact"]
     fns = {
         "lookup": lambda: [kb.lookup(q) for q in exact],
         "matches": lambda: [kb.matches(q) for q in exact],
-        "general": lambda: [general_lookup(kb, q) for q in exact],
         "peer": lambda: [peer.get_alias_candidates(q) for q in exact],
     }
     seconds = {name: value / len(exact) * 1e6 for name, value in best_rounds(fns, rounds).items()}
@@ -71,48 +63,25 @@ def lookup_rows(kb: Any, peer: Any, queries: Dict[str, List[str]], dataset: str,
         row(SYSTEM, dataset, "lookup_us_exact", seconds["lookup"],
             f"kb.lookup (top_k None); {what}; {ratio:.2f}x spaCy's get_alias_candidates in the same rounds; {note}"),
         row(SYSTEM, dataset, "matches_us_exact", seconds["matches"], f"kb.matches (rows, no strings); {what}; {note}"),
-        row(GENERAL, dataset, "lookup_us_exact", seconds["general"], f"the three tiers for every mention; {what}; {note}"),
         row(PEER, dataset, "lookup_us_exact", seconds["peer"], f"get_alias_candidates; {what}; {note}"),
     ]
     normalized = queries["normalized"]
-    fns = {"lookup": lambda: [kb.lookup(q) for q in normalized], "general": lambda: [general_lookup(kb, q) for q in normalized]}
-    seconds = {name: value / len(normalized) * 1e6 for name, value in best_rounds(fns, rounds).items()}
+    seconds = best_rounds({"lookup": lambda: [kb.lookup(q) for q in normalized]}, rounds)["lookup"] / len(normalized) * 1e6
     what = f"{len(normalized):,} upper-case or 'The ...' forms of KB aliases; best of {rounds} rounds; {note}"
-    rows += [
-        row(SYSTEM, dataset, "lookup_us_normalized", seconds["lookup"], f"kb.lookup (no fast path for this tier); {what}"),
-        row(GENERAL, dataset, "lookup_us_normalized", seconds["general"], f"the three tiers; {what}"),
-    ]
-    return rows
-
-
-def per_mention_generator(kb: Any, texts: Sequence[str], top_k: int) -> List[Any]:
-    """The alias generator's lists as it made them before the batch look-up: the general path per distinct text."""
-    from spacy_el.candidates.types import TIER_CODES, MentionCandidates
-
-    found: Dict[str, Any] = {}
-    for text in texts:
-        if text not in found:
-            hits = kb._general_matches(text, top_k=top_k)
-            priors = [m.prior * m.score for m in hits]
-            found[text] = MentionCandidates.from_lists(
-                [m.entity_row for m in hits], priors, [TIER_CODES[m.match] for m in hits], [float("nan")] * len(hits), priors,
-            )
-    return [found[text] for text in texts]
+    return rows + [row(SYSTEM, dataset, "lookup_us_normalized", seconds, f"kb.lookup (no fast path for this tier); {what}")]
 
 
 def batch_rows(kb: Any, mentions: Dict[str, List[str]], dataset: str, batch_size: int, rounds: int, note: str) -> List[Row]:
-    """mentions/s of the alias generator over batches of mentions (batch look-up), and per mention as before."""
+    """mentions/s of the alias generator over batches of mentions (batch look-up)."""
     from spacy_el.candidates import AliasCandidates
 
     generator = AliasCandidates(top_k=30)
     rows = []
     for kind, texts in mentions.items():
         batches = [texts[i : i + batch_size] for i in range(0, len(texts), batch_size)]
-        subset = texts[: max(batch_size, len(texts) // 10)]  # the old path is slow: a tenth of the mentions
         fns = {
             "batch": lambda: [generator.lookup_texts(kb, batch) for batch in batches],
             "matches_batch": lambda: [kb.matches_batch(batch, top_k=30) for batch in batches],
-            "per_mention": lambda: per_mention_generator(kb, subset, 30),
         }
         seconds = best_rounds(fns, rounds)
         what = f"best of {rounds} rounds; {note}"
@@ -121,34 +90,15 @@ def batch_rows(kb: Any, mentions: Dict[str, List[str]], dataset: str, batch_size
                 f"AliasCandidates(top_k=30) on {len(texts):,} mentions in batches of {batch_size:,} (kb.matches_batch); {what}"),
             row("kb_matches_batch", f"{dataset}:{kind}", "mentions_per_s", len(texts) / seconds["matches_batch"],
                 f"kb.matches_batch(top_k=30) alone, same batches; {what}"),
-            row("alias_generator_per_mention", f"{dataset}:{kind}", "mentions_per_s", len(subset) / seconds["per_mention"],
-                f"the general path per mention (the generator before the batch look-up), {len(subset):,} of the mentions; {what}"),
         ]
     return rows
-
-
-class PerMentionAlias:
-    """``AliasCandidates`` as it was before the batch look-up (the general path per distinct text), for the
-    hybrid generator's before/after in one run."""
-
-    name = "alias"
-
-    def __init__(self, top_k: int) -> None:
-        self.top_k = top_k
-
-    def __call__(self, kb: Any, mentions: Sequence[Any], held_out: Any = None) -> List[Any]:
-        from spacy_el.candidates.types import MentionCandidates
-
-        return [MentionCandidates.empty() if kb.is_empty() or not found_text.strip() else found
-                for found_text, found in zip([m.text for m in mentions],
-                                             per_mention_generator(kb, [m.text for m in mentions], self.top_k))]
 
 
 def hybrid_rows(data: Path, n_mentions: int, rounds: int, note: str) -> List[Row]:
     """mentions/s of the hybrid generator with every speed setting of docs/candidates.md (an encoder of MiniLM's
     first 3 layers with windows without overlap, an HNSW32 index, ``skip_dense_above = 0.9``), on GUM test's
-    gold names against the demo KB (assets/kb, MiniLM vectors), with the batch look-up and with the per-mention
-    one, in the same rounds. The encoder is untrained: its speed is the trained one's (same layers, same windows);
+    gold names against the demo KB (assets/kb, MiniLM vectors), and the alias generator alone, in the same rounds.
+    The encoder is untrained: its speed is the trained one's (same layers, same windows);
     which mentions skip it depends on the alias table only."""
     import torch
 
@@ -176,12 +126,8 @@ def hybrid_rows(data: Path, n_mentions: int, rounds: int, note: str) -> List[Row
     spans = spans[:n_mentions]
     dense = DenseCandidates(top_k=30, encoder=folder, cache_size=0)
     new = HybridCandidates(AliasCandidates(top_k=30), dense, top_k=30, skip_dense_above=0.9)
-    old = HybridCandidates(PerMentionAlias(30), dense, top_k=30, skip_dense_above=0.9)  # type: ignore[arg-type]
-    alias_new, alias_old = AliasCandidates(top_k=30), PerMentionAlias(30)
-    seconds = best_rounds({
-        "hybrid": lambda: new(kb, spans), "hybrid_old": lambda: old(kb, spans),
-        "alias": lambda: alias_new(kb, spans), "alias_old": lambda: alias_old(kb, spans),
-    }, rounds)
+    alias_new = AliasCandidates(top_k=30)
+    seconds = best_rounds({"hybrid": lambda: new(kb, spans), "alias": lambda: alias_new(kb, spans)}, rounds)
     skipped = len(spans) - len(new.needs_dense(spans, alias_new(kb, spans)))
     what = (f"{len(spans):,} GUM test gold names in one call against the demo KB ({kb.n_entities:,} entities); "
             f"{skipped:,} skip the encoder; best of {rounds} rounds, {torch.get_num_threads()} torch threads; {note}")
@@ -189,11 +135,7 @@ def hybrid_rows(data: Path, n_mentions: int, rounds: int, note: str) -> List[Row
     return [
         row("hybrid_fast_skip_confident_hnsw", dataset, "mentions_per_s", len(spans) / seconds["hybrid"],
             f"batch look-up; untrained 3-layer MiniLM, windows of 32 without overlap, HNSW32 (ef_search 64); {what}"),
-        row("hybrid_fast_skip_confident_hnsw_per_mention", dataset, "mentions_per_s", len(spans) / seconds["hybrid_old"],
-            f"the same with the per-mention look-up (before); {what}"),
         row("alias_generator", dataset, "mentions_per_s", len(spans) / seconds["alias"], f"AliasCandidates(top_k=30); {what}"),
-        row("alias_generator_per_mention", dataset, "mentions_per_s", len(spans) / seconds["alias_old"],
-            f"the general path per mention (before); {what}"),
     ]
 
 
@@ -220,7 +162,7 @@ def main() -> None:
         new_rows = hybrid_rows(Path(args.data), args.hybrid_mentions, min(args.rounds, 3), note)  # seconds a call
         log_rows(new_rows)
         rows += new_rows
-    write_results(out, COMMAND, merge_rerun(out, rows, COMMAND) if args.merge else rows)
+    write_merged(out, COMMAND, rows)
     log(f"wrote {out}")
     if out == RESULTS_DIR / "kb_lookup.json":
         write_tables(out)
@@ -289,7 +231,6 @@ def parse_args() -> argparse.Namespace:
                         help="GUM test mentions of the hybrid rows (0: no hybrid rows)")
     parser.add_argument("--data", default=str(SHARED_DATA), help="../shared/data (GUM for the hybrid rows)")
     parser.add_argument("--parts", default="lookup,batch,hybrid", help="what to measure (comma-separated)")
-    parser.add_argument("--merge", action="store_true", help="merge the rows into --out's earlier ones")
     parser.add_argument("--out", default=None)
     return parser.parse_args()
 
