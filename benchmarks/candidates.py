@@ -29,7 +29,6 @@ from spacy_el.scoring.candidates import candidate_recall_at_k
 
 from .common import ELEVANT_SETS, MENTION_ENCODER, SHARED_DATA, timed
 from .results_io import RESULTS_DIR, ROOT, row, write_results
-from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run bench-candidates projects/candidates"
 KS = (1, 10, 30, 100)
@@ -236,7 +235,6 @@ def main() -> None:
     rows += speed_rows(spans, generators)
     rows += held_out_rows(args.data, kb, args.limit)
     write_results(args.out, COMMAND, rows)
-    write_tables(args.out)
 
 
 def approximate_index(kb: ElKnowledgeBase, factory: str, ef_construction: int, ef_search: int) -> Tuple[DenseIndex, Dict]:
@@ -268,18 +266,6 @@ def speed_hybrid(hybrid: HybridCandidates) -> HybridCandidates:
     """``hybrid`` as a linker uses it: top 30, and its encoder as :func:`speed_dense` gives it."""
     return HybridCandidates(AliasCandidates(top_k=30), speed_dense(hybrid.dense), top_k=30,
                             skip_dense_above=hybrid.skip_dense_above)
-
-
-def is_recall(result: Dict) -> bool:
-    return result["metric"].startswith("cand_recall_at_") or result["metric"] == "mentions"
-
-
-@published_only
-def write_tables(results: Path = RESULTS_DIR / "candidates.json", page: Path = PAGES["candidates"]) -> None:
-    publish_table(page, "candidates", results_to_markdown(results, pivot=True, notes=False, select=is_recall))
-    publish_table(page, "candidates_speed_table", results_to_markdown(
-        results, pivot=True, notes=False, select=lambda r: r["metric"] in ("mentions_per_s", "index_build_s"),
-    ))
 
 
 if __name__ == "__main__":

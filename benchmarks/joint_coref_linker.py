@@ -37,7 +37,6 @@ from spacy_el.training.resume import EVALUATIONS, FINISHED
 from .common import (AIDA_CORPUS, EL_BASELINE, SHARED_DATA, best_evaluation, first, fix_tie_breaks, read_corpus,
                      read_evaluations, timed_pipe)
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_merged
-from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 NAME = "joint_coref_linker"
 JOINT = ("local", "global", "global_ee", "global_ee_mean")
@@ -344,35 +343,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--limit", type=int, default=0, help="first N documents of each test set (smoke runs)")
     parser.add_argument("--out", default=str(RESULTS_DIR / f"{NAME}.json"))
-    parser.add_argument("--readme", default=PAGES[NAME], help="the page whose table to update (default: its page, if any)")
     args = parser.parse_args(argv)
     fix_tie_breaks()
     command = "python -m benchmarks.joint_coref_linker" + "".join(
         f" --{flag} {' '.join(value) if isinstance(value, list) else value}"
         for flag, value in (("variant", args.variant), ("datasets", args.datasets)) if value)
-    out = write_merged(Path(args.out), command, evaluate(args))
-    print(f"wrote {out}")
-    write_tables(out, args.readme)
-
-
-#: The columns of the table against the peers; the rows of the studies (the seeds and their means, the dev
-#: sweeps' choices, the hybrid candidates' own hard cases and similarity sweep) are left out of it.
-TABLE_METRICS = ("coref_avg_f", "coref_avg_f_unmasked", NO_SINGLETONS_METRIC, "coref_mention_r", "elm_f", "elh_f",
-                 "elh_f_unmasked", "cluster_accuracy_multi", "hard_case_accuracy")
-STUDY_ROWS = ("_seed", "_predict_antecedents", "_own_cases", "_similarity")
-
-
-def in_table(r: Row) -> bool:
-    """Whether a row is in the table against the peers: a test score of a product system."""
-    return (r["dataset"].endswith("-test") and r["metric"] in TABLE_METRICS
-            and not any(part in r["system"] for part in STUDY_ROWS))
-
-
-@published_only
-def write_tables(results: Path = RESULTS_DIR / f"{NAME}.json", readme: Optional[Path] = PAGES[NAME]) -> None:
-    """The docs page's table: every system and peer on each test set."""
-    publish_table(readme, NAME, results_to_markdown(results, pivot=True, notes=False, select=in_table,
-                                                    column_order=TABLE_METRICS))
+    print(f"wrote {write_merged(Path(args.out), command, evaluate(args))}")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ from spacy_el.scoring.candidates import candidate_recall_at_k
 from .baselines import gold_links, link_with_prior, predicted_links, with_gold_mentions
 from .common import AIDA_CORPUS, EL_BASELINE, SHARED_DATA, aida_and_elevant, fix_tie_breaks, timed
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_merged
-from .tables import PAGES, publish_table, published_only, results_to_markdown, results_to_matrix
 
 COMMAND = "python -m spacy project run ner4el-benchmark projects/ner_constrained_linker"
 BATCH_SIZE = 64
@@ -260,15 +259,6 @@ def main() -> None:
     fix_tie_breaks()
     command = COMMAND if not args.variant else f"python -m benchmarks.ner_constrained_linker --variant {args.variant}"
     write_merged(args.out, command, evaluate(args))
-    write_tables(args.out)  # published only when --out is the published results file
-
-
-@published_only
-def write_tables(results: Path = RESULTS_DIR / "ner_constrained_linker.json",
-                 page: Path = PAGES["ner_constrained_linker"]) -> None:
-    accuracy = results_to_matrix(results, "ed_accuracy")
-    other = results_to_markdown(results, pivot=False, notes=True, select=lambda r: r["metric"] != "ed_accuracy")
-    publish_table(page, "ner_constrained_linker", accuracy + "\n\n" + other)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from .baselines import BATCH_SIZE, candidate_recall, el_rows, gold_entities, lin
 from .common import AIDA_CORPUS, fix_tie_breaks, linked_ents, read_docs, timed_pipe, words_per_s
 from .common import generator_recall as recall_of_generator
 from .results_io import RESULTS_DIR, ROOT, Row, row, write_merged
-from .tables import PAGES, publish_table, published_only, results_to_markdown
 
 COMMAND = "python -m spacy project run nsl-benchmark projects/ner_stack_lstm"
 TRAINING = ROOT / "training"
@@ -160,14 +159,6 @@ def main() -> None:
     fix_tie_breaks()
     command = COMMAND if not args.variant else f"python -m benchmarks.ner_stack_lstm --variant {args.variant}"
     write_merged(args.out, command, evaluate(args))
-    write_tables(args.out)  # published only when --out is the published results file
-
-
-@published_only
-def write_tables(results: Path = RESULTS_DIR / "ner_stack_lstm.json", page: Path = PAGES["ner_stack_lstm"]) -> None:
-    # the rows of the studies' dev sweeps (``<metric>_similarity_weight_<w>``) are not scores of a system
-    publish_table(page, "ner_stack_lstm", results_to_markdown(results, pivot=True, notes=False,
-                                                              select=lambda r: "_similarity_weight_" not in r["metric"]))
 
 
 if __name__ == "__main__":

@@ -153,23 +153,6 @@ def results_to_markdown(
     return markdown_table(header, lines)
 
 
-def results_to_matrix(json_path: PathLike, metric: str) -> str:
-    """One line per system, one column per dataset, the values of ``metric`` (first appearance order)."""
-    systems: List[str] = []
-    datasets: List[str] = []
-    cells: Dict[Tuple[str, str], str] = {}
-    for row in _rows(json_path):
-        if row["metric"] != metric:
-            continue
-        if row["system"] not in systems:
-            systems.append(row["system"])
-        if row["dataset"] not in datasets:
-            datasets.append(row["dataset"])
-        cells[row["system"], row["dataset"]] = format_value(row["value"])
-    lines = [[system] + [cells.get((system, d), "") for d in datasets] for system in systems]
-    return markdown_table([f"system ({metric})"] + datasets, lines)
-
-
 def suffix_table(results: PathLike, marker: str, name: str, metrics: Sequence[str],
                  select: Optional[Callable[[Row], bool]] = None) -> str:
     """One line per (system, dataset, value of the ``metric{marker}value`` suffix), one column per metric, in the

@@ -109,8 +109,7 @@ def test_a_run_on_the_fixtures_writes_the_systems_and_their_peer(tiny_jcl_models
     out.write_text(json.dumps({"command": "x", "created": "T", "rows": [
         {"system": "global_seed1", "dataset": "gum-test", "metric": "elh_f", "value": 0.3, "notes": ""}]}))
     joint_coref_linker.main(["--data", str(FIXTURES), "--models", str(tiny_jcl_models), "--datasets", "gum-test",
-                             "litbank-test", "--threads", "1", "--out", str(out),
-                             "--readme", str(tmp_path / "page.md")])
+                             "litbank-test", "--threads", "1", "--out", str(out)])
     rows = json.loads(out.read_text(encoding="utf8"))["rows"]
     systems = {(r["system"], r["dataset"]) for r in rows}
     assert {("global", "gum-test"), ("standalone", "gum-test"), ("prior_only", "gum-test"),
