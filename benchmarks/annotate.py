@@ -35,11 +35,6 @@ TMP = ROOT / "benchmarks" / "tmp"
 
 
 # -- documents ------------------------------------------------------------------------------------
-def sentence_pieces(sentences: Sequence[str], size: int) -> List[str]:
-    """The sentences joined ``size`` at a time (the last piece may be shorter)."""
-    return [" ".join(sentences[i:i + size]) for i in range(0, len(sentences), size)]
-
-
 def interleave(*lists: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
     """The items of the lists taken in turn (so that any prefix mixes them)."""
     out: List[Tuple[str, str]] = []
@@ -59,7 +54,8 @@ def load_documents(data: Path, n_docs: int, gum_sentences: int) -> Tuple[List[Tu
     for doc in read_gum(data / "gum"):
         name = doc.user_data.get("doc_id", f"gum{len(gum)}")
         sents = [s.text for s in doc.sents]
-        gum += [(f"{name}-{k}", text) for k, text in enumerate(sentence_pieces(sents, gum_sentences))]
+        gum += [(f"{name}-{k // gum_sentences}", " ".join(sents[k:k + gum_sentences]))
+                for k in range(0, len(sents), gum_sentences)]
     docs = [(doc_id, text) for doc_id, text in interleave(aida, gum) if text.strip()][:n_docs]
     counts = Counter("aida" if doc_id.startswith("aida-") else "gum" for doc_id, _ in docs)
     return docs, {"aida": counts["aida"], "gum": counts["gum"]}
@@ -83,10 +79,6 @@ def _rollup_bytes(pid: int, kind: str) -> int:
     """The ``kind`` (``Shared`` or ``Private``) bytes of a process's resident pages (``smaps_rollup``)."""
     text = Path(f"/proc/{pid}/smaps_rollup").read_text()
     return sum(int(m.group(1)) * 1024 for m in re.finditer(rf"^{kind}_(?:Clean|Dirty):\s+(\d+) kB", text, re.M))
-
-
-def _shared_bytes(pid: int) -> int:
-    return _rollup_bytes(pid, "Shared")
 
 
 def kb_mapping_bytes(pid: int, pipeline: Path) -> Dict[str, int]:
@@ -133,8 +125,7 @@ class WorkerSampler:
     workers is shared, not private)."""
 
     def __init__(self, pipeline: Path, interval: float = 0.2) -> None:
-        self.pipeline = pipeline
-        self.interval = interval
+        self.pipeline, self.interval = pipeline, interval
         self.seen: Dict[int, Dict] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -157,7 +148,7 @@ class WorkerSampler:
         for pid in descendants(os.getpid()):
             try:
                 status = _status_kb(pid, ("VmHWM", "VmRSS"))
-                shared, private = _shared_bytes(pid), _rollup_bytes(pid, "Private")
+                shared, private = _rollup_bytes(pid, "Shared"), _rollup_bytes(pid, "Private")
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf8", "replace")
             except (OSError, ValueError):
                 continue
@@ -174,14 +165,10 @@ class WorkerSampler:
                 except (OSError, ValueError):
                     pass
 
-    def workers(self, match: str = "") -> List[Dict]:
-        """The sampled processes one of whose command lines contains ``match``."""
-        return [rec for rec in self.seen.values() if any(match in cmd for cmd in rec["cmds"])]
-
 
 def self_peak() -> Tuple[int, int]:
     """This process's peak RSS (``VmHWM``) and the bytes of it now shared with other processes."""
-    return _status_kb(os.getpid(), ("VmHWM",))["VmHWM"], _shared_bytes(os.getpid())
+    return _status_kb(os.getpid(), ("VmHWM",))["VmHWM"], _rollup_bytes(os.getpid(), "Shared")
 
 
 def kb_bytes(nlp) -> Tuple[int, List[str]]:
@@ -263,14 +250,6 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def pipeline_label(pipeline: Path) -> str:
-    """The pipeline as the notes name it (relative to the repository), with a warning for the tiny test one."""
-    label = repo_relative(pipeline)
-    if pipeline.resolve() == DEFAULT_PIPELINE.resolve():
-        label += " (tiny test-workflow model)"
-    return label
-
-
 # -- throughput -----------------------------------------------------------------------------------
 def pipe_records(nlp, docs: Sequence[Tuple[str, str]], batch_size: int) -> int:
     """The bare loop: ``nlp.pipe`` over the texts, building each document's output record (in memory)."""
@@ -325,11 +304,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         input_path = write_jsonl(work / "input.jsonl", docs)
         n = len(docs)
         words = sum(len(text.split()) for _, text in docs)
-        where = f"pipeline {pipeline_label(args.pipeline)}"
-        if args.pipeline.resolve() == DEFAULT_PIPELINE.resolve():
-            where_speed = where + ": the figures measure the command's machinery and scaling, not a production model's speed"
-        else:
-            where_speed = where
+        tiny = args.pipeline.resolve() == DEFAULT_PIPELINE.resolve()
+        where = f"pipeline {repo_relative(args.pipeline)}" + (" (tiny test-workflow model)" if tiny else "")
+        where_speed = where + (": the figures measure the command's machinery and scaling, not a production model's "
+                               "speed" if tiny else "")
         corpus = (f"{n:,} docs ({counts['aida']:,} AIDA documents, {counts['gum']:,} GUM pieces of "
                   f"{args.gum_sentences} sentences; {words:,} whitespace words)")
         common = f"{where_speed}; {corpus}; batch {args.batch_size}, chunk {args.chunk_size}"
@@ -453,7 +431,7 @@ def ray_rows(args, dataset: str, input_path: Path, work: Path, n: int, common: s
             t_ray, s_ray = timed_annotate(args.pipeline, input_path, work / "out_ray", engine="ray", actors=2,
                                           batch_size=args.batch_size, chunk_size=args.chunk_size)
         assert s_ray.read == n, s_ray
-        actors = [rec for rec in sampler.workers("AnnotateWorker") if rec["hwm"]]
+        actors = [rec for rec in sampler.seen.values() if rec["hwm"] and any("AnnotateWorker" in c for c in rec["cmds"])]
     finally:
         ray.shutdown()
     print(f"ray_2actors {t_ray:.1f}s (start-up alone {t_start:.1f}s), {len(actors)} actors sampled", flush=True)

@@ -1,5 +1,5 @@
 """The counters and document helpers of benchmarks/annotate.py (no pipeline run)."""
-from benchmarks.annotate import interleave, lost_and_duplicated, output_ids, sentence_pieces
+from benchmarks.annotate import interleave, lost_and_duplicated, output_ids
 from spacy_el.annotate.writers import OutputDir
 
 
@@ -18,8 +18,7 @@ def test_output_ids_reads_records_and_errors(tmp_path):
     assert sorted(output_ids(tmp_path / "out")) == ["1", "2", "3"]
 
 
-def test_documents_helpers():
-    assert sentence_pieces(["a.", "b.", "c."], 2) == ["a. b.", "c."]
+def test_interleave_takes_the_lists_in_turn():
     assert interleave([("a", "1"), ("b", "2")], [("x", "9")]) == [("a", "1"), ("x", "9"), ("b", "2")]
 
 
