@@ -429,23 +429,17 @@ def main() -> None:
     shutil.rmtree(tmp_dir, ignore_errors=True)
     write_results(out, COMMAND, rows)
     log(f"done in {(time.perf_counter() - t_start) / 60:.1f} min; wrote {out}")
-    if full_run or args.update_docs:
-        update_docs(out)
+    write_tables(out)  # published only when out is the published results file
 
 
 @published_only
-def update_docs(out: Path = RESULTS_DIR / "kb_scale.json") -> None:
-    """Regenerate the docs tables from the JSON (two pivot tables: dense index, KB; then every row)."""
+def write_tables(out: Path = RESULTS_DIR / "kb_scale.json") -> None:
+    """The docs tables from the JSON (two pivot tables: dense index, KB; then every row)."""
     dense = results_to_markdown(out, pivot=True, notes=False, select=lambda r: r["system"].startswith("faiss"))
     kb = results_to_markdown(out, pivot=True, notes=False, select=lambda r: not r["system"].startswith("faiss"))
-    table = f"{dense}\n{kb}"
-    updated = update_readme_section(PAGES["kb_scale"], "kb_scale", table)
+    updated = update_readme_section(PAGES["kb_scale"], "kb_scale", f"{dense}\n{kb}")
     log(f"{'updated' if updated else 'no kb_scale markers in'} {PAGES['kb_scale']}")
-    details = results_to_markdown(out, pivot=False, notes=True)
-    update_readme_section(PAGES["kb_scale_details"], "kb_scale_details", details)
-
-
-write_tables = update_docs  # python -m benchmarks.tables
+    update_readme_section(PAGES["kb_scale_details"], "kb_scale_details", results_to_markdown(out, pivot=False, notes=True))
 
 
 def parse_args() -> argparse.Namespace:
@@ -459,7 +453,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--skip-kb", action="store_true")
     parser.add_argument("--skip-faiss", action="store_true")
     parser.add_argument("--out", default=None, help="results JSON (default: see module docstring)")
-    parser.add_argument("--update-docs", action="store_true", help="regenerate the docs tables from --out")
     return parser.parse_args()
 
 
