@@ -1,6 +1,7 @@
 """Synthetic Wikidata JSON and Wikipedia XML dumps in the real formats, for ``benchmarks.kb_from_dumps``.
 
     python -m benchmarks.synthetic_dumps OUT_DIR --n-entities 1000000 --n-links 3300000
+    python -m benchmarks.synthetic_dumps OUT_DIR --n-entities 20000 --profile excerpts --size-scale 0.25
 
 Writes ``OUT_DIR/wikidata.json.gz`` (the layout of ``latest-all.json``) and ``OUT_DIR/enwiki.xml.gz`` (export schema
 0.10), streamed: nothing but a block of random numbers is held in memory, whatever the size.
@@ -12,6 +13,11 @@ Writes ``OUT_DIR/wikidata.json.gz`` (the layout of ``latest-all.json``) and ``OU
 - Wikipedia: an article per entity with its share of ``n_links`` links (targets Zipf-distributed over the
   entities; anchors the full name, the surname or stem, or an alias), redirects for 10% of the entities (some
   chained), disambiguation pages for 1% of the surnames. gzip level 1: bz2 compresses about 10x slower.
+- ``--profile excerpts``: each item also carries statements (with references), labels, descriptions, aliases
+  and sitelinks in other languages, and each article hatnotes, an infobox, references with citation templates,
+  inline templates, sections and prose, in numbers drawn from the distributions of the real excerpts of
+  ``../shared/dumps`` (``ITEM_DECILES``, ``ARTICLE_DECILES``; one seed, one dump), scaled by ``--size-scale``.
+  The entities, links, redirects and disambiguation pages stay those of the default profile.
 """
 import argparse
 import gzip
@@ -19,7 +25,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any, Dict, Iterator, List, Tuple
+from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -38,6 +44,59 @@ KINDS = [  # (coarse kind, P31, description, title disambiguator)
 ]
 N_STEMS = 32 ** 3  # three-syllable stems: 32,768 surnames / place stems
 N_FIRST = 32 ** 2  # two-syllable given names
+
+# The excerpts' distributions (``--profile excerpts``): deciles (0, 10, ..., 100th percentile) of what an item or
+# an article holds, counted on ../shared/dumps: the 49 items of ``wikibase-dump-filter-entities.json.gz`` (the
+# head of the 2017 ``latest-all.json``) and the 106 articles (namespace 0, no redirect) of the enwiki excerpt.
+# Sizes are drawn from these by inverse CDF (linear between deciles), times ``size_scale``: those early items and
+# articles are larger than the average of a whole dump, and ``size_scale`` < 1 brings them to it.
+ITEM_DECILES = {
+    "statements": [4, 13, 18, 27, 35, 49, 60, 91, 167, 236, 398],
+    "properties": [4, 12, 14, 17, 23, 30, 38, 56, 81, 96, 120],
+    "labels": [33, 78, 92, 108, 138, 182, 208, 224, 247, 260, 298],
+    "descriptions": [15, 17, 21, 24, 28, 36, 38, 41, 47, 59, 71],
+    "sitelinks": [18, 68, 82, 106, 126, 198, 213, 235, 257, 279, 339],
+    "aliases": [0, 3, 7, 11, 19, 23, 29, 35, 48, 73, 287],
+}
+ITEM_LINE_BYTES_DECILES = [9609, 21897, 26392, 36075, 40778, 44789, 53763, 84725, 123440, 169955, 326282]
+ARTICLE_DECILES = {
+    "text_bytes": [429, 4584, 8810, 15204, 25520, 39707, 53078, 71580, 92217, 133139, 180822],
+    "templates": [1, 7, 14, 18, 35, 61, 100, 133, 178, 271, 391],
+    "refs": [0, 1, 6, 11, 23, 41, 83, 110, 136, 215, 454],
+}
+INFOBOX_SHARE = 0.42  # 45 of the 106 articles
+PROFILES = ("small", "excerpts")
+_DECILE_POINTS = np.linspace(0.0, 1.0, 11)
+
+
+def draw(u: float, deciles: List[int], scale: float = 1.0) -> int:
+    """The value at quantile ``u`` of the distribution whose deciles are ``deciles`` (linear between them), scaled."""
+    return int(round(float(np.interp(u, _DECILE_POINTS, deciles)) * scale))
+
+
+def _quantiles(rng: np.random.Generator, n: int, spread: float = 0.15) -> np.ndarray:
+    """``n`` quantiles that move together (a large item has many statements and many labels, as in the
+    excerpts), each around one shared draw."""
+    return np.clip(rng.random() + rng.normal(0.0, spread, size=n), 0.0, 1.0)
+
+
+def item_shape(rng: np.random.Generator, scale: float = 1.0) -> Dict[str, int]:
+    """What one realistic item holds: counts of statements, properties, labels, ... (at least 1 of each
+    list the reader needs)."""
+    u = _quantiles(rng, len(ITEM_DECILES))
+    shape = {name: draw(q, deciles, scale) for q, (name, deciles) in zip(u, ITEM_DECILES.items())}
+    shape["statements"] = max(1, shape["statements"])
+    shape["properties"] = max(1, min(shape["properties"], shape["statements"]))
+    for name in ("labels", "descriptions", "sitelinks"):
+        shape[name] = max(1, shape[name])
+    return shape
+
+
+def article_shape(rng: np.random.Generator, scale: float = 1.0) -> Dict[str, int]:
+    u = _quantiles(rng, len(ARTICLE_DECILES))
+    shape = {name: draw(q, deciles, scale) for q, (name, deciles) in zip(u, ARTICLE_DECILES.items())}
+    shape["infobox"] = int(rng.random() < INFOBOX_SHARE)
+    return shape
 
 
 def stem(i: int, n_syllables: int) -> str:
@@ -75,8 +134,9 @@ def entity(i: int) -> Tuple[str, str, str, str, List[str], str]:
     return title, label, f"{description} number {i}", p31, aliases, surname
 
 
-def wikidata_line(i: int, sitelink: bool) -> str:
-    """Item ``i`` as a dump line."""
+def wikidata_line(i: int, sitelink: bool, shape: Optional[Dict[str, int]] = None) -> str:
+    """Item ``i`` as a dump line; with ``shape`` (``item_shape``) it also holds that many statements, labels,
+    descriptions, aliases and sitelinks in other languages and sites, in the dump's own structures."""
     title, label, description, p31, aliases, _ = entity(i)
     record: Dict[str, Any] = {
         "type": "item", "id": f"Q{i + 1}",
@@ -88,7 +148,88 @@ def wikidata_line(i: int, sitelink: bool) -> str:
             "datatype": "wikibase-item"}, "type": "statement", "rank": "normal"}]},
         "sitelinks": {"enwiki": {"site": "enwiki", "title": title, "badges": []}} if sitelink else {},
     }
+    if shape is not None:
+        _fill_item(record, i, label, shape)
     return json.dumps(record, separators=(",", ":"))
+
+
+def _language(k: int) -> str:
+    """The k-th language code other than "en" (real codes first, then made-up ones of the same form)."""
+    return LANGUAGES[k] if k < len(LANGUAGES) else f"{SYLLABLES[k % 32][:2]}{SYLLABLES[(k // 32) % 32][:1]}"
+
+
+LANGUAGES = [
+    "de", "fr", "es", "it", "nl", "pl", "ru", "ja", "zh", "pt", "sv", "uk", "ca", "cs", "fi", "hu", "ko", "no", "ro",
+    "tr", "ar", "fa", "he", "id", "vi", "da", "el", "bg", "sr", "sk", "sl", "et", "lt", "lv", "hr", "eu", "gl", "hi",
+]  # fmt: skip
+DATATYPES = ("wikibase-item", "external-id", "time", "quantity", "monolingualtext", "globe-coordinate")
+
+
+def _hash(i: int, k: int) -> str:
+    return f"{(i * 2654435761 + k * 40503) % (1 << 160):040x}"
+
+
+def _datavalue(datatype: str, i: int, k: int) -> Dict[str, Any]:
+    if datatype == "wikibase-item":
+        target = (i * 7 + k * 13) % 1_000_000 + 1
+        return {"value": {"entity-type": "item", "numeric-id": target, "id": f"Q{target}"}, "type": "wikibase-entityid"}
+    if datatype == "external-id":
+        return {"value": f"{i:07d}{k:03d}", "type": "string"}
+    if datatype == "time":
+        return {"value": {"time": f"+{1800 + (i + k) % 220}-01-01T00:00:00Z", "timezone": 0, "before": 0, "after": 0,
+                          "precision": 9, "calendarmodel": "http://www.wikidata.org/entity/Q1985727"}, "type": "time"}
+    if datatype == "quantity":
+        return {"value": {"amount": f"+{(i * 31 + k) % 100000}", "unit": "http://www.wikidata.org/entity/Q11573"},
+                "type": "quantity"}
+    if datatype == "monolingualtext":
+        return {"value": {"text": f"{stem(i + k, 3)} {stem(k, 2)}", "language": "en"}, "type": "monolingualtext"}
+    return {"value": {"latitude": (i % 180) - 90 + k / 1000, "longitude": (k % 360) - 180 + i / 1e6, "altitude": None,
+                      "precision": 0.0001, "globe": "http://www.wikidata.org/entity/Q2"}, "type": "globecoordinate"}
+
+
+def _statement(i: int, k: int, prop: str) -> Dict[str, Any]:
+    """A statement in the dump's layout: mainsnak, id, rank, and for one in four a reference (stated in,
+    retrieved): the excerpt's statements average 390 bytes."""
+    datatype = DATATYPES[(i + k) % len(DATATYPES)]
+    reference = {"hash": _hash(i, k + 1), "snaks": {
+        "P248": [{"snaktype": "value", "property": "P248", "datavalue": _datavalue("wikibase-item", i, k + 2),
+                  "datatype": "wikibase-item"}],
+        "P813": [{"snaktype": "value", "property": "P813", "datavalue": _datavalue("time", i, k + 3), "datatype": "time"}],
+    }, "snaks-order": ["P248", "P813"]}
+    statement = {
+        "mainsnak": {"snaktype": "value", "property": prop, "hash": _hash(i, k),
+                     "datavalue": _datavalue(datatype, i, k), "datatype": datatype},
+        "type": "statement", "id": f"Q{i + 1}${_hash(k, i)[:8]}-{_hash(i, k)[:4]}-{_hash(k, k)[:4]}-{_hash(i, i)[:12]}",
+        "rank": "normal",
+    }
+    if k % 4 == 0:
+        statement["references"] = [reference]
+    return statement
+
+
+def _fill_item(record: Dict[str, Any], i: int, label: str, shape: Dict[str, int]) -> None:
+    """Add the statements, labels, descriptions, aliases and sitelinks of ``shape`` beyond what the reader uses."""
+    for k in range(shape["labels"] - 1):
+        language = _language(k)
+        record["labels"][language] = {"language": language, "value": label}
+    for k in range(shape["descriptions"] - 1):
+        language = _language(k)
+        record["descriptions"][language] = {"language": language, "value": f"{stem(i + k, 3)} {stem(k, 2)}"}
+    aliases = record["aliases"] if isinstance(record["aliases"], dict) else {}
+    for k in range(max(0, shape["aliases"] - len(aliases.get("en", [])))):
+        language = _language(k % 40)
+        aliases.setdefault(language, []).append({"language": language, "value": f"{label} {stem(k, 2)}"})
+    record["aliases"] = aliases
+    n_extra = shape["statements"] - 1  # P31 is one
+    props = [f"P{17 + 29 * p}" for p in range(max(1, shape["properties"] - 1))]
+    for k in range(n_extra):
+        prop = props[k % len(props)]
+        record["claims"].setdefault(prop, []).append(_statement(i, k, prop))
+    if record["sitelinks"]:
+        title = record["sitelinks"]["enwiki"]["title"]
+        for k in range(shape["sitelinks"] - 1):
+            site = f"{_language(k).replace('-', '_')}wiki"
+            record["sitelinks"][site] = {"site": site, "title": title, "badges": []}
 
 
 SITEINFO = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" version="0.10" xml:lang="en">
@@ -128,20 +269,32 @@ def link_targets(n_entities: int, n_links: int, seed: int, block: int = 1 << 20)
 
 
 def write_dumps(
-    out: Path, n_entities: int, n_links: int, seed: int = 0, progress: bool = True,
+    out: Path, n_entities: int, n_links: int, seed: int = 0, progress: bool = True, profile: str = "small",
+    size_scale: float = 1.0,
 ) -> Tuple[Path, Path]:
-    """Write the two dumps; the same arguments give the same dumps (decompressed bytes)."""
+    """Write the two dumps; the same arguments give the same dumps (decompressed bytes).
+
+    profile: "small" (a label, a description, 0-3 aliases and one P31 per item; a paragraph of links per
+        article) or "excerpts" (sizes and markup drawn from the excerpts' distributions, ``ITEM_DECILES`` and
+        ``ARTICLE_DECILES``, times ``size_scale``). The entities, links, redirects and disambiguation pages are
+        the same in both: the KB built is the same."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     out.mkdir(parents=True, exist_ok=True)
     wikidata, wikipedia = out / "wikidata.json.gz", out / "enwiki.xml.gz"
     rng = np.random.default_rng(seed + 1)
+    shapes = np.random.default_rng(seed + 4)
     started = time.perf_counter()
+
+    def shape() -> Optional[Dict[str, int]]:
+        return item_shape(shapes, size_scale) if profile == "excerpts" else None
 
     def write_wikidata(tmp: Path) -> None:
         with gzip.open(tmp, "wt", encoding="utf8", compresslevel=1) as f:
             f.write("[\n")
             for start in range(0, n_entities, 1 << 16):
                 sitelinks = rng.random(min(1 << 16, n_entities - start)) >= 0.05
-                f.writelines(wikidata_line(start + k, bool(s)) + (",\n" if start + k < n_entities - 1 else "\n")
+                f.writelines(wikidata_line(start + k, bool(s), shape()) + (",\n" if start + k < n_entities - 1 else "\n")
                              for k, s in enumerate(sitelinks))
                 _log(progress, f"wikidata {start + len(sitelinks):,}/{n_entities:,}", started)
             f.write("]\n")
@@ -149,7 +302,7 @@ def write_dumps(
     def write_wikipedia(tmp: Path) -> None:
         with gzip.open(tmp, "wt", encoding="utf8", compresslevel=1) as f:
             f.write(SITEINFO)
-            _write_pages(f, n_entities, n_links, seed, progress, started)
+            _write_pages(f, n_entities, n_links, seed, progress, started, profile, size_scale)
             f.write("</mediawiki>\n")
 
     write_path(wikidata, write_wikidata)
@@ -157,8 +310,12 @@ def write_dumps(
     return wikidata, wikipedia
 
 
-def _write_pages(f: IO[str], n_entities: int, n_links: int, seed: int, progress: bool, started: float) -> None:
+def _write_pages(
+    f: IO[str], n_entities: int, n_links: int, seed: int, progress: bool, started: float,
+    profile: str = "small", size_scale: float = 1.0,
+) -> None:
     rng = np.random.default_rng(seed + 2)
+    shapes = np.random.default_rng(seed + 3)  # its own stream: the links are those of the "small" profile
     page_id = 1
     # Links are handed out to the articles in order: article i gets the links of its share.
     per_article, extra = divmod(n_links, n_entities)
@@ -174,7 +331,10 @@ def _write_pages(f: IO[str], n_entities: int, n_links: int, seed: int, progress:
             choice = rng.integers(0, 4)
             anchor = t_label if choice == 0 else t_short if choice == 1 else (t_aliases[-1] if t_aliases else t_label) if choice == 2 else t_title
             links.append(f"[[{t_title}]]" if anchor == t_title else f"[[{t_title}|{anchor}]]")
-        text = f"'''{label}''' is an {description}.\n\nIt is linked with " + ", ".join(links) + ".\n\n== History ==\nNone."
+        if profile == "excerpts":
+            text = article_text(i, label, description, links, article_shape(shapes, size_scale))
+        else:
+            text = f"'''{label}''' is an {description}.\n\nIt is linked with " + ", ".join(links) + ".\n\n== History ==\nNone."
         f.write(page(title, page_id, text))
         page_id += 1
         if rng.random() < 0.1:  # a redirect, sometimes through a chain of two
@@ -189,6 +349,56 @@ def _write_pages(f: IO[str], n_entities: int, n_links: int, seed: int, progress:
             page_id += 1
         if progress and i % 200_000 == 0:
             _log(progress, f"wikipedia {i:,}/{n_entities:,}", started)
+
+
+INLINE_TEMPLATES = (
+    "{{{{citation needed|date=May {y}}}}}", "{{{{convert|{n}|km|mi}}}}", "{{{{lang|fr|{w}}}}}",
+    "{{{{circa|{y}}}}}", "{{{{nowrap|{w} {n}}}}}",
+)
+HATNOTES = ("{{{{Short description|{d}}}}}", "{{{{Use dmy dates|date=June {y}}}}}", "{{{{About|the {w}|other uses}}}}")
+
+
+def _sentence(i: int, k: int) -> str:
+    """A sentence of made-up prose (no markup), about 70 bytes."""
+    return (f"The {stem(i * 7 + k, 2).lower()} of {stem(i + k * 13, 3)} was {['built', 'named', 'moved', 'sold'][k % 4]} "
+            f"in {1700 + (i + k) % 320} by the {stem(k, 3).lower()} council.")
+
+
+def article_text(i: int, label: str, description: str, links: List[str], shape: Dict[str, int]) -> str:
+    """An article with the markup of ``shape`` (``article_shape``): hatnote templates, an infobox, a lead
+    sentence, ``refs`` references each with a citation template, the other templates inline, the ``links``
+    spread over the prose, sections, and prose up to ``text_bytes``. No markup but ``links`` holds a ``[[``:
+    the link count stays the one asked for."""
+    templates_left = max(0, shape["templates"] - shape["refs"] - shape["infobox"])
+    parts: List[str] = []
+    for h in range(min(2, templates_left)):
+        parts.append(HATNOTES[(i + h) % len(HATNOTES)].format(d=description, y=1990 + i % 30, w=stem(i, 2).lower()))
+    templates_left -= min(2, templates_left)
+    if shape["infobox"]:
+        params = "".join(f"\n| {stem(p, 2).lower()}_{p} = {stem(i + p, 3)}" for p in range(18))
+        parts.append(f"{{{{Infobox {KINDS[i % 4][3]}\n| name = {label}\n| image = {stem(i, 3)}.jpg{params}\n}}}}")
+    body = [f"'''{label}''' is an {description}."]
+    size = sum(len(p) for p in parts) + len(body[0])
+    refs, links_left, k = shape["refs"], list(links), 0
+    # Prose until the drawn size is reached and every link, reference and template is placed.
+    while size < shape["text_bytes"] or links_left or refs or templates_left:
+        sentence = _sentence(i, k)
+        if links_left:
+            sentence = sentence[:-1] + f", with {links_left.pop()}."
+        if templates_left:
+            sentence = sentence[:-1] + " " + INLINE_TEMPLATES[k % len(INLINE_TEMPLATES)].format(
+                y=1800 + (i + k) % 200, n=(i + k) % 1000, w=stem(i + k, 2).lower()) + "."
+            templates_left -= 1
+        if refs:
+            sentence += (f'<ref name="r{k}">{{{{cite web |url=https://example.org/{i}/{k} |title={stem(k, 3)} '
+                         f"{stem(i, 2)} |website=Example |date={1 + k % 28} May {1990 + k % 30}}}}}</ref>")
+            refs -= 1
+        if k % 6 == 5:
+            sentence += f"\n\n== {stem(i + k, 3)} ==\n"
+        body.append(sentence)
+        size += len(sentence) + 1
+        k += 1
+    return "\n".join(parts) + ("\n" if parts else "") + " ".join(body) + "\n\n== References ==\n{{Reflist}}"
 
 
 def _flatten(blocks: Iterator[np.ndarray]) -> Iterator[int]:
@@ -207,8 +417,11 @@ def main() -> None:
     parser.add_argument("--n-entities", type=int, default=1_000_000)
     parser.add_argument("--n-links", type=int, default=0, help="default: 10/3 per entity (20M at 6M entities)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", choices=PROFILES, default="small", help="excerpts: sizes and markup of ../shared/dumps")
+    parser.add_argument("--size-scale", type=float, default=1.0, help="with --profile excerpts: scale the drawn sizes")
     args = parser.parse_args()
-    write_dumps(args.out, args.n_entities, args.n_links or args.n_entities * 10 // 3, args.seed)
+    write_dumps(args.out, args.n_entities, args.n_links or args.n_entities * 10 // 3, args.seed,
+                profile=args.profile, size_scale=args.size_scale)
 
 
 if __name__ == "__main__":
