@@ -2,8 +2,10 @@
 
     python -m benchmarks.kb_from_dumps --sizes 1m          # ~15 min on 2 cores (dumps generated once)
     python -m benchmarks.kb_from_dumps --sizes 20k --out benchmarks/tmp/kb_from_dumps_20k.json   # smoke check
+    python -m benchmarks.kb_from_dumps --sizes 100k --profile excerpts   # items and articles as large as the excerpts
 
-The dumps (``benchmarks.synthetic_dumps``) are kept in ``benchmarks/tmp/dumps-<size>/``. Each measurement runs in
+The dumps (``benchmarks.synthetic_dumps``) are kept in ``benchmarks/tmp/dumps-<size>/`` (``dumps-<size>-excerpts/``
+and the dataset ``synthetic-dump-<size>-excerpts`` with ``--profile excerpts``). Each measurement runs in
 a fresh process; the method is on docs/kb_dumps_scale.md. The real-bytes rows of the results file (stages, floor,
 projection) were measured by the code now in ``studies/kb_dumps_real/``; this module still renders their tables.
 """
@@ -20,6 +22,7 @@ from typing import Any, Dict, List
 
 from .results_io import RESULTS_DIR, ROOT, log, write_merged
 from .results_io import row as result_row
+from .synthetic_dumps import PROFILES, write_dumps
 from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
 COMMAND = "python -m benchmarks.kb_from_dumps"
@@ -136,16 +139,14 @@ def run_child(mode: str, **kwargs: Any) -> Dict[str, Any]:
 
 
 # -- the benchmark ---------------------------------------------------------------------------------------
-def run_size(label: str, n_process: int) -> List[Row]:
-    from .synthetic_dumps import write_dumps
-
+def run_size(label: str, n_process: int, profile: str = "small") -> List[Row]:
     n = parse_size(label)
-    dataset = f"synthetic-dump-{label}"
-    dumps = TMP / f"dumps-{label}"
+    dataset = f"synthetic-dump-{label}" + ("" if profile == "small" else f"-{profile}")
+    dumps = TMP / dataset.replace("synthetic-dump", "dumps")
     wikidata, wikipedia = dumps / "wikidata.json.gz", dumps / "enwiki.xml.gz"
     if not (wikidata.is_file() and wikipedia.is_file()):
-        log(f"writing synthetic dumps of {n:,} entities to {dumps}")
-        write_dumps(dumps, n, n * 10 // 3)
+        log(f"writing synthetic dumps of {n:,} entities ({profile} profile) to {dumps}")
+        write_dumps(dumps, n, n * 10 // 3, profile=profile)
     kb_dir, work = TMP / f"kb-from-dumps-{label}", TMP / f"kb-from-dumps-{label}-work"
     work.mkdir(parents=True, exist_ok=True)
     log(f"{dataset}: kb from-dumps --n-process {n_process}")
@@ -156,6 +157,7 @@ def run_size(label: str, n_process: int) -> List[Row]:
     log(f"{dataset}: {build} {query}")
     sizes = f"{query['n_entities']:,} entities, {query['n_aliases']:,} aliases, {query['n_candidates']:,} candidates"
     note = f"{sizes}; {n_process} worker processes (largest worker peak {build['worker_peak'] / 2**20:.0f} MB)"
+    note += "" if profile == "small" else f"; dumps of the synthetic_dumps {profile} profile"
     rows = [
         result_row(SYSTEM, dataset, "build_s", round(build["build_s"], 1), note),
         result_row(SYSTEM, dataset, "peak_rss_bytes", build["main_peak"], "main process"),
@@ -224,6 +226,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1m", help="comma-separated: 20k, 1m, 6m, ...")
     parser.add_argument("--n-process", type=int, default=2)
+    parser.add_argument("--profile", choices=PROFILES, default="small", help="of benchmarks.synthetic_dumps")
     parser.add_argument("--out", type=Path, default=None, help="results JSON (default: benchmarks/results/kb_from_dumps.json)")
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     for name in ("kb", "wikidata", "wikipedia", "work-dir", "peer-dir"):
@@ -236,8 +239,8 @@ def main() -> None:
     rows: List[Row] = []
     log(f"load {os.getloadavg()}")
     for label in filter(None, args.sizes.split(",")):
-        rows += run_size(label.strip(), args.n_process)
-    write_merged(out, COMMAND, rows)
+        rows += run_size(label.strip(), args.n_process, args.profile)
+    write_merged(out, f"{COMMAND} --sizes {args.sizes}" + (f" --profile {args.profile}" if args.profile != "small" else ""), rows)
     log(f"wrote {out}")
     if args.out is None:
         write_tables(out)

@@ -90,3 +90,13 @@ def test_items_and_articles_hold_what_their_shape_says():
     assert text.count("[[") == 3 and all(link in text for link in links)
     assert text.count("<ref") == 12 and "{{Infobox" in text and len(text) >= 6000
     assert text.count("{{") >= 30
+
+
+def test_kb_from_dumps_builds_from_the_excerpts_profile(tmp_path, monkeypatch):
+    from benchmarks import kb_from_dumps
+
+    monkeypatch.setattr(kb_from_dumps, "TMP", tmp_path)
+    rows = kb_from_dumps.run_size("500", 1, profile="excerpts")
+    assert (tmp_path / "dumps-500-excerpts" / "wikidata.json.gz").is_file()
+    assert {r["dataset"] for r in rows} == {"synthetic-dump-500-excerpts"}
+    assert "excerpts" in rows[0]["notes"] and rows[0]["value"] > 0
