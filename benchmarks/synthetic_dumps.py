@@ -3,44 +3,33 @@
     python -m benchmarks.synthetic_dumps OUT_DIR --n-entities 1000000 --n-links 3300000
     python -m benchmarks.synthetic_dumps OUT_DIR --n-entities 20000 --profile excerpts --size-scale 0.25
 
-Writes ``OUT_DIR/wikidata.json.gz`` (the layout of ``latest-all.json``) and ``OUT_DIR/enwiki.xml.gz`` (export schema
-0.10), streamed: nothing but a block of random numbers is held in memory, whatever the size.
-
-- Entities: people, places, organisations and works with multi-word names from syllable tables; the mixed-radix
-  construction makes every title unique, a repeated name gets a disambiguator ("(Kind 2)"), and shared surnames
-  and place stems make the anchors ambiguous, as real ones are.
-- Wikidata: English label, description, 0-3 aliases, P31, an enwiki sitelink (missing for 5% of the items).
-- Wikipedia: an article per entity with its share of ``n_links`` links (targets Zipf-distributed over the
-  entities; anchors the full name, the surname or stem, or an alias), redirects for 10% of the entities (some
-  chained), disambiguation pages for 1% of the surnames. gzip level 1: bz2 compresses about 10x slower.
-- ``--profile excerpts``: each item also carries statements (with references), labels, descriptions, aliases
-  and sitelinks in other languages, and each article hatnotes, an infobox, references with citation templates,
-  inline templates, sections and prose, in numbers drawn from the distributions of the real excerpts of
-  ``../shared/dumps`` (``ITEM_DECILES``, ``ARTICLE_DECILES``; one seed, one dump), scaled by ``--size-scale``.
-  The entities, links, redirects and disambiguation pages stay those of the default profile.
+Writes ``OUT_DIR/wikidata.json.gz`` and ``OUT_DIR/enwiki.xml.gz`` (gzip level 1), streamed, whatever the size. What
+the entities, links, redirects and disambiguation pages are, and what ``--profile excerpts`` adds (sizes and markup
+drawn from the real excerpts' ``ITEM_DECILES`` and ``ARTICLE_DECILES``), is on docs/kb_dumps_scale.md.
 """
 import argparse
 import gzip
+import itertools
 import json
-import sys
-import time
 from pathlib import Path
-from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
 from xml.sax.saxutils import escape
 
 import numpy as np
 
 from spacy_el.kb.files import write_path
 
+from .results_io import log
+
 SYLLABLES = [
     "ka", "vel", "mar", "quel", "ton", "ri", "sa", "bran", "dor", "li", "ne", "os", "tha", "ven", "gar", "ull",
     "pe", "ra", "mon", "zi", "hal", "ber", "cor", "den", "fa", "lo", "wen", "tis", "ar", "bel", "cas", "dru",
 ]  # fmt: skip
-KINDS = [  # (coarse kind, P31, description, title disambiguator)
-    ("PER", "Q5", "invented person", "person"),
-    ("LOC", "Q515", "invented city", "place"),
-    ("ORG", "Q4830453", "invented company", "company"),
-    ("MISC", "Q7725634", "invented literary work", "novel"),
+KINDS = [  # (P31, description, title disambiguator, label, aliases, words: "" for a two-syllable given name)
+    ("Q5", "invented person", "person", "{w} {s}", ("{s}", "{w[0]}. {s}"), ""),
+    ("Q515", "invented city", "place", "{w} {s}", ("{s}",), "Port New East Upper"),
+    ("Q4830453", "invented company", "company", "{s} {w}", ("{s}", "the {label}"), "Group Holdings Records United"),
+    ("Q7725634", "invented literary work", "novel", "The {s} {w}", (), "Chronicle Letters Affair Garden"),
 ]
 N_STEMS = 32 ** 3  # three-syllable stems: 32,768 surnames / place stems
 N_FIRST = 32 ** 2  # two-syllable given names
@@ -58,7 +47,6 @@ ITEM_DECILES = {
     "sitelinks": [18, 68, 82, 106, 126, 198, 213, 235, 257, 279, 339],
     "aliases": [0, 3, 7, 11, 19, 23, 29, 35, 48, 73, 287],
 }
-ITEM_LINE_BYTES_DECILES = [9609, 21897, 26392, 36075, 40778, 44789, 53763, 84725, 123440, 169955, 326282]
 ARTICLE_DECILES = {
     "text_bytes": [429, 4584, 8810, 15204, 25520, 39707, 53078, 71580, 92217, 133139, 180822],
     "templates": [1, 7, 14, 18, 35, 61, 100, 133, 178, 271, 391],
@@ -66,25 +54,19 @@ ARTICLE_DECILES = {
 }
 INFOBOX_SHARE = 0.42  # 45 of the 106 articles
 PROFILES = ("small", "excerpts")
-_DECILE_POINTS = np.linspace(0.0, 1.0, 11)
 
 
-def draw(u: float, deciles: List[int], scale: float = 1.0) -> int:
-    """The value at quantile ``u`` of the distribution whose deciles are ``deciles`` (linear between them), scaled."""
-    return int(round(float(np.interp(u, _DECILE_POINTS, deciles)) * scale))
-
-
-def _quantiles(rng: np.random.Generator, n: int, spread: float = 0.15) -> np.ndarray:
-    """``n`` quantiles that move together (a large item has many statements and many labels, as in the
-    excerpts), each around one shared draw."""
-    return np.clip(rng.random() + rng.normal(0.0, spread, size=n), 0.0, 1.0)
+def _draw(rng: np.random.Generator, deciles: Dict[str, List[int]], scale: float) -> Dict[str, int]:
+    """A value per name at quantiles that move together (a large item has many statements and many labels, as in
+    the excerpts: each around one shared draw), by inverse CDF, linear between the deciles, times ``scale``."""
+    u = np.clip(rng.random() + rng.normal(0.0, 0.15, size=len(deciles)), 0.0, 1.0)
+    return {name: int(round(float(np.interp(q, np.linspace(0.0, 1.0, 11), d)) * scale))
+            for q, (name, d) in zip(u, deciles.items())}
 
 
 def item_shape(rng: np.random.Generator, scale: float = 1.0) -> Dict[str, int]:
-    """What one realistic item holds: counts of statements, properties, labels, ... (at least 1 of each
-    list the reader needs)."""
-    u = _quantiles(rng, len(ITEM_DECILES))
-    shape = {name: draw(q, deciles, scale) for q, (name, deciles) in zip(u, ITEM_DECILES.items())}
+    """Counts of statements, properties, labels, ... of one item (at least 1 of each list the reader needs)."""
+    shape = _draw(rng, ITEM_DECILES, scale)
     shape["statements"] = max(1, shape["statements"])
     shape["properties"] = max(1, min(shape["properties"], shape["statements"]))
     for name in ("labels", "descriptions", "sitelinks"):
@@ -93,8 +75,7 @@ def item_shape(rng: np.random.Generator, scale: float = 1.0) -> Dict[str, int]:
 
 
 def article_shape(rng: np.random.Generator, scale: float = 1.0) -> Dict[str, int]:
-    u = _quantiles(rng, len(ARTICLE_DECILES))
-    shape = {name: draw(q, deciles, scale) for q, (name, deciles) in zip(u, ARTICLE_DECILES.items())}
+    shape = _draw(rng, ARTICLE_DECILES, scale)
     shape["infobox"] = int(rng.random() < INFOBOX_SHARE)
     return shape
 
@@ -109,27 +90,13 @@ def stem(i: int, n_syllables: int) -> str:
 
 def entity(i: int) -> Tuple[str, str, str, str, List[str], str]:
     """(title, label, description, P31, aliases, short anchor) of entity ``i`` (0-based)."""
-    kind, p31, description, disambiguator = KINDS[i % 4]
-    j = i // 4
-    surname = stem(j % N_STEMS, 3)
-    rest = j // N_STEMS
-    if kind == "PER":
-        first = stem(rest % N_FIRST, 2)
-        label = f"{first} {surname}"
-        aliases = [surname, f"{first[0]}. {surname}"]
-        repeat = rest // N_FIRST
-    elif kind == "LOC":
-        label = f"{['Port', 'New', 'East', 'Upper'][rest % 4]} {surname}"
-        aliases = [surname]
-        repeat = rest // 4
-    elif kind == "ORG":
-        label = f"{surname} {['Group', 'Holdings', 'Records', 'United'][rest % 4]}"
-        aliases = [surname, f"the {label}"]
-        repeat = rest // 4
-    else:
-        label = f"The {surname} {['Chronicle', 'Letters', 'Affair', 'Garden'][rest % 4]}"
-        aliases = []
-        repeat = rest // 4
+    p31, description, disambiguator, label_form, alias_forms, words = KINDS[i % 4]
+    surname, rest = stem(i // 4 % N_STEMS, 3), i // 4 // N_STEMS
+    radix = 4 if words else N_FIRST
+    word = words.split()[rest % 4] if words else stem(rest % N_FIRST, 2)
+    label = label_form.format(w=word, s=surname)
+    aliases = [form.format(w=word, s=surname, label=label) for form in alias_forms]
+    repeat = rest // radix
     title = label if repeat == 0 else f"{label} ({disambiguator} {repeat + 1})"
     return title, label, f"{description} number {i}", p31, aliases, surname
 
@@ -143,9 +110,8 @@ def wikidata_line(i: int, sitelink: bool, shape: Optional[Dict[str, int]] = None
         "labels": {"en": {"language": "en", "value": label}},
         "descriptions": {"en": {"language": "en", "value": description}},
         "aliases": {"en": [{"language": "en", "value": a} for a in aliases]} if aliases else {},
-        "claims": {"P31": [{"mainsnak": {"snaktype": "value", "property": "P31", "datavalue": {
-            "value": {"entity-type": "item", "numeric-id": int(p31[1:]), "id": p31}, "type": "wikibase-entityid"},
-            "datatype": "wikibase-item"}, "type": "statement", "rank": "normal"}]},
+        "claims": {"P31": [{"mainsnak": _snak("P31", "wikibase-item", _item(int(p31[1:]))), "type": "statement",
+                            "rank": "normal"}]},
         "sitelinks": {"enwiki": {"site": "enwiki", "title": title, "badges": []}} if sitelink else {},
     }
     if shape is not None:
@@ -169,10 +135,17 @@ def _hash(i: int, k: int) -> str:
     return f"{(i * 2654435761 + k * 40503) % (1 << 160):040x}"
 
 
+def _item(n: int) -> Dict[str, Any]:
+    return {"value": {"entity-type": "item", "numeric-id": n, "id": f"Q{n}"}, "type": "wikibase-entityid"}
+
+
+def _snak(prop: str, datatype: str, datavalue: Dict[str, Any]) -> Dict[str, Any]:
+    return {"snaktype": "value", "property": prop, "datavalue": datavalue, "datatype": datatype}
+
+
 def _datavalue(datatype: str, i: int, k: int) -> Dict[str, Any]:
     if datatype == "wikibase-item":
-        target = (i * 7 + k * 13) % 1_000_000 + 1
-        return {"value": {"entity-type": "item", "numeric-id": target, "id": f"Q{target}"}, "type": "wikibase-entityid"}
+        return _item((i * 7 + k * 13) % 1_000_000 + 1)
     if datatype == "external-id":
         return {"value": f"{i:07d}{k:03d}", "type": "string"}
     if datatype == "time":
@@ -191,45 +164,34 @@ def _statement(i: int, k: int, prop: str) -> Dict[str, Any]:
     """A statement in the dump's layout: mainsnak, id, rank, and for one in four a reference (stated in,
     retrieved): the excerpt's statements average 390 bytes."""
     datatype = DATATYPES[(i + k) % len(DATATYPES)]
-    reference = {"hash": _hash(i, k + 1), "snaks": {
-        "P248": [{"snaktype": "value", "property": "P248", "datavalue": _datavalue("wikibase-item", i, k + 2),
-                  "datatype": "wikibase-item"}],
-        "P813": [{"snaktype": "value", "property": "P813", "datavalue": _datavalue("time", i, k + 3), "datatype": "time"}],
-    }, "snaks-order": ["P248", "P813"]}
-    statement = {
+    statement: Dict[str, Any] = {
         "mainsnak": {"snaktype": "value", "property": prop, "hash": _hash(i, k),
                      "datavalue": _datavalue(datatype, i, k), "datatype": datatype},
         "type": "statement", "id": f"Q{i + 1}${_hash(k, i)[:8]}-{_hash(i, k)[:4]}-{_hash(k, k)[:4]}-{_hash(i, i)[:12]}",
         "rank": "normal",
     }
     if k % 4 == 0:
-        statement["references"] = [reference]
+        statement["references"] = [{"hash": _hash(i, k + 1), "snaks": {
+            p: [_snak(p, t, _datavalue(t, i, k + n))] for p, t, n in (("P248", "wikibase-item", 2), ("P813", "time", 3))
+        }, "snaks-order": ["P248", "P813"]}]
     return statement
 
 
 def _fill_item(record: Dict[str, Any], i: int, label: str, shape: Dict[str, int]) -> None:
     """Add the statements, labels, descriptions, aliases and sitelinks of ``shape`` beyond what the reader uses."""
     for k in range(shape["labels"] - 1):
-        language = _language(k)
-        record["labels"][language] = {"language": language, "value": label}
+        record["labels"][_language(k)] = {"language": _language(k), "value": label}
     for k in range(shape["descriptions"] - 1):
-        language = _language(k)
-        record["descriptions"][language] = {"language": language, "value": f"{stem(i + k, 3)} {stem(k, 2)}"}
-    aliases = record["aliases"] if isinstance(record["aliases"], dict) else {}
+        record["descriptions"][_language(k)] = {"language": _language(k), "value": f"{stem(i + k, 3)} {stem(k, 2)}"}
+    aliases = record["aliases"]
     for k in range(max(0, shape["aliases"] - len(aliases.get("en", [])))):
-        language = _language(k % 40)
-        aliases.setdefault(language, []).append({"language": language, "value": f"{label} {stem(k, 2)}"})
-    record["aliases"] = aliases
-    n_extra = shape["statements"] - 1  # P31 is one
+        aliases.setdefault(_language(k % 40), []).append({"language": _language(k % 40), "value": f"{label} {stem(k, 2)}"})
     props = [f"P{17 + 29 * p}" for p in range(max(1, shape["properties"] - 1))]
-    for k in range(n_extra):
-        prop = props[k % len(props)]
-        record["claims"].setdefault(prop, []).append(_statement(i, k, prop))
-    if record["sitelinks"]:
-        title = record["sitelinks"]["enwiki"]["title"]
-        for k in range(shape["sitelinks"] - 1):
-            site = f"{_language(k).replace('-', '_')}wiki"
-            record["sitelinks"][site] = {"site": site, "title": title, "badges": []}
+    for k in range(shape["statements"] - 1):  # P31 is one
+        record["claims"].setdefault(props[k % len(props)], []).append(_statement(i, k, props[k % len(props)]))
+    for k in range(shape["sitelinks"] - 1 if record["sitelinks"] else 0):
+        site = f"{_language(k)}wiki"
+        record["sitelinks"][site] = {"site": site, "title": record["sitelinks"]["enwiki"]["title"], "badges": []}
 
 
 SITEINFO = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" version="0.10" xml:lang="en">
@@ -272,37 +234,31 @@ def write_dumps(
     out: Path, n_entities: int, n_links: int, seed: int = 0, progress: bool = True, profile: str = "small",
     size_scale: float = 1.0,
 ) -> Tuple[Path, Path]:
-    """Write the two dumps; the same arguments give the same dumps (decompressed bytes).
-
-    profile: "small" (a label, a description, 0-3 aliases and one P31 per item; a paragraph of links per
-        article) or "excerpts" (sizes and markup drawn from the excerpts' distributions, ``ITEM_DECILES`` and
-        ``ARTICLE_DECILES``, times ``size_scale``). The entities, links, redirects and disambiguation pages are
-        the same in both: the KB built is the same."""
+    """Write the two dumps; the same arguments give the same dumps (decompressed bytes). The "excerpts" profile
+    changes the items' and articles' sizes and markup, not the entities, links, redirects or disambiguation
+    pages: the KB built is the same."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     out.mkdir(parents=True, exist_ok=True)
     wikidata, wikipedia = out / "wikidata.json.gz", out / "enwiki.xml.gz"
-    rng = np.random.default_rng(seed + 1)
-    shapes = np.random.default_rng(seed + 4)
-    started = time.perf_counter()
-
-    def shape() -> Optional[Dict[str, int]]:
-        return item_shape(shapes, size_scale) if profile == "excerpts" else None
+    say = log if progress else (lambda message: None)
+    rng, shapes = np.random.default_rng(seed + 1), np.random.default_rng(seed + 4)
 
     def write_wikidata(tmp: Path) -> None:
         with gzip.open(tmp, "wt", encoding="utf8", compresslevel=1) as f:
             f.write("[\n")
             for start in range(0, n_entities, 1 << 16):
                 sitelinks = rng.random(min(1 << 16, n_entities - start)) >= 0.05
-                f.writelines(wikidata_line(start + k, bool(s), shape()) + (",\n" if start + k < n_entities - 1 else "\n")
+                f.writelines(wikidata_line(start + k, bool(s), item_shape(shapes, size_scale) if profile == "excerpts"
+                                           else None) + (",\n" if start + k < n_entities - 1 else "\n")
                              for k, s in enumerate(sitelinks))
-                _log(progress, f"wikidata {start + len(sitelinks):,}/{n_entities:,}", started)
+                say(f"wikidata {start + len(sitelinks):,}/{n_entities:,}")
             f.write("]\n")
 
     def write_wikipedia(tmp: Path) -> None:
         with gzip.open(tmp, "wt", encoding="utf8", compresslevel=1) as f:
             f.write(SITEINFO)
-            _write_pages(f, n_entities, n_links, seed, progress, started, profile, size_scale)
+            _write_pages(f, n_entities, n_links, seed, say, profile == "excerpts", size_scale)
             f.write("</mediawiki>\n")
 
     write_path(wikidata, write_wikidata)
@@ -310,45 +266,39 @@ def write_dumps(
     return wikidata, wikipedia
 
 
-def _write_pages(
-    f: IO[str], n_entities: int, n_links: int, seed: int, progress: bool, started: float,
-    profile: str = "small", size_scale: float = 1.0,
-) -> None:
+def _write_pages(f: IO[str], n_entities: int, n_links: int, seed: int, say: Callable[[str], None], excerpts: bool,
+                 size_scale: float) -> None:
     rng = np.random.default_rng(seed + 2)
     shapes = np.random.default_rng(seed + 3)  # its own stream: the links are those of the "small" profile
-    page_id = 1
+    page_ids = itertools.count(1)
+
+    def put(title: str, text: str, redirect: str = "") -> None:
+        f.write(page(title, next(page_ids), text, redirect))
+
     # Links are handed out to the articles in order: article i gets the links of its share.
     per_article, extra = divmod(n_links, n_entities)
-    targets = _flatten(link_targets(n_entities, n_links, seed))
+    targets = (t for block in link_targets(n_entities, n_links, seed) for t in block.tolist())
     seen_surnames = set()  # at most N_STEMS of them
     for i in range(n_entities):
         title, label, description, _, _, short = entity(i)
-        k = per_article + (1 if i < extra else 0)
         links = []
-        for _ in range(k):
-            t = next(targets)
-            t_title, t_label, _, _, t_aliases, t_short = entity(int(t))
-            choice = rng.integers(0, 4)
-            anchor = t_label if choice == 0 else t_short if choice == 1 else (t_aliases[-1] if t_aliases else t_label) if choice == 2 else t_title
+        for _ in range(per_article + (1 if i < extra else 0)):
+            t_title, t_label, _, _, t_aliases, t_short = entity(int(next(targets)))
+            anchor = (t_label, t_short, t_aliases[-1] if t_aliases else t_label, t_title)[rng.integers(0, 4)]
             links.append(f"[[{t_title}]]" if anchor == t_title else f"[[{t_title}|{anchor}]]")
-        if profile == "excerpts":
-            text = article_text(i, label, description, links, article_shape(shapes, size_scale))
+        if excerpts:
+            put(title, article_text(i, label, description, links, article_shape(shapes, size_scale)))
         else:
-            text = f"'''{label}''' is an {description}.\n\nIt is linked with " + ", ".join(links) + ".\n\n== History ==\nNone."
-        f.write(page(title, page_id, text))
-        page_id += 1
+            put(title, f"'''{label}''' is an {description}.\n\nIt is linked with " + ", ".join(links) + ".\n\n== History ==\nNone.")
         if rng.random() < 0.1:  # a redirect, sometimes through a chain of two
-            f.write(page(f"{label} (redirect {i})", page_id, f"#REDIRECT [[{title}]]", redirect=title))
-            page_id += 1
+            put(f"{label} (redirect {i})", f"#REDIRECT [[{title}]]", redirect=title)
             if rng.random() < 0.2:
-                f.write(page(f"{label} (old redirect {i})", page_id, f"#REDIRECT [[{label} (redirect {i})]]", redirect=f"{label} (redirect {i})"))
-                page_id += 1
+                put(f"{label} (old redirect {i})", f"#REDIRECT [[{label} (redirect {i})]]", redirect=f"{label} (redirect {i})")
         if short not in seen_surnames and rng.random() < 0.01:
             seen_surnames.add(short)
-            f.write(page(f"{short} (disambiguation)", page_id, f"'''{short}''' may refer to:\n* [[{title}]]\n{{{{disambiguation}}}}"))
-            page_id += 1
-        if progress and i % 200_000 == 0:
-            _log(progress, f"wikipedia {i:,}/{n_entities:,}", started)
+            put(f"{short} (disambiguation)", f"'''{short}''' may refer to:\n* [[{title}]]\n{{{{disambiguation}}}}")
+        if i % 200_000 == 0:
+            say(f"wikipedia {i:,}/{n_entities:,}")
 
 
 INLINE_TEMPLATES = (
@@ -376,7 +326,7 @@ def article_text(i: int, label: str, description: str, links: List[str], shape: 
     templates_left -= min(2, templates_left)
     if shape["infobox"]:
         params = "".join(f"\n| {stem(p, 2).lower()}_{p} = {stem(i + p, 3)}" for p in range(18))
-        parts.append(f"{{{{Infobox {KINDS[i % 4][3]}\n| name = {label}\n| image = {stem(i, 3)}.jpg{params}\n}}}}")
+        parts.append(f"{{{{Infobox {KINDS[i % 4][2]}\n| name = {label}\n| image = {stem(i, 3)}.jpg{params}\n}}}}")
     body = [f"'''{label}''' is an {description}."]
     size = sum(len(p) for p in parts) + len(body[0])
     refs, links_left, k = shape["refs"], list(links), 0
@@ -399,16 +349,6 @@ def article_text(i: int, label: str, description: str, links: List[str], shape: 
         size += len(sentence) + 1
         k += 1
     return "\n".join(parts) + ("\n" if parts else "") + " ".join(body) + "\n\n== References ==\n{{Reflist}}"
-
-
-def _flatten(blocks: Iterator[np.ndarray]) -> Iterator[int]:
-    for block in blocks:
-        yield from block.tolist()
-
-
-def _log(progress: bool, message: str, started: float) -> None:
-    if progress:
-        print(f"[{time.perf_counter() - started:7.1f}s] {message}", file=sys.stderr, flush=True)
 
 
 def main() -> None:
