@@ -1,23 +1,10 @@
 """Markdown tables from ``benchmarks/results/*.json`` (format in /work/shared/RESULTS.md).
 
-Tables in the README and docs are generated, never typed: the text between the markers
-``<!-- results:NAME -->`` and ``<!-- /results:NAME -->`` of the page ``PAGES[NAME]`` is replaced by a table
-rendered from the results files. Sentences carry no figures: they point at a table.
-
-Two kinds of table:
-
-- a benchmark's own (its ``write_tables()``, called after it runs and by ``python -m benchmarks.tables``):
-  the benchmark decides its rows, ``PAGES`` its page;
-- the tables chosen here: the README's summary (``HEADLINES``), the same summary in docs/results.md,
-  ``SELECTIONS``, the chosen rows of a results file that each component page compares with its peers, and
-  ``timings_table`` (the workflows' minutes; its script is frozen in studies/project_timings/).
-
-``python -m benchmarks.tables`` re-renders every table on a page from the results files as they are, running
-no benchmark. A table that no page lists (``PAGES[name]`` is None: a study's tables, kept in its
-``studies/<topic>/REPORT.md``) is printed by its benchmark and written nowhere.
-
-Only the published results (files directly under ``benchmarks/results``) reach the docs: each
-``write_tables`` is wrapped in ``published_only``, so a smoke run with ``--out /tmp/...`` leaves the pages alone.
+The text between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->`` of the page ``PAGES[NAME]`` is a table
+rendered from the results files: a benchmark's own (its ``write_tables()``), or one chosen here (the summary,
+``HEADLINES``; ``SELECTIONS``, each component beside its peers; ``timings_table``, the workflows' minutes).
+``python -m benchmarks.tables`` re-renders them all and runs no benchmark. A table that no page lists (a study's)
+is printed and written nowhere; ``published_only`` keeps a smoke run's ``--out /tmp/...`` off the pages.
 """
 import argparse
 import functools
@@ -41,8 +28,7 @@ DOCS = ROOT / "docs"
 
 
 class Pages(Dict[str, Optional[Path]]):
-    """Marker name -> the page that shows its table. A name not listed maps to None: a benchmark may render
-    tables that no page shows (a study's), and ``update_readme_section(None, ...)`` writes nothing."""
+    """Marker name -> the page that shows its table; None for a name not listed (a study's table)."""
 
     def __missing__(self, name: str) -> None:
         return None
@@ -88,19 +74,13 @@ def format_value(value: Any) -> str:
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
-    if isinstance(value, float):
-        if value != value:  # NaN
-            return "nan"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        if abs(value) >= 100:
-            return f"{value:.0f}"
-        if value == 0:
-            return "0"
-        if abs(value) >= 0.01:
-            return f"{value:.3g}" if abs(value) >= 1 else f"{value:.3f}"
-        return f"{value:.2g}"  # 0.0016, and 3e-05 only below 1e-4
-    return str(value)
+    if not isinstance(value, float):
+        return str(value)
+    if value != value or value == 0:  # NaN
+        return "nan" if value != value else "0"
+    size = abs(value)
+    return (f"{value:,.0f}" if size >= 1000 else f"{value:.0f}" if size >= 100 else f"{value:.3g}" if size >= 1
+            else f"{value:.3f}" if size >= 0.01 else f"{value:.2g}")  # 0.0016, and 3e-05 only below 1e-4
 
 
 def _escape(text: str) -> str:
@@ -111,22 +91,11 @@ def _rows(json_path: PathLike) -> List[Row]:
     return json.loads(Path(json_path).read_text(encoding="utf8"))["rows"]
 
 
-def results_to_markdown(
-    json_path: PathLike,
-    *,
-    pivot: bool = False,
-    notes: bool = True,
-    select: Optional[Callable[[Row], bool]] = None,
-    column_order: Sequence[str] = (),
-) -> str:
-    """A markdown table of a results file.
-
-    pivot=False: one line per row: system | dataset | metric | value | notes.
-    pivot=True: one line per (system, dataset) and one column per metric, in order of first
-        appearance (the metrics of ``column_order`` first, in its order); with ``notes`` the distinct notes
-        of a line are joined in a last column.
-    select: keep only the rows for which it returns True.
-    """
+def results_to_markdown(json_path: PathLike, *, pivot: bool = False, notes: bool = True,
+                        select: Optional[Callable[[Row], bool]] = None, column_order: Sequence[str] = ()) -> str:
+    """A markdown table of the rows of a results file that ``select`` keeps: one line per row (system | dataset
+    | metric | value | notes), or with ``pivot`` one per (system, dataset) and one column per metric, in order of
+    first appearance (``column_order``'s first), the line's distinct notes joined in the last column."""
     rows = [row for row in _rows(json_path) if select is None or select(row)]
     if not pivot:
         header = ["system", "dataset", "metric", "value"] + (["notes"] if notes else [])
@@ -174,12 +143,8 @@ def markdown_table(header: List[str], lines: List[List[str]]) -> str:
 
 
 def update_readme_section(readme_path: Optional[PathLike], marker_name: str, table_md: str) -> bool:
-    """Replace the text between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->`` in a file.
-
-    RETURNS (bool): True when the file was updated, False when there is no page (``PAGES`` lists no page for
-    the table: it is said so) or the page lacks the markers (the file is left untouched, so a benchmark can
-    run before its page has its section).
-    """
+    """Replace the text between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->`` in a file. RETURNS: False
+    where there is no page (it is said so) or the page lacks the markers (left untouched), else True."""
     if readme_path is None:
         print(f"{marker_name}: on no page (benchmarks.tables.PAGES), not published")
         return False
@@ -199,12 +164,8 @@ def update_readme_section(readme_path: Optional[PathLike], marker_name: str, tab
 
 
 def published_only(write_tables: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorate a benchmark's ``write_tables(results, [page])`` so that results written elsewhere than
-    ``benchmarks/results`` (a smoke run's ``--out /tmp/...``) never reach the published docs.
-
-    The tables are rendered as asked when the results file is the published one, or when the caller names
-    its own page (a test writing into a temporary page). Otherwise the call says why and writes nothing.
-    """
+    """Decorate a benchmark's ``write_tables(results, [page])``: it renders when the results file is under
+    ``benchmarks/results`` or the caller names its own page (a test's); otherwise it says why and writes nothing."""
     signature = inspect.signature(write_tables)
 
     @functools.wraps(write_tables)
@@ -383,13 +344,9 @@ def timings_table(rows: Sequence[Row]) -> str:
 
 
 def render_all(names: Sequence[str] = RENDERERS) -> List[str]:
-    """Re-render the tables of the benchmarks ``names``, the summaries, ``SELECTIONS`` and the workflows' minutes
-    from the results files.
-
-    Runs no benchmark: each module's ``write_tables()`` reads its ``benchmarks/results/<name>.json``; a
-    benchmark without a results file (or a selection whose file is not there) is left out, with a note.
-    RETURNS: the names rendered.
-    """
+    """Re-render the tables of the benchmarks ``names`` (each ``write_tables()`` reads its results file), the
+    summaries, ``SELECTIONS`` and the workflows' minutes; one without its results file is left out, with a note.
+    RETURNS: the names rendered."""
     done = []
     for name in names:
         if not (RESULTS_DIR / f"{name}.json").is_file():
