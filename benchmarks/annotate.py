@@ -2,10 +2,7 @@
 
     python -m benchmarks.annotate --pipeline training/test/pipelines/nsl_jcl --docs 3000
 
-On a few thousand AIDA documents and GUM pieces (written to a temporary JSONL under ``benchmarks/tmp/``) with a
-composed pipeline: ``docs_per_s`` of the local engine with 1 or 2 processes, of the Ray engine and of a bare
-``nlp.pipe`` loop; each worker's peak and private memory; and the documents lost or duplicated when the CLI is
-SIGKILLed ``--kills`` times and resumed. The rows are described on the docs page.
+AIDA documents and GUM pieces in a temporary JSONL under ``benchmarks/tmp/``; the rows are described on the page.
 """
 import argparse
 import json

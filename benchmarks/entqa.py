@@ -1,20 +1,11 @@
 """EntQA: entity_retriever + entqa_reader against their peers, with the evaluation KB (docs/entqa.md).
 
-Datasets: AIDA dev and test (corpus/aida), MSNBC and ACE2004 (ELEVANT files, gold QIDs mapped to titles).
-
-- ``entity_retriever``: ``recall_at_K`` (K = 10, 30, 100: the share of (passage, gold in-KB entity mentioned in it)
-  pairs whose entity is in the passage's top K) and ``mention_recall_at_K`` (per gold in-KB mention); ``bm25``
-  (title + description, the passage + topic as the query) and ``alias_table`` (given the gold mention text) as peers.
-- ``entqa_reader`` (the per-candidate reader) and ``entqa_joint`` (``reader_mode = "joint"``; left out without its
-  pipeline): end-to-end EL (InKB strong match, GERBIL micro/macro), ``docs_per_s``, ``words_per_s``. γ is swept
-  on AIDA dev (``@gamma=`` rows) and its best used everywhere. (The joint reader's window stride chosen on dev and
-  the speed/F1 trade-off over K are in this benchmark as it was at commit b213347.)
-- Peers: ``prior_only`` (the alias table's top candidate on spaCy ``ner``'s mentions) and ``spacy_entity_linker``.
-- ``--ents-candidates alias hybrid``: each pipeline after spaCy ``ner``, with the candidates of its mentions merged
-  into the passages (``ents_candidates``): ``<system>_ents_<generator>`` rows. ``speedup``: a joint system's
-  ``docs_per_s`` over the per-candidate one's in the same run.
-
     python -m benchmarks.entqa [--datasets aida-test msnbc]   # --datasets: only those test sets, merged into --out
+
+On AIDA dev and test, MSNBC and ACE2004: the retriever's recall (``bm25`` and ``alias_table`` as peers), both reader
+modes end to end (γ swept on AIDA dev, ``@gamma=`` rows, its best used everywhere), ``prior_only`` and
+``spacy_entity_linker``; ``--ents-candidates alias hybrid`` adds ``<system>_ents_<generator>`` rows and ``speedup``.
+The rows are described on the docs page; the window stride and the K trade-off are this module at commit b213347.
 """
 import argparse
 from pathlib import Path

@@ -182,41 +182,21 @@ def run_size(label: str, n_process: int, profile: str = "small") -> List[Row]:
     return rows
 
 
-
-def is_synthetic(row: Row) -> bool:
-    return row["dataset"].startswith("synthetic-dump-")
-
-
-def is_throughput(row: Row) -> bool:
-    return row["dataset"].startswith("real excerpts") and not row["system"].startswith(("stage", "projected"))
-
-
-
-def is_stage(row: Row) -> bool:
-    return row["system"].startswith("stage")
-
-
-def is_projection(row: Row) -> bool:
-    return row["system"].startswith("projected")
-
-
-# The tables of docs/kb_dumps.md: marker name -> the rows it shows. A page without a table's markers is left as
-# it is (``update_readme_section``).
+# The tables of docs/kb_dumps_scale.md: marker name -> the rows it shows (a page without a table's markers is left
+# as it is); the real-bytes rows' notes repeat the method that the page states once, the projection keeps its
+# notes, which carry the dump sizes it assumes.
 TABLES = {
-    "kb_from_dumps": is_synthetic,
-    "kb_from_dumps_real": is_throughput,
-    "kb_from_dumps_stages": is_stage,
-    "kb_from_dumps_projection": is_projection,
+    "kb_from_dumps": lambda r: r["dataset"].startswith("synthetic-dump-"),
+    "kb_from_dumps_real": lambda r: r["dataset"].startswith("real excerpts") and not r["system"].startswith(("stage", "projected")),
+    "kb_from_dumps_stages": lambda r: r["system"].startswith("stage"),
+    "kb_from_dumps_projection": lambda r: r["system"].startswith("projected"),
 }
-
 NOTED_TABLES = ("kb_from_dumps", "kb_from_dumps_projection")
 
 
 @published_only
 def write_tables(out: Path = RESULTS_DIR / "kb_from_dumps.json") -> None:
     for name, select in TABLES.items():
-        # The real-bytes rows' notes repeat the method that the page states once; the projection keeps its
-        # notes, which carry the dump sizes it assumes.
         table = results_to_markdown(out, pivot=True, notes=name in NOTED_TABLES, select=select)
         updated = update_readme_section(PAGES["kb_from_dumps"], name, table)
         log(f"{'updated' if updated else 'no ' + name + ' markers in'} {PAGES['kb_from_dumps']}")

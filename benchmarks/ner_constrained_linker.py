@@ -1,14 +1,11 @@
-"""NER4EL ablation: the ner_constrained_linker variants beside the prior-only linker and spaCy's entity_linker, on the
-same evaluation KB and alias-table candidates (top 30) (docs/ner_constrained_linker.md). Systems:
-``ner4el_baseline`` (all switches off), ``_types_repr``, ``_selection``, ``_negatives``, ``_decoding`` (soft; and
-``_decoding_hard``), ``_all`` (all four), ``prior_only``, ``spacy_entity_linker``. (The ``ner4el_all_bf16`` rows, under
-bfloat16 autocast, are from this module at 40bafb1; bfloat16 is the study studies/training_speed/.)
+"""NER4EL ablation: the ner_constrained_linker variants beside ``prior_only`` and spaCy's entity_linker, on the
+evaluation KB and alias-table candidates (top 30); the systems are on docs/ner_constrained_linker.md.
 
     python -m benchmarks.ner_constrained_linker [--variant hybrid]   # --variant: <models>/all_hybrid alone
 
 ``--variant NAME`` scores ``ner4el_all`` trained another way (``<models>/all_<NAME>``) as ``ner4el_all_<NAME>``, with
-the soft-decoding weight of the results file's dev sweep. Every run merges its rows into the results file; the
-variants' studies are frozen in ``studies/ner_constrained_linker/``.
+the dev sweep's soft-decoding weight; runs merge their rows into the results file. The ``ner4el_all_bf16`` rows are
+this module at 40bafb1 (studies/training_speed/); the variants' studies are in ``studies/ner_constrained_linker/``.
 """
 import argparse
 import json
