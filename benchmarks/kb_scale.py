@@ -157,31 +157,24 @@ def run_faiss(n: int, n_queries: int, seed: int, tmp_dir: Path, threads: int) ->
     del flat
     gc.collect()
 
-    # HNSW: graph over full vectors.
-    hnsw, build = build_index("HNSW32", xb, 0, tmp_dir, "faiss_hnsw32", dataset, ef_search=128)
-    rows += build
-    for ef in (128, 64, 256):
-        hnsw.set_search_params(ef_search=ef)
-        system = "faiss_hnsw32" if ef == 128 else f"faiss_hnsw32_ef{ef}"
-        new_rows = search_rows(hnsw, system, xq, truth, dataset, f"efSearch={ef}, efConstruction=40, {note}")
-        rows += new_rows
-        log_rows(new_rows)
-    del hnsw
-    gc.collect()
-
-    # IVF-PQ: ~4 sqrt(n) lists (4096 at 1M), 48-byte codes, trained on a sample.
+    # HNSW: graph over full vectors; IVF-PQ: ~4 sqrt(n) lists (4096 at 1M), 48-byte codes, trained on a sample.
+    # Each is searched with its default setting (the first) and two others.
     nlist = 2 ** int(round(np.log2(4 * np.sqrt(n))))
-    factory = f"IVF{nlist},PQ48"
-    max_train = min(n, max(160_000, 39 * nlist))
-    base = f"faiss_ivf{nlist}_pq48"
-    ivf, build = build_index(factory, xb, max_train, tmp_dir, base, dataset, nprobe=32)
-    rows += build
-    for nprobe in (32, 8, 128):
-        ivf.set_search_params(nprobe=nprobe)
-        system = base if nprobe == 32 else f"{base}_nprobe{nprobe}"
-        new_rows = search_rows(ivf, system, xq, truth, dataset, f"nprobe={nprobe}, {note}")
-        rows += new_rows
-        log_rows(new_rows)
+    for factory, base, max_train, param, suffix, values, label in (
+        ("HNSW32", "faiss_hnsw32", 0, "ef_search", "ef", (128, 64, 256), "efSearch={}, efConstruction=40"),
+        (f"IVF{nlist},PQ48", f"faiss_ivf{nlist}_pq48", min(n, max(160_000, 39 * nlist)), "nprobe", "nprobe",
+         (32, 8, 128), "nprobe={}"),
+    ):
+        index, build = build_index(factory, xb, max_train, tmp_dir, base, dataset, **{param: values[0]})
+        rows += build
+        for value in values:
+            index.set_search_params(**{param: value})
+            system = base if value == values[0] else f"{base}_{suffix}{value}"
+            new_rows = search_rows(index, system, xq, truth, dataset, f"{label.format(value)}, {note}")
+            rows += new_rows
+            log_rows(new_rows)
+        del index
+        gc.collect()
     return rows
 
 
@@ -209,13 +202,8 @@ TYPES = ("PER", "ORG", "LOC", "MISC")
 
 
 class SyntheticKB:
-    """Entities and aliases shaped like a Wikipedia-derived KB (sizes, ambiguity, string lengths).
-
-    Each entity has its name as an alias, a unique "Name (noun)" title alias and, by type, a shared
-    surname / acronym / short place name and an initials form; nickname aliases (1-3 entities each)
-    top the count up to ``aliases_per_entity`` * n. Shared aliases keep their 100 most frequent
-    entities. Priors are proportional to entity frequency times noise.
-    """
+    """Entities and aliases shaped like a Wikipedia-derived KB (sizes, ambiguity, string lengths; described on
+    docs/kb_scale.md)."""
 
     def __init__(self, n: int, aliases_per_entity: float, seed: int) -> None:
         rng = np.random.default_rng(seed)
