@@ -253,19 +253,15 @@ def timed_generators(kb: ElKnowledgeBase, encoders: Dict[str, EncoderSetup]) -> 
     for label, setup in encoders.items():
         generators[label] = (setup.kb, speed_dense(setup.dense))
         for name, hybrid in setup.hybrids.items():
-            generators[name] = (setup.kb_of(name), speed_hybrid(hybrid))
+            # ``hybrid`` as a linker uses it: top 30, and its encoder as :func:`speed_dense` gives it
+            generators[name] = (setup.kb_of(name), HybridCandidates(AliasCandidates(top_k=30), speed_dense(hybrid.dense),
+                                                                    top_k=30, skip_dense_above=hybrid.skip_dense_above))
     return generators
 
 
 def speed_dense(dense: DenseCandidates) -> DenseCandidates:
     """``dense``'s encoder as a linker uses it: top 30, no cache (each call reads its mentions)."""
     return DenseCandidates(top_k=30, encoder=dense.encoder_path, cache_size=0)
-
-
-def speed_hybrid(hybrid: HybridCandidates) -> HybridCandidates:
-    """``hybrid`` as a linker uses it: top 30, and its encoder as :func:`speed_dense` gives it."""
-    return HybridCandidates(AliasCandidates(top_k=30), speed_dense(hybrid.dense), top_k=30,
-                            skip_dense_above=hybrid.skip_dense_above)
 
 
 if __name__ == "__main__":

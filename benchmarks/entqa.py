@@ -276,7 +276,6 @@ LONG_SUFFIX = "@tokens="
 LONG_METRICS = ("seconds", "tokens_per_s", "spans")
 
 
-
 MAIN_METRICS = ("recall_at_10", "recall_at_30", "recall_at_100", "mention_recall_at_100", "el_micro_f", "el_macro_f", "docs_per_s",
                 "words_per_s", "speedup", "train_minutes")
 

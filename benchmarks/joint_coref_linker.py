@@ -79,17 +79,12 @@ def load_datasets(args: argparse.Namespace, nlp: Language) -> Dict[str, List[Doc
     return first(found, args.limit)
 
 
-def unfinished(run: Path) -> bool:
-    """Whether ``run`` is a resumable training that has not finished: its ``model-best`` is only the best so far."""
-    return (run / CHECKPOINTS).is_dir() and not (run / CHECKPOINTS / FINISHED).exists()
-
-
 def model_path(args: argparse.Namespace, corpus: str, system: str) -> Optional[Path]:
     """``model-best`` of ``system`` trained on ``corpus`` (in the ``--variant`` folder, when given); None, said on
     stdout, when it is missing or its training has not finished."""
     variant = getattr(args, "variant", None)
     run = Path(args.models) / (f"{corpus}-{variant.replace('_', '-')}" if variant else corpus) / system
-    if unfinished(run):
+    if (run / CHECKPOINTS).is_dir() and not (run / CHECKPOINTS / FINISHED).exists():  # model-best: the best so far
         print(f"  (skipped: the training in {run} has not finished; rerun its command to go on)")
         return None
     if (run / "model-best").exists():

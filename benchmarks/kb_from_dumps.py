@@ -43,13 +43,6 @@ def peak_rss_bytes(who: int) -> int:
     return resource.getrusage(who).ru_maxrss * 1024  # kB on Linux
 
 
-def rss_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
 def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
 
@@ -106,7 +99,8 @@ def child_peer(args: argparse.Namespace) -> Dict[str, Any]:
 
     kb = ElKnowledgeBase.load(args.kb, mmap=True, verify=False)
     aliases = sample_aliases(kb, N_LOOKUPS)
-    before = rss_bytes()
+    status = Path("/proc/self/status").read_text().splitlines()
+    before = next((int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:")), 0)
     started = time.perf_counter()
     peer = to_in_memory_lookup_kb(kb, Vocab())
     build_s = time.perf_counter() - started

@@ -68,11 +68,6 @@ class SyntheticVectors:
 
 
 # -- FAISS part ------------------------------------------------------------------------------------
-def recall_at(rows: np.ndarray, truth: np.ndarray) -> float:
-    """Mean |found ∩ true| / k over queries; rows, truth: int64 (q, k)."""
-    return float(np.mean([len(np.intersect1d(a, b)) / truth.shape[1] for a, b in zip(rows, truth)]))
-
-
 def time_batches(index: DenseIndex, queries: np.ndarray, batch: int) -> List[float]:
     """ms per query of each batch of ``queries`` (one warm-up batch first: page faults, thread start)."""
     index.search(queries[:batch], K)
@@ -98,7 +93,8 @@ def search_rows(index: DenseIndex, system: str, queries: np.ndarray, truth: Opti
                         f"top-{K}, batch {batch}, blas_threshold={BLAS_THRESHOLD}, {note}"))
     if truth is not None:
         _, found = index.search(queries, K)
-        rows.append(row(system, dataset, f"recall_at_{K}", recall_at(found, truth), f"vs exact Flat, {note}"))
+        recall = float(np.mean([len(np.intersect1d(a, b)) / truth.shape[1] for a, b in zip(found, truth)]))  # |found ∩ true| / k
+        rows.append(row(system, dataset, f"recall_at_{K}", recall, f"vs exact Flat, {note}"))
     return rows
 
 

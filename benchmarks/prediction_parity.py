@@ -7,13 +7,8 @@ this repository but ``spacy_el``, so it runs as a plain script)::
     PYTHONPATH=OLD_CHECKOUT python benchmarks/prediction_parity.py write PIPELINE ... --out ref.json
     python -m benchmarks.prediction_parity compare ref.json
 
-``write`` loads each pipeline, runs it over the texts of the bundled GUM documents
-(``assets/corpus/gum``) and records everything the components write: entities with labels and KB ids,
-span groups (coreference clusters, EntQA predictions), the span extensions (link scores, candidate
-scores, NIL probabilities and reasons) and ``doc._.entqa_passages``. ``compare`` loads the same
-pipelines with this version, predicts again and writes, per pipeline, the share of documents whose
-annotations are identical (floats compared exactly) and the largest absolute difference of any score,
-to ``benchmarks/results/prediction_parity.json``.
+``write`` records everything the components write on the bundled GUM texts; ``compare`` predicts again with this
+version and writes the rows described on docs/prediction_parity.md to ``benchmarks/results/prediction_parity.json``.
 """
 import argparse
 import json

@@ -34,11 +34,9 @@ KINDS = [  # (P31, description, title disambiguator, label, aliases, words: "" f
 N_STEMS = 32 ** 3  # three-syllable stems: 32,768 surnames / place stems
 N_FIRST = 32 ** 2  # two-syllable given names
 
-# The excerpts' distributions (``--profile excerpts``): deciles (0, 10, ..., 100th percentile) of what an item or
-# an article holds, counted on ../shared/dumps: the 49 items of ``wikibase-dump-filter-entities.json.gz`` (the
-# head of the 2017 ``latest-all.json``) and the 106 articles (namespace 0, no redirect) of the enwiki excerpt.
-# Sizes are drawn from these by inverse CDF (linear between deciles), times ``size_scale``: those early items and
-# articles are larger than the average of a whole dump, and ``size_scale`` < 1 brings them to it.
+# ``--profile excerpts``: deciles (0th to 100th percentile) of what an item or article of ../shared/dumps holds (the 49
+# items of ``wikibase-dump-filter-entities.json.gz``, the head of the 2017 dump; the 106 articles of the enwiki excerpt,
+# no redirects): larger than a whole dump's average, which ``size_scale`` < 1 brings them to.
 ITEM_DECILES = {
     "statements": [4, 13, 18, 27, 35, 49, 60, 91, 167, 236, 398],
     "properties": [4, 12, 14, 17, 23, 30, 38, 56, 81, 96, 120],
@@ -308,12 +306,6 @@ INLINE_TEMPLATES = (
 HATNOTES = ("{{{{Short description|{d}}}}}", "{{{{Use dmy dates|date=June {y}}}}}", "{{{{About|the {w}|other uses}}}}")
 
 
-def _sentence(i: int, k: int) -> str:
-    """A sentence of made-up prose (no markup), about 70 bytes."""
-    return (f"The {stem(i * 7 + k, 2).lower()} of {stem(i + k * 13, 3)} was {['built', 'named', 'moved', 'sold'][k % 4]} "
-            f"in {1700 + (i + k) % 320} by the {stem(k, 3).lower()} council.")
-
-
 def article_text(i: int, label: str, description: str, links: List[str], shape: Dict[str, int]) -> str:
     """An article with the markup of ``shape`` (``article_shape``): hatnote templates, an infobox, a lead
     sentence, ``refs`` references each with a citation template, the other templates inline, the ``links``
@@ -332,7 +324,8 @@ def article_text(i: int, label: str, description: str, links: List[str], shape: 
     refs, links_left, k = shape["refs"], list(links), 0
     # Prose until the drawn size is reached and every link, reference and template is placed.
     while size < shape["text_bytes"] or links_left or refs or templates_left:
-        sentence = _sentence(i, k)
+        sentence = (f"The {stem(i * 7 + k, 2).lower()} of {stem(i + k * 13, 3)} was {['built', 'named', 'moved', 'sold'][k % 4]} "
+                    f"in {1700 + (i + k) % 320} by the {stem(k, 3).lower()} council.")  # made-up prose, about 70 bytes
         if links_left:
             sentence = sentence[:-1] + f", with {links_left.pop()}."
         if templates_left:
