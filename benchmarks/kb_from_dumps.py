@@ -22,7 +22,6 @@ from typing import Any, Dict, List
 
 from .results_io import RESULTS_DIR, ROOT, log, write_merged
 from .results_io import row as result_row
-from .synthetic_dumps import PROFILES, write_dumps
 from .tables import PAGES, published_only, results_to_markdown, update_readme_section
 
 COMMAND = "python -m benchmarks.kb_from_dumps"
@@ -134,6 +133,8 @@ def run_child(mode: str, **kwargs: Any) -> Dict[str, Any]:
 
 # -- the benchmark ---------------------------------------------------------------------------------------
 def run_size(label: str, n_process: int, profile: str = "small") -> List[Row]:
+    from .synthetic_dumps import write_dumps  # not in the children, whose peak memory is measured
+
     n = parse_size(label)
     dataset = f"synthetic-dump-{label}" + ("" if profile == "small" else f"-{profile}")
     dumps = TMP / dataset.replace("synthetic-dump", "dumps")
@@ -197,6 +198,8 @@ def write_tables(out: Path = RESULTS_DIR / "kb_from_dumps.json") -> None:
 
 
 def main() -> None:
+    from .synthetic_dumps import PROFILES
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1m", help="comma-separated: 20k, 1m, 6m, ...")
     parser.add_argument("--n-process", type=int, default=2)
