@@ -262,10 +262,13 @@ FORKING_HOLDER = """
     from spacy_el.kb.files import lock_dir
 
     with lock_dir(sys.argv[1]):
+        ready, started = os.pipe()
         child = os.fork()
-        if child == 0:  # a worker, which outlives its driver
+        if child == 0:  # a worker, which outlives its driver; os.fork has run the after-fork hooks when it returns
+            os.write(started, b"1")
             time.sleep(60)
             os._exit(0)
+        os.read(ready, 1)  # the worker is running: the driver is killed only after its fork completed
         print(child, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)  # the driver is killed: nothing is cleaned up
 """
