@@ -37,21 +37,25 @@ class AliasCandidates(CandidateGenerator):
     ) -> List[MentionCandidates]:
         """Candidates of mention strings, in one batch look-up (``kb.matches_batch``: each distinct string, with
         its held-out counts, is looked up once, and equal ones share their list)."""
-        held = held_out if held_out is not None else [None] * len(texts)
-        if len(held) != len(texts):
-            raise ValueError(Errors.E409.format(n_held=len(held), n_texts=len(texts)))
+        if held_out is not None and len(held_out) != len(texts):
+            raise ValueError(Errors.E409.format(n_held=len(held_out), n_texts=len(texts)))
         # An empty KB and a blank mention give an empty list, never a look-up.
         asked = [] if kb.is_empty() else [i for i, text in enumerate(texts) if text.strip()]
-        out: List[Optional[MentionCandidates]] = [None] * len(texts)
-        if asked:
-            found = kb.matches_batch(
-                [texts[i] for i in asked], top_k=self.top_k, fuzzy=self.fuzzy,
-                held_out=None if held_out is None else [held[i] or None for i in asked],
-            )
-            lists = candidate_lists(found)
-            for i, u in zip(asked, found.which.tolist()):
-                out[i] = lists[u]
-        return [MentionCandidates.empty() if found_list is None else found_list for found_list in out]
+        if not asked:
+            return [MentionCandidates.empty() for _ in texts]
+        every = len(asked) == len(texts)
+        found = kb.matches_batch(
+            texts if every else [texts[i] for i in asked], top_k=self.top_k, fuzzy=self.fuzzy,
+            held_out=None if held_out is None else [held_out[i] or None for i in asked],
+        )
+        lists = candidate_lists(found)
+        picked = [lists[u] for u in found.which.tolist()]
+        if every:
+            return picked
+        out = [MentionCandidates.empty() for _ in texts]
+        for i, found_list in zip(asked, picked):
+            out[i] = found_list
+        return out
 
     def __call__(
         self, kb: ElKnowledgeBase, mentions: Sequence[Span], held_out: Optional[Sequence[Optional[AliasCounts]]] = None,

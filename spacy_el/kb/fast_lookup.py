@@ -349,37 +349,50 @@ def _distinct(
 
 def _fast_rows(table: AliasTable, texts: Sequence[str], allowed: Sequence[bool]) -> np.ndarray:
     """int64 (U,): per text, the alias row that alone answers it, or -1 (see :meth:`FastPath.row_of`; a text
-    whose ``allowed`` is False gets -1). Hash look-ups and the check of each matched alias's bytes are array
-    operations over all the texts."""
-    out = np.full(len(texts), -1, dtype=np.int64)
-    hashes, n = table.exact_index.hashes, len(table.exact_index.hashes)
-    if not n or not len(texts):
+    whose ``allowed`` is False gets -1). The texts probe :func:`hash_slots` together, a round per probe step
+    (one random read per text, where a binary search over the sorted hashes takes one per halving), and the
+    bytes of each matched alias are checked against the text's in one comparison over all of them. A text
+    whose first fingerprint match is another alias (two aliases sharing a slot run and 34 bits of hash) gets
+    -1: the general path answers it, as it answers any text the fast path leaves."""
+    n_texts = len(texts)
+    out = np.full(n_texts, -1, dtype=np.int64)
+    if not len(table) or not n_texts:
         return out
+    mask, slots = hash_slots(table)
     encoded = [text.encode("utf8") for text in texts]
-    query = np.fromiter((hash_string(text) for text in texts), dtype=np.uint64, count=len(texts))
-    pos = np.minimum(hashes.searchsorted(query), n - 1)
-    alone = (pos + 1 >= n) | (hashes[np.minimum(pos + 1, n - 1)] != query)  # no second alias with this hash
-    rows = table.exact_index.rows[pos].astype(np.int64)
-    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(texts))
-    offsets = table.aliases.offsets
-    found = (hashes[pos] == query) & alone & np.asarray(allowed, dtype=bool) & (lengths > 0)
-    found &= (offsets[rows + 1] - offsets[rows]) == lengths
-    found &= normalized_unique(table)[rows]
-    candidates = np.flatnonzero(found)
+    query = np.fromiter((hash_string(text) for text in texts), dtype=np.uint64, count=n_texts)
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n_texts)
+    fingerprint = query >> np.uint64(_FINGERPRINT_SHIFT)
+    home = (query & np.uint64(mask)).astype(np.int64)
+    values = np.full(n_texts, _EMPTY, dtype=np.uint64)
+    pending = np.flatnonzero(np.asarray(allowed, dtype=bool) & (lengths > 0))
+    step = 0
+    while len(pending):
+        value = slots[(home[pending] + step) & mask]
+        empty = value == _EMPTY
+        hit = ~empty & ((value >> np.uint64(_FINGERPRINT_SHIFT)) == fingerprint[pending])
+        values[pending[hit]] = value[hit]
+        pending = pending[~(empty | hit)]
+        step += 1
+    # Found, and no other alias shares its normalised form.
+    candidates = np.flatnonzero((values != _EMPTY) & ((values & np.uint64(_UNIQUE)) != 0))
     if not len(candidates):
         return out
+    rows = (values[candidates] & np.uint64(_ROW_MASK)).astype(np.int64)
+    offsets = table.aliases.offsets
+    alias_starts = offsets[rows]
+    same_length = (offsets[rows + 1] - alias_starts) == lengths[candidates]
+    candidates, rows, alias_starts = candidates[same_length], rows[same_length], alias_starts[same_length]
     # The bytes of each candidate alias against the text's: one comparison over all of them.
     cand_lengths = lengths[candidates]
     query_starts = (np.cumsum(lengths) - lengths)[candidates]
-    alias_starts = offsets[rows[candidates]]
     segment = np.repeat(np.arange(len(candidates)), cand_lengths)
     within = np.arange(int(cand_lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(cand_lengths) - cand_lengths, cand_lengths)
     query_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     same = query_bytes[query_starts[segment] + within] == table.aliases.data[alias_starts[segment] + within]
     differ = np.zeros(len(candidates), dtype=bool)
     differ[segment[~same]] = True
-    verified = candidates[~differ]
-    out[verified] = rows[verified]
+    out[candidates[~differ]] = rows[~differ]
     return out
 
 

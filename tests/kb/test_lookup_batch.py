@@ -107,6 +107,24 @@ def test_colliding_slots_and_many_aliases():
     assert_same_everywhere(kb, texts + [t.lower() for t in texts[:50]] + [t + "?" for t in texts[:50]])
 
 
+def test_fingerprints_shared_by_other_aliases(monkeypatch):
+    """With 2-bit fingerprints most probes meet another alias with the text's fingerprint first: the single and
+    the batch look-up must still check the bytes, and answer through the general path or probe on."""
+    from spacy_el.kb import fast_lookup
+
+    monkeypatch.setattr(fast_lookup, "_FINGERPRINT_SHIFT", 62)
+    builder = KBBuilder()
+    for i in range(50):
+        builder.add_entity(f"E{i}", frequency=float(i % 3))
+    for i in range(400):
+        builder.add_alias(f"name {i}", [f"E{i % 50}", f"E{(i * 7) % 50}"] if i % 4 else [f"E{i % 50}"], [0.6, 0.4] if i % 4 else [1.0])
+    kb = builder.build()
+    texts = kb.aliases.aliases.to_list()
+    assert_same_everywhere(kb, texts + [t.upper() for t in texts[:40]] + ["name 4000", "name"])
+    fast_rows = fast_lookup._fast_rows(kb.aliases, texts, [True] * len(texts))
+    assert (fast_rows[fast_rows >= 0] == np.flatnonzero(fast_rows >= 0)).all()
+
+
 def test_batch_keeps_order_and_repeats_and_takes_held_out_counts():
     kb = build_toy_kb()
     texts = ["Paris", "Hilton", "Paris", "nothing", "paris", "Paris"]
