@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 import numpy as np
 from spacy.strings import hash_string
 
-from .alias_table import MATCH_EXACT, MATCH_FUZZY, MATCH_NORMALIZED, AliasTable, CandidateHit
+from .alias_table import MATCH_EXACT, AliasTable, CandidateHit
+from .tier_batch import TIER_CODE, TIER_NAMES, candidate_positions, tier_matches
 
 _new = tuple.__new__
 
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from .entity_store import EntityStore
     from .knowledge_base import Match
 
-#: Match tiers as the small integers a batch stores (``tier_names[code]``), best first.
-TIER_NAMES = (MATCH_EXACT, MATCH_NORMALIZED, MATCH_FUZZY)
-TIER_CODE = {name: code for code, name in enumerate(TIER_NAMES)}
 
 
 def normalized_unique(table: AliasTable) -> np.ndarray:
@@ -291,38 +289,56 @@ GeneralPath = Callable[[str, Optional[object]], List["Match"]]
 
 def batch_matches(
     table: AliasTable, frequencies: np.ndarray, texts: Sequence[str], k: Optional[int], general: GeneralPath,
-    held_out: Optional[Sequence[Optional[object]]] = None,
+    held_out: Optional[Sequence[Optional[object]]] = None, expand_normalized: bool = True,
 ) -> BatchMatches:
-    """The candidates of ``texts`` (see :class:`BatchMatches`), cut to ``k`` (None: all). ``general(text,
-    held_out)`` is the general path (``ElKnowledgeBase.matches`` with the call's settings), for the mentions the
-    fast path does not answer. ``held_out``: per mention, its held-out counts or None (mentions with counts
-    take the general path; equal texts with the same counts object are looked up once)."""
+    """The candidates of ``texts`` (see :class:`BatchMatches`), cut to ``k`` (None: all). Each distinct text takes
+    one of three paths, all giving the general path's candidates and order:
+
+    * the fast path, for a text that is exactly one alias with no other alias of its normalised form;
+    * the exact and normalised tiers over the whole batch (:mod:`spacy_el.kb.tier_batch`), for the others they match;
+    * ``general(text, held_out)`` (``ElKnowledgeBase.matches`` with the call's settings) for the rest: texts
+      neither tier matches (the fuzzy tier), texts with held-out counts, and texts whose hash probe met another
+      alias with their fingerprint.
+
+    ``held_out``: per mention, its held-out counts or None (equal texts with the same counts object are looked
+    up once). ``expand_normalized``: the KB's setting (see :meth:`AliasTable.match`)."""
     distinct, which = _distinct(texts, held_out)
     n = len(distinct)
-    fast_rows = _fast_rows(table, [text for text, _ in distinct], [counts is None for _, counts in distinct])
-    fast = np.flatnonzero(fast_rows >= 0)
-    fast = fast[~repeated_entities(table)[fast_rows[fast]]]
-    lengths = np.zeros(n, dtype=np.int64)
+    distinct_texts = [text for text, _ in distinct]
+    exact, unique, resolved = _exact_rows(table, distinct_texts, [counts is None for _, counts in distinct])
+    fast = np.flatnonzero(resolved & unique)
+    fast = fast[~repeated_entities(table)[exact[fast]]]
+    tiered = resolved.copy()
+    tiered[fast] = False
+    tiered = np.flatnonzero(tiered)
+    parts: List[Tuple[np.ndarray, ...]] = []  # (mentions, entity rows, tiers, priors, alias rows, segment, rank)
     if len(fast):
-        entities, priors, segment, rank = _ranked_fast(table, frequencies, fast_rows[fast], k)
-        lengths[fast] = np.bincount(segment, minlength=len(fast))
-    slow = np.ones(n, dtype=bool)
-    slow[fast] = False
-    slow_parts = [(u, _from_matches(general(*distinct[u]))) for u in np.flatnonzero(slow).tolist()]
-    for u, part in slow_parts:
+        entities, priors, segment, rank = _ranked_fast(table, frequencies, exact[fast], k)
+        parts.append((fast, entities, np.full(len(entities), TIER_CODE[MATCH_EXACT], np.int8), priors,
+                      exact[fast][segment], segment, rank))
+    answered = np.zeros(n, dtype=bool)
+    answered[fast] = True
+    if len(tiered):
+        found = tier_matches(table, frequencies, [distinct_texts[u] for u in tiered.tolist()], exact[tiered], k,
+                             expand_normalized)
+        parts.append((tiered, *found[1:]))
+        answered[tiered[found.found]] = True
+    general_parts = [(u, _from_matches(general(*distinct[u]))) for u in np.flatnonzero(~answered).tolist()]
+    lengths = np.zeros(n, dtype=np.int64)
+    for mentions, *_, segment, _rank in parts:
+        lengths[mentions] = np.bincount(segment, minlength=len(mentions))
+    for u, part in general_parts:
         lengths[u] = len(part[0])
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
     columns = [np.zeros(total, dtype) for dtype in (np.int64, np.int8, np.float32, np.float64, np.int64)]
     out_rows, out_tiers, out_priors, out_scores, out_aliases = columns
-    if len(fast):
-        at = offsets[fast][segment] + rank
-        out_rows[at] = entities
-        out_priors[at] = priors
+    for mentions, entities, tiers, priors, alias_rows, segment, rank in parts:
+        at = offsets[mentions[segment]] + rank
+        out_rows[at], out_tiers[at], out_priors[at], out_aliases[at] = entities, tiers, priors, alias_rows
         out_scores[at] = 1.0
-        out_aliases[at] = fast_rows[fast][segment]
-    for u, part in slow_parts:
+    for u, part in general_parts:
         for column, values in zip(columns, part):
             column[offsets[u] : offsets[u + 1]] = values
     return BatchMatches(offsets, *columns, which=which)
@@ -347,25 +363,35 @@ def _distinct(
     return distinct, np.asarray(which, dtype=np.int64)
 
 
-def _fast_rows(table: AliasTable, texts: Sequence[str], allowed: Sequence[bool]) -> np.ndarray:
-    """int64 (U,): per text, the alias row that alone answers it, or -1 (see :meth:`FastPath.row_of`; a text
-    whose ``allowed`` is False gets -1). The texts probe :func:`hash_slots` together, a round per probe step
-    (one random read per text, where a binary search over the sorted hashes takes one per halving), and the
-    bytes of each matched alias are checked against the text's in one comparison over all of them. A text
-    whose first fingerprint match is another alias (two aliases sharing a slot run and 34 bits of hash) gets
-    -1: the general path answers it, as it answers any text the fast path leaves."""
+def _exact_rows(
+    table: AliasTable, texts: Sequence[str], allowed: Sequence[bool],
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(exact int64 (U,), unique bool (U,), resolved bool (U,)): per text, the alias row that is exactly it or -1;
+    whether no other alias shares that alias's normalised form (see :meth:`FastPath.row_of`); and whether the
+    answer is known. A text is unresolved when ``allowed`` is False for it, when it is empty, or when its probe
+    met another alias with its fingerprint (two aliases sharing a slot run and 34 bits of hash): the general
+    path answers those.
+
+    The texts probe :func:`hash_slots` together, a round per probe step (one random read per text, where a
+    binary search over the sorted hashes takes one per halving), and the bytes of each matched alias are checked
+    against the text's in one comparison over all of them."""
     n_texts = len(texts)
-    out = np.full(n_texts, -1, dtype=np.int64)
-    if not len(table) or not n_texts:
-        return out
-    mask, slots = hash_slots(table)
+    exact = np.full(n_texts, -1, dtype=np.int64)
+    unique = np.zeros(n_texts, dtype=bool)
+    resolved = np.zeros(n_texts, dtype=bool)
+    if not n_texts:
+        return exact, unique, resolved
     encoded = [text.encode("utf8") for text in texts]
-    query = np.fromiter((hash_string(text) for text in texts), dtype=np.uint64, count=n_texts)
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n_texts)
+    pending = np.flatnonzero(np.asarray(allowed, dtype=bool) & (lengths > 0))
+    resolved[pending] = True
+    if not len(table):
+        return exact, unique, resolved
+    mask, slots = hash_slots(table)
+    query = np.fromiter((hash_string(text) for text in texts), dtype=np.uint64, count=n_texts)
     fingerprint = query >> np.uint64(_FINGERPRINT_SHIFT)
     home = (query & np.uint64(mask)).astype(np.int64)
     values = np.full(n_texts, _EMPTY, dtype=np.uint64)
-    pending = np.flatnonzero(np.asarray(allowed, dtype=bool) & (lengths > 0))
     step = 0
     while len(pending):
         value = slots[(home[pending] + step) & mask]
@@ -374,37 +400,27 @@ def _fast_rows(table: AliasTable, texts: Sequence[str], allowed: Sequence[bool])
         values[pending[hit]] = value[hit]
         pending = pending[~(empty | hit)]
         step += 1
-    # Found, and no other alias shares its normalised form.
-    candidates = np.flatnonzero((values != _EMPTY) & ((values & np.uint64(_UNIQUE)) != 0))
+    candidates = np.flatnonzero(values != _EMPTY)
     if not len(candidates):
-        return out
+        return exact, unique, resolved
     rows = (values[candidates] & np.uint64(_ROW_MASK)).astype(np.int64)
     offsets = table.aliases.offsets
     alias_starts = offsets[rows]
-    same_length = (offsets[rows + 1] - alias_starts) == lengths[candidates]
-    candidates, rows, alias_starts = candidates[same_length], rows[same_length], alias_starts[same_length]
-    # The bytes of each candidate alias against the text's: one comparison over all of them.
-    cand_lengths = lengths[candidates]
-    query_starts = (np.cumsum(lengths) - lengths)[candidates]
-    segment = np.repeat(np.arange(len(candidates)), cand_lengths)
+    differ = (offsets[rows + 1] - alias_starts) != lengths[candidates]
+    # The bytes of each same-length candidate alias against the text's: one comparison over all of them.
+    checked = np.flatnonzero(~differ)
+    cand_lengths = lengths[candidates[checked]]
+    query_starts = (np.cumsum(lengths) - lengths)[candidates[checked]]
+    segment = np.repeat(np.arange(len(checked)), cand_lengths)
     within = np.arange(int(cand_lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(cand_lengths) - cand_lengths, cand_lengths)
     query_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    same = query_bytes[query_starts[segment] + within] == table.aliases.data[alias_starts[segment] + within]
-    differ = np.zeros(len(candidates), dtype=bool)
-    differ[segment[~same]] = True
-    out[candidates[~differ]] = rows[~differ]
-    return out
-
-
-def _gather(table: AliasTable, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """(positions int64 (C,), segment int64 (C,)): every candidate position of the aliases ``rows``, alias by alias."""
-    starts = table.cand_offsets[rows]
-    counts = table.cand_offsets[rows + 1] - starts
-    total = int(counts.sum())
-    segment = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
-    first = np.cumsum(counts) - counts
-    idx = np.arange(total, dtype=np.int64) - np.repeat(first - starts, counts)
-    return idx, segment
+    same = query_bytes[query_starts[segment] + within] == table.aliases.data[alias_starts[checked][segment] + within]
+    differ[checked[np.unique(segment[~same])]] = True
+    resolved[candidates[differ]] = False
+    verified = candidates[~differ]
+    exact[verified] = rows[~differ]
+    unique[verified] = (values[verified] & np.uint64(_UNIQUE)) != 0
+    return exact, unique, resolved
 
 
 def _ranked_fast(
@@ -413,7 +429,7 @@ def _ranked_fast(
     """The candidates of the aliases ``rows``, ranked as the general path ranks one alias's (prior, then
     frequency, then entity row) and cut to ``k``: (entity rows, priors, segment: the alias's position in
     ``rows``, rank within it), segment by segment."""
-    idx, segment = _gather(table, rows)
+    idx, segment = candidate_positions(table, rows)
     entities = table.cand_entities[idx].astype(np.int64)
     priors = table.cand_priors[idx]
     if not bool(simple_candidates(table)[rows].all()):  # stored order is the look-up's only for simple aliases

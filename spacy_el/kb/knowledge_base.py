@@ -355,7 +355,8 @@ class ElKnowledgeBase(KnowledgeBase):
         def general(text: str, counts: Optional[AliasCounts]) -> List[Match]:  # the fast path has said no
             return self._general_matches(text, top_k, fuzzy, held_out=counts or None)
 
-        return batch_matches(self.aliases, self.entities.frequencies, texts, k, general, held_out)
+        return batch_matches(self.aliases, self.entities.frequencies, texts, k, general, held_out,
+                             expand_normalized=self.settings.expand_normalized)
 
     def _fast(self) -> FastPath:
         """The look-up's fast path over the current alias table and entity store."""
