@@ -13,6 +13,8 @@ identical by construction; ``tests/kb/test_lookup_batch.py`` compares both paths
 
 :func:`batch_matches` answers many mentions at once: the hash probes, the candidate gathering, the ranking and
 the ``top_k`` cut are array operations over the whole batch, and each distinct mention text is looked up once.
+In a batch, the mentions the fast path leaves run the exact and normalised tiers as array operations too
+(:mod:`spacy_el.kb.tier_batch`); only the fuzzy tier, held-out counts and type preferences take the general path.
 """
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -28,7 +30,6 @@ _new = tuple.__new__
 if TYPE_CHECKING:
     from .entity_store import EntityStore
     from .knowledge_base import Match
-
 
 
 def normalized_unique(table: AliasTable) -> np.ndarray:
@@ -369,8 +370,8 @@ def _exact_rows(
     """(exact int64 (U,), unique bool (U,), resolved bool (U,)): per text, the alias row that is exactly it or -1;
     whether no other alias shares that alias's normalised form (see :meth:`FastPath.row_of`); and whether the
     answer is known. A text is unresolved when ``allowed`` is False for it, when it is empty, or when its probe
-    met another alias with its fingerprint (two aliases sharing a slot run and 34 bits of hash): the general
-    path answers those.
+    met another alias with its fingerprint (two aliases sharing a slot run and the top 30 bits of their hash):
+    the general path answers those.
 
     The texts probe :func:`hash_slots` together, a round per probe step (one random read per text, where a
     binary search over the sorted hashes takes one per halving), and the bytes of each matched alias are checked
