@@ -23,7 +23,7 @@ import numpy as np
 from spacy.strings import hash_string
 
 from .alias_table import MATCH_EXACT, AliasTable, CandidateHit
-from .tier_batch import TIER_CODE, TIER_NAMES, candidate_positions, tier_matches
+from .tier_batch import TIER_CODE, TIER_NAMES, candidate_positions, positions_in_segments, tier_matches
 
 _new = tuple.__new__
 
@@ -413,7 +413,7 @@ def _exact_rows(
     cand_lengths = lengths[candidates[checked]]
     query_starts = (np.cumsum(lengths) - lengths)[candidates[checked]]
     segment = np.repeat(np.arange(len(checked)), cand_lengths)
-    within = np.arange(int(cand_lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(cand_lengths) - cand_lengths, cand_lengths)
+    within = positions_in_segments(cand_lengths)
     query_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     same = query_bytes[query_starts[segment] + within] == table.aliases.data[alias_starts[checked][segment] + within]
     differ[checked[np.unique(segment[~same])]] = True
@@ -437,8 +437,7 @@ def _ranked_fast(
         freq = frequencies[entities].astype(np.float64)
         order = np.lexsort((entities, -freq, -priors.astype(np.float64), segment))
         entities, priors = entities[order], priors[order]
-    counts = np.bincount(segment, minlength=len(rows))
-    rank = np.arange(len(segment), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    rank = positions_in_segments(np.bincount(segment, minlength=len(rows)))
     if k is not None:
         keep = rank < k
         entities, priors, segment, rank = entities[keep], priors[keep], segment[keep], rank[keep]

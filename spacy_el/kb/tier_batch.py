@@ -64,16 +64,16 @@ def tier_matches(
     # Each (mention, entity) keeps its best match: earlier tier, higher prior, then the first met.
     met = np.arange(len(positions), dtype=np.int64)
     order = np.lexsort((met, -priors.astype(np.float64), tiers, entities, segment))
+    sorted_segment, sorted_entities = segment[order], entities[order]
     first = np.ones(len(order), dtype=bool)
-    first[1:] = (segment[order][1:] != segment[order][:-1]) | (entities[order][1:] != entities[order][:-1])
+    first[1:] = (sorted_segment[1:] != sorted_segment[:-1]) | (sorted_entities[1:] != sorted_entities[:-1])
     best = order[first]
     segment, tiers, entities, priors, matched_alias = (
         segment[best], tiers[best], entities[best], priors[best], matched_alias[best])
     order = np.lexsort((entities, -frequencies[entities].astype(np.float64), -priors.astype(np.float64), tiers, segment))
     segment, tiers, entities, priors, matched_alias = (
         segment[order], tiers[order], entities[order], priors[order], matched_alias[order])
-    counts = np.bincount(segment, minlength=n)
-    rank = np.arange(len(segment), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    rank = positions_in_segments(np.bincount(segment, minlength=n))
     keep = slice(None) if k is None else rank < k
     return TierMatches(found, entities[keep], tiers[keep].astype(np.int8), priors[keep], matched_alias[keep],
                        segment[keep], rank[keep])
@@ -95,7 +95,7 @@ def _matched_aliases(
     hi = index.hashes.searchsorted(hashes, side="right")
     counts = hi - lo
     owner = np.repeat(asked, counts)
-    at = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts - lo, counts)
+    at = positions_in_segments(counts) + np.repeat(lo, counts)
     rows = index.rows[at].astype(np.int64)
     # Not the exact alias again, and truly of the same normalised form (hashes can collide).
     other = rows != exact_rows[owner]
@@ -118,8 +118,16 @@ def candidate_positions(table: AliasTable, alias_rows: np.ndarray) -> Tuple[np.n
     starts = table.cand_offsets[alias_rows]
     counts = table.cand_offsets[alias_rows + 1] - starts
     owner = np.repeat(np.arange(len(alias_rows), dtype=np.int64), counts)
-    positions = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts - starts, counts)
-    return positions, owner
+    return positions_in_segments(counts) + np.repeat(starts, counts), owner
 
 
-__all__: List[str] = ["TIER_CODE", "TIER_NAMES", "TierMatches", "candidate_positions", "tier_matches"]
+def positions_in_segments(counts: np.ndarray) -> np.ndarray:
+    """int64 (counts.sum(),): each element's position within its segment, for consecutive segments of ``counts``
+    elements: [0, 1, ..., counts[0] - 1, 0, 1, ..., counts[1] - 1, ...]."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+__all__: List[str] = [
+    "TIER_CODE", "TIER_NAMES", "TierMatches", "candidate_positions", "positions_in_segments", "tier_matches",
+]
